@@ -11,6 +11,8 @@ pub struct ModelError {
     pub field: String,
     /// What is wrong.
     pub message: String,
+    /// `line` counts table rows (Parquet), not text lines.
+    pub is_row: bool,
 }
 
 impl ModelError {
@@ -25,7 +27,14 @@ impl ModelError {
             line,
             field: field.into(),
             message: message.into(),
+            is_row: false,
         }
+    }
+
+    /// The same error, with `line` read as a table row.
+    pub fn at_row(mut self) -> Self {
+        self.is_row = true;
+        self
     }
 
     /// An error about a parameter or option, not tied to a file.
@@ -42,7 +51,12 @@ impl fmt::Display for ModelError {
             wrote = true;
         }
         if self.line > 0 {
-            if wrote {
+            if self.is_row {
+                if wrote {
+                    write!(f, ": ")?;
+                }
+                write!(f, "row ")?;
+            } else if wrote {
                 write!(f, ":")?;
             } else {
                 write!(f, "line ")?;
@@ -76,5 +90,7 @@ mod tests {
         assert_eq!(e.to_string(), "t.txt:3: arrival: not a number: 'x'");
         let p = ModelError::param("gbps", "must be > 0");
         assert_eq!(p.to_string(), "gbps: must be > 0");
+        let r = ModelError::new("f.parquet", 7, "bytes", "must be > 0").at_row();
+        assert_eq!(r.to_string(), "f.parquet: row 7: bytes: must be > 0");
     }
 }

@@ -1,0 +1,1 @@
+//! Synthetic workloads (filled in by the generator module).
