@@ -1,1 +1,183 @@
+//! Rate allocators over residual link capacities.
+//!
+//! Every allocator takes the residual capacity `c_l` of every link (bytes/s), assigns
+//! rates `r_f` to a set of flows, and subtracts them: on return
+//! `c_l ← c_l − Σ_{f ∋ l} r_f ≥ 0`. A residual `c_l ≤ 1e-9 · C_l` (`C_l` the
+//! capacity) counts as zero.
+//!
+//! * [`MaxMin`]: weighted max-min fairness by progressive filling. Entities are
+//!   flows aggregated by path (flows with the same links get the same rate), each with
+//!   weight `w_i` = number of flows. All unfrozen entities rise at the same per-flow
+//!   rate `x`; link `l` saturates when `Σ_{frozen i ∋ l} w_i r_i + x Σ_{unfrozen i ∋ l} w_i = c_l`;
+//!   entities crossing the first saturated link freeze at `x`. Repeat until all freeze.
+//! * [`MaxMin::priority`]: ordered groups; group 1 gets max-min rates on the residual
+//!   capacity, group 2 on what is left, and so on.
+//! * [`madd`]: MADD (Varys): `Γ' = max_l R_l / c_l` with `R_l` the group's remaining
+//!   bytes on `l`; `r_f = rem_f / Γ'` so all flows finish together; nothing if some
+//!   `c_l` of the group is zero.
+//! * [`greedy`]: flows in order, `r_f = min_{l ∈ f} c_l`.
 
+mod maxmin;
+
+pub use maxmin::MaxMin;
+
+use coflowkit_model::{Fabric, PathId, CAPACITY_EPS};
+
+/// The residual capacity of link `l`, zero when at most `1e-9 · C_l`.
+#[inline]
+pub fn avail(residual: &[f64], capacity: &[f64], l: usize) -> f64 {
+    let r = residual[l];
+    if r <= CAPACITY_EPS * capacity[l] {
+        0.0
+    } else {
+        r
+    }
+}
+
+/// Subtracts `rate` from every link of `path`, clamping at zero.
+#[inline]
+pub fn consume(fabric: &Fabric, residual: &mut [f64], path: PathId, rate: f64) {
+    if rate > 0.0 {
+        for &l in fabric.path(path) {
+            let r = &mut residual[l as usize];
+            *r = (*r - rate).max(0.0);
+        }
+    }
+}
+
+/// The largest rate a single flow on `path` can get: `min_{l ∈ path} c_l`.
+#[inline]
+pub fn path_avail(fabric: &Fabric, residual: &[f64], path: PathId) -> f64 {
+    let mut m = f64::INFINITY;
+    for &l in fabric.path(path) {
+        m = m.min(avail(residual, &fabric.capacities, l as usize));
+    }
+    if m.is_finite() {
+        m
+    } else {
+        0.0
+    }
+}
+
+/// Greedy: in the given order, each flow gets `min_{l ∈ f} c_l` (added to
+/// `rates[i]`, so it also serves as the backfilling step of Varys).
+pub fn greedy(fabric: &Fabric, residual: &mut [f64], paths: &[PathId], rates: &mut [f64]) {
+    for (i, &p) in paths.iter().enumerate() {
+        let r = path_avail(fabric, residual, p);
+        if r > 0.0 {
+            rates[i] += r;
+            consume(fabric, residual, p, r);
+        }
+    }
+}
+
+/// Scratch space for [`madd`], reused across calls.
+#[derive(Default)]
+pub struct MaddScratch {
+    load: Vec<f64>,
+    touched: Vec<u32>,
+}
+
+/// MADD for one coflow: `Γ' = max_l R_l / c_l`, `r_f = rem_f / Γ'`. Writes `rates`
+/// and consumes the residual; returns `false` (and all-zero rates) when some link
+/// used by the coflow has zero residual.
+pub fn madd(
+    fabric: &Fabric,
+    residual: &mut [f64],
+    paths: &[PathId],
+    remaining: &[f64],
+    rates: &mut [f64],
+    s: &mut MaddScratch,
+) -> bool {
+    if s.load.len() < fabric.num_links() {
+        s.load.resize(fabric.num_links(), 0.0);
+    }
+    s.touched.clear();
+    for (&p, &rem) in paths.iter().zip(remaining) {
+        for &l in fabric.path(p) {
+            let l = l as usize;
+            if s.load[l] == 0.0 {
+                s.touched.push(l as u32);
+            }
+            s.load[l] += rem;
+        }
+    }
+    let mut gamma: f64 = 0.0;
+    let mut blocked = false;
+    for &l in &s.touched {
+        let l = l as usize;
+        let c = avail(residual, &fabric.capacities, l);
+        if c <= 0.0 {
+            blocked = true;
+        } else {
+            gamma = gamma.max(s.load[l] / c);
+        }
+        s.load[l] = 0.0;
+    }
+    if blocked || gamma <= 0.0 {
+        rates.iter_mut().for_each(|r| *r = 0.0);
+        return false;
+    }
+    for ((&p, &rem), r) in paths.iter().zip(remaining).zip(rates.iter_mut()) {
+        *r = rem / gamma;
+        consume(fabric, residual, p, *r);
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fabric(ports: u32, cap: f64) -> (Fabric, Vec<f64>) {
+        let f = Fabric::big_switch(ports, cap).unwrap();
+        let r = f.capacities.clone();
+        (f, r)
+    }
+
+    #[test]
+    fn greedy_takes_the_min_residual_in_order() {
+        // f0: up0→down1, f1: up0→down2, f2: up1→down1; C = 10.
+        // f0 = min(10,10) = 10; f1 = min(0,10) = 0; f2 = min(10, 0) = 0.
+        let (mut f, mut res) = fabric(3, 10.0);
+        let p = [
+            f.route(0, 1, 0).unwrap(),
+            f.route(0, 2, 0).unwrap(),
+            f.route(1, 1, 0).unwrap(),
+        ];
+        let mut rates = [0.0; 3];
+        greedy(&f, &mut res, &p, &mut rates);
+        assert_eq!(rates, [10.0, 0.0, 0.0]);
+        assert_eq!(res[0], 0.0);
+        assert_eq!(res[4], 0.0); // down1
+        assert_eq!(res[5], 10.0); // down2
+    }
+
+    #[test]
+    fn madd_finishes_all_flows_together_at_the_bottleneck() {
+        // Coflow: f0 up0→down2 with 30 B, f1 up1→down2 with 10 B; C = 10 B/s.
+        // down2 carries 40 B → Γ' = 40/10 = 4 s; r0 = 30/4 = 7.5, r1 = 10/4 = 2.5.
+        let (mut f, mut res) = fabric(3, 10.0);
+        let p = [f.route(0, 2, 0).unwrap(), f.route(1, 2, 0).unwrap()];
+        let mut rates = [0.0; 2];
+        let mut s = MaddScratch::default();
+        assert!(madd(&f, &mut res, &p, &[30.0, 10.0], &mut rates, &mut s));
+        assert_eq!(rates, [7.5, 2.5]);
+        assert_eq!(res[0], 2.5); // up0 keeps 10 − 7.5
+        assert_eq!(res[5], 0.0); // down2 full
+                                 // A second coflow through down2 now gets nothing.
+        let mut r2 = [1.0];
+        assert!(!madd(&f, &mut res, &[p[1]], &[5.0], &mut r2, &mut s));
+        assert_eq!(r2, [0.0]);
+    }
+
+    #[test]
+    fn residual_below_epsilon_counts_as_zero() {
+        let (mut f, mut res) = fabric(2, 1e9);
+        let p = [f.route(0, 1, 0).unwrap()];
+        res[0] = 0.5; // 5e-10 of capacity
+        let mut rates = [0.0];
+        greedy(&f, &mut res, &p, &mut rates);
+        assert_eq!(rates, [0.0]);
+    }
+}

@@ -29,7 +29,10 @@ impl Fabric {
     /// A big switch with `ports` ports whose links all have `bytes_per_s`.
     pub fn big_switch(ports: u32, bytes_per_s: f64) -> Result<Fabric, ModelError> {
         if ports == 0 {
-            return Err(ModelError::param("ports", "a fabric needs at least one port"));
+            return Err(ModelError::param(
+                "ports",
+                "a fabric needs at least one port",
+            ));
         }
         if !(bytes_per_s.is_finite() && bytes_per_s > 0.0) {
             return Err(ModelError::param(
@@ -155,10 +158,16 @@ impl Fabric {
     pub fn route(&mut self, src: u32, dst: u32, _flow_hash: u64) -> Result<PathId, String> {
         let p = self.ports();
         if src >= p {
-            return Err(format!("port {src} is outside the fabric (ports 0..{})", p - 1));
+            return Err(format!(
+                "port {src} is outside the fabric (ports 0..{})",
+                p - 1
+            ));
         }
         if dst >= p {
-            return Err(format!("port {dst} is outside the fabric (ports 0..{})", p - 1));
+            return Err(format!(
+                "port {dst} is outside the fabric (ports 0..{})",
+                p - 1
+            ));
         }
         match self.topology {
             Topology::BigSwitch { ports } => {

@@ -171,8 +171,16 @@ impl WorkloadBuilder {
     pub fn add_coflow(&mut self, c: CoflowRecord) -> Result<(), ModelError> {
         if let Some(&p) = self.coflow_pos.get(&c.id) {
             let first = self.coflows[p].line;
-            let at = if first > 0 { format!(" (first at line {first})") } else { String::new() };
-            return Err(self.err(c.line, "coflow_id", format!("duplicate coflow id {}{at}", c.id)));
+            let at = if first > 0 {
+                format!(" (first at line {first})")
+            } else {
+                String::new()
+            };
+            return Err(self.err(
+                c.line,
+                "coflow_id",
+                format!("duplicate coflow id {}{at}", c.id),
+            ));
         }
         if let Some(a) = c.arrival_s {
             if !(a.is_finite() && a >= 0.0) {
@@ -180,7 +188,11 @@ impl WorkloadBuilder {
             }
         }
         if !(c.weight.is_finite() && c.weight > 0.0) {
-            return Err(self.err(c.line, "weight", format!("weight must be > 0, got {}", c.weight)));
+            return Err(self.err(
+                c.line,
+                "weight",
+                format!("weight must be > 0, got {}", c.weight),
+            ));
         }
         self.coflow_pos.insert(c.id, self.coflows.len());
         self.coflows.push(c);
@@ -196,7 +208,11 @@ impl WorkloadBuilder {
     /// cross-references are checked in [`WorkloadBuilder::build`].
     pub fn add_flow(&mut self, f: FlowRecord) -> Result<(), ModelError> {
         if !self.coflow_pos.contains_key(&f.coflow_id) {
-            return Err(self.err(f.line, "coflow_id", format!("unknown coflow {}", f.coflow_id)));
+            return Err(self.err(
+                f.line,
+                "coflow_id",
+                format!("unknown coflow {}", f.coflow_id),
+            ));
         }
         if !(f.size_bytes.is_finite() && f.size_bytes > 0.0) {
             return Err(self.err(
@@ -206,7 +222,11 @@ impl WorkloadBuilder {
             ));
         }
         if !(f.start_s.is_finite() && f.start_s >= 0.0) {
-            return Err(self.err(f.line, "start_s", format!("start must be ≥ 0, got {}", f.start_s)));
+            return Err(self.err(
+                f.line,
+                "start_s",
+                format!("start must be ≥ 0, got {}", f.start_s),
+            ));
         }
         if f.src < 0 {
             return Err(self.err(f.line, "src", format!("port must be ≥ 0, got {}", f.src)));
@@ -234,15 +254,27 @@ impl WorkloadBuilder {
         for (i, f) in self.flows.iter().enumerate() {
             if let Some(&j) = flow_pos.get(&f.flow_id) {
                 let first = self.flows[j].line;
-                let at = if first > 0 { format!(" (first at line {first})") } else { String::new() };
-                return Err(err(f.line, "flow_id", format!("duplicate flow id {}{at}", f.flow_id)));
+                let at = if first > 0 {
+                    format!(" (first at line {first})")
+                } else {
+                    String::new()
+                };
+                return Err(err(
+                    f.line,
+                    "flow_id",
+                    format!("duplicate flow id {}{at}", f.flow_id),
+                ));
             }
             flow_pos.insert(f.flow_id, i);
             per[self.coflow_pos[&f.coflow_id]].push(i);
         }
         for (k, c) in self.coflows.iter().enumerate() {
             if per[k].is_empty() {
-                return Err(err(c.line, "coflow_id", format!("coflow {} has no flows", c.id)));
+                return Err(err(
+                    c.line,
+                    "coflow_id",
+                    format!("coflow {} has no flows", c.id),
+                ));
             }
         }
         // Arrival: declared or the earliest flow start; no flow may start before it.
@@ -251,7 +283,10 @@ impl WorkloadBuilder {
             .iter()
             .enumerate()
             .map(|(k, c)| {
-                let earliest = per[k].iter().map(|&i| self.flows[i].start_s).fold(f64::INFINITY, f64::min);
+                let earliest = per[k]
+                    .iter()
+                    .map(|&i| self.flows[i].start_s)
+                    .fold(f64::INFINITY, f64::min);
                 c.arrival_s.unwrap_or(earliest)
             })
             .collect();
@@ -299,7 +334,11 @@ impl WorkloadBuilder {
                 let path = fabric
                     .route(r.src as u32, r.dst as u32, r.flow_id)
                     .map_err(|m| {
-                        let field = if r.src as u64 >= fabric.ports() as u64 { "src" } else { "dst" };
+                        let field = if r.src as u64 >= fabric.ports() as u64 {
+                            "src"
+                        } else {
+                            "dst"
+                        };
                         err(r.line, field, m)
                     })?;
                 let mut deps = Vec::with_capacity(r.depends_on.len());
@@ -424,7 +463,12 @@ mod tests {
     }
 
     fn coflow(id: u64, arrival: f64) -> CoflowRecord {
-        CoflowRecord { id, arrival_s: Some(arrival), weight: 1.0, line: id as usize }
+        CoflowRecord {
+            id,
+            arrival_s: Some(arrival),
+            weight: 1.0,
+            line: id as usize,
+        }
     }
 
     #[test]
@@ -469,21 +513,45 @@ mod tests {
         let mut b = WorkloadBuilder::new("t");
         b.add_coflow(coflow(1, 0.0)).unwrap();
         b.add_flow(flow(1, 0, 0, 1, 1.0, vec![7])).unwrap();
-        assert!(b.build(fab()).unwrap_err().message.contains("unknown flow 7"));
+        assert!(b
+            .build(fab())
+            .unwrap_err()
+            .message
+            .contains("unknown flow 7"));
         let mut b = WorkloadBuilder::new("t");
         b.add_coflow(coflow(1, 0.0)).unwrap();
         b.add_flow(flow(1, 0, 0, 1, 1.0, vec![1])).unwrap();
         b.add_flow(flow(1, 1, 0, 1, 1.0, vec![0])).unwrap();
-        assert!(b.build(fab()).unwrap_err().message.contains("dependency cycle"));
+        assert!(b
+            .build(fab())
+            .unwrap_err()
+            .message
+            .contains("dependency cycle"));
         // Duplicate ids and bad sizes.
         let mut b = WorkloadBuilder::new("t");
         b.add_coflow(coflow(1, 0.0)).unwrap();
-        assert!(b.add_coflow(coflow(1, 0.0)).unwrap_err().message.contains("duplicate coflow id 1"));
-        assert_eq!(b.add_flow(flow(1, 0, 0, 1, 0.0, vec![])).unwrap_err().field, "bytes");
-        assert_eq!(b.add_flow(flow(1, 0, 0, 1, -1.0, vec![])).unwrap_err().field, "bytes");
+        assert!(b
+            .add_coflow(coflow(1, 0.0))
+            .unwrap_err()
+            .message
+            .contains("duplicate coflow id 1"));
+        assert_eq!(
+            b.add_flow(flow(1, 0, 0, 1, 0.0, vec![])).unwrap_err().field,
+            "bytes"
+        );
+        assert_eq!(
+            b.add_flow(flow(1, 0, 0, 1, -1.0, vec![]))
+                .unwrap_err()
+                .field,
+            "bytes"
+        );
         b.add_flow(flow(1, 0, 0, 1, 1.0, vec![])).unwrap();
         b.add_flow(flow(1, 0, 1, 1, 1.0, vec![])).unwrap();
-        assert!(b.build(fab()).unwrap_err().message.contains("duplicate flow id 0"));
+        assert!(b
+            .build(fab())
+            .unwrap_err()
+            .message
+            .contains("duplicate flow id 0"));
     }
 
     #[test]

@@ -12,8 +12,8 @@
 
 use crate::tokens::{parse_f64, Tokens};
 use coflowkit_model::{
-    CoflowRecord, Fabric, FlowMeta, FlowRecord, ModelError, Workload, WorkloadBuilder, GBPS_BYTES_PER_S,
-    MIB,
+    CoflowRecord, Fabric, FlowMeta, FlowRecord, ModelError, Workload, WorkloadBuilder,
+    GBPS_BYTES_PER_S, MIB,
 };
 
 /// Parses `<ports> <coflows>` from the first non-empty line.
@@ -32,10 +32,20 @@ pub(crate) fn header(source: &str, text: &str) -> Result<(u32, u64, usize), Mode
     let (ports, _) = t.uint("ports").map_err(fix)?;
     let (coflows, _) = t.uint("coflows").map_err(fix)?;
     if !t.done() {
-        return Err(ModelError::new(source, lineno, "header", "expected exactly '<ports> <coflows>'"));
+        return Err(ModelError::new(
+            source,
+            lineno,
+            "header",
+            "expected exactly '<ports> <coflows>'",
+        ));
     }
     if ports == 0 || ports > u32::MAX as u64 / 2 {
-        return Err(ModelError::new(source, lineno, "ports", format!("invalid port count {ports}")));
+        return Err(ModelError::new(
+            source,
+            lineno,
+            "ports",
+            format!("invalid port count {ports}"),
+        ));
     }
     Ok((ports as u32, coflows, lineno))
 }
@@ -59,11 +69,19 @@ pub fn read_benchmark(source: &str, text: &str) -> Result<Workload, ModelError> 
         let (id, _) = t.uint("coflow id").map_err(fix)?;
         let (arrival_ms, _) = t.float("arrival").map_err(fix)?;
         if arrival_ms < 0.0 {
-            return Err(t.err(lineno, "arrival", format!("arrival must be ≥ 0, got {arrival_ms}")));
+            return Err(t.err(
+                lineno,
+                "arrival",
+                format!("arrival must be ≥ 0, got {arrival_ms}"),
+            ));
         }
         let (m, _) = t.uint("number of mappers").map_err(fix)?;
         if m == 0 {
-            return Err(t.err(lineno, "number of mappers", "a coflow needs at least one mapper"));
+            return Err(t.err(
+                lineno,
+                "number of mappers",
+                "a coflow needs at least one mapper",
+            ));
         }
         let mut mappers = Vec::with_capacity(m as usize);
         for k in 0..m {
@@ -88,7 +106,11 @@ pub fn read_benchmark(source: &str, text: &str) -> Result<Workload, ModelError> 
             e
         })?;
         if r == 0 {
-            return Err(t.err(lineno, "number of reducers", "a coflow needs at least one reducer"));
+            return Err(t.err(
+                lineno,
+                "number of reducers",
+                "a coflow needs at least one reducer",
+            ));
         }
         let mut reducers = Vec::with_capacity(r as usize);
         for k in 0..r {
@@ -99,18 +121,29 @@ pub fn read_benchmark(source: &str, text: &str) -> Result<Workload, ModelError> 
                 e
             })?;
             let (loc, mb) = tok.split_once(':').ok_or_else(|| {
-                t.err(lineno, &field, format!("expected '<port>:<MB>', got '{tok}'"))
+                t.err(
+                    lineno,
+                    &field,
+                    format!("expected '<port>:<MB>', got '{tok}'"),
+                )
             })?;
-            let loc: i64 = loc
-                .parse::<u64>()
-                .map_err(|_| t.err(lineno, &field, format!("port is not a whole number ≥ 0: '{loc}'")))?
-                as i64;
+            let loc: i64 = loc.parse::<u64>().map_err(|_| {
+                t.err(
+                    lineno,
+                    &field,
+                    format!("port is not a whole number ≥ 0: '{loc}'"),
+                )
+            })? as i64;
             if loc >= ports as i64 {
                 return Err(t.err(lineno, &field, outside(loc as u64, ports)));
             }
             let mb = parse_f64(mb).map_err(|m| t.err(lineno, &field, m))?;
             if mb <= 0.0 {
-                return Err(t.err(lineno, &field, format!("shuffle size must be > 0 MB, got {mb}")));
+                return Err(t.err(
+                    lineno,
+                    &field,
+                    format!("shuffle size must be > 0 MB, got {mb}"),
+                ));
             }
             reducers.push((loc, mb, field));
         }
@@ -118,11 +151,18 @@ pub fn read_benchmark(source: &str, text: &str) -> Result<Workload, ModelError> 
             return Err(t.err(
                 lineno,
                 "reducers",
-                format!("the line has fields after its {r} reducers; do the counts match the fields?"),
+                format!(
+                    "the line has fields after its {r} reducers; do the counts match the fields?"
+                ),
             ));
         }
         let arrival_s = arrival_ms / 1000.0;
-        b.add_coflow(CoflowRecord { id, arrival_s: Some(arrival_s), weight: 1.0, line: lineno })?;
+        b.add_coflow(CoflowRecord {
+            id,
+            arrival_s: Some(arrival_s),
+            weight: 1.0,
+            line: lineno,
+        })?;
         for (mk, &src) in mappers.iter().enumerate() {
             for (dst, mb, field) in &reducers {
                 b.add_flow(FlowRecord {
@@ -158,7 +198,8 @@ pub fn read_benchmark(source: &str, text: &str) -> Result<Workload, ModelError> 
         ));
     }
     let fabric = Fabric::big_switch(ports, GBPS_BYTES_PER_S)?;
-    b.build(fabric).map_err(|e| rename_fields(e, "mapper or reducer port"))
+    b.build(fabric)
+        .map_err(|e| rename_fields(e, "mapper or reducer port"))
 }
 
 pub(crate) fn outside(port: u64, ports: u32) -> String {
@@ -186,7 +227,10 @@ pub fn write_benchmark(w: &Workload) -> Result<String, ModelError> {
                 &w.source,
                 0,
                 "format",
-                format!("coflow {} cannot be written in the benchmark format: {why}", c.id),
+                format!(
+                    "coflow {} cannot be written in the benchmark format: {why}",
+                    c.id
+                ),
             )
         };
         // Reducers: the dsts of the first mapper's run; mappers: every r-th src.
@@ -202,10 +246,14 @@ pub fn write_benchmark(w: &Workload) -> Result<String, ModelError> {
             let s = chunk[0].src;
             for (j, f) in chunk.iter().enumerate() {
                 if f.src != s || f.dst != reducers[j] {
-                    return Err(cannot("its flows are not mappers × reducers in mapper-major order"));
+                    return Err(cannot(
+                        "its flows are not mappers × reducers in mapper-major order",
+                    ));
                 }
                 if (f.size_bytes - flows[j].size_bytes).abs() > 1e-9 * f.size_bytes {
-                    return Err(cannot("a reducer's bytes are not split evenly across mappers"));
+                    return Err(cannot(
+                        "a reducer's bytes are not split evenly across mappers",
+                    ));
                 }
                 if (f.start_s - c.arrival_s).abs() > 1e-12 || !f.deps.is_empty() {
                     return Err(cannot("a flow starts after the coflow's arrival"));
@@ -236,9 +284,15 @@ mod tests {
         // Coflow 7: mappers 0 and 2, reducers 1 (3 MB) and 2 (1 MB).
         let w = read_benchmark("t", "3 1\n7 1500 2 0 2 2 1:3.0 2:1\n").unwrap();
         assert_eq!(w.flows.len(), 4);
-        let pairs: Vec<(u32, u32, f64)> =
-            w.flows.iter().map(|f| (f.src, f.dst, f.size_bytes / MIB)).collect();
-        assert_eq!(pairs, vec![(0, 1, 1.5), (0, 2, 0.5), (2, 1, 1.5), (2, 2, 0.5)]);
+        let pairs: Vec<(u32, u32, f64)> = w
+            .flows
+            .iter()
+            .map(|f| (f.src, f.dst, f.size_bytes / MIB))
+            .collect();
+        assert_eq!(
+            pairs,
+            vec![(0, 1, 1.5), (0, 2, 0.5), (2, 1, 1.5), (2, 2, 0.5)]
+        );
         assert_eq!(w.coflows[0].arrival_s, 1.5);
         assert_eq!(w.flows[3].index, 3);
         // Round trip.
@@ -258,13 +312,22 @@ mod tests {
             e("3 1\n1 0 2 0 1 1:1\n"),
             "t.txt:2: number of reducers: expected a whole number ≥ 0, got '1:1' (is the mapper count 2 right?)"
         );
-        assert_eq!(e("3 1\n1 0 1 0 1 1:0\n"), "t.txt:2: reducer 1: shuffle size must be > 0 MB, got 0");
-        assert_eq!(e("3 1\n1 0 1 0 1 1:-2\n"), "t.txt:2: reducer 1: shuffle size must be > 0 MB, got -2");
+        assert_eq!(
+            e("3 1\n1 0 1 0 1 1:0\n"),
+            "t.txt:2: reducer 1: shuffle size must be > 0 MB, got 0"
+        );
+        assert_eq!(
+            e("3 1\n1 0 1 0 1 1:-2\n"),
+            "t.txt:2: reducer 1: shuffle size must be > 0 MB, got -2"
+        );
         assert_eq!(
             e("3 1\n1 0 1 0 2 1:1\n"),
             "t.txt:2: reducer 2: missing: the line declares 2 reducers but lists 1"
         );
-        assert_eq!(e("3 1\n1 x 1 0 1 1:1\n"), "t.txt:2: arrival: expected a number, got 'x'");
+        assert_eq!(
+            e("3 1\n1 x 1 0 1 1:1\n"),
+            "t.txt:2: arrival: expected a number, got 'x'"
+        );
         assert_eq!(
             e("3 1\n1 0 1 5 1 1:1\n"),
             "t.txt:2: mapper 1: port 5 is outside the fabric (ports 0..2)"
@@ -281,6 +344,9 @@ mod tests {
             e("3 1\n1 0 1 0 1 1:1 5\n"),
             "t.txt:2: reducers: the line has fields after its 1 reducers; do the counts match the fields?"
         );
-        assert_eq!(e("3 1 4\n"), "t.txt:1: header: expected exactly '<ports> <coflows>'");
+        assert_eq!(
+            e("3 1 4\n"),
+            "t.txt:1: header: expected exactly '<ports> <coflows>'"
+        );
     }
 }

@@ -9,7 +9,8 @@
 
 use crate::tokens::parse_f64;
 use coflowkit_model::{
-    CoflowRecord, Fabric, FlowMeta, FlowRecord, ModelError, Workload, WorkloadBuilder, GBPS_BYTES_PER_S,
+    CoflowRecord, Fabric, FlowMeta, FlowRecord, ModelError, Workload, WorkloadBuilder,
+    GBPS_BYTES_PER_S,
 };
 use std::collections::BTreeMap;
 
@@ -49,7 +50,13 @@ impl FlowColumns {
 
     /// Validates and builds the workload.
     pub fn build(&self, source: &str) -> Result<Workload, ModelError> {
-        let mark = |e: ModelError| if self.rows_are_table_rows { e.at_row() } else { e };
+        let mark = |e: ModelError| {
+            if self.rows_are_table_rows {
+                e.at_row()
+            } else {
+                e
+            }
+        };
         self.build_inner(source).map_err(mark)
     }
 
@@ -80,7 +87,12 @@ impl FlowColumns {
             .iter()
             .all(|&l| opt_len_ok(l))
         {
-            return Err(ModelError::new(source, 0, "", "flow table columns have different lengths"));
+            return Err(ModelError::new(
+                source,
+                0,
+                "",
+                "flow table columns have different lengths",
+            ));
         }
         // Coflows in order of first appearance; arrival and weight must agree.
         let mut coflows: BTreeMap<u64, (Option<f64>, Option<f64>, usize, usize)> = BTreeMap::new();
@@ -129,7 +141,12 @@ impl FlowColumns {
         let mut b = WorkloadBuilder::new(source);
         for id in &first_seen {
             let (a, w, row, _) = coflows[id];
-            b.add_coflow(CoflowRecord { id: *id, arrival_s: a, weight: w.unwrap_or(1.0), line: row })?;
+            b.add_coflow(CoflowRecord {
+                id: *id,
+                arrival_s: a,
+                weight: w.unwrap_or(1.0),
+                line: row,
+            })?;
         }
         // Flow index = ascending flow_id within the coflow.
         let mut order: Vec<usize> = (0..n).collect();
@@ -203,8 +220,13 @@ fn split_csv(line: &str) -> Result<Vec<String>, String> {
 
 /// Reads a flow table in CSV (header line, then one row per flow).
 pub fn read_flow_csv(source: &str, text: &str) -> Result<Workload, ModelError> {
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
-    let (hline, header) = lines.next().ok_or_else(|| ModelError::new(source, 0, "", "the file is empty"))?;
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (hline, header) = lines
+        .next()
+        .ok_or_else(|| ModelError::new(source, 0, "", "the file is empty"))?;
     let hline = hline + 1;
     let names = split_csv(header.trim_start_matches('\u{feff}'))
         .map_err(|m| ModelError::new(source, hline, "header", m))?;
@@ -215,14 +237,23 @@ pub fn read_flow_csv(source: &str, text: &str) -> Result<Workload, ModelError> {
                 source,
                 hline,
                 r,
-                format!("missing required column (required: {})", REQUIRED.join(", ")),
+                format!(
+                    "missing required column (required: {})",
+                    REQUIRED.join(", ")
+                ),
             ));
         }
     }
     let idx: Vec<usize> = REQUIRED.iter().map(|r| col(r).unwrap()).collect();
     let opt = |name: &str| col(name);
-    let (c_arr, c_w, c_sp, c_dp, c_t, c_dep) =
-        (opt("arrival_s"), opt("weight"), opt("src_port"), opt("dst_port"), opt("tenant"), opt("depends_on"));
+    let (c_arr, c_w, c_sp, c_dp, c_t, c_dep) = (
+        opt("arrival_s"),
+        opt("weight"),
+        opt("src_port"),
+        opt("dst_port"),
+        opt("tenant"),
+        opt("depends_on"),
+    );
     let mut cols = FlowColumns::default();
     for (i, line) in lines {
         let lineno = i + 1;
@@ -232,7 +263,11 @@ pub fn read_flow_csv(source: &str, text: &str) -> Result<Workload, ModelError> {
                 source,
                 lineno,
                 "",
-                format!("expected {} fields (as in the header), got {}", names.len(), fields.len()),
+                format!(
+                    "expected {} fields (as in the header), got {}",
+                    names.len(),
+                    fields.len()
+                ),
             ));
         }
         let e = |field: &str, msg: String| ModelError::new(source, lineno, field, msg);
@@ -242,14 +277,20 @@ pub fn read_flow_csv(source: &str, text: &str) -> Result<Workload, ModelError> {
             if s.is_empty() {
                 return Err(e(REQUIRED[k], "missing value".into()));
             }
-            s.parse::<u64>().map_err(|_| e(REQUIRED[k], format!("expected a whole number ≥ 0, got '{s}'")))
+            s.parse::<u64>().map_err(|_| {
+                e(
+                    REQUIRED[k],
+                    format!("expected a whole number ≥ 0, got '{s}'"),
+                )
+            })
         };
         let int = |k: usize| -> Result<i64, ModelError> {
             let s = get(k);
             if s.is_empty() {
                 return Err(e(REQUIRED[k], "missing value".into()));
             }
-            s.parse::<i64>().map_err(|_| e(REQUIRED[k], format!("expected a whole number, got '{s}'")))
+            s.parse::<i64>()
+                .map_err(|_| e(REQUIRED[k], format!("expected a whole number, got '{s}'")))
         };
         let num = |k: usize| -> Result<f64, ModelError> {
             let s = get(k);
@@ -283,21 +324,30 @@ pub fn read_flow_csv(source: &str, text: &str) -> Result<Workload, ModelError> {
         cols.weight.push(opt_num(c_w, "weight")?);
         cols.src_port.push(opt_port(c_sp, "src_port")?);
         cols.dst_port.push(opt_port(c_dp, "dst_port")?);
-        cols.tenant.push(c_t.map(|c| fields[c].clone()).filter(|s| !s.is_empty()));
+        cols.tenant
+            .push(c_t.map(|c| fields[c].clone()).filter(|s| !s.is_empty()));
         let deps = match c_dep.map(|c| fields[c].as_str()) {
             None | Some("") => Vec::new(),
             Some(s) => s
                 .split(';')
                 .map(str::trim)
                 .filter(|t| !t.is_empty())
-                .map(|t| t.parse::<u64>().map_err(|_| e("depends_on", format!("'{t}' is not a flow id"))))
+                .map(|t| {
+                    t.parse::<u64>()
+                        .map_err(|_| e("depends_on", format!("'{t}' is not a flow id")))
+                })
                 .collect::<Result<Vec<u64>, ModelError>>()?,
         };
         cols.depends_on.push(deps);
         cols.rows.push(lineno);
     }
     if cols.is_empty() {
-        return Err(ModelError::new(source, hline, "", "the flow table has a header but no rows"));
+        return Err(ModelError::new(
+            source,
+            hline,
+            "",
+            "the flow table has a header but no rows",
+        ));
     }
     cols.build(source)
 }
@@ -328,11 +378,19 @@ pub fn write_flow_csv(w: &Workload) -> String {
         if has_meta {
             let m = &w.meta[i];
             let t = m.tenant.clone().unwrap_or_default();
-            let t = if t.contains(',') || t.contains('"') { format!("\"{}\"", t.replace('"', "\"\"")) } else { t };
+            let t = if t.contains(',') || t.contains('"') {
+                format!("\"{}\"", t.replace('"', "\"\""))
+            } else {
+                t
+            };
             write!(out, ",{},{},{}", opt(m.src_port), opt(m.dst_port), t).unwrap();
         }
         if has_deps {
-            let d: Vec<String> = f.deps.iter().map(|&d| w.flows[d as usize].id.to_string()).collect();
+            let d: Vec<String> = f
+                .deps
+                .iter()
+                .map(|&d| w.flows[d as usize].id.to_string())
+                .collect();
             write!(out, ",{}", d.join(";")).unwrap();
         }
         out.push('\n');
@@ -374,11 +432,26 @@ mod tests {
         );
         let h = "coflow_id,flow_id,src,dst,bytes,start_s\n";
         assert_eq!(e(h), "f.csv:1: the flow table has a header but no rows");
-        assert_eq!(e(&format!("{h}1,1,0,1,abc,0\n")), "f.csv:2: bytes: expected a number, got 'abc'");
-        assert_eq!(e(&format!("{h}1,1,0,1,,0\n")), "f.csv:2: bytes: missing value");
-        assert_eq!(e(&format!("{h}1,1,0,1,-5,0\n")), "f.csv:2: bytes: flow size must be > 0, got -5");
-        assert_eq!(e(&format!("{h}1,1,0,1,5\n")), "f.csv:2: expected 6 fields (as in the header), got 5");
-        assert_eq!(e(&format!("{h}1,1,-1,1,5,0\n")), "f.csv:2: src: port must be ≥ 0, got -1");
+        assert_eq!(
+            e(&format!("{h}1,1,0,1,abc,0\n")),
+            "f.csv:2: bytes: expected a number, got 'abc'"
+        );
+        assert_eq!(
+            e(&format!("{h}1,1,0,1,,0\n")),
+            "f.csv:2: bytes: missing value"
+        );
+        assert_eq!(
+            e(&format!("{h}1,1,0,1,-5,0\n")),
+            "f.csv:2: bytes: flow size must be > 0, got -5"
+        );
+        assert_eq!(
+            e(&format!("{h}1,1,0,1,5\n")),
+            "f.csv:2: expected 6 fields (as in the header), got 5"
+        );
+        assert_eq!(
+            e(&format!("{h}1,1,-1,1,5,0\n")),
+            "f.csv:2: src: port must be ≥ 0, got -1"
+        );
         assert_eq!(
             e(&format!("{h}1,1,0,1,5,0\n2,1,0,1,5,0\n")),
             "f.csv:3: flow_id: duplicate flow id 1 (first at line 2)"

@@ -38,7 +38,9 @@ impl Format {
             "flows" | "csv" => Ok(Format::Flows),
             other => Err(ModelError::param(
                 "format",
-                format!("unknown trace format '{other}'; valid formats: benchmark, sincronia, flows"),
+                format!(
+                    "unknown trace format '{other}'; valid formats: benchmark, sincronia, flows"
+                ),
             )),
         }
     }
@@ -119,10 +121,19 @@ mod tests {
 
     #[test]
     fn detects_each_format() {
-        assert_eq!(detect("t", "2 1\n1 0 1 0 1 1:2.0\n").unwrap(), Format::Benchmark);
-        assert_eq!(detect("t", "2 1\n1 0 1 1 1\n0 1 2.0\n").unwrap(), Format::Sincronia);
+        assert_eq!(
+            detect("t", "2 1\n1 0 1 0 1 1:2.0\n").unwrap(),
+            Format::Benchmark
+        );
+        assert_eq!(
+            detect("t", "2 1\n1 0 1 1 1\n0 1 2.0\n").unwrap(),
+            Format::Sincronia
+        );
         assert_eq!(detect("t", "coflow_id,flow_id\n").unwrap(), Format::Flows);
-        assert_eq!(detect("t", "\n\n").unwrap_err().to_string(), "t: the file is empty");
+        assert_eq!(
+            detect("t", "\n\n").unwrap_err().to_string(),
+            "t: the file is empty"
+        );
         assert!(detect("t", "2 1\n").is_err());
     }
 }

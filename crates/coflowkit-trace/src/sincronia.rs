@@ -13,8 +13,8 @@
 use crate::benchmark::{header, outside};
 use crate::tokens::Tokens;
 use coflowkit_model::{
-    CoflowRecord, Fabric, FlowMeta, FlowRecord, ModelError, Workload, WorkloadBuilder, GBPS_BYTES_PER_S,
-    MIB,
+    CoflowRecord, Fabric, FlowMeta, FlowRecord, ModelError, Workload, WorkloadBuilder,
+    GBPS_BYTES_PER_S, MIB,
 };
 use std::collections::BTreeSet;
 
@@ -31,16 +31,29 @@ pub fn read_sincronia(source: &str, text: &str) -> Result<Workload, ModelError> 
         let (id, line) = t.uint("coflow id")?;
         let (arrival_ms, aline) = t.float("arrival")?;
         if arrival_ms < 0.0 {
-            return Err(t.err(aline, "arrival", format!("arrival must be ≥ 0, got {arrival_ms}")));
+            return Err(t.err(
+                aline,
+                "arrival",
+                format!("arrival must be ≥ 0, got {arrival_ms}"),
+            ));
         }
         let (n, nline) = t.uint("number of flows")?;
         if n == 0 {
-            return Err(t.err(nline, "number of flows", format!("coflow {id} has no flows")));
+            return Err(t.err(
+                nline,
+                "number of flows",
+                format!("coflow {id} has no flows"),
+            ));
         }
         let (senders, sline) = t.uint("number of senders")?;
         let (receivers, rline) = t.uint("number of receivers")?;
         let arrival_s = arrival_ms / 1000.0;
-        b.add_coflow(CoflowRecord { id, arrival_s: Some(arrival_s), weight: 1.0, line })?;
+        b.add_coflow(CoflowRecord {
+            id,
+            arrival_s: Some(arrival_s),
+            weight: 1.0,
+            line,
+        })?;
         let mut srcs = BTreeSet::new();
         let mut dsts = BTreeSet::new();
         for k in 0..n {
@@ -81,14 +94,20 @@ pub fn read_sincronia(source: &str, text: &str) -> Result<Workload, ModelError> 
             return Err(t.err(
                 sline,
                 "number of senders",
-                format!("coflow {id} declares {senders} senders but its flows have {}", srcs.len()),
+                format!(
+                    "coflow {id} declares {senders} senders but its flows have {}",
+                    srcs.len()
+                ),
             ));
         }
         if dsts.len() as u64 != receivers {
             return Err(t.err(
                 rline,
                 "number of receivers",
-                format!("coflow {id} declares {receivers} receivers but its flows have {}", dsts.len()),
+                format!(
+                    "coflow {id} declares {receivers} receivers but its flows have {}",
+                    dsts.len()
+                ),
             ));
         }
     }
@@ -113,7 +132,16 @@ pub fn write_sincronia(w: &Workload) -> String {
         let flows = &w.flows[c.flows()];
         let s: BTreeSet<u32> = flows.iter().map(|f| f.src).collect();
         let d: BTreeSet<u32> = flows.iter().map(|f| f.dst).collect();
-        writeln!(out, "{} {} {} {} {}", c.id, c.arrival_s * 1000.0, flows.len(), s.len(), d.len()).unwrap();
+        writeln!(
+            out,
+            "{} {} {} {} {}",
+            c.id,
+            c.arrival_s * 1000.0,
+            flows.len(),
+            s.len(),
+            d.len()
+        )
+        .unwrap();
         for f in flows {
             writeln!(out, "{} {} {}", f.src, f.dst, f.size_bytes / MIB).unwrap();
         }
@@ -131,7 +159,11 @@ mod tests {
         let b = read_sincronia("t", "4 1\n3 20 2 2 1 0 3 1.5 2 3 0.5\n").unwrap();
         for w in [&a, &b] {
             assert_eq!(w.coflows[0].arrival_s, 0.02);
-            let f: Vec<(u32, u32, f64)> = w.flows.iter().map(|f| (f.src, f.dst, f.size_bytes / MIB)).collect();
+            let f: Vec<(u32, u32, f64)> = w
+                .flows
+                .iter()
+                .map(|f| (f.src, f.dst, f.size_bytes / MIB))
+                .collect();
             assert_eq!(f, vec![(0, 3, 1.5), (2, 3, 0.5)]);
         }
         let text = write_sincronia(&a);
@@ -151,9 +183,18 @@ mod tests {
             e("4 1\n3 20 1 2 1\n0 3 1.5\n"),
             "s.txt:2: number of senders: coflow 3 declares 2 senders but its flows have 1"
         );
-        assert_eq!(e("4 1\n3 20 1 1 1\n0 3 0\n"), "s.txt:3: MB: flow size must be > 0 MB, got 0");
-        assert_eq!(e("4 1\n3 20 1 1 1\n0 4 1\n"), "s.txt:3: dst: port 4 is outside the fabric (ports 0..3)");
-        assert_eq!(e("4 1\n3 20 0 0 0\n"), "s.txt:2: number of flows: coflow 3 has no flows");
+        assert_eq!(
+            e("4 1\n3 20 1 1 1\n0 3 0\n"),
+            "s.txt:3: MB: flow size must be > 0 MB, got 0"
+        );
+        assert_eq!(
+            e("4 1\n3 20 1 1 1\n0 4 1\n"),
+            "s.txt:3: dst: port 4 is outside the fabric (ports 0..3)"
+        );
+        assert_eq!(
+            e("4 1\n3 20 0 0 0\n"),
+            "s.txt:2: number of flows: coflow 3 has no flows"
+        );
         assert_eq!(
             e("4 2\n3 20 1 1 1\n0 3 1\n"),
             "s.txt:1: coflows: the header says 2 coflows but the file has 1"

@@ -20,7 +20,12 @@ impl<'a> Tokens<'a> {
                 last_line = i + 1;
             }
         }
-        Tokens { source, toks, pos: 0, last_line }
+        Tokens {
+            source,
+            toks,
+            pos: 0,
+            last_line,
+        }
     }
 
     pub fn done(&self) -> bool {
@@ -44,14 +49,20 @@ impl<'a> Tokens<'a> {
 
     pub fn uint(&mut self, field: &str) -> Result<(u64, usize), ModelError> {
         let (t, line) = self.next(field)?;
-        t.parse::<u64>()
-            .map(|v| (v, line))
-            .map_err(|_| self.err(line, field, format!("expected a whole number ≥ 0, got '{t}'")))
+        t.parse::<u64>().map(|v| (v, line)).map_err(|_| {
+            self.err(
+                line,
+                field,
+                format!("expected a whole number ≥ 0, got '{t}'"),
+            )
+        })
     }
 
     pub fn float(&mut self, field: &str) -> Result<(f64, usize), ModelError> {
         let (t, line) = self.next(field)?;
-        parse_f64(t).map(|v| (v, line)).map_err(|m| self.err(line, field, m))
+        parse_f64(t)
+            .map(|v| (v, line))
+            .map_err(|m| self.err(line, field, m))
     }
 }
 

@@ -1,0 +1,390 @@
+//! Weighted max-min fairness by progressive filling, with flows aggregated by path.
+//!
+//! The system solved for one group (notation of the crate docs):
+//!
+//! ```text
+//!   maximise the sorted vector of per-flow rates x_i (lexicographically), subject to
+//!   Σ_{i ∋ l} w_i · x_i ≤ c_l   for every link l
+//! ```
+//!
+//! Progressive filling: the fair share of link `l` is `s_l = c'_l / W_l` where `c'_l`
+//! is its capacity left by frozen entities and `W_l` the weight of unfrozen entities
+//! crossing it. The link with the smallest share saturates first; its entities freeze
+//! at that share. Shares only grow as entities freeze, so a lazy min-heap of links
+//! gives `O((E·h + L) log L)` per group, for `E` entities with paths of `h` links,
+//! touching only the links the group uses.
+
+use crate::avail;
+use coflowkit_model::{Fabric, PathId};
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+
+#[derive(Clone, Copy, PartialEq)]
+struct Key(f64, u32, u32);
+
+impl Eq for Key {}
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0
+            .total_cmp(&other.0)
+            .then(self.1.cmp(&other.1))
+            .then(self.2.cmp(&other.2))
+    }
+}
+
+/// Max-min solver with scratch space reused across calls (no allocation in steady state).
+#[derive(Default)]
+pub struct MaxMin {
+    epoch: u32,
+    path_stamp: Vec<u32>,
+    path_item: Vec<u32>,
+    item_path: Vec<PathId>,
+    item_w: Vec<f64>,
+    item_rate: Vec<f64>,
+    item_frozen: Vec<bool>,
+    link_stamp: Vec<u32>,
+    link_rem: Vec<f64>,
+    link_w: Vec<f64>,
+    link_deg: Vec<u32>,
+    link_start: Vec<u32>,
+    link_ver: Vec<u32>,
+    link_items: Vec<u32>,
+    touched: Vec<u32>,
+    heap: BinaryHeap<Reverse<Key>>,
+}
+
+impl MaxMin {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn reserve(&mut self, fabric: &Fabric) {
+        let np = fabric.num_paths();
+        if self.path_stamp.len() < np {
+            self.path_stamp.resize(np, 0);
+            self.path_item.resize(np, 0);
+        }
+        let nl = fabric.num_links();
+        if self.link_stamp.len() < nl {
+            self.link_stamp.resize(nl, 0);
+            self.link_rem.resize(nl, 0.0);
+            self.link_w.resize(nl, 0.0);
+            self.link_deg.resize(nl, 0);
+            self.link_start.resize(nl, 0);
+            self.link_ver.resize(nl, 0);
+        }
+    }
+
+    fn next_epoch(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.path_stamp.iter_mut().for_each(|s| *s = 0);
+            self.link_stamp.iter_mut().for_each(|s| *s = 0);
+            self.epoch = 1;
+        }
+    }
+
+    /// Max-min fair per-flow rates for one group of flows (given by their paths) on
+    /// the residual capacities, which are reduced accordingly. `rates[i]` is set.
+    pub fn solve(
+        &mut self,
+        fabric: &Fabric,
+        residual: &mut [f64],
+        paths: &[PathId],
+        rates: &mut [f64],
+    ) {
+        debug_assert_eq!(paths.len(), rates.len());
+        if paths.is_empty() {
+            return;
+        }
+        if paths.len() == 1 {
+            let r = crate::path_avail(fabric, residual, paths[0]);
+            rates[0] = r;
+            crate::consume(fabric, residual, paths[0], r);
+            return;
+        }
+        self.reserve(fabric);
+        self.next_epoch();
+        let ep = self.epoch;
+        // 1. Aggregate flows by path into entities.
+        self.item_path.clear();
+        self.item_w.clear();
+        for &p in paths {
+            let pi = p as usize;
+            if self.path_stamp[pi] != ep {
+                self.path_stamp[pi] = ep;
+                self.path_item[pi] = self.item_path.len() as u32;
+                self.item_path.push(p);
+                self.item_w.push(0.0);
+            }
+            self.item_w[self.path_item[pi] as usize] += 1.0;
+        }
+        let n_items = self.item_path.len();
+        self.item_rate.clear();
+        self.item_rate.resize(n_items, 0.0);
+        self.item_frozen.clear();
+        self.item_frozen.resize(n_items, false);
+        // 2. Links used by the group: residual, weight, degree.
+        self.touched.clear();
+        for i in 0..n_items {
+            for &l in fabric.path(self.item_path[i]) {
+                let li = l as usize;
+                if self.link_stamp[li] != ep {
+                    self.link_stamp[li] = ep;
+                    self.touched.push(l);
+                    self.link_rem[li] = avail(residual, &fabric.capacities, li);
+                    self.link_w[li] = 0.0;
+                    self.link_deg[li] = 0;
+                }
+                self.link_w[li] += self.item_w[i];
+                self.link_deg[li] += 1;
+            }
+        }
+        // 3. Link → entities adjacency (CSR over the touched links).
+        let mut acc = 0u32;
+        for &l in &self.touched {
+            let li = l as usize;
+            self.link_start[li] = acc;
+            acc += self.link_deg[li];
+            self.link_deg[li] = 0;
+        }
+        self.link_items.clear();
+        self.link_items.resize(acc as usize, 0);
+        for i in 0..n_items {
+            for &l in fabric.path(self.item_path[i]) {
+                let li = l as usize;
+                let at = self.link_start[li] + self.link_deg[li];
+                self.link_items[at as usize] = i as u32;
+                self.link_deg[li] += 1;
+            }
+        }
+        // 4. Progressive filling.
+        self.heap.clear();
+        for &l in &self.touched {
+            let li = l as usize;
+            self.link_ver[li] = 0;
+            self.heap
+                .push(Reverse(Key(self.link_rem[li] / self.link_w[li], l, 0)));
+        }
+        let mut level: f64 = 0.0;
+        while let Some(Reverse(Key(share, l, ver))) = self.heap.pop() {
+            let li = l as usize;
+            if ver != self.link_ver[li] || self.link_w[li] <= 0.0 {
+                continue;
+            }
+            level = level.max(share);
+            let (a, b) = (
+                self.link_start[li] as usize,
+                (self.link_start[li] + self.link_deg[li]) as usize,
+            );
+            for k in a..b {
+                let i = self.link_items[k] as usize;
+                if self.item_frozen[i] {
+                    continue;
+                }
+                self.item_frozen[i] = true;
+                self.item_rate[i] = level;
+                let w = self.item_w[i];
+                for &m in fabric.path(self.item_path[i]) {
+                    let mi = m as usize;
+                    self.link_rem[mi] -= w * level;
+                    self.link_w[mi] -= w;
+                    self.link_ver[mi] += 1;
+                    if mi != li && self.link_w[mi] > 0.0 {
+                        let s = (self.link_rem[mi] / self.link_w[mi]).max(level);
+                        self.heap.push(Reverse(Key(s, m, self.link_ver[mi])));
+                    }
+                }
+            }
+        }
+        // 5. Write back rates and residuals.
+        for (r, &p) in rates.iter_mut().zip(paths) {
+            *r = self.item_rate[self.path_item[p as usize] as usize];
+        }
+        for &l in &self.touched {
+            let li = l as usize;
+            let used: f64 = {
+                let (a, b) = (
+                    self.link_start[li] as usize,
+                    (self.link_start[li] + self.link_deg[li]) as usize,
+                );
+                self.link_items[a..b]
+                    .iter()
+                    .map(|&i| self.item_w[i as usize] * self.item_rate[i as usize])
+                    .sum()
+            };
+            residual[li] = (residual[li] - used).max(0.0);
+        }
+    }
+
+    /// Priority max-min: `paths` holds the groups one after another, group `g` ending
+    /// at `group_ends[g]` (exclusive). Group 1 gets max-min rates on the residual
+    /// capacity, group 2 on what is left, and so on.
+    pub fn priority(
+        &mut self,
+        fabric: &Fabric,
+        residual: &mut [f64],
+        paths: &[PathId],
+        group_ends: &[usize],
+        rates: &mut [f64],
+    ) {
+        let mut start = 0;
+        for &end in group_ends {
+            self.solve(fabric, residual, &paths[start..end], &mut rates[start..end]);
+            start = end;
+        }
+        debug_assert_eq!(start, paths.len());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bigswitch(ports: u32, cap: f64) -> (Fabric, Vec<f64>) {
+        let f = Fabric::big_switch(ports, cap).unwrap();
+        let r = f.capacities.clone();
+        (f, r)
+    }
+
+    fn close(a: &[f64], b: &[f64]) {
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(b) {
+            assert!((x - y).abs() <= 1e-9 * y.abs().max(1.0), "{a:?} vs {b:?}");
+        }
+    }
+
+    #[test]
+    fn two_flows_share_one_link_equally() {
+        // x0 + x1 ≤ 10 (down1), each alone elsewhere → x0 = x1 = 5.
+        let (mut f, mut res) = bigswitch(3, 10.0);
+        let p = [f.route(0, 1, 0).unwrap(), f.route(2, 1, 0).unwrap()];
+        let mut r = [0.0; 2];
+        MaxMin::new().solve(&f, &mut res, &p, &mut r);
+        close(&r, &[5.0, 5.0]);
+        assert!(res[3 + 1].abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_classic_parking_lot() {
+        // up0: x0 + x1 ≤ 10; down1: x0 + x2 + x3 ≤ 12; up2: x2 ≤ 10; up3: x3 ≤ 10.
+        // down1 share 4 < up0 share 5 → x0 = x2 = x3 = 4; then up0 leaves 6 → x1 = 6.
+        let (mut f, mut res) = bigswitch(4, 10.0);
+        let dn1 = 4 + 1;
+        res[dn1] = 12.0;
+        f.capacities[dn1] = 12.0;
+        let p = [
+            f.route(0, 1, 0).unwrap(),
+            f.route(0, 2, 0).unwrap(),
+            f.route(2, 1, 0).unwrap(),
+            f.route(3, 1, 0).unwrap(),
+        ];
+        let mut r = [0.0; 4];
+        MaxMin::new().solve(&f, &mut res, &p, &mut r);
+        close(&r, &[4.0, 6.0, 4.0, 4.0]);
+        close(&[res[0], res[dn1]], &[0.0, 0.0]);
+    }
+
+    #[test]
+    fn flows_on_the_same_path_aggregate_with_weights() {
+        // Three flows up0→down1 (weight 3) and one up2→down1: 4x ≤ 10 → x = 2.5.
+        let (mut f, mut res) = bigswitch(3, 10.0);
+        let a = f.route(0, 1, 0).unwrap();
+        let b = f.route(2, 1, 0).unwrap();
+        let p = [a, b, a, a];
+        let mut r = [0.0; 4];
+        MaxMin::new().solve(&f, &mut res, &p, &mut r);
+        close(&r, &[2.5; 4]);
+    }
+
+    #[test]
+    fn priority_groups_fill_in_order() {
+        // Group 1: up0→down1. Group 2: up0→down2 and up1→down1 (both blocked by group 1).
+        // Group 3: up1→down2 gets the full 10.
+        let (mut f, mut res) = bigswitch(3, 10.0);
+        let p = [
+            f.route(0, 1, 0).unwrap(),
+            f.route(0, 2, 0).unwrap(),
+            f.route(1, 1, 0).unwrap(),
+            f.route(1, 2, 0).unwrap(),
+        ];
+        let mut r = [0.0; 4];
+        MaxMin::new().priority(&f, &mut res, &p, &[1, 3, 4], &mut r);
+        close(&r, &[10.0, 0.0, 0.0, 10.0]);
+    }
+
+    #[test]
+    fn solver_reuse_across_groups_and_fabrics_is_clean() {
+        let (mut f, mut res) = bigswitch(3, 10.0);
+        let p = [f.route(0, 1, 0).unwrap(), f.route(2, 1, 0).unwrap()];
+        let mut mm = MaxMin::new();
+        let mut r = [0.0; 2];
+        for _ in 0..3 {
+            res.copy_from_slice(&f.capacities);
+            mm.solve(&f, &mut res, &p, &mut r);
+            close(&r, &[5.0, 5.0]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod property {
+    use super::*;
+    use coflowkit_model::Pcg32;
+
+    /// For random systems: no link above capacity, and every flow has a bottleneck:
+    /// a saturated link on which no flow has a larger rate (the max-min condition).
+    #[test]
+    fn random_systems_are_feasible_and_max_min_fair() {
+        let mut g = Pcg32::new(2024, 1);
+        for case in 0..300 {
+            let ports = 2 + g.below(6);
+            let mut f = Fabric::big_switch(ports, 1.0).unwrap();
+            for c in f.capacities.iter_mut() {
+                *c = 1.0 + g.below(20) as f64;
+            }
+            let n = 1 + g.below(25) as usize;
+            let paths: Vec<PathId> = (0..n)
+                .map(|_| f.route(g.below(ports), g.below(ports), 0).unwrap())
+                .collect();
+            let mut res = f.capacities.clone();
+            let mut r = vec![0.0; n];
+            MaxMin::new().solve(&f, &mut res, &paths, &mut r);
+            let mut load = vec![0.0; f.num_links()];
+            for (i, &p) in paths.iter().enumerate() {
+                assert!(r[i] >= 0.0);
+                for &l in f.path(p) {
+                    load[l as usize] += r[i];
+                }
+            }
+            for l in 0..f.num_links() {
+                assert!(
+                    load[l] <= f.capacities[l] * (1.0 + 1e-9),
+                    "case {case}: link {l} over capacity"
+                );
+                assert!((res[l] - (f.capacities[l] - load[l]).max(0.0)).abs() < 1e-9);
+            }
+            for (i, &p) in paths.iter().enumerate() {
+                let has_bottleneck = f.path(p).iter().any(|&l| {
+                    let l = l as usize;
+                    let saturated = load[l] >= f.capacities[l] * (1.0 - 1e-9);
+                    let biggest = paths
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, &q)| f.path(q).contains(&(l as u32)))
+                        .all(|(j, _)| r[j] <= r[i] * (1.0 + 1e-9) + 1e-12);
+                    saturated && biggest
+                });
+                assert!(
+                    has_bottleneck,
+                    "case {case}: flow {i} has no bottleneck: {r:?}"
+                );
+            }
+        }
+    }
+}
