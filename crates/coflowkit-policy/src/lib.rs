@@ -1,1 +1,175 @@
+//! Scheduling policies: the trait, the views matching each information model, and
+//! one file per policy (catalogue in [`registry`]).
+//!
+//! A policy never reads a clock or a global: the driver (the simulator, or later the
+//! runtime master) hands it a view at every event and the policy writes a
+//! [`Decision`]. What a policy may know is explicit in its type:
+//!
+//! * [`ClairvoyantPolicy`] gets a [`ClairvoyantView`]: flow sizes and remaining bytes.
+//! * [`NonClairvoyantPolicy`] gets a [`NonClairvoyantView`]: each active flow's links
+//!   and bytes sent so far, each coflow's known width; no sizes.
 
+mod params;
+pub mod registry;
+mod util;
+
+mod aalo;
+mod fair;
+mod fifo;
+mod ncf;
+mod pfp;
+mod scf;
+mod sincronia;
+mod tcf;
+mod varys;
+
+pub use params::{ParamSpec, Params};
+pub use registry::{build, find, PolicySpec, REGISTRY};
+
+use coflowkit_model::{Fabric, PathId};
+use std::ops::Deref;
+
+/// The information a policy is allowed to see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Info {
+    Clairvoyant,
+    NonClairvoyant,
+}
+
+impl Info {
+    pub fn name(self) -> &'static str {
+        match self {
+            Info::Clairvoyant => "clairvoyant",
+            Info::NonClairvoyant => "non-clairvoyant",
+        }
+    }
+}
+
+/// A request to be called again.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Wakeup {
+    /// At an absolute time (seconds).
+    At(f64),
+    /// When coflow `coflow` (index) has sent `bytes` in all (finished flows included).
+    CoflowSent { coflow: u32, bytes: f64 },
+    /// When flow `flow` (global index) has sent `bytes`.
+    FlowSent { flow: u32, bytes: f64 },
+}
+
+/// What a policy returns: one rate (bytes/s) per active flow, or one strict-priority
+/// class per active flow (0 = highest; the driver shares max-min within a class), and
+/// optional wake-ups.
+#[derive(Debug, Default, Clone)]
+pub struct Decision {
+    /// `rates[i]` for `view.active[i]`; the driver sizes it and zeroes it.
+    pub rates: Vec<f64>,
+    /// If non-empty, `classes[i]` for `view.active[i]`, and `rates` is ignored.
+    pub classes: Vec<u8>,
+    pub wakeups: Vec<Wakeup>,
+}
+
+impl Decision {
+    /// Prepares the decision for `n` active flows.
+    pub fn reset(&mut self, n: usize) {
+        self.rates.clear();
+        self.rates.resize(n, 0.0);
+        self.classes.clear();
+        self.wakeups.clear();
+    }
+}
+
+/// The active flows of one coflow: `active[start..end]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActiveCoflow {
+    pub coflow: u32,
+    pub start: u32,
+    pub end: u32,
+}
+
+impl ActiveCoflow {
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+/// What every policy may see. Per-flow slices are indexed by global flow index,
+/// per-coflow slices by coflow index (coflows are sorted by arrival, then id).
+#[derive(Clone, Copy)]
+pub struct Common<'a> {
+    pub now_s: f64,
+    pub fabric: &'a Fabric,
+    /// Active (started, unfinished) flows by global index, ascending, i.e. in
+    /// tie-break order (coflow arrival, coflow id, flow index).
+    pub active: &'a [u32],
+    /// Active coflows, ascending coflow index, each a contiguous range of `active`.
+    pub groups: &'a [ActiveCoflow],
+    pub flow_coflow: &'a [u32],
+    pub flow_index: &'a [u32],
+    pub flow_path: &'a [PathId],
+    /// Bytes sent so far, per flow.
+    pub sent: &'a [f64],
+    pub coflow_id: &'a [u64],
+    pub coflow_arrival_s: &'a [f64],
+    pub coflow_weight: &'a [f64],
+    /// Number of flows of each coflow (known at registration).
+    pub coflow_width: &'a [u32],
+    /// Bytes sent so far by each coflow, finished flows included.
+    pub coflow_sent: &'a [f64],
+}
+
+/// The view of a policy that knows flow sizes.
+#[derive(Clone, Copy)]
+pub struct ClairvoyantView<'a> {
+    pub common: Common<'a>,
+    pub size: &'a [f64],
+    pub remaining: &'a [f64],
+    /// Global index of the first flow of each coflow (its flows are contiguous).
+    pub coflow_first_flow: &'a [u32],
+    /// Largest flow of each coflow, bytes.
+    pub coflow_length: &'a [f64],
+    /// Total bytes of each coflow.
+    pub coflow_size: &'a [f64],
+}
+
+impl<'a> Deref for ClairvoyantView<'a> {
+    type Target = Common<'a>;
+    fn deref(&self) -> &Common<'a> {
+        &self.common
+    }
+}
+
+/// The view of a policy that does not know flow sizes.
+#[derive(Clone, Copy)]
+pub struct NonClairvoyantView<'a> {
+    pub common: Common<'a>,
+}
+
+impl<'a> Deref for NonClairvoyantView<'a> {
+    type Target = Common<'a>;
+    fn deref(&self) -> &Common<'a> {
+        &self.common
+    }
+}
+
+pub trait ClairvoyantPolicy: Send {
+    fn decide(&mut self, view: &ClairvoyantView, out: &mut Decision);
+}
+
+pub trait NonClairvoyantPolicy: Send {
+    fn decide(&mut self, view: &NonClairvoyantView, out: &mut Decision);
+}
+
+/// A policy of either information model.
+pub enum AnyPolicy {
+    Clairvoyant(Box<dyn ClairvoyantPolicy>),
+    NonClairvoyant(Box<dyn NonClairvoyantPolicy>),
+}
+
+impl AnyPolicy {
+    pub fn info(&self) -> Info {
+        match self {
+            AnyPolicy::Clairvoyant(_) => Info::Clairvoyant,
+            AnyPolicy::NonClairvoyant(_) => Info::NonClairvoyant,
+        }
+    }
+}
