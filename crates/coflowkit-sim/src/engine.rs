@@ -1,0 +1,590 @@
+use coflowkit_alloc::MaxMin;
+use coflowkit_model::{finish_threshold, PathId, Workload, TIME_EPS};
+use coflowkit_policy::{
+    ActiveCoflow, AnyPolicy, ClairvoyantView, Common, Decision, NonClairvoyantView, Wakeup,
+};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fmt;
+
+/// Engine options (kept apart from policy parameters).
+#[derive(Debug, Clone)]
+pub struct SimOptions {
+    /// Check invariants after every policy call (no link above capacity, no negative
+    /// or non-finite rate) and at the end (bytes conserved). Always on in debug builds.
+    pub check_invariants: bool,
+    /// Stop with an error after this many events (0: no limit).
+    pub max_events: u64,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            check_invariants: cfg!(debug_assertions),
+            max_events: 0,
+        }
+    }
+}
+
+/// Progress reports: called with (coflows finished, coflows in all) now and then.
+pub type Progress<'a> = &'a mut dyn FnMut(usize, usize);
+
+/// What a run produced, indexed like the workload.
+#[derive(Debug, Clone)]
+pub struct SimResult {
+    pub coflow_finish_s: Vec<f64>,
+    pub flow_start_s: Vec<f64>,
+    pub flow_finish_s: Vec<f64>,
+    /// Distinct event times processed.
+    pub events: u64,
+    /// Number of policy calls.
+    pub policy_calls: u64,
+    /// Number of invariant checks performed (0 when checks are off).
+    pub checks: u64,
+}
+
+/// A simulation that could not complete.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimError {
+    pub message: String,
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for SimError {}
+
+fn fail(message: String) -> SimError {
+    SimError { message }
+}
+
+/// Runs `policy` on `w` until every flow has finished.
+pub fn simulate(
+    w: &Workload,
+    policy: &mut AnyPolicy,
+    opts: &SimOptions,
+    progress: Option<Progress>,
+) -> Result<SimResult, SimError> {
+    Engine::new(w, opts.check_invariants || cfg!(debug_assertions)).run(policy, opts, progress)
+}
+
+struct Engine<'w> {
+    w: &'w Workload,
+    check: bool,
+    now: f64,
+    // Static per-flow and per-coflow arrays (views borrow them).
+    flow_coflow: Vec<u32>,
+    flow_index: Vec<u32>,
+    flow_path: Vec<PathId>,
+    size: Vec<f64>,
+    coflow_id: Vec<u64>,
+    arrival: Vec<f64>,
+    weight: Vec<f64>,
+    width: Vec<u32>,
+    first_flow: Vec<u32>,
+    length: Vec<f64>,
+    csize: Vec<f64>,
+    // Dynamic state.
+    sent: Vec<f64>,
+    remaining: Vec<f64>,
+    rate: Vec<f64>,
+    coflow_sent: Vec<f64>,
+    coflow_left: Vec<u32>,
+    deps_left: Vec<u32>,
+    children: Vec<Vec<u32>>,
+    active: Vec<u32>,
+    groups: Vec<ActiveCoflow>,
+    /// Flows without dependencies, by (start, index), consumed from `cursor`.
+    ready: Vec<u32>,
+    cursor: usize,
+    /// Flows released by their dependencies: (start time, index).
+    released: BinaryHeap<Reverse<(TimeKey, u32)>>,
+    timers: Vec<f64>,
+    result: SimResult,
+    finished_coflows: usize,
+    // Scratch.
+    newcomers: Vec<u32>,
+    merged: Vec<u32>,
+    decision: Decision,
+    mm: MaxMin,
+}
+
+/// f64 with a total order, for heaps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct TimeKey(f64);
+impl Eq for TimeKey {}
+impl PartialOrd for TimeKey {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for TimeKey {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+
+impl<'w> Engine<'w> {
+    fn new(w: &'w Workload, check: bool) -> Self {
+        let n = w.flows.len();
+        let nc = w.coflows.len();
+        let mut children: Vec<Vec<u32>> = Vec::new();
+        let mut deps_left = vec![0u32; n];
+        if w.flows.iter().any(|f| !f.deps.is_empty()) {
+            children = vec![Vec::new(); n];
+            for (i, f) in w.flows.iter().enumerate() {
+                deps_left[i] = f.deps.len() as u32;
+                for &d in &f.deps {
+                    children[d as usize].push(i as u32);
+                }
+            }
+        }
+        let mut ready: Vec<u32> = (0..n as u32)
+            .filter(|&i| deps_left[i as usize] == 0)
+            .collect();
+        ready.sort_by(|&a, &b| {
+            w.flows[a as usize]
+                .start_s
+                .total_cmp(&w.flows[b as usize].start_s)
+                .then(a.cmp(&b))
+        });
+        Engine {
+            w,
+            check,
+            now: 0.0,
+            flow_coflow: w.flows.iter().map(|f| f.coflow).collect(),
+            flow_index: w.flows.iter().map(|f| f.index).collect(),
+            flow_path: w.flows.iter().map(|f| f.path).collect(),
+            size: w.flows.iter().map(|f| f.size_bytes).collect(),
+            coflow_id: w.coflows.iter().map(|c| c.id).collect(),
+            arrival: w.coflows.iter().map(|c| c.arrival_s).collect(),
+            weight: w.coflows.iter().map(|c| c.weight).collect(),
+            width: w.coflows.iter().map(|c| c.width).collect(),
+            first_flow: w.coflows.iter().map(|c| c.first_flow).collect(),
+            length: w.coflows.iter().map(|c| c.length_bytes).collect(),
+            csize: w.coflows.iter().map(|c| c.size_bytes).collect(),
+            sent: vec![0.0; n],
+            remaining: w.flows.iter().map(|f| f.size_bytes).collect(),
+            rate: vec![0.0; n],
+            coflow_sent: vec![0.0; nc],
+            coflow_left: w.coflows.iter().map(|c| c.width).collect(),
+            deps_left,
+            children,
+            active: Vec::new(),
+            groups: Vec::new(),
+            ready,
+            cursor: 0,
+            released: BinaryHeap::new(),
+            timers: Vec::new(),
+            result: SimResult {
+                coflow_finish_s: vec![f64::NAN; nc],
+                flow_start_s: vec![f64::NAN; n],
+                flow_finish_s: vec![f64::NAN; n],
+                events: 0,
+                policy_calls: 0,
+                checks: 0,
+            },
+            finished_coflows: 0,
+            newcomers: Vec::new(),
+            merged: Vec::new(),
+            decision: Decision::default(),
+            mm: MaxMin::new(),
+        }
+    }
+
+    fn next_start(&self) -> f64 {
+        let a = self
+            .ready
+            .get(self.cursor)
+            .map(|&i| self.w.flows[i as usize].start_s)
+            .unwrap_or(f64::INFINITY);
+        let b = self
+            .released
+            .peek()
+            .map(|Reverse((t, _))| t.0)
+            .unwrap_or(f64::INFINITY);
+        a.min(b)
+    }
+
+    fn next_completion(&self) -> f64 {
+        let mut t = f64::INFINITY;
+        for &f in &self.active {
+            let r = self.rate[f as usize];
+            if r > 0.0 {
+                t = t.min(self.remaining[f as usize] / r);
+            }
+        }
+        self.now + t
+    }
+
+    fn advance(&mut self, t: f64) {
+        let dt = t - self.now;
+        if dt > 0.0 {
+            for &f in &self.active {
+                let f = f as usize;
+                let b = self.rate[f] * dt;
+                if b > 0.0 {
+                    let b = b.min(self.remaining[f]);
+                    self.sent[f] += b;
+                    self.remaining[f] -= b;
+                    self.coflow_sent[self.flow_coflow[f] as usize] += b;
+                }
+            }
+        }
+        self.now = t;
+    }
+
+    /// Completes every active flow that is done (or within one event of done).
+    fn completions(&mut self) -> bool {
+        let mut any = false;
+        let mut i = 0;
+        while i < self.active.len() {
+            let f = self.active[i] as usize;
+            let rem = self.remaining[f];
+            let done = rem <= finish_threshold(self.size[f]) || rem <= self.rate[f] * TIME_EPS;
+            if done {
+                any = true;
+                self.sent[f] += rem;
+                self.coflow_sent[self.flow_coflow[f] as usize] += rem;
+                self.remaining[f] = 0.0;
+                self.rate[f] = 0.0;
+                self.result.flow_finish_s[f] = self.now;
+                let k = self.flow_coflow[f] as usize;
+                self.coflow_left[k] -= 1;
+                if self.coflow_left[k] == 0 {
+                    self.result.coflow_finish_s[k] = self.now;
+                    self.finished_coflows += 1;
+                }
+                if !self.children.is_empty() {
+                    for j in 0..self.children[f].len() {
+                        let c = self.children[f][j] as usize;
+                        self.deps_left[c] -= 1;
+                        if self.deps_left[c] == 0 {
+                            let t = self.w.flows[c].start_s.max(self.now);
+                            self.released.push(Reverse((TimeKey(t), c as u32)));
+                        }
+                    }
+                }
+            }
+            i += 1;
+        }
+        if any {
+            let rem = &self.remaining;
+            self.active.retain(|&f| rem[f as usize] > 0.0);
+        }
+        any
+    }
+
+    /// Starts every pending flow whose start is within the current event.
+    fn starts(&mut self) -> bool {
+        let horizon = self.now + TIME_EPS;
+        self.newcomers.clear();
+        while let Some(&i) = self.ready.get(self.cursor) {
+            if self.w.flows[i as usize].start_s <= horizon {
+                self.newcomers.push(i);
+                self.cursor += 1;
+            } else {
+                break;
+            }
+        }
+        while let Some(Reverse((t, i))) = self.released.peek().copied() {
+            if t.0 <= horizon {
+                self.released.pop();
+                self.newcomers.push(i);
+            } else {
+                break;
+            }
+        }
+        if self.newcomers.is_empty() {
+            return false;
+        }
+        for &i in &self.newcomers {
+            self.result.flow_start_s[i as usize] = self.now;
+        }
+        self.newcomers.sort_unstable();
+        // Merge the sorted newcomers into the sorted active list.
+        self.merged.clear();
+        self.merged
+            .reserve(self.active.len() + self.newcomers.len());
+        let (mut a, mut b) = (0, 0);
+        while a < self.active.len() && b < self.newcomers.len() {
+            if self.active[a] < self.newcomers[b] {
+                self.merged.push(self.active[a]);
+                a += 1;
+            } else {
+                self.merged.push(self.newcomers[b]);
+                b += 1;
+            }
+        }
+        self.merged.extend_from_slice(&self.active[a..]);
+        self.merged.extend_from_slice(&self.newcomers[b..]);
+        std::mem::swap(&mut self.active, &mut self.merged);
+        true
+    }
+
+    fn rebuild_groups(&mut self) {
+        self.groups.clear();
+        for (i, &f) in self.active.iter().enumerate() {
+            let k = self.flow_coflow[f as usize];
+            match self.groups.last_mut() {
+                Some(g) if g.coflow == k => g.end = i as u32 + 1,
+                _ => self.groups.push(ActiveCoflow {
+                    coflow: k,
+                    start: i as u32,
+                    end: i as u32 + 1,
+                }),
+            }
+        }
+    }
+
+    fn call_policy(&mut self, policy: &mut AnyPolicy) {
+        self.decision.reset(self.active.len());
+        let common = Common {
+            now_s: self.now,
+            fabric: &self.w.fabric,
+            active: &self.active,
+            groups: &self.groups,
+            flow_coflow: &self.flow_coflow,
+            flow_index: &self.flow_index,
+            flow_path: &self.flow_path,
+            sent: &self.sent,
+            coflow_id: &self.coflow_id,
+            coflow_arrival_s: &self.arrival,
+            coflow_weight: &self.weight,
+            coflow_width: &self.width,
+            coflow_sent: &self.coflow_sent,
+        };
+        match policy {
+            AnyPolicy::Clairvoyant(p) => {
+                let v = ClairvoyantView {
+                    common,
+                    size: &self.size,
+                    remaining: &self.remaining,
+                    coflow_first_flow: &self.first_flow,
+                    coflow_length: &self.length,
+                    coflow_size: &self.csize,
+                };
+                p.decide(&v, &mut self.decision);
+            }
+            AnyPolicy::NonClairvoyant(p) => {
+                p.decide(&NonClairvoyantView { common }, &mut self.decision);
+            }
+        }
+        self.result.policy_calls += 1;
+        if !self.decision.classes.is_empty() {
+            self.classes_to_rates();
+        }
+        for (i, &f) in self.active.iter().enumerate() {
+            self.rate[f as usize] = self.decision.rates[i];
+        }
+    }
+
+    /// Strict priority across classes, max-min fair within a class (the flow-level
+    /// model of strict-priority switch queues).
+    fn classes_to_rates(&mut self) {
+        let d = &mut self.decision;
+        let mut pos: Vec<u32> = (0..self.active.len() as u32).collect();
+        pos.sort_by_key(|&i| (d.classes[i as usize], i));
+        let paths: Vec<PathId> = pos
+            .iter()
+            .map(|&i| self.flow_path[self.active[i as usize] as usize])
+            .collect();
+        let mut ends = Vec::new();
+        for k in 1..=pos.len() {
+            if k == pos.len() || d.classes[pos[k] as usize] != d.classes[pos[k - 1] as usize] {
+                ends.push(k);
+            }
+        }
+        let mut residual = self.w.fabric.capacities.clone();
+        let mut r = vec![0.0; pos.len()];
+        self.mm
+            .priority(&self.w.fabric, &mut residual, &paths, &ends, &mut r);
+        for (k, &i) in pos.iter().enumerate() {
+            d.rates[i as usize] = r[k];
+        }
+    }
+
+    fn check_rates(&mut self, policy_name: &str) -> Result<(), SimError> {
+        self.result.checks += 1;
+        let caps = &self.w.fabric.capacities;
+        let mut load = vec![0.0; caps.len()];
+        for &f in &self.active {
+            let r = self.rate[f as usize];
+            if !(r.is_finite() && r >= 0.0) {
+                return Err(fail(format!(
+                    "invariant violated at t={}: {policy_name} gave flow {} the rate {r}",
+                    self.now, self.w.flows[f as usize].id
+                )));
+            }
+            for &l in self.w.fabric.path(self.flow_path[f as usize]) {
+                load[l as usize] += r;
+            }
+        }
+        for (l, (&x, &c)) in load.iter().zip(caps).enumerate() {
+            if x > c * (1.0 + 1e-9) {
+                return Err(fail(format!(
+                    "invariant violated at t={}: link {} carries {x} B/s over its capacity {c} B/s",
+                    self.now,
+                    self.w.fabric.link_name(l as u32)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_end(&mut self) -> Result<(), SimError> {
+        self.result.checks += 1;
+        for (f, flow) in self.w.flows.iter().enumerate() {
+            if (self.sent[f] - flow.size_bytes).abs() > finish_threshold(flow.size_bytes) {
+                return Err(fail(format!(
+                    "invariant violated: flow {} sent {} of {} bytes",
+                    flow.id, self.sent[f], flow.size_bytes
+                )));
+            }
+        }
+        for (k, c) in self.w.coflows.iter().enumerate() {
+            if (self.coflow_sent[k] - c.size_bytes).abs() > 1e-6 * c.size_bytes.max(1.0) {
+                return Err(fail(format!(
+                    "invariant violated: coflow {} sent {} of {} bytes",
+                    c.id, self.coflow_sent[k], c.size_bytes
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Converts the decision's wake-ups into absolute times at current rates.
+    fn set_timers(&mut self) {
+        self.timers.clear();
+        if self.decision.wakeups.is_empty() {
+            return;
+        }
+        let mut coflow_rate: Vec<(u32, f64)> = Vec::new();
+        for g in &self.groups {
+            let r: f64 = self.active[g.range()]
+                .iter()
+                .map(|&f| self.rate[f as usize])
+                .sum();
+            coflow_rate.push((g.coflow, r));
+        }
+        for w in &self.decision.wakeups {
+            let t = match *w {
+                Wakeup::At(t) => t,
+                Wakeup::CoflowSent { coflow, bytes } => {
+                    let r = coflow_rate
+                        .binary_search_by_key(&coflow, |x| x.0)
+                        .map(|i| coflow_rate[i].1)
+                        .unwrap_or(0.0);
+                    let need = bytes - self.coflow_sent[coflow as usize];
+                    if r <= 0.0 || need <= 0.0 {
+                        continue;
+                    }
+                    self.now + need / r
+                }
+                Wakeup::FlowSent { flow, bytes } => {
+                    let r = self.rate[flow as usize];
+                    let need = bytes - self.sent[flow as usize];
+                    if r <= 0.0 || need <= 0.0 {
+                        continue;
+                    }
+                    self.now + need / r
+                }
+            };
+            if t > self.now && t.is_finite() {
+                self.timers.push(t);
+            }
+        }
+    }
+
+    fn run(
+        mut self,
+        policy: &mut AnyPolicy,
+        opts: &SimOptions,
+        mut progress: Option<Progress>,
+    ) -> Result<SimResult, SimError> {
+        let policy_name = match policy.info() {
+            coflowkit_policy::Info::Clairvoyant => "the clairvoyant policy",
+            coflowkit_policy::Info::NonClairvoyant => "the non-clairvoyant policy",
+        };
+        let total = self.w.coflows.len();
+        let report_every = (total / 100).max(1);
+        let mut last_report = 0;
+        let mut idle_events = 0u32;
+        loop {
+            let t_start = self.next_start();
+            let t_done = self.next_completion();
+            let t_timer = self.timers.iter().copied().fold(f64::INFINITY, f64::min);
+            let t = t_start.min(t_done).min(t_timer);
+            if !t.is_finite() {
+                break;
+            }
+            let t = t.max(self.now);
+            self.advance(t);
+            self.result.events += 1;
+            if opts.max_events > 0 && self.result.events > opts.max_events {
+                return Err(fail(format!(
+                    "stopped after {} events (max_events)",
+                    opts.max_events
+                )));
+            }
+            let completed = self.completions();
+            let started = self.starts();
+            if !completed
+                && !started
+                && t - t_timer.min(t) <= TIME_EPS
+                && t_timer <= t_start.min(t_done)
+            {
+                idle_events += 1;
+                if idle_events > 1_000_000 {
+                    return Err(fail(format!(
+                        "{policy_name} keeps asking for wake-ups without progress at t={} s",
+                        self.now
+                    )));
+                }
+            } else {
+                idle_events = 0;
+            }
+            if completed || started {
+                self.rebuild_groups();
+            }
+            if self.active.is_empty() {
+                for &f in &self.active {
+                    self.rate[f as usize] = 0.0;
+                }
+                self.timers.clear();
+            } else {
+                self.call_policy(policy);
+                if self.check {
+                    self.check_rates(policy_name)?;
+                }
+                self.set_timers();
+            }
+            if let Some(p) = progress.as_mut() {
+                if self.finished_coflows >= last_report + report_every {
+                    last_report = self.finished_coflows;
+                    p(self.finished_coflows, total);
+                }
+            }
+        }
+        if self.finished_coflows < total {
+            let stuck = self.active.first().map(|&f| self.w.flows[f as usize].id);
+            return Err(fail(format!(
+                "the simulation stalled at t={} s with {} of {} coflows unfinished: {policy_name} gives every active flow a zero rate{}",
+                self.now,
+                total - self.finished_coflows,
+                total,
+                stuck.map(|s| format!(" (for example flow {s})")).unwrap_or_default()
+            )));
+        }
+        if self.check {
+            self.check_end()?;
+        }
+        if let Some(p) = progress.as_mut() {
+            p(total, total);
+        }
+        Ok(self.result)
+    }
+}

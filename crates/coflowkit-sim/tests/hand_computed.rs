@@ -1,0 +1,110 @@
+//! Small traces with CCTs computed by hand, event by event, for every policy.
+//! Capacity is 128 MiB/s everywhere, so 1 MiB takes 1/128 s = 7.8125 ms.
+
+use coflowkit_policy::build;
+use coflowkit_sim::{simulate, SimOptions};
+use coflowkit_trace::read_text;
+use std::collections::BTreeMap;
+
+fn ccts(trace: &str, policy: &str, params: &[(&str, &str)]) -> Vec<f64> {
+    let w = read_text("hand", trace, None).unwrap();
+    let params: BTreeMap<String, String> = params
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let mut p = build(policy, &params).unwrap();
+    let opts = SimOptions {
+        check_invariants: true,
+        max_events: 0,
+    };
+    let r = simulate(&w, &mut p, &opts, None).unwrap();
+    assert!(r.checks > 0);
+    w.coflows
+        .iter()
+        .enumerate()
+        .map(|(k, c)| r.coflow_finish_s[k] - c.arrival_s)
+        .collect()
+}
+
+fn assert_ccts(got: &[f64], want: &[f64]) {
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() < 1e-9, "got {got:?}, want {want:?}");
+    }
+}
+
+/// The worked example of the foundation issue (Sincronia format: 2 ports).
+/// Coflow 1 at 0 ms: 8 MiB 0→1 (up0, down1). Coflow 2 at 0 ms: 2 MiB 1→1 (up1,
+/// down1). Coflow 3 at 16 ms: 4 MiB 0→0 (up0, down0).
+const EXAMPLE: &str = "2 3\n1 0 1 1 1\n0 1 8\n2 0 1 1 1\n1 1 2\n3 16 1 1 1\n0 0 4\n";
+
+#[test]
+fn fair_worked_example() {
+    // t=0: down1 shared by C1 and C2 → 64 MiB/s each.
+    // t=0.016: C3 arrives; up0 shared by C1 and C3 → C1 64 (down1 too), C3 64.
+    // t=0.03125: C2 done (2 MiB at 64) → CCT 0.03125. C1 sent 2 MiB, C3 0.976 MiB.
+    // C1 and C3 share up0 at 64: C3's 3.024 MiB take 0.04725 s → done at 0.0785,
+    // CCT 0.0625. C1 sent 3.024 more, 2.976 left alone at 128 → done 0.10175.
+    assert_ccts(&ccts(EXAMPLE, "fair", &[]), &[0.10175, 0.03125, 0.0625]);
+}
+
+#[test]
+fn fifo_worked_example_and_its_non_clairvoyant_twins() {
+    // C1 takes up0+down1 at 128 → done 0.0625. C2 waits for down1, then 2 MiB at 128
+    // → done 0.078125. C3 waits for up0 until 0.0625, 4 MiB at 128 → 0.09375,
+    // CCT 0.07775. ncf: all widths are 1, so ties fall back to arrival order; aalo:
+    // nobody reaches 10 MiB, so every coflow stays in queue 0 (FIFO).
+    let want = [0.0625, 0.078125, 0.07775];
+    assert_ccts(&ccts(EXAMPLE, "fifo", &[]), &want);
+    assert_ccts(&ccts(EXAMPLE, "ncf", &[]), &want);
+    assert_ccts(&ccts(EXAMPLE, "aalo", &[]), &want);
+}
+
+#[test]
+fn clairvoyant_policies_worked_example() {
+    // C2 (2 MiB) beats C1 (8 MiB) on down1: done 0.015625. C1 then runs alone.
+    // t=0.016: C3 (4 MiB) beats C1 (7.952 MiB left) on up0: done 0.04725, CCT
+    // 0.03125. C1 resumes: 7.952 MiB at 128 → done 0.109375.
+    let want = [0.109375, 0.015625, 0.03125];
+    for p in ["varys", "sincronia", "scf", "tcf", "pfp"] {
+        assert_ccts(&ccts(EXAMPLE, p, &[]), &want);
+    }
+    assert_ccts(&ccts(EXAMPLE, "varys", &[("ordering", "static")]), &want);
+}
+
+#[test]
+fn aalo_threshold_crossings_are_exact_events() {
+    // K = 2, T0 = 1 MiB. C1: 4 MiB 0→1, C2: 4 MiB 2→1, both at 0, both in queue 0.
+    // FIFO: C1 at 128 until it crosses 1 MiB at 0.0078125 → queue 1. C2 (queue 0)
+    // now goes first, crosses 1 MiB at 0.015625 → queue 1. Both in queue 1, FIFO:
+    // C1's 3 MiB take 0.0234375 → done 0.0390625; then C2's 3 MiB → done 0.0625.
+    let t = "3 2\n1 0 1 0 1 1:4\n2 0 1 2 1 1:4\n";
+    let p = [("queues", "2"), ("first_threshold_bytes", "1048576")];
+    assert_ccts(&ccts(t, "aalo", &p), &[0.0390625, 0.0625]);
+    // With the default 10 MiB threshold nobody crosses: plain FIFO.
+    assert_ccts(&ccts(t, "aalo", &[]), &[0.03125, 0.0625]);
+}
+
+#[test]
+fn dependencies_delay_starts_and_count_in_the_cct() {
+    // Flow 2 waits for flow 1 (same link): 1 MiB, then 1 MiB → CCT 2/128 = 0.015625.
+    // Coflow 2's flow 3 waits for flow 2 and starts at 0.015625 although its own
+    // start is 0.01: it runs alone on 1→1, 1 MiB → done 0.0234375; CCT from 0.01.
+    let t = "coflow_id,flow_id,src,dst,bytes,start_s,depends_on\n\
+             1,1,0,1,1048576,0,\n\
+             1,2,0,1,1048576,0,1\n\
+             2,3,1,0,1048576,0.01,2\n";
+    assert_ccts(&ccts(t, "fair", &[]), &[0.015625, 0.0234375 - 0.01]);
+}
+
+#[test]
+fn a_mapper_reducer_shuffle_under_fair_sharing() {
+    // Benchmark format: 2 mappers (0, 1) × 2 reducers (2: 4 MiB, 3: 2 MiB), so flows
+    // 0→2 and 1→2 carry 2 MiB, 0→3 and 1→3 carry 1 MiB. Each uplink carries one
+    // 2 MiB and one 1 MiB flow; down2 two 2 MiB flows; down3 two 1 MiB flows.
+    // Max-min: all four at 64 MiB/s (every link has two flows). The 1 MiB flows end
+    // at 1/64; then the 2 MiB flows (1 MiB left) get 128 each (alone on their uplink,
+    // sharing down2 → 64). So they stay at 64: done at 2/64 = 0.03125.
+    let t = "4 1\n1 0 2 0 1 2 2:4 3:2\n";
+    assert_ccts(&ccts(t, "fair", &[]), &[0.03125]);
+}
