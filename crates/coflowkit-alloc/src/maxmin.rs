@@ -10,32 +10,12 @@
 //! Progressive filling: the fair share of link `l` is `s_l = c'_l / W_l` where `c'_l`
 //! is its capacity left by frozen entities and `W_l` the weight of unfrozen entities
 //! crossing it. The link with the smallest share saturates first; its entities freeze
-//! at that share. Shares only grow as entities freeze, so a lazy min-heap of links
-//! gives `O((E·h + L) log L)` per group, for `E` entities with paths of `h` links,
-//! touching only the links the group uses.
+//! at that share. Each round costs a scan of the group's live links, so a group
+//! costs `O(E·h + L_g²)` for `E` entities with paths of `h` links and `L_g` links
+//! touched; only the links the group uses are touched.
 
 use crate::avail;
 use coflowkit_model::{Fabric, PathId};
-use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
-
-#[derive(Clone, Copy, PartialEq)]
-struct Key(f64, u32, u32);
-
-impl Eq for Key {}
-impl PartialOrd for Key {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Key {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.0
-            .total_cmp(&other.0)
-            .then(self.1.cmp(&other.1))
-            .then(self.2.cmp(&other.2))
-    }
-}
 
 /// Max-min solver with scratch space reused across calls (no allocation in steady state).
 #[derive(Default)]
@@ -52,10 +32,9 @@ pub struct MaxMin {
     link_w: Vec<f64>,
     link_deg: Vec<u32>,
     link_start: Vec<u32>,
-    link_ver: Vec<u32>,
     link_items: Vec<u32>,
     touched: Vec<u32>,
-    heap: BinaryHeap<Reverse<Key>>,
+    live: Vec<u32>,
 }
 
 impl MaxMin {
@@ -76,7 +55,6 @@ impl MaxMin {
             self.link_w.resize(nl, 0.0);
             self.link_deg.resize(nl, 0);
             self.link_start.resize(nl, 0);
-            self.link_ver.resize(nl, 0);
         }
     }
 
@@ -163,21 +141,26 @@ impl MaxMin {
                 self.link_deg[li] += 1;
             }
         }
-        // 4. Progressive filling.
-        self.heap.clear();
-        for &l in &self.touched {
-            let li = l as usize;
-            self.link_ver[li] = 0;
-            self.heap
-                .push(Reverse(Key(self.link_rem[li] / self.link_w[li], l, 0)));
-        }
+        // 4. Progressive filling: each round saturates the link with the smallest
+        //    share (ties: the first in `live`, a deterministic order) and freezes
+        //    its entities. A linear scan beats a heap here: a group touches at most
+        //    a few hundred links, and a heap would be re-keyed after every round.
+        self.live.clear();
+        self.live.extend_from_slice(&self.touched);
         let mut level: f64 = 0.0;
-        while let Some(Reverse(Key(share, l, ver))) = self.heap.pop() {
-            let li = l as usize;
-            if ver != self.link_ver[li] || self.link_w[li] <= 0.0 {
-                continue;
+        while !self.live.is_empty() {
+            let mut best = 0;
+            let mut best_share = f64::INFINITY;
+            for (k, &l) in self.live.iter().enumerate() {
+                let li = l as usize;
+                let sh = self.link_rem[li] / self.link_w[li];
+                if sh < best_share {
+                    best_share = sh;
+                    best = k;
+                }
             }
-            level = level.max(share);
+            let li = self.live[best] as usize;
+            level = level.max(best_share);
             let (a, b) = (
                 self.link_start[li] as usize,
                 (self.link_start[li] + self.link_deg[li]) as usize,
@@ -194,13 +177,11 @@ impl MaxMin {
                     let mi = m as usize;
                     self.link_rem[mi] -= w * level;
                     self.link_w[mi] -= w;
-                    self.link_ver[mi] += 1;
-                    if mi != li && self.link_w[mi] > 0.0 {
-                        let s = (self.link_rem[mi] / self.link_w[mi]).max(level);
-                        self.heap.push(Reverse(Key(s, m, self.link_ver[mi])));
-                    }
                 }
             }
+            // Drop links with no unfrozen entity left (the saturated one included).
+            let (rem_w, live) = (&self.link_w, &mut self.live);
+            live.retain(|&l| rem_w[l as usize] > 0.5);
         }
         // 5. Write back rates and residuals.
         for (r, &p) in rates.iter_mut().zip(paths) {

@@ -1,0 +1,50 @@
+//! Runs one policy on a trace and prints timings: a profiling aid.
+//! `cargo run --release -p coflowkit-sim --example run_trace -- TRACE POLICY`
+
+use std::time::Instant;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 3 {
+        eprintln!("usage: run_trace TRACE POLICY [--check]");
+        std::process::exit(2);
+    }
+    let t0 = Instant::now();
+    let w = coflowkit_trace::read_path(&args[1], None).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(1)
+    });
+    let t1 = Instant::now();
+    let mut p = coflowkit_policy::build(&args[2], &Default::default()).unwrap();
+    let opts = coflowkit_sim::SimOptions {
+        check_invariants: args.iter().any(|a| a == "--check"),
+        max_events: std::env::var("MAX_EVENTS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+    };
+    let r = match coflowkit_sim::simulate(&w, &mut p, &opts, None) {
+        Ok(r) => r,
+        Err(e) => {
+            println!("{} {e} after {:.3}s", args[2], t1.elapsed().as_secs_f64());
+            return;
+        }
+    };
+    let t2 = Instant::now();
+    let mean: f64 = w
+        .coflows
+        .iter()
+        .enumerate()
+        .map(|(k, c)| r.coflow_finish_s[k] - c.arrival_s)
+        .sum::<f64>()
+        / w.coflows.len() as f64;
+    println!(
+        "{} read {:.3}s simulate {:.3}s events {} calls {} mean_cct {:.6}",
+        args[2],
+        (t1 - t0).as_secs_f64(),
+        (t2 - t1).as_secs_f64(),
+        r.events,
+        r.policy_calls,
+        mean
+    );
+}
