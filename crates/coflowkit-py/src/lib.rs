@@ -1,1 +1,321 @@
+//! `coflowkit._core`: the thin PyO3 layer. Conversions, GIL release and error
+//! mapping only; everything pleasant lives in the Python package.
 
+use coflowkit_model::{Fabric, ModelError, Workload as RsWorkload};
+use coflowkit_trace::{FlowColumns, Format};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::collections::BTreeMap;
+
+create_exception!(
+    _core,
+    CoflowkitError,
+    PyValueError,
+    "Bad input: a trace, a parameter or an option."
+);
+create_exception!(
+    _core,
+    SimulationError,
+    PyRuntimeError,
+    "A simulation that could not complete."
+);
+
+fn model_err(e: ModelError) -> PyErr {
+    CoflowkitError::new_err(e.to_string())
+}
+
+fn format_of(format: Option<&str>) -> PyResult<Option<Format>> {
+    format
+        .filter(|f| !f.is_empty() && *f != "auto")
+        .map(Format::parse)
+        .transpose()
+        .map_err(model_err)
+}
+
+/// A validated workload (coflows sorted by arrival, then id).
+#[pyclass(module = "coflowkit._core", frozen)]
+struct Workload {
+    inner: RsWorkload,
+}
+
+#[pymethods]
+impl Workload {
+    #[getter]
+    fn source(&self) -> String {
+        self.inner.source.clone()
+    }
+    #[getter]
+    fn num_coflows(&self) -> usize {
+        self.inner.coflows.len()
+    }
+    #[getter]
+    fn num_flows(&self) -> usize {
+        self.inner.flows.len()
+    }
+    #[getter]
+    fn ports(&self) -> u32 {
+        self.inner.fabric.ports()
+    }
+    #[getter]
+    fn fabric(&self) -> String {
+        self.inner.fabric.describe()
+    }
+
+    /// The same workload on another fabric, e.g. `bigswitch:gbps=10`.
+    fn with_fabric(&self, spec: &str) -> PyResult<Workload> {
+        let fabric = Fabric::from_spec(spec, self.inner.fabric.ports()).map_err(model_err)?;
+        Ok(Workload {
+            inner: self.inner.with_fabric(fabric).map_err(model_err)?,
+        })
+    }
+
+    /// Per-coflow static columns: id, arrival_s, weight, width, length_bytes,
+    /// size_bytes, isolated_s.
+    fn coflow_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let w = &self.inner;
+        let d = PyDict::new(py);
+        d.set_item(
+            "coflow_id",
+            w.coflows.iter().map(|c| c.id).collect::<Vec<_>>(),
+        )?;
+        d.set_item(
+            "arrival_s",
+            w.coflows.iter().map(|c| c.arrival_s).collect::<Vec<_>>(),
+        )?;
+        d.set_item(
+            "weight",
+            w.coflows.iter().map(|c| c.weight).collect::<Vec<_>>(),
+        )?;
+        d.set_item(
+            "width",
+            w.coflows.iter().map(|c| c.width).collect::<Vec<_>>(),
+        )?;
+        d.set_item(
+            "length_bytes",
+            w.coflows.iter().map(|c| c.length_bytes).collect::<Vec<_>>(),
+        )?;
+        d.set_item(
+            "size_bytes",
+            w.coflows.iter().map(|c| c.size_bytes).collect::<Vec<_>>(),
+        )?;
+        let iso: Vec<f64> =
+            py.allow_threads(|| (0..w.coflows.len()).map(|k| w.isolated_cct(k)).collect());
+        d.set_item("isolated_s", iso)?;
+        Ok(d)
+    }
+
+    /// Per-flow columns in global order: coflow_id, flow_id, index, src, dst, bytes, start_s.
+    fn flow_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let w = &self.inner;
+        let d = PyDict::new(py);
+        d.set_item(
+            "coflow_id",
+            w.flows
+                .iter()
+                .map(|f| w.coflows[f.coflow as usize].id)
+                .collect::<Vec<_>>(),
+        )?;
+        d.set_item("flow_id", w.flows.iter().map(|f| f.id).collect::<Vec<_>>())?;
+        d.set_item("index", w.flows.iter().map(|f| f.index).collect::<Vec<_>>())?;
+        d.set_item("src", w.flows.iter().map(|f| f.src).collect::<Vec<_>>())?;
+        d.set_item("dst", w.flows.iter().map(|f| f.dst).collect::<Vec<_>>())?;
+        d.set_item(
+            "bytes",
+            w.flows.iter().map(|f| f.size_bytes).collect::<Vec<_>>(),
+        )?;
+        d.set_item(
+            "start_s",
+            w.flows.iter().map(|f| f.start_s).collect::<Vec<_>>(),
+        )?;
+        Ok(d)
+    }
+
+    /// The workload as text in `format` (benchmark, sincronia or flows).
+    fn to_text(&self, format: &str) -> PyResult<String> {
+        let f = Format::parse(format).map_err(model_err)?;
+        coflowkit_trace::write_text(&self.inner, f).map_err(model_err)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Workload({} coflows, {} flows, {}, source={:?})",
+            self.inner.coflows.len(),
+            self.inner.flows.len(),
+            self.inner.fabric.describe(),
+            self.inner.source
+        )
+    }
+}
+
+/// Reads a text trace (benchmark, sincronia or CSV flow table).
+#[pyfunction]
+#[pyo3(signature = (path, format=None))]
+fn read_trace(py: Python<'_>, path: &str, format: Option<&str>) -> PyResult<Workload> {
+    let f = format_of(format)?;
+    let w = py
+        .allow_threads(|| coflowkit_trace::read_path(path, f))
+        .map_err(model_err)?;
+    Ok(Workload { inner: w })
+}
+
+/// Parses a text trace held in memory.
+#[pyfunction]
+#[pyo3(signature = (source, text, format=None))]
+fn parse_trace(
+    py: Python<'_>,
+    source: &str,
+    text: &str,
+    format: Option<&str>,
+) -> PyResult<Workload> {
+    let f = format_of(format)?;
+    let w = py
+        .allow_threads(|| coflowkit_trace::read_text(source, text, f))
+        .map_err(model_err)?;
+    Ok(Workload { inner: w })
+}
+
+/// Builds a workload from flow-table columns (the Parquet path). Optional columns
+/// may be `None`; `rows` are the 1-based row numbers used in messages.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (source, coflow_id, flow_id, src, dst, bytes, start_s, arrival_s=None, weight=None, src_port=None, dst_port=None, tenant=None, depends_on=None))]
+fn workload_from_columns(
+    py: Python<'_>,
+    source: &str,
+    coflow_id: Vec<u64>,
+    flow_id: Vec<u64>,
+    src: Vec<i64>,
+    dst: Vec<i64>,
+    bytes: Vec<f64>,
+    start_s: Vec<f64>,
+    arrival_s: Option<Vec<Option<f64>>>,
+    weight: Option<Vec<Option<f64>>>,
+    src_port: Option<Vec<Option<u32>>>,
+    dst_port: Option<Vec<Option<u32>>>,
+    tenant: Option<Vec<Option<String>>>,
+    depends_on: Option<Vec<Vec<u64>>>,
+) -> PyResult<Workload> {
+    let n = flow_id.len();
+    let cols = FlowColumns {
+        coflow_id,
+        flow_id,
+        src,
+        dst,
+        bytes,
+        start_s,
+        arrival_s: arrival_s.unwrap_or_default(),
+        weight: weight.unwrap_or_default(),
+        src_port: src_port.unwrap_or_default(),
+        dst_port: dst_port.unwrap_or_default(),
+        tenant: tenant.unwrap_or_default(),
+        depends_on: depends_on.unwrap_or_default(),
+        rows: (1..=n).collect(),
+        ports: None,
+        rows_are_table_rows: true,
+    };
+    let w = py.allow_threads(|| cols.build(source)).map_err(model_err)?;
+    Ok(Workload { inner: w })
+}
+
+/// The synthetic Facebook-like workload (`--synthetic fb`).
+#[pyfunction]
+#[pyo3(signature = (seed=0))]
+fn synthetic_fb(py: Python<'_>, seed: u64) -> PyResult<Workload> {
+    let w = py
+        .allow_threads(|| coflowkit_trace::synthetic::synthetic_fb(seed))
+        .map_err(model_err)?;
+    Ok(Workload { inner: w })
+}
+
+/// The policy catalogue: (name, information model, summary, [(param, default, help)]).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn policies() -> Vec<(String, String, String, Vec<(String, String, String)>)> {
+    coflowkit_policy::REGISTRY
+        .iter()
+        .map(|s| {
+            (
+                s.name.to_string(),
+                s.info.name().to_string(),
+                s.summary.to_string(),
+                s.params
+                    .iter()
+                    .map(|p| {
+                        (
+                            p.name.to_string(),
+                            p.default.to_string(),
+                            p.help.to_string(),
+                        )
+                    })
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// Checks a policy name and its parameters without running anything.
+#[pyfunction]
+fn check_policy(policy: &str, params: BTreeMap<String, String>) -> PyResult<()> {
+    coflowkit_policy::build(policy, &params)
+        .map(|_| ())
+        .map_err(model_err)
+}
+
+/// Runs one simulation with the GIL released. Returns a dict with per-coflow
+/// `finish_s`, per-flow `flow_start_s`/`flow_finish_s`, and counters.
+#[pyfunction]
+#[pyo3(signature = (workload, policy, params, check_invariants=false, progress=None))]
+fn simulate<'py>(
+    py: Python<'py>,
+    workload: &Workload,
+    policy: &str,
+    params: BTreeMap<String, String>,
+    check_invariants: bool,
+    progress: Option<PyObject>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut p = coflowkit_policy::build(policy, &params).map_err(model_err)?;
+    let opts = coflowkit_sim::SimOptions {
+        check_invariants,
+        max_events: 0,
+    };
+    let w = &workload.inner;
+    let r = py
+        .allow_threads(|| match progress {
+            Some(cb) => {
+                let mut f = |done: usize, total: usize| {
+                    Python::with_gil(|py| {
+                        let _ = cb.call1(py, (done, total));
+                    })
+                };
+                coflowkit_sim::simulate(w, &mut p, &opts, Some(&mut f))
+            }
+            None => coflowkit_sim::simulate(w, &mut p, &opts, None),
+        })
+        .map_err(|e| SimulationError::new_err(format!("{policy}: {e}")))?;
+    let d = PyDict::new(py);
+    d.set_item("finish_s", r.coflow_finish_s)?;
+    d.set_item("flow_start_s", r.flow_start_s)?;
+    d.set_item("flow_finish_s", r.flow_finish_s)?;
+    d.set_item("events", r.events)?;
+    d.set_item("policy_calls", r.policy_calls)?;
+    d.set_item("checks", r.checks)?;
+    Ok(d)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Workload>()?;
+    m.add_function(wrap_pyfunction!(read_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_from_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(synthetic_fb, m)?)?;
+    m.add_function(wrap_pyfunction!(policies, m)?)?;
+    m.add_function(wrap_pyfunction!(check_policy, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add("CoflowkitError", m.py().get_type::<CoflowkitError>())?;
+    m.add("SimulationError", m.py().get_type::<SimulationError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -236,7 +236,7 @@ pub fn write_benchmark(w: &Workload) -> Result<String, ModelError> {
         // Reducers: the dsts of the first mapper's run; mappers: every r-th src.
         let first_src = flows[0].src;
         let r = flows.iter().take_while(|f| f.src == first_src).count();
-        if flows.len() % r != 0 {
+        if !flows.len().is_multiple_of(r) {
             return Err(cannot("its flows are not mappers × reducers"));
         }
         let m = flows.len() / r;

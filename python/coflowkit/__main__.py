@@ -1,0 +1,5 @@
+import sys
+
+from coflowkit.cli import main
+
+sys.exit(main())

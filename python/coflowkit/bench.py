@@ -1,0 +1,80 @@
+"""The benchmark harness: each policy as a user runs it, timed from outside.
+
+For every policy it runs `python -m coflowkit simulate --trace T --policy P --out DIR
+--quiet` in a child process and reports the wall time of that whole command (start-up,
+parsing, simulation and output) and the child's peak resident memory (ru_maxrss from
+wait4, so Rust's allocations count). Benchmarks are not tests: numbers depend on the
+machine; compare ratios from one run.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+DEFAULT_TRACE = os.path.join("..", "shared", "traces", "FB2010-1Hr-150-0.txt")
+
+
+def run_one(trace: str, policy: str, timeout: float) -> tuple[str, float, float]:
+    with tempfile.TemporaryDirectory() as out:
+        cmd = [sys.executable, "-m", "coflowkit", "simulate", "--trace", trace,
+               "--policy", policy, "--out", out, "--quiet"]
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = t0 + timeout
+        status = "ok"
+        while True:
+            pid, code, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() > deadline:
+                proc.kill()
+                pid, code, usage = os.wait4(proc.pid, 0)
+                status = f"timeout>{timeout:.0f}s"
+                break
+            time.sleep(0.02)
+        wall = time.perf_counter() - t0
+        if status == "ok" and code != 0:
+            err = proc.stderr.read().decode(errors="replace").strip().splitlines()
+            status = "failed: " + (err[-1] if err else f"exit {code}")
+        proc.stderr.close()
+        return status, wall, usage.ru_maxrss / 1024.0
+
+
+def main(args) -> int:
+    from coflowkit import api
+
+    trace = args.trace or DEFAULT_TRACE
+    if not os.path.exists(trace):
+        print(f"coflowkit: error: {trace}: no such file", file=sys.stderr)
+        return 2
+    names = [p["name"] for p in api.policies()]
+    if args.policies:
+        want = [p.strip() for p in args.policies.split(",") if p.strip()]
+        for p in want:
+            if p not in names:
+                print(f"coflowkit: error: unknown policy '{p}'; valid policies: {', '.join(names)}",
+                      file=sys.stderr)
+                return 2
+        names = want
+    lines = [
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        f"Command: coflowkit bench --trace {trace}" + (f" --policies {args.policies}" if args.policies else ""),
+        "",
+        "| policy | status | wall time (s) | peak RSS (MiB) |",
+        "|---|---|---:|---:|",
+    ]
+    print("\n".join(lines), flush=True)
+    for name in names:
+        status, wall, rss = run_one(trace, name, args.timeout)
+        row = f"| {name} | {status} | {wall:.2f} | {rss:.0f} |"
+        lines.append(row)
+        print(row, flush=True)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(lines) + "\n")
+    return 0

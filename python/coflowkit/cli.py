@@ -1,0 +1,273 @@
+"""The `coflowkit` command line.
+
+Every user mistake (bad trace, unknown policy or parameter, missing file) prints one
+line `coflowkit: error: ...` and exits with status 2; no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from coflowkit import __version__, api, metrics, runner
+from coflowkit._core import CoflowkitError, SimulationError
+
+
+class UsageError(Exception):
+    pass
+
+
+def parse_kv(items: list[str] | None, what: str = "--param") -> dict[str, str]:
+    out: dict[str, str] = {}
+    for it in items or []:
+        if "=" not in it:
+            raise UsageError(f"{what} '{it}' is not KEY=VALUE")
+        k, v = it.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def parse_policy_list(text: str) -> list[tuple[str, str, dict[str, str]]]:
+    """`a,b:K=V:K2=V2,c` -> [(label, name, params)]."""
+    out = []
+    for part in [p.strip() for p in text.split(",") if p.strip()]:
+        name, *kvs = part.split(":")
+        out.append((part, name.strip(), parse_kv(kvs, what=f"policy option in '{part}'")))
+    if not out:
+        raise UsageError("--policies is empty")
+    return out
+
+
+def workload_spec(args) -> runner.WorkloadSpec:
+    if args.trace and args.synthetic:
+        raise UsageError("give either --trace or --synthetic, not both")
+    if args.trace:
+        if not os.path.exists(args.trace):
+            raise UsageError(f"{args.trace}: no such file")
+        return runner.WorkloadSpec(trace=args.trace, format=args.format)
+    if args.synthetic:
+        return runner.WorkloadSpec(synthetic=args.synthetic, seed=args.seed)
+    raise UsageError("give a workload: --trace PATH or --synthetic fb")
+
+
+def add_workload_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--trace", help="trace file (benchmark, sincronia, CSV or Parquet flow table)")
+    p.add_argument("--format", choices=["benchmark", "sincronia", "flows"],
+                   help="trace format (default: detected from the content)")
+    p.add_argument("--synthetic", choices=["fb"], help="generated workload instead of a trace")
+    p.add_argument("--seed", type=int, default=0, help="seed of the synthetic workload (default 0)")
+    p.add_argument("--fabric", default=None,
+                   help="fabric spec, e.g. bigswitch or bigswitch:gbps=10 (default: bigswitch, 1 Gbps)")
+
+
+def _progress_callback():
+    if not sys.stderr.isatty():
+        return None, None
+    from rich.progress import Progress
+
+    prog = Progress(transient=True)
+    task = prog.add_task("coflows finished", total=None)
+    prog.start()
+
+    def cb(done: int, total: int) -> None:
+        prog.update(task, completed=done, total=total)
+
+    return cb, prog
+
+
+def fmt(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def print_summary(summary: dict, title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=title)
+    for col in ["bin", "coflows", "mean CCT (s)", "median", "p95", "p99", "max",
+                "mean slowdown", "p95 slowdown"]:
+        t.add_column(col, justify="right")
+    for b in ["all"] + metrics.BINS:
+        s = summary[b]
+        if s["coflows"] == 0:
+            t.add_row(b, "0", *["-"] * 7)
+            continue
+        c, sl = s["cct_s"], s["slowdown"]
+        t.add_row(b, str(s["coflows"]), fmt(c["mean"]), fmt(c["median"]), fmt(c["p95"]),
+                  fmt(c["p99"]), fmt(c["max"]), fmt(sl["mean"]), fmt(sl["p95"]))
+    Console(width=120).print(t)
+
+
+def write_run(result: api.Result, out: str) -> None:
+    os.makedirs(out, exist_ok=True)
+    result.coflows.to_csv(os.path.join(out, "coflows.csv"), index=False)
+    result.coflows.to_parquet(os.path.join(out, "coflows.parquet"), index=False)
+    with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as fh:
+        json.dump(
+            {
+                "policy": result.policy,
+                "params": result.params,
+                "fabric": result.fabric,
+                "version": __version__,
+                "events": result.events,
+                "policy_calls": result.policy_calls,
+                "summary": result.summary,
+            },
+            fh,
+            indent=2,
+            sort_keys=True,
+        )
+        fh.write("\n")
+
+
+def cmd_simulate(args) -> int:
+    spec = workload_spec(args)
+    params = parse_kv(args.param)
+    api._core.check_policy(args.policy, params)
+    w = spec.load()
+    cb, prog = _progress_callback()
+    try:
+        r = api.simulate(w, args.policy, params, args.fabric,
+                         check_invariants=args.check_invariants, progress=cb)
+    finally:
+        if prog is not None:
+            prog.stop()
+    if args.out:
+        write_run(r, args.out)
+    if not args.quiet:
+        label = args.policy + "".join(f":{k}={v}" for k, v in sorted(params.items()))
+        print_summary(r.summary, f"{label} on {w.source} ({r.fabric})")
+    return 0
+
+
+def cmd_compare(args) -> int:
+    spec = workload_spec(args)
+    entries = parse_policy_list(args.policies)
+    base_label, base_name, base_params = parse_policy_list(args.baseline)[0]
+    jobs = [runner.Job(spec, base_name, tuple(sorted(base_params.items())), args.fabric)]
+    for _label, name, params in entries:
+        jobs.append(runner.Job(spec, name, tuple(sorted(params.items())), args.fabric))
+    cache = None if args.no_cache else (args.cache_dir or runner.default_cache_dir())
+    results = runner.run_jobs(jobs, workers=args.workers, cache_dir=cache)
+    base = results[0]
+    rows = []
+    for (label, _, _), r in zip(entries, results[1:]):
+        norm = metrics.normalized(r.coflows, base.coflows)
+        for b in ["all"] + metrics.BINS:
+            n = norm[b]
+            if n["coflows"] == 0:
+                continue
+            rows.append({"policy": label, "bin": b, **n,
+                         "mean_cct_s": r.summary[b]["cct_s"]["mean"]})
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"normalized CCT vs {base_label} (policy / baseline), "
+                    f"{results[0].fabric}")
+    cols = ["policy", "bin", "coflows", "mean_cct_s", "mean_of_ratios", "ratio_of_means",
+            "median_ratio", "p95_ratio", "mean_slowdown", "p95_slowdown"]
+    for c in cols:
+        t.add_column(c, justify="right")
+    for row in rows:
+        t.add_row(*[row[c] if isinstance(row[c], str) else fmt(row[c]) for c in cols])
+    Console(width=160).print(t)
+    if args.out:
+        import pandas as pd
+
+        os.makedirs(args.out, exist_ok=True)
+        pd.DataFrame(rows, columns=cols).to_csv(os.path.join(args.out, "compare.csv"), index=False)
+        for (label, _, _), r in zip([(base_label, None, None)] + entries, results):
+            safe = label.replace(":", "_").replace("=", "-").replace("/", "_")
+            r.coflows.to_csv(os.path.join(args.out, f"coflows_{safe}.csv"), index=False)
+    return 0
+
+
+def cmd_policies(args) -> int:
+    for p in api.policies():
+        params = ", ".join(f"{q['name']}={q['default']}" for q in p["params"])
+        extra = f"  [{params}]" if params else ""
+        print(f"{p['name']:<10} {p['info']:<16} {p['summary']}{extra}")
+    return 0
+
+
+def cmd_convert(args) -> int:
+    spec = workload_spec(args)
+    w = spec.load()
+    api.write_trace(w, args.out, args.to)
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from coflowkit import bench
+
+    return bench.main(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="coflowkit", description="Coflow scheduling simulator.")
+    p.add_argument("--version", action="version", version=f"coflowkit {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("simulate", help="simulate one policy on a workload")
+    add_workload_args(s)
+    s.add_argument("--policy", required=True, help="policy name (see `coflowkit policies`)")
+    s.add_argument("--param", action="append", metavar="KEY=VALUE", help="policy parameter")
+    s.add_argument("--out", help="directory for coflows.csv, coflows.parquet, summary.json")
+    s.add_argument("--check-invariants", action="store_true",
+                   help="check link capacities and byte conservation while simulating")
+    s.add_argument("--quiet", action="store_true", help="print nothing on success")
+    s.set_defaults(func=cmd_simulate)
+
+    c = sub.add_parser("compare", help="compare policies against a baseline (normalized CCT)")
+    add_workload_args(c)
+    c.add_argument("--policies", required=True, help="e.g. varys,aalo:queues=8,sincronia")
+    c.add_argument("--baseline", default="fair", help="baseline policy (default fair)")
+    c.add_argument("--out", help="directory for compare.csv and per-policy coflows_*.csv")
+    c.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
+                   help="worker processes (default: up to 2)")
+    c.add_argument("--cache-dir", help="result cache (default ~/.cache/coflowkit or $COFLOWKIT_CACHE)")
+    c.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    c.set_defaults(func=cmd_compare)
+
+    sub.add_parser("policies", help="list the policies").set_defaults(func=cmd_policies)
+
+    v = sub.add_parser("convert", help="write a workload in another trace format")
+    add_workload_args(v)
+    v.add_argument("--to", required=True, choices=["benchmark", "sincronia", "flows", "parquet"])
+    v.add_argument("--out", required=True, help="output file")
+    v.set_defaults(func=cmd_convert)
+
+    b = sub.add_parser("bench", help="time each policy on a trace (whole command, peak RSS)")
+    b.add_argument("--trace", default=None, help="trace (default ../shared/traces/FB2010-1Hr-150-0.txt)")
+    b.add_argument("--policies", default=None, help="comma-separated (default: all)")
+    b.add_argument("--timeout", type=float, default=1800, help="seconds per policy (default 1800)")
+    b.add_argument("--out", help="write the table as Markdown here")
+    b.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "workers", 1) is not None and getattr(args, "workers", 1) < 1:
+        parser.exit(2, "coflowkit: error: --workers must be >= 1\n")
+    try:
+        return args.func(args)
+    except (CoflowkitError, UsageError) as e:
+        print(f"coflowkit: error: {e}", file=sys.stderr)
+        return 2
+    except SimulationError as e:
+        print(f"coflowkit: simulation failed: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"coflowkit: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("coflowkit: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""Per-coflow metrics, run summaries and comparisons between runs.
+
+Definitions (used by every paper coflowkit reproduces):
+
+* CCT = finish of the coflow's last flow - coflow arrival.
+* isolated CCT = max over links of the coflow's bytes on the link / capacity: the time
+  its bottleneck needs alone in the fabric; slowdown = CCT / isolated CCT.
+* bins: short if length (largest flow) < 5 MiB, narrow if width (flows) <= 50:
+  SN, LN, SW, LW.
+* percentiles interpolate linearly (numpy's default).
+* normalized CCT of a policy against a baseline: per coflow CCT_policy / CCT_baseline;
+  reported as the mean of ratios and as the ratio of means.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+MIB = 1_048_576.0
+SHORT_LENGTH_BYTES = 5 * MIB
+NARROW_WIDTH = 50
+BINS = ["SN", "LN", "SW", "LW"]
+COLUMNS = [
+    "coflow_id",
+    "arrival_s",
+    "finish_s",
+    "cct_s",
+    "isolated_s",
+    "slowdown",
+    "width",
+    "length_bytes",
+    "size_bytes",
+    "bin",
+]
+
+
+def bin_of(length_bytes: np.ndarray, width: np.ndarray) -> np.ndarray:
+    short = np.asarray(length_bytes) < SHORT_LENGTH_BYTES
+    narrow = np.asarray(width) <= NARROW_WIDTH
+    return np.where(short, np.where(narrow, "SN", "SW"), np.where(narrow, "LN", "LW"))
+
+
+def coflow_table(workload, finish_s) -> pd.DataFrame:
+    """One row per coflow, in workload order (arrival, then id)."""
+    c = workload.coflow_columns()
+    finish = np.asarray(finish_s, dtype=float)
+    arrival = np.asarray(c["arrival_s"], dtype=float)
+    iso = np.asarray(c["isolated_s"], dtype=float)
+    cct = finish - arrival
+    df = pd.DataFrame(
+        {
+            "coflow_id": np.asarray(c["coflow_id"], dtype=np.uint64),
+            "arrival_s": arrival,
+            "finish_s": finish,
+            "cct_s": cct,
+            "isolated_s": iso,
+            "slowdown": cct / iso,
+            "width": np.asarray(c["width"], dtype=np.int64),
+            "length_bytes": np.asarray(c["length_bytes"], dtype=float),
+            "size_bytes": np.asarray(c["size_bytes"], dtype=float),
+        }
+    )
+    df["bin"] = bin_of(df["length_bytes"].to_numpy(), df["width"].to_numpy())
+    return df[COLUMNS]
+
+
+def _stats(x: np.ndarray) -> dict[str, float]:
+    if len(x) == 0:
+        return {"mean": float("nan"), "median": float("nan"), "p95": float("nan"),
+                "p99": float("nan"), "max": float("nan")}
+    return {
+        "mean": float(np.mean(x)),
+        "median": float(np.percentile(x, 50)),
+        "p95": float(np.percentile(x, 95)),
+        "p99": float(np.percentile(x, 99)),
+        "max": float(np.max(x)),
+    }
+
+
+def summarize(table: pd.DataFrame) -> dict[str, Any]:
+    """Statistics of CCT and slowdown, overall and per bin."""
+    out: dict[str, Any] = {}
+    for name, part in [("all", table)] + [(b, table[table["bin"] == b]) for b in BINS]:
+        out[name] = {
+            "coflows": int(len(part)),
+            "cct_s": _stats(part["cct_s"].to_numpy()),
+            "slowdown": _stats(part["slowdown"].to_numpy()),
+        }
+    return out
+
+
+def normalized(table: pd.DataFrame, baseline: pd.DataFrame) -> dict[str, Any]:
+    """Per-bin normalized CCT (policy / baseline) and slowdown statistics."""
+    if not np.array_equal(table["coflow_id"].to_numpy(), baseline["coflow_id"].to_numpy()):
+        raise ValueError("the two runs are not over the same coflows")
+    out: dict[str, Any] = {}
+    for name in ["all"] + BINS:
+        mask = np.ones(len(table), bool) if name == "all" else (table["bin"] == name).to_numpy()
+        a = table["cct_s"].to_numpy()[mask]
+        b = baseline["cct_s"].to_numpy()[mask]
+        if len(a) == 0:
+            out[name] = {"coflows": 0}
+            continue
+        ratios = a / b
+        out[name] = {
+            "coflows": int(mask.sum()),
+            "mean_of_ratios": float(np.mean(ratios)),
+            "ratio_of_means": float(np.mean(a) / np.mean(b)),
+            "median_ratio": float(np.percentile(ratios, 50)),
+            "p95_ratio": float(np.percentile(ratios, 95)),
+            "mean_slowdown": float(np.mean(table["slowdown"].to_numpy()[mask])),
+            "p95_slowdown": float(np.percentile(table["slowdown"].to_numpy()[mask], 95)),
+        }
+    return out
