@@ -41,14 +41,16 @@ def parse_policy_list(text: str) -> list[tuple[str, str, dict[str, str]]]:
 
 
 def workload_spec(args) -> runner.WorkloadSpec:
+    if args.first is not None and args.first < 1:
+        raise UsageError(f"--first must be >= 1, got {args.first}")
     if args.trace and args.synthetic:
         raise UsageError("give either --trace or --synthetic, not both")
     if args.trace:
         if not os.path.exists(args.trace):
             raise UsageError(f"{args.trace}: no such file")
-        return runner.WorkloadSpec(trace=args.trace, format=args.format)
+        return runner.WorkloadSpec(trace=args.trace, format=args.format, first=args.first)
     if args.synthetic:
-        return runner.WorkloadSpec(synthetic=args.synthetic, seed=args.seed)
+        return runner.WorkloadSpec(synthetic=args.synthetic, seed=args.seed, first=args.first)
     raise UsageError("give a workload: --trace PATH or --synthetic fb")
 
 
@@ -58,6 +60,8 @@ def add_workload_args(p: argparse.ArgumentParser) -> None:
                    help="trace format (default: detected from the content)")
     p.add_argument("--synthetic", choices=["fb"], help="generated workload instead of a trace")
     p.add_argument("--seed", type=int, default=0, help="seed of the synthetic workload (default 0)")
+    p.add_argument("--first", type=int, default=None, metavar="N",
+                   help="keep only the first N coflows by arrival (quick runs)")
     p.add_argument("--fabric", default=None,
                    help="fabric spec, e.g. bigswitch or bigswitch:gbps=10 (default: bigswitch, 1 Gbps)")
 

@@ -30,16 +30,18 @@ class WorkloadSpec:
     format: str | None = None
     synthetic: str | None = None
     seed: int = 0
-    transforms: tuple = ()
+    first: int | None = None
 
     def load(self):
-        if self.transforms:
-            raise CoflowkitError("workload transforms are not available yet")
         if self.trace is not None:
-            return api.load_trace(self.trace, self.format)
-        if self.synthetic is not None:
-            return api.synthetic(self.synthetic, self.seed)
-        raise CoflowkitError("a workload needs a trace or a synthetic generator")
+            w = api.load_trace(self.trace, self.format)
+        elif self.synthetic is not None:
+            w = api.synthetic(self.synthetic, self.seed)
+        else:
+            raise CoflowkitError("a workload needs a trace or a synthetic generator")
+        if self.first is not None:
+            w = w.head(self.first)
+        return w
 
     def fingerprint(self) -> dict[str, Any]:
         d = asdict(self)

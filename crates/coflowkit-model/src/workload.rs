@@ -86,6 +86,27 @@ impl Workload {
         })
     }
 
+    /// The first `n` coflows (in arrival order) and their flows. Dependencies on
+    /// flows of later coflows are dropped (those flows are not in the result).
+    pub fn head(&self, n: usize) -> Workload {
+        if n >= self.coflows.len() {
+            return self.clone();
+        }
+        let cut = self.coflows[n].first_flow;
+        let mut flows = self.flows[..cut as usize].to_vec();
+        for f in flows.iter_mut() {
+            f.deps.retain(|&d| d < cut);
+        }
+        let meta = if self.meta.is_empty() { Vec::new() } else { self.meta[..cut as usize].to_vec() };
+        Workload {
+            fabric: self.fabric.clone(),
+            coflows: self.coflows[..n].to_vec(),
+            flows,
+            meta,
+            source: format!("{}[first {n} coflows]", self.source),
+        }
+    }
+
     /// Bytes of a coflow on every link it uses, as `(link, bytes)` sorted by link.
     pub fn coflow_link_bytes(&self, c: usize) -> Vec<(u32, f64)> {
         let mut acc: Vec<(u32, f64)> = Vec::new();

@@ -71,6 +71,14 @@ impl Workload {
         })
     }
 
+    /// The first `n` coflows by arrival, with their flows.
+    fn head(&self, n: usize) -> PyResult<Workload> {
+        if n == 0 {
+            return Err(CoflowkitError::new_err("head: n must be at least 1"));
+        }
+        Ok(Workload { inner: self.inner.head(n) })
+    }
+
     /// Per-coflow static columns: id, arrival_s, weight, width, length_bytes,
     /// size_bytes, isolated_s.
     fn coflow_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {

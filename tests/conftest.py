@@ -1,0 +1,42 @@
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_TRACE = ROOT.parent / "shared" / "traces" / "FB2010-1Hr-150-0.txt"
+
+# The worked example of the foundation issue, in the Sincronia format (2 ports):
+# coflow 1 at 0 ms sends 8 MiB 0->1, coflow 2 at 0 ms 2 MiB 1->1, coflow 3 at 16 ms 4 MiB 0->0.
+EXAMPLE = "2 3\n1 0 1 1 1\n0 1 8\n2 0 1 1 1\n1 1 2\n3 16 1 1 1\n0 0 4\n"
+EXAMPLE_CCTS = {
+    "fair": [0.10175, 0.03125, 0.0625],
+    "fifo": [0.0625, 0.078125, 0.07775],
+    "ncf": [0.0625, 0.078125, 0.07775],
+    "aalo": [0.0625, 0.078125, 0.07775],
+    "varys": [0.109375, 0.015625, 0.03125],
+    "sincronia": [0.109375, 0.015625, 0.03125],
+    "scf": [0.109375, 0.015625, 0.03125],
+    "tcf": [0.109375, 0.015625, 0.03125],
+    "pfp": [0.109375, 0.015625, 0.03125],
+}
+
+
+@pytest.fixture
+def example_path(tmp_path):
+    p = tmp_path / "example.txt"
+    p.write_text(EXAMPLE)
+    return p
+
+
+@pytest.fixture
+def fb_trace():
+    if not SHARED_TRACE.exists():
+        pytest.fail(f"the Facebook trace is missing: expected it at {SHARED_TRACE}")
+    return str(SHARED_TRACE)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("COFLOWKIT_CACHE", str(tmp_path / "cache"))
+    os.environ.setdefault("NO_COLOR", "1")

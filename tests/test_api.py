@@ -1,0 +1,113 @@
+import math
+
+import numpy as np
+import pytest
+from conftest import EXAMPLE_CCTS
+
+import coflowkit as ck
+from coflowkit import metrics
+
+
+def test_every_policy_reproduces_the_hand_computed_worked_example(example_path):
+    w = ck.load_trace(example_path)
+    assert {p["name"] for p in ck.policies()} == set(EXAMPLE_CCTS)
+    for policy, want in EXAMPLE_CCTS.items():
+        r = ck.simulate(w, policy, check_invariants=True)
+        assert r.coflows["cct_s"].tolist() == pytest.approx(want, abs=1e-9), policy
+        assert r.extra["checks"] > 0
+
+
+def test_coflow_table_columns_and_derived_values(example_path):
+    r = ck.simulate(ck.load_trace(example_path), "fair")
+    df = r.coflows
+    assert list(df.columns) == metrics.COLUMNS
+    # Coflow 1: 8 MiB alone on its bottleneck at 128 MiB/s -> isolated 1/16 s.
+    assert df["isolated_s"].tolist() == pytest.approx([0.0625, 0.015625, 0.03125])
+    assert df["slowdown"].tolist() == pytest.approx([0.10175 / 0.0625, 2.0, 2.0])
+    assert df["bin"].tolist() == ["LN", "SN", "SN"]  # 8 MiB >= 5 MiB is long
+    assert df["length_bytes"].tolist() == [8 * 2**20, 2 * 2**20, 4 * 2**20]
+
+
+def test_summary_uses_linear_percentiles(example_path):
+    r = ck.simulate(ck.load_trace(example_path), "fifo")
+    cct = np.array(EXAMPLE_CCTS["fifo"])
+    s = r.summary["all"]["cct_s"]
+    assert s["mean"] == pytest.approx(cct.mean())
+    # Linear interpolation between 0.07775 and 0.078125 for p95 of 3 values.
+    assert s["p95"] == pytest.approx(0.07775 + 0.9 * (0.078125 - 0.07775))
+    assert s["median"] == pytest.approx(0.07775)
+    assert r.summary["SN"]["coflows"] == 2 and r.summary["LW"]["coflows"] == 0
+    assert math.isnan(r.summary["LW"]["cct_s"]["mean"])
+
+
+def test_normalized_cct_mean_of_ratios_and_ratio_of_means(example_path):
+    w = ck.load_trace(example_path)
+    a = ck.simulate(w, "varys").coflows
+    b = ck.simulate(w, "fair").coflows
+    n = metrics.normalized(a, b)["all"]
+    va, vf = np.array(EXAMPLE_CCTS["varys"]), np.array(EXAMPLE_CCTS["fair"])
+    assert n["mean_of_ratios"] == pytest.approx(np.mean(va / vf))
+    assert n["ratio_of_means"] == pytest.approx(va.mean() / vf.mean())
+
+
+def test_fabric_capacity_is_an_engine_option(example_path):
+    w = ck.load_trace(example_path)
+    slow = ck.simulate(w, "fifo").coflows["cct_s"].to_numpy()
+    fast = ck.simulate(w, "fifo", fabric="bigswitch:gbps=2").coflows["cct_s"].to_numpy()
+    # Coflow 1 is alone at first, so twice the capacity halves its CCT exactly.
+    assert fast[0] == pytest.approx(slow[0] / 2)
+    with pytest.raises(ck.CoflowkitError, match="gbps must be > 0"):
+        ck.simulate(w, "fifo", fabric="bigswitch:gbps=0")
+
+
+def test_policy_parameters_are_validated(example_path):
+    w = ck.load_trace(example_path)
+    with pytest.raises(ck.CoflowkitError, match="unknown policy 'nope'; valid policies: fair"):
+        ck.simulate(w, "nope")
+    with pytest.raises(ck.CoflowkitError, match="has no parameter 'k'; valid parameters: queues"):
+        ck.simulate(w, "aalo", params={"k": 1})
+    r = ck.simulate(w, "varys", params={"ordering": "static"})
+    assert r.params == {"ordering": "static"}
+
+
+def test_formats_round_trip_exactly(tmp_path, example_path):
+    w = ck.load_trace(example_path)
+    base = ck.simulate(w, "fair").coflows["cct_s"].tolist()
+    for fmt, name in [("sincronia", "a.txt"), ("flows", "a.csv"), ("parquet", "a.parquet")]:
+        p = tmp_path / name
+        ck.write_trace(w, p, fmt)
+        v = ck.load_trace(p)
+        assert v.num_flows == w.num_flows
+        assert ck.simulate(v, "fair").coflows["cct_s"].tolist() == base
+
+
+def test_benchmark_format_round_trip(tmp_path):
+    p = tmp_path / "b.txt"
+    p.write_text("3 2\n1 0 2 0 1 2 1:3 2:1\n2 5 1 2 1 0:2\n")
+    w = ck.load_trace(p)
+    assert w.num_flows == 5
+    cols = w.flow_columns()
+    # Mapper-major: (0->1, 0->2, 1->1, 1->2), each reducer's MB split over 2 mappers.
+    assert list(zip(cols["src"][:4], cols["dst"][:4])) == [(0, 1), (0, 2), (1, 1), (1, 2)]
+    assert cols["bytes"][:4] == [1.5 * 2**20, 0.5 * 2**20, 1.5 * 2**20, 0.5 * 2**20]
+    q = tmp_path / "c.txt"
+    ck.write_trace(w, q, "benchmark")
+    assert q.read_text() == "3 2\n1 0 2 0 1 2 1:3 2:1\n2 5 1 2 1 0:2\n"
+
+
+def test_head_keeps_the_first_coflows(example_path):
+    w = ck.load_trace(example_path)
+    h = w.head(2)
+    assert h.num_coflows == 2 and h.num_flows == 2
+    with pytest.raises(ck.CoflowkitError):
+        w.head(0)
+
+
+def test_synthetic_is_seeded():
+    a = ck.synthetic("fb", 3).coflow_columns()
+    b = ck.synthetic("fb", 3).coflow_columns()
+    c = ck.synthetic("fb", 4).coflow_columns()
+    assert a == b and a != c
+    assert len(a["coflow_id"]) == 526
+    with pytest.raises(ck.CoflowkitError, match="unknown synthetic workload"):
+        ck.synthetic("google")
