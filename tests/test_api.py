@@ -1,11 +1,10 @@
 import math
 
+import coflowkit as ck
 import numpy as np
 import pytest
-from conftest import EXAMPLE_CCTS
-
-import coflowkit as ck
 from coflowkit import metrics
+from conftest import EXAMPLE_CCTS
 
 
 def test_every_policy_reproduces_the_hand_computed_worked_example(example_path):

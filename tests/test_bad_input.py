@@ -4,10 +4,9 @@ row) and the field, from the API and from the CLI (exit 2, one line, no tracebac
 import subprocess
 import sys
 
+import coflowkit as ck
 import pandas as pd
 import pytest
-
-import coflowkit as ck
 
 H = "coflow_id,flow_id,src,dst,bytes,start_s"
 CASES = [
@@ -19,15 +18,32 @@ CASES = [
     ("port.txt", "3 1\n1 0 1 7 1 1:1\n", "port.txt:2: mapper 1: port 7 is outside the fabric"),
     ("count.txt", "3 2\n1 0 1 0 1 1:1\n", "count.txt:1: coflows: the header says 2 coflows but"),
     ("counts.txt", "3 1\n1 0 1 0 2 1:1\n", "counts.txt:2: reducer 2: missing: the line declares 2"),
-    ("dup.txt", "3 2\n1 0 1 0 1 1:1\n1 0 1 0 1 1:1\n", "dup.txt:3: coflow_id: duplicate coflow id 1"),
+    (
+        "dup.txt",
+        "3 2\n1 0 1 0 1 1:1\n1 0 1 0 1 1:1\n",
+        "dup.txt:3: coflow_id: duplicate coflow id 1",
+    ),
     ("sinc.txt", "3 1\n1 0 2 1 1\n0 1 1\n", "sinc.txt:3: src: missing: coflow 1 declares 2 flows"),
-    ("cycle.csv", f"{H},depends_on\n1,1,0,1,5,0,2\n1,2,0,1,5,0,1\n",
-     "cycle.csv:2: depends_on: dependency cycle through flow 1"),
-    ("unknown.csv", f"{H},depends_on\n1,1,0,1,5,0,9\n",
-     "unknown.csv:2: depends_on: flow 1 depends on unknown flow 9"),
-    ("dupflow.csv", f"{H}\n1,1,0,1,5,0\n1,1,0,1,5,0\n", "dupflow.csv:3: flow_id: duplicate flow id 1"),
-    ("nobytes.csv", "coflow_id,flow_id,src,dst,start_s\n1,1,0,1,0\n",
-     "nobytes.csv:1: bytes: missing required column"),
+    (
+        "cycle.csv",
+        f"{H},depends_on\n1,1,0,1,5,0,2\n1,2,0,1,5,0,1\n",
+        "cycle.csv:2: depends_on: dependency cycle through flow 1",
+    ),
+    (
+        "unknown.csv",
+        f"{H},depends_on\n1,1,0,1,5,0,9\n",
+        "unknown.csv:2: depends_on: flow 1 depends on unknown flow 9",
+    ),
+    (
+        "dupflow.csv",
+        f"{H}\n1,1,0,1,5,0\n1,1,0,1,5,0\n",
+        "dupflow.csv:3: flow_id: duplicate flow id 1",
+    ),
+    (
+        "nobytes.csv",
+        "coflow_id,flow_id,src,dst,start_s\n1,1,0,1,0\n",
+        "nobytes.csv:1: bytes: missing required column",
+    ),
     ("zerobytes.csv", f"{H}\n1,1,0,1,0,0\n", "zerobytes.csv:2: bytes: flow size must be > 0"),
 ]
 
@@ -38,7 +54,7 @@ def test_api_error_names_file_line_and_field(tmp_path, name, text, message):
     p.write_text(text)
     with pytest.raises(ck.CoflowkitError) as e:
         ck.load_trace(p)
-    assert str(e.value).startswith(str(tmp_path / message.split(":")[0]) + message[len(name):])
+    assert str(e.value).startswith(str(tmp_path / message.split(":")[0]) + message[len(name) :])
 
 
 @pytest.mark.parametrize("name,text,message", CASES[:4], ids=[c[0] for c in CASES[:4]])
@@ -47,9 +63,20 @@ def test_cli_prints_one_line_and_exits_2(tmp_path, name, text, message):
     p.write_text(text)
     out = tmp_path / "out"
     r = subprocess.run(
-        [sys.executable, "-m", "coflowkit", "simulate", "--trace", str(p), "--policy", "fair",
-         "--out", str(out)],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "coflowkit",
+            "simulate",
+            "--trace",
+            str(p),
+            "--policy",
+            "fair",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
@@ -60,17 +87,35 @@ def test_cli_prints_one_line_and_exits_2(tmp_path, name, text, message):
 
 def test_parquet_errors_name_row_and_column(tmp_path):
     p = tmp_path / "bad.parquet"
-    pd.DataFrame({"coflow_id": [1, 1], "flow_id": [1, 2], "src": [0, 0], "dst": [1, 1],
-                  "bytes": [5.0, -1.0], "start_s": [0.0, 0.0]}).to_parquet(p)
-    with pytest.raises(ck.CoflowkitError, match=r"bad.parquet: row 2: bytes: flow size must be > 0"):
+    pd.DataFrame(
+        {
+            "coflow_id": [1, 1],
+            "flow_id": [1, 2],
+            "src": [0, 0],
+            "dst": [1, 1],
+            "bytes": [5.0, -1.0],
+            "start_s": [0.0, 0.0],
+        }
+    ).to_parquet(p)
+    with pytest.raises(
+        ck.CoflowkitError, match=r"bad.parquet: row 2: bytes: flow size must be > 0"
+    ):
         ck.load_trace(p)
     q = tmp_path / "nocol.parquet"
     pd.DataFrame({"coflow_id": [1]}).to_parquet(q)
     with pytest.raises(ck.CoflowkitError, match=r"nocol.parquet: flow_id: missing required column"):
         ck.load_trace(q)
     r = tmp_path / "null.parquet"
-    pd.DataFrame({"coflow_id": [1, None], "flow_id": [1, 2], "src": [0, 0], "dst": [1, 1],
-                  "bytes": [5.0, 1.0], "start_s": [0.0, 0.0]}).to_parquet(r)
+    pd.DataFrame(
+        {
+            "coflow_id": [1, None],
+            "flow_id": [1, 2],
+            "src": [0, 0],
+            "dst": [1, 1],
+            "bytes": [5.0, 1.0],
+            "start_s": [0.0, 0.0],
+        }
+    ).to_parquet(r)
     with pytest.raises(ck.CoflowkitError, match=r"null.parquet: row 2: coflow_id: missing value"):
         ck.load_trace(r)
 

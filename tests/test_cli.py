@@ -19,8 +19,18 @@ def test_simulate_writes_csv_parquet_and_summary(tmp_path, example_path):
     r = run("simulate", "--trace", str(example_path), "--policy", "varys", "--out", str(out))
     assert "varys" in r.stdout and "mean CCT" in r.stdout
     df = pd.read_csv(out / "coflows.csv")
-    for col in ["coflow_id", "arrival_s", "finish_s", "cct_s", "isolated_s", "slowdown",
-                "width", "length_bytes", "size_bytes", "bin"]:
+    for col in [
+        "coflow_id",
+        "arrival_s",
+        "finish_s",
+        "cct_s",
+        "isolated_s",
+        "slowdown",
+        "width",
+        "length_bytes",
+        "size_bytes",
+        "bin",
+    ]:
         assert col in df.columns
     assert df["cct_s"].tolist() == pytest.approx(EXAMPLE_CCTS["varys"])
     pq = pd.read_parquet(out / "coflows.parquet")
@@ -33,16 +43,39 @@ def test_simulate_writes_csv_parquet_and_summary(tmp_path, example_path):
 
 def test_simulate_with_params_and_fabric(tmp_path, example_path):
     out = tmp_path / "run"
-    run("simulate", "--trace", str(example_path), "--policy", "aalo", "--param", "queues=4",
-        "--fabric", "bigswitch:gbps=2", "--out", str(out), "--quiet")
+    run(
+        "simulate",
+        "--trace",
+        str(example_path),
+        "--policy",
+        "aalo",
+        "--param",
+        "queues=4",
+        "--fabric",
+        "bigswitch:gbps=2",
+        "--out",
+        str(out),
+        "--quiet",
+    )
     s = json.loads((out / "summary.json").read_text())
     assert s["params"] == {"queues": "4"} and "gbps=2" in s["fabric"]
 
 
 def test_compare_prints_and_writes_normalized_cct(tmp_path, example_path):
     out = tmp_path / "cmp"
-    r = run("compare", "--trace", str(example_path), "--policies", "varys,fifo",
-            "--baseline", "fair", "--out", str(out), "--workers", "1")
+    r = run(
+        "compare",
+        "--trace",
+        str(example_path),
+        "--policies",
+        "varys,fifo",
+        "--baseline",
+        "fair",
+        "--out",
+        str(out),
+        "--workers",
+        "1",
+    )
     assert "normalized CCT vs fair" in r.stdout
     df = pd.read_csv(out / "compare.csv")
     row = df[(df.policy == "varys") & (df.bin == "all")].iloc[0]

@@ -9,10 +9,9 @@ benchmark table), so CI runs the first 60 coflows (about 15 minutes of arrivals)
 
 import os
 
+import coflowkit as ck
 import numpy as np
 import pytest
-
-import coflowkit as ck
 
 FIRST = None if os.environ.get("COFLOWKIT_FULL_TRACE") == "1" else 60
 

@@ -39,10 +39,29 @@ def test_coflows_csv_is_byte_identical_across_runs_and_workers(tmp_path):
     for i, workers in enumerate(["1", "2", "2"]):
         d = tmp_path / f"r{i}"
         subprocess.run(
-            [sys.executable, "-m", "coflowkit", "compare", "--synthetic", "fb", "--seed", "7",
-             "--first", "40", "--policies", "varys,aalo", "--baseline", "fair",
-             "--workers", workers, "--no-cache", "--out", str(d)],
-            check=True, capture_output=True,
+            [
+                sys.executable,
+                "-m",
+                "coflowkit",
+                "compare",
+                "--synthetic",
+                "fb",
+                "--seed",
+                "7",
+                "--first",
+                "40",
+                "--policies",
+                "varys,aalo",
+                "--baseline",
+                "fair",
+                "--workers",
+                workers,
+                "--no-cache",
+                "--out",
+                str(d),
+            ],
+            check=True,
+            capture_output=True,
         )
         outs.append({p.name: p.read_bytes() for p in sorted(d.iterdir())})
     assert outs[0] == outs[1] == outs[2]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -109,7 +110,9 @@ def simulate(
     options, kept apart from the policy's parameters.
     """
     if not isinstance(workload, Workload):
-        raise CoflowkitError(f"workload must be a coflowkit Workload, got {type(workload).__name__}")
+        raise CoflowkitError(
+            f"workload must be a coflowkit Workload, got {type(workload).__name__}"
+        )
     p = _params(params)
     if fabric:
         workload = workload.with_fabric(fabric)

@@ -21,8 +21,19 @@ DEFAULT_TRACE = os.path.join("..", "shared", "traces", "FB2010-1Hr-150-0.txt")
 
 def run_one(trace: str, policy: str, timeout: float) -> tuple[str, float, float]:
     with tempfile.TemporaryDirectory() as out:
-        cmd = [sys.executable, "-m", "coflowkit", "simulate", "--trace", trace,
-               "--policy", policy, "--out", out, "--quiet"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "coflowkit",
+            "simulate",
+            "--trace",
+            trace,
+            "--policy",
+            policy,
+            "--out",
+            out,
+            "--quiet",
+        ]
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = t0 + timeout
@@ -57,13 +68,17 @@ def main(args) -> int:
         want = [p.strip() for p in args.policies.split(",") if p.strip()]
         for p in want:
             if p not in names:
-                print(f"coflowkit: error: unknown policy '{p}'; valid policies: {', '.join(names)}",
-                      file=sys.stderr)
+                print(
+                    f"coflowkit: error: unknown policy '{p}'; valid policies: {', '.join(names)}",
+                    file=sys.stderr,
+                )
                 return 2
         names = want
     lines = [
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-        f"Command: coflowkit bench --trace {trace}" + (f" --policies {args.policies}" if args.policies else ""),
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}",
+        f"Command: coflowkit bench --trace {trace}"
+        + (f" --policies {args.policies}" if args.policies else ""),
         "",
         "| policy | status | wall time (s) | peak RSS (MiB) |",
         "|---|---|---:|---:|",

@@ -56,14 +56,25 @@ def workload_spec(args) -> runner.WorkloadSpec:
 
 def add_workload_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trace", help="trace file (benchmark, sincronia, CSV or Parquet flow table)")
-    p.add_argument("--format", choices=["benchmark", "sincronia", "flows"],
-                   help="trace format (default: detected from the content)")
+    p.add_argument(
+        "--format",
+        choices=["benchmark", "sincronia", "flows"],
+        help="trace format (default: detected from the content)",
+    )
     p.add_argument("--synthetic", choices=["fb"], help="generated workload instead of a trace")
     p.add_argument("--seed", type=int, default=0, help="seed of the synthetic workload (default 0)")
-    p.add_argument("--first", type=int, default=None, metavar="N",
-                   help="keep only the first N coflows by arrival (quick runs)")
-    p.add_argument("--fabric", default=None,
-                   help="fabric spec, e.g. bigswitch or bigswitch:gbps=10 (default: bigswitch, 1 Gbps)")
+    p.add_argument(
+        "--first",
+        type=int,
+        default=None,
+        metavar="N",
+        help="keep only the first N coflows by arrival (quick runs)",
+    )
+    p.add_argument(
+        "--fabric",
+        default=None,
+        help="fabric spec, e.g. bigswitch or bigswitch:gbps=10 (default: bigswitch, 1 Gbps)",
+    )
 
 
 def _progress_callback():
@@ -90,8 +101,17 @@ def print_summary(summary: dict, title: str) -> None:
     from rich.table import Table
 
     t = Table(title=title)
-    for col in ["bin", "coflows", "mean CCT (s)", "median", "p95", "p99", "max",
-                "mean slowdown", "p95 slowdown"]:
+    for col in [
+        "bin",
+        "coflows",
+        "mean CCT (s)",
+        "median",
+        "p95",
+        "p99",
+        "max",
+        "mean slowdown",
+        "p95 slowdown",
+    ]:
         t.add_column(col, justify="right")
     for b in ["all"] + metrics.BINS:
         s = summary[b]
@@ -99,8 +119,17 @@ def print_summary(summary: dict, title: str) -> None:
             t.add_row(b, "0", *["-"] * 7)
             continue
         c, sl = s["cct_s"], s["slowdown"]
-        t.add_row(b, str(s["coflows"]), fmt(c["mean"]), fmt(c["median"]), fmt(c["p95"]),
-                  fmt(c["p99"]), fmt(c["max"]), fmt(sl["mean"]), fmt(sl["p95"]))
+        t.add_row(
+            b,
+            str(s["coflows"]),
+            fmt(c["mean"]),
+            fmt(c["median"]),
+            fmt(c["p95"]),
+            fmt(c["p99"]),
+            fmt(c["max"]),
+            fmt(sl["mean"]),
+            fmt(sl["p95"]),
+        )
     Console(width=120).print(t)
 
 
@@ -133,8 +162,9 @@ def cmd_simulate(args) -> int:
     w = spec.load()
     cb, prog = _progress_callback()
     try:
-        r = api.simulate(w, args.policy, params, args.fabric,
-                         check_invariants=args.check_invariants, progress=cb)
+        r = api.simulate(
+            w, args.policy, params, args.fabric, check_invariants=args.check_invariants, progress=cb
+        )
     finally:
         if prog is not None:
             prog.stop()
@@ -163,15 +193,25 @@ def cmd_compare(args) -> int:
             n = norm[b]
             if n["coflows"] == 0:
                 continue
-            rows.append({"policy": label, "bin": b, **n,
-                         "mean_cct_s": r.summary[b]["cct_s"]["mean"]})
+            rows.append(
+                {"policy": label, "bin": b, **n, "mean_cct_s": r.summary[b]["cct_s"]["mean"]}
+            )
     from rich.console import Console
     from rich.table import Table
 
-    t = Table(title=f"normalized CCT vs {base_label} (policy / baseline), "
-                    f"{results[0].fabric}")
-    cols = ["policy", "bin", "coflows", "mean_cct_s", "mean_of_ratios", "ratio_of_means",
-            "median_ratio", "p95_ratio", "mean_slowdown", "p95_slowdown"]
+    t = Table(title=f"normalized CCT vs {base_label} (policy / baseline), {results[0].fabric}")
+    cols = [
+        "policy",
+        "bin",
+        "coflows",
+        "mean_cct_s",
+        "mean_of_ratios",
+        "ratio_of_means",
+        "median_ratio",
+        "p95_ratio",
+        "mean_slowdown",
+        "p95_slowdown",
+    ]
     for c in cols:
         t.add_column(c, justify="right")
     for row in rows:
@@ -219,8 +259,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--policy", required=True, help="policy name (see `coflowkit policies`)")
     s.add_argument("--param", action="append", metavar="KEY=VALUE", help="policy parameter")
     s.add_argument("--out", help="directory for coflows.csv, coflows.parquet, summary.json")
-    s.add_argument("--check-invariants", action="store_true",
-                   help="check link capacities and byte conservation while simulating")
+    s.add_argument(
+        "--check-invariants",
+        action="store_true",
+        help="check link capacities and byte conservation while simulating",
+    )
     s.add_argument("--quiet", action="store_true", help="print nothing on success")
     s.set_defaults(func=cmd_simulate)
 
@@ -229,9 +272,15 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--policies", required=True, help="e.g. varys,aalo:queues=8,sincronia")
     c.add_argument("--baseline", default="fair", help="baseline policy (default fair)")
     c.add_argument("--out", help="directory for compare.csv and per-policy coflows_*.csv")
-    c.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
-                   help="worker processes (default: up to 2)")
-    c.add_argument("--cache-dir", help="result cache (default ~/.cache/coflowkit or $COFLOWKIT_CACHE)")
+    c.add_argument(
+        "--workers",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        help="worker processes (default: up to 2)",
+    )
+    c.add_argument(
+        "--cache-dir", help="result cache (default ~/.cache/coflowkit or $COFLOWKIT_CACHE)"
+    )
     c.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     c.set_defaults(func=cmd_compare)
 
@@ -244,7 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.set_defaults(func=cmd_convert)
 
     b = sub.add_parser("bench", help="time each policy on a trace (whole command, peak RSS)")
-    b.add_argument("--trace", default=None, help="trace (default ../shared/traces/FB2010-1Hr-150-0.txt)")
+    b.add_argument(
+        "--trace", default=None, help="trace (default ../shared/traces/FB2010-1Hr-150-0.txt)"
+    )
     b.add_argument("--policies", default=None, help="comma-separated (default: all)")
     b.add_argument("--timeout", type=float, default=1800, help="seconds per policy (default 1800)")
     b.add_argument("--out", help="write the table as Markdown here")

@@ -69,8 +69,13 @@ def coflow_table(workload, finish_s) -> pd.DataFrame:
 
 def _stats(x: np.ndarray) -> dict[str, float]:
     if len(x) == 0:
-        return {"mean": float("nan"), "median": float("nan"), "p95": float("nan"),
-                "p99": float("nan"), "max": float("nan")}
+        return {
+            "mean": float("nan"),
+            "median": float("nan"),
+            "p95": float("nan"),
+            "p99": float("nan"),
+            "max": float("nan"),
+        }
     return {
         "mean": float(np.mean(x)),
         "median": float(np.percentile(x, 50)),
