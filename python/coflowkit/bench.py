@@ -19,7 +19,7 @@ import time
 DEFAULT_TRACE = os.path.join("..", "shared", "traces", "FB2010-1Hr-150-0.txt")
 
 
-def run_one(trace: str, policy: str, timeout: float) -> tuple[str, float, float]:
+def run_one(trace: str, policy: str, timeout: float) -> tuple[str, float, float, float]:
     with tempfile.TemporaryDirectory() as out:
         cmd = [
             sys.executable,
@@ -53,7 +53,13 @@ def run_one(trace: str, policy: str, timeout: float) -> tuple[str, float, float]
             err = proc.stderr.read().decode(errors="replace").strip().splitlines()
             status = "failed: " + (err[-1] if err else f"exit {code}")
         proc.stderr.close()
-        return status, wall, usage.ru_maxrss / 1024.0
+        mean_cct = float("nan")
+        if status == "ok":
+            import json
+
+            with open(os.path.join(out, "summary.json"), encoding="utf-8") as fh:
+                mean_cct = json.load(fh)["summary"]["all"]["cct_s"]["mean"]
+        return status, wall, usage.ru_maxrss / 1024.0, mean_cct
 
 
 def main(args) -> int:
@@ -80,13 +86,14 @@ def main(args) -> int:
         f"Command: coflowkit bench --trace {trace}"
         + (f" --policies {args.policies}" if args.policies else ""),
         "",
-        "| policy | status | wall time (s) | peak RSS (MiB) |",
-        "|---|---|---:|---:|",
+        "| policy | status | wall time (s) | peak RSS (MiB) | mean CCT (s) |",
+        "|---|---|---:|---:|---:|",
     ]
     print("\n".join(lines), flush=True)
     for name in names:
-        status, wall, rss = run_one(trace, name, args.timeout)
-        row = f"| {name} | {status} | {wall:.2f} | {rss:.0f} |"
+        status, wall, rss, mean_cct = run_one(trace, name, args.timeout)
+        cct = f"{mean_cct:.4f}" if mean_cct == mean_cct else "-"
+        row = f"| {name} | {status} | {wall:.2f} | {rss:.0f} | {cct} |"
         lines.append(row)
         print(row, flush=True)
     if args.out:

@@ -1,0 +1,51 @@
+import subprocess
+import sys
+
+
+def test_bench_reports_wall_time_rss_and_mean_cct(tmp_path, example_path):
+    out = tmp_path / "bench.md"
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "coflowkit",
+            "bench",
+            "--trace",
+            str(example_path),
+            "--policies",
+            "fifo,varys",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rows = [
+        line
+        for line in out.read_text().splitlines()
+        if line.startswith("| fifo") or line.startswith("| varys")
+    ]
+    assert len(rows) == 2 and r.stdout.count("| ok |") == 2
+    # Mean CCTs of the worked example: fifo (0.0625+0.078125+0.07775)/3, varys 0.052083.
+    assert rows[0].split("|")[5].strip() == "0.0728"
+    assert rows[1].split("|")[5].strip() == "0.0521"
+    assert float(rows[0].split("|")[4]) > 0  # peak RSS in MiB
+
+
+def test_bench_rejects_unknown_policy(example_path):
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "coflowkit",
+            "bench",
+            "--trace",
+            str(example_path),
+            "--policies",
+            "nope",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 2 and "unknown policy 'nope'" in r.stderr
