@@ -97,7 +97,11 @@ impl Workload {
         for f in flows.iter_mut() {
             f.deps.retain(|&d| d < cut);
         }
-        let meta = if self.meta.is_empty() { Vec::new() } else { self.meta[..cut as usize].to_vec() };
+        let meta = if self.meta.is_empty() {
+            Vec::new()
+        } else {
+            self.meta[..cut as usize].to_vec()
+        };
         Workload {
             fabric: self.fabric.clone(),
             coflows: self.coflows[..n].to_vec(),

@@ -76,7 +76,9 @@ impl Workload {
         if n == 0 {
             return Err(CoflowkitError::new_err("head: n must be at least 1"));
         }
-        Ok(Workload { inner: self.inner.head(n) })
+        Ok(Workload {
+            inner: self.inner.head(n),
+        })
     }
 
     /// Per-coflow static columns: id, arrival_s, weight, width, length_bytes,
