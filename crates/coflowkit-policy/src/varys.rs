@@ -44,28 +44,34 @@ impl Varys {
             tmp: Vec::new(),
         }
     }
+}
 
-    /// `max_l Σ bytes(f) / C_l` over the given (path, bytes) pairs.
-    fn gamma(&mut self, v: &ClairvoyantView, flows: impl Iterator<Item = (PathId, f64)>) -> f64 {
-        if self.load.len() < v.fabric.num_links() {
-            self.load.resize(v.fabric.num_links(), 0.0);
-        }
-        self.touched.clear();
-        for (p, b) in flows {
-            for &l in v.fabric.path(p) {
-                if self.load[l as usize] == 0.0 {
-                    self.touched.push(l);
-                }
-                self.load[l as usize] += b;
-            }
-        }
-        let mut g: f64 = 0.0;
-        for &l in &self.touched {
-            g = g.max(self.load[l as usize] / v.fabric.capacities[l as usize]);
-            self.load[l as usize] = 0.0;
-        }
-        g
+/// `Γ = max_l Σ bytes(f) / C_l` over the given (path, bytes) pairs; `load` is a
+/// per-link scratch array left all-zero on return.
+fn gamma(
+    load: &mut Vec<f64>,
+    touched: &mut Vec<u32>,
+    v: &ClairvoyantView,
+    flows: impl Iterator<Item = (PathId, f64)>,
+) -> f64 {
+    if load.len() < v.fabric.num_links() {
+        load.resize(v.fabric.num_links(), 0.0);
     }
+    touched.clear();
+    for (p, b) in flows {
+        for &l in v.fabric.path(p) {
+            if load[l as usize] == 0.0 {
+                touched.push(l);
+            }
+            load[l as usize] += b;
+        }
+    }
+    let mut g: f64 = 0.0;
+    for &l in touched.iter() {
+        g = g.max(load[l as usize] / v.fabric.capacities[l as usize]);
+        load[l as usize] = 0.0;
+    }
+    g
 }
 
 impl ClairvoyantPolicy for Varys {
@@ -81,17 +87,15 @@ impl ClairvoyantPolicy for Varys {
                     let first = v.coflow_first_flow[k] as usize;
                     let n = v.coflow_width[k] as usize;
                     let flows = (first..first + n).map(|f| (v.flow_path[f], v.size[f]));
-                    let flows: Vec<(PathId, f64)> = flows.collect();
-                    self.gamma_static[k] = self.gamma(v, flows.into_iter());
+                    self.gamma_static[k] = gamma(&mut self.load, &mut self.touched, v, flows);
                 }
                 self.gamma_static[k]
             } else {
-                let it = g.range().map(|i| {
+                let flows = g.range().map(|i| {
                     let f = v.active[i] as usize;
                     (v.flow_path[f], v.remaining[f])
                 });
-                let flows: Vec<(PathId, f64)> = it.collect();
-                self.gamma(v, flows.into_iter())
+                gamma(&mut self.load, &mut self.touched, v, flows)
             };
             self.order.push((gamma, g.coflow, gi));
         }
