@@ -1,12 +1,14 @@
 //! Runs one policy on a trace and prints timings: a profiling aid.
-//! `cargo run --release -p coflowkit-sim --example run_trace -- TRACE POLICY`
+//! `cargo run --release -p coflowkit-sim --example run_trace -- TRACE POLICY [--check] [--dump FILE]`
+//! `--dump FILE` writes each coflow's id and finish time (one per line, full
+//! precision), to compare two builds of the engine coflow by coflow.
 
 use std::time::Instant;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
-        eprintln!("usage: run_trace TRACE POLICY [--check]");
+        eprintln!("usage: run_trace TRACE POLICY [--check] [--dump FILE]");
         std::process::exit(2);
     }
     let t0 = Instant::now();
@@ -38,6 +40,13 @@ fn main() {
         .map(|(k, c)| r.coflow_finish_s[k] - c.arrival_s)
         .sum::<f64>()
         / w.coflows.len() as f64;
+    if let Some(i) = args.iter().position(|a| a == "--dump") {
+        let mut out = String::new();
+        for (k, c) in w.coflows.iter().enumerate() {
+            out.push_str(&format!("{} {:e}\n", c.id, r.coflow_finish_s[k]));
+        }
+        std::fs::write(&args[i + 1], out).expect("cannot write the --dump file");
+    }
     println!(
         "{} read {:.3}s simulate {:.3}s events {} calls {} mean_cct {:.6}",
         args[2],
