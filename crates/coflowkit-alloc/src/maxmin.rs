@@ -17,6 +17,9 @@
 use crate::avail;
 use coflowkit_model::{Fabric, PathId};
 
+/// `path_item` marker of a path with a saturated link.
+const BLOCKED: u32 = u32::MAX;
+
 /// Max-min solver with scratch space reused across calls (no allocation in steady state).
 #[derive(Default)]
 pub struct MaxMin {
@@ -89,20 +92,37 @@ impl MaxMin {
         self.reserve(fabric);
         self.next_epoch();
         let ep = self.epoch;
-        // 1. Aggregate flows by path into entities.
+        // 1. Aggregate flows by path into entities. A path crossing a saturated link
+        //    gets rate 0 at once and takes no part in the filling (in priority
+        //    max-min most flows of low-priority groups are in this case).
         self.item_path.clear();
         self.item_w.clear();
         for &p in paths {
             let pi = p as usize;
             if self.path_stamp[pi] != ep {
                 self.path_stamp[pi] = ep;
-                self.path_item[pi] = self.item_path.len() as u32;
-                self.item_path.push(p);
-                self.item_w.push(0.0);
+                let open = fabric
+                    .path(p)
+                    .iter()
+                    .all(|&l| avail(residual, &fabric.capacities, l as usize) > 0.0);
+                if open {
+                    self.path_item[pi] = self.item_path.len() as u32;
+                    self.item_path.push(p);
+                    self.item_w.push(0.0);
+                } else {
+                    self.path_item[pi] = BLOCKED;
+                }
             }
-            self.item_w[self.path_item[pi] as usize] += 1.0;
+            let it = self.path_item[pi];
+            if it != BLOCKED {
+                self.item_w[it as usize] += 1.0;
+            }
         }
         let n_items = self.item_path.len();
+        if n_items == 0 {
+            rates.iter_mut().for_each(|r| *r = 0.0);
+            return;
+        }
         self.item_rate.clear();
         self.item_rate.resize(n_items, 0.0);
         self.item_frozen.clear();
@@ -185,7 +205,12 @@ impl MaxMin {
         }
         // 5. Write back rates and residuals.
         for (r, &p) in rates.iter_mut().zip(paths) {
-            *r = self.item_rate[self.path_item[p as usize] as usize];
+            let it = self.path_item[p as usize];
+            *r = if it == BLOCKED {
+                0.0
+            } else {
+                self.item_rate[it as usize]
+            };
         }
         for &l in &self.touched {
             let li = l as usize;

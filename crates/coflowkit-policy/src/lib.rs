@@ -115,6 +115,10 @@ pub struct Common<'a> {
     pub coflow_width: &'a [u32],
     /// Bytes sent so far by each coflow, finished flows included.
     pub coflow_sent: &'a [f64],
+    /// Number of flows of each coflow started so far (never decreases): a policy
+    /// caching something about a coflow's active flows knows it is stale when this
+    /// grows.
+    pub coflow_started: &'a [u32],
 }
 
 /// The view of a policy that knows flow sizes.

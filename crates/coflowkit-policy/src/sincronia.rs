@@ -11,6 +11,7 @@
 //! rates: in that order, flows by index, r_f = min_{l ∈ f} c_l (greedy)
 //! ```
 
+use crate::util::Cuts;
 use crate::{ClairvoyantPolicy, ClairvoyantView, Decision};
 use coflowkit_alloc::{consume, path_avail};
 
@@ -29,6 +30,7 @@ pub struct Sincronia {
     done: Vec<bool>,
     order: Vec<usize>,
     residual: Vec<f64>,
+    cuts: Cuts,
 }
 
 impl Sincronia {
@@ -152,6 +154,9 @@ impl ClairvoyantPolicy for Sincronia {
         self.residual.clear();
         self.residual.extend_from_slice(&v.fabric.capacities);
         for &g in &self.order {
+            if self.cuts.blocked(v, g, &self.residual) {
+                continue;
+            }
             for i in v.groups[g].range() {
                 let p = v.flow_path[v.active[i] as usize];
                 let r = path_avail(v.fabric, &self.residual, p);

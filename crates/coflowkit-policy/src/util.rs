@@ -1,7 +1,7 @@
 //! Shared building blocks of the policies.
 
 use crate::Common;
-use coflowkit_alloc::MaxMin;
+use coflowkit_alloc::{avail, MaxMin};
 use coflowkit_model::PathId;
 
 /// Priority max-min with one group per coflow: coflows in the given order, each gets
@@ -10,41 +10,101 @@ use coflowkit_model::PathId;
 pub(crate) struct CoflowPriority {
     mm: MaxMin,
     pub residual: Vec<f64>,
+    cuts: Cuts,
     paths: Vec<PathId>,
-    ends: Vec<usize>,
-    pos: Vec<u32>,
     tmp: Vec<f64>,
 }
 
 impl CoflowPriority {
     /// `order` lists indices into `c.groups`, highest priority first. Writes
-    /// `rates[i]` for every active flow of the listed coflows; `self.residual` holds
-    /// what is left afterwards.
+    /// `rates[i]` for every active flow of the listed coflows that can get a positive
+    /// rate; `rates` must be zero on entry (as [`crate::Decision::reset`] leaves it),
+    /// since coflows with no open path are skipped without being written.
+    /// `self.residual` holds what is left afterwards.
     pub fn run(&mut self, c: &Common, order: &[usize], rates: &mut [f64]) {
         self.residual.clear();
         self.residual.extend_from_slice(&c.fabric.capacities);
-        self.paths.clear();
-        self.ends.clear();
-        self.pos.clear();
         for &g in order {
-            for i in c.groups[g].range() {
-                self.paths.push(c.flow_path[c.active[i] as usize]);
-                self.pos.push(i as u32);
+            if self.cuts.blocked(c, g, &self.residual) {
+                continue;
             }
-            self.ends.push(self.paths.len());
+            let range = c.groups[g].range();
+            self.paths.clear();
+            self.paths
+                .extend(c.active[range.clone()].iter().map(|&f| c.flow_path[f as usize]));
+            self.tmp.clear();
+            self.tmp.resize(self.paths.len(), 0.0);
+            self.mm
+                .solve(c.fabric, &mut self.residual, &self.paths, &mut self.tmp);
+            rates[range].copy_from_slice(&self.tmp);
         }
-        self.tmp.clear();
-        self.tmp.resize(self.paths.len(), 0.0);
-        self.mm.priority(
-            c.fabric,
-            &mut self.residual,
-            &self.paths,
-            &self.ends,
-            &mut self.tmp,
-        );
-        for (k, &i) in self.pos.iter().enumerate() {
-            rates[i as usize] = self.tmp[k];
+    }
+}
+
+/// Per-coflow cut of the paths of its active flows: the distinct first links and the
+/// distinct last links. Every flow crosses one of each, so when all the first links,
+/// or all the last links, of a coflow are saturated, none of its flows can get a
+/// positive rate; [`Cuts::blocked`] tells so in `O(first + last links)` instead of
+/// `O(flows)` (on the big switch: senders + receivers instead of their product).
+/// A cut stays valid while the coflow's active flows only finish; it is rebuilt when
+/// `coflow_started` shows new flows.
+#[derive(Default)]
+pub(crate) struct Cuts {
+    /// Per coflow: `coflow_started` when its cut was built (`u32::MAX`: never).
+    built: Vec<u32>,
+    first: Vec<Vec<u32>>,
+    last: Vec<Vec<u32>>,
+    stamp: Vec<u32>,
+    epoch: u32,
+}
+
+impl Cuts {
+    fn rebuild(&mut self, c: &Common, g: usize) {
+        let k = c.groups[g].coflow as usize;
+        let nl = c.fabric.num_links();
+        if self.stamp.len() < nl {
+            self.stamp.resize(nl, 0);
         }
+        let mut first = std::mem::take(&mut self.first[k]);
+        let mut last = std::mem::take(&mut self.last[k]);
+        first.clear();
+        last.clear();
+        for (list, pick_last) in [(&mut first, false), (&mut last, true)] {
+            self.epoch = self.epoch.wrapping_add(1);
+            if self.epoch == 0 {
+                self.stamp.iter_mut().for_each(|s| *s = 0);
+                self.epoch = 1;
+            }
+            for &f in &c.active[c.groups[g].range()] {
+                let links = c.fabric.path(c.flow_path[f as usize]);
+                let l = if pick_last { links.last() } else { links.first() };
+                if let Some(&l) = l {
+                    if self.stamp[l as usize] != self.epoch {
+                        self.stamp[l as usize] = self.epoch;
+                        list.push(l);
+                    }
+                }
+            }
+        }
+        self.first[k] = first;
+        self.last[k] = last;
+        self.built[k] = c.coflow_started[k];
+    }
+
+    /// True when no active flow of group `g` can get a positive rate on `residual`.
+    pub fn blocked(&mut self, c: &Common, g: usize, residual: &[f64]) -> bool {
+        let k = c.groups[g].coflow as usize;
+        if self.built.len() < c.coflow_started.len() {
+            self.built.resize(c.coflow_started.len(), u32::MAX);
+            self.first.resize(c.coflow_started.len(), Vec::new());
+            self.last.resize(c.coflow_started.len(), Vec::new());
+        }
+        if self.built[k] != c.coflow_started[k] {
+            self.rebuild(c, g);
+        }
+        let caps = &c.fabric.capacities;
+        let closed = |l: &u32| avail(residual, caps, *l as usize) <= 0.0;
+        self.first[k].iter().all(closed) || self.last[k].iter().all(closed)
     }
 }
 
@@ -160,6 +220,7 @@ pub(crate) mod testkit {
                 coflow_weight: &self.weight,
                 coflow_width: &self.width,
                 coflow_sent: &self.coflow_sent,
+                coflow_started: &self.width,
             }
         }
 

@@ -12,6 +12,7 @@
 //! `ordering=dynamic` (default) recomputes Γ from remaining bytes at every event;
 //! `ordering=static` is CoflowSim's choice: Γ from the coflow's full sizes, once.
 
+use crate::util::Cuts;
 use crate::{ClairvoyantPolicy, ClairvoyantView, Decision};
 use coflowkit_alloc::{consume, madd, path_avail, MaddScratch};
 use coflowkit_model::PathId;
@@ -27,6 +28,7 @@ pub struct Varys {
     paths: Vec<PathId>,
     rem: Vec<f64>,
     tmp: Vec<f64>,
+    cuts: Cuts,
 }
 
 impl Varys {
@@ -42,6 +44,7 @@ impl Varys {
             paths: Vec::new(),
             rem: Vec::new(),
             tmp: Vec::new(),
+            cuts: Cuts::default(),
         }
     }
 }
@@ -127,6 +130,9 @@ impl ClairvoyantPolicy for Varys {
         }
         // Backfilling pass.
         for &(_, _, gi) in &self.order {
+            if self.cuts.blocked(v, gi, &self.residual) {
+                continue;
+            }
             for i in v.groups[gi].range() {
                 let p = v.flow_path[v.active[i] as usize];
                 let extra = path_avail(v.fabric, &self.residual, p);

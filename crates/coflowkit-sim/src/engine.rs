@@ -92,10 +92,16 @@ struct Engine<'w> {
     remaining: Vec<f64>,
     rate: Vec<f64>,
     coflow_sent: Vec<f64>,
+    coflow_started: Vec<u32>,
     coflow_left: Vec<u32>,
     deps_left: Vec<u32>,
     children: Vec<Vec<u32>>,
     active: Vec<u32>,
+    /// The active flows that can change state before the next policy call: rate > 0,
+    /// or remaining bytes already within the finish tolerance. Advancing time and
+    /// detecting completions only look at these.
+    moving: Vec<u32>,
+    was_moving: Vec<u32>,
     groups: Vec<ActiveCoflow>,
     /// Flows without dependencies, by (start, index), consumed from `cursor`.
     ready: Vec<u32>,
@@ -170,10 +176,13 @@ impl<'w> Engine<'w> {
             remaining: w.flows.iter().map(|f| f.size_bytes).collect(),
             rate: vec![0.0; n],
             coflow_sent: vec![0.0; nc],
+            coflow_started: vec![0; nc],
             coflow_left: w.coflows.iter().map(|c| c.width).collect(),
             deps_left,
             children,
             active: Vec::new(),
+            moving: Vec::new(),
+            was_moving: Vec::new(),
             groups: Vec::new(),
             ready,
             cursor: 0,
@@ -211,7 +220,7 @@ impl<'w> Engine<'w> {
 
     fn next_completion(&self) -> f64 {
         let mut t = f64::INFINITY;
-        for &f in &self.active {
+        for &f in &self.moving {
             let r = self.rate[f as usize];
             if r > 0.0 {
                 t = t.min(self.remaining[f as usize] / r);
@@ -223,7 +232,7 @@ impl<'w> Engine<'w> {
     fn advance(&mut self, t: f64) {
         let dt = t - self.now;
         if dt > 0.0 {
-            for &f in &self.active {
+            for &f in &self.moving {
                 let f = f as usize;
                 let b = self.rate[f] * dt;
                 if b > 0.0 {
@@ -241,8 +250,8 @@ impl<'w> Engine<'w> {
     fn completions(&mut self) -> bool {
         let mut any = false;
         let mut i = 0;
-        while i < self.active.len() {
-            let f = self.active[i] as usize;
+        while i < self.moving.len() {
+            let f = self.moving[i] as usize;
             let rem = self.remaining[f];
             let done = rem <= finish_threshold(self.size[f]) || rem <= self.rate[f] * TIME_EPS;
             if done {
@@ -274,6 +283,7 @@ impl<'w> Engine<'w> {
         if any {
             let rem = &self.remaining;
             self.active.retain(|&f| rem[f as usize] > 0.0);
+            self.moving.retain(|&f| rem[f as usize] > 0.0);
         }
         any
     }
@@ -303,6 +313,7 @@ impl<'w> Engine<'w> {
         }
         for &i in &self.newcomers {
             self.result.flow_start_s[i as usize] = self.now;
+            self.coflow_started[self.flow_coflow[i as usize] as usize] += 1;
         }
         self.newcomers.sort_unstable();
         // Merge the sorted newcomers into the sorted active list.
@@ -325,18 +336,22 @@ impl<'w> Engine<'w> {
         true
     }
 
+    /// Cuts `active` into per-coflow ranges. A coflow's flows are contiguous in the
+    /// global numbering, so each range ends at the first active flow past the
+    /// coflow's last flow: a binary search, `O(groups · log active)`.
     fn rebuild_groups(&mut self) {
         self.groups.clear();
-        for (i, &f) in self.active.iter().enumerate() {
-            let k = self.flow_coflow[f as usize];
-            match self.groups.last_mut() {
-                Some(g) if g.coflow == k => g.end = i as u32 + 1,
-                _ => self.groups.push(ActiveCoflow {
-                    coflow: k,
-                    start: i as u32,
-                    end: i as u32 + 1,
-                }),
-            }
+        let mut i = 0;
+        while i < self.active.len() {
+            let k = self.flow_coflow[self.active[i] as usize];
+            let past = self.first_flow[k as usize] + self.width[k as usize];
+            let end = i + self.active[i..].partition_point(|&f| f < past);
+            self.groups.push(ActiveCoflow {
+                coflow: k,
+                start: i as u32,
+                end: end as u32,
+            });
+            i = end;
         }
     }
 
@@ -356,6 +371,7 @@ impl<'w> Engine<'w> {
             coflow_weight: &self.weight,
             coflow_width: &self.width,
             coflow_sent: &self.coflow_sent,
+            coflow_started: &self.coflow_started,
         };
         match policy {
             AnyPolicy::Clairvoyant(p) => {
@@ -377,8 +393,37 @@ impl<'w> Engine<'w> {
         if !self.decision.classes.is_empty() {
             self.classes_to_rates();
         }
-        for (i, &f) in self.active.iter().enumerate() {
-            self.rate[f as usize] = self.decision.rates[i];
+        // `rate` is zero outside `moving`: reset the flows that were moving, then set
+        // the positive rates. A flow at rate zero can still be due to finish (its
+        // remaining bytes within the tolerance): only flows that were moving or just
+        // started can be in that state, and they stay in `moving`.
+        std::mem::swap(&mut self.moving, &mut self.was_moving);
+        self.moving.clear();
+        for &f in &self.was_moving {
+            self.rate[f as usize] = 0.0;
+        }
+        for (i, &r) in self.decision.rates.iter().enumerate() {
+            if r != 0.0 {
+                let f = self.active[i];
+                self.rate[f as usize] = r;
+                self.moving.push(f);
+            }
+        }
+        let due = |f: u32| {
+            let f = f as usize;
+            self.rate[f] == 0.0 && self.remaining[f] <= finish_threshold(self.size[f])
+        };
+        let extra: Vec<u32> = self
+            .was_moving
+            .iter()
+            .chain(&self.newcomers)
+            .copied()
+            .filter(|&f| due(f))
+            .collect();
+        if !extra.is_empty() {
+            self.moving.extend(extra);
+            self.moving.sort_unstable();
+            self.moving.dedup();
         }
     }
 
@@ -411,8 +456,8 @@ impl<'w> Engine<'w> {
         self.result.checks += 1;
         let caps = &self.w.fabric.capacities;
         let mut load = vec![0.0; caps.len()];
-        for &f in &self.active {
-            let r = self.rate[f as usize];
+        for (i, &f) in self.active.iter().enumerate() {
+            let r = self.decision.rates[i];
             if !(r.is_finite() && r >= 0.0) {
                 return Err(fail(format!(
                     "invariant violated at t={}: {policy_name} gave flow {} the rate {r}",
@@ -462,14 +507,21 @@ impl<'w> Engine<'w> {
         if self.decision.wakeups.is_empty() {
             return;
         }
-        let mut coflow_rate: Vec<(u32, f64)> = Vec::new();
-        for g in &self.groups {
-            let r: f64 = self.active[g.range()]
-                .iter()
-                .map(|&f| self.rate[f as usize])
-                .sum();
-            coflow_rate.push((g.coflow, r));
-        }
+        // Coflow rates from the moving flows (the others are at rate zero).
+        let mut coflow_rate: Vec<(u32, f64)> = self
+            .moving
+            .iter()
+            .map(|&f| (self.flow_coflow[f as usize], self.rate[f as usize]))
+            .collect();
+        coflow_rate.sort_by_key(|x| x.0);
+        coflow_rate.dedup_by(|b, a| {
+            if a.0 == b.0 {
+                a.1 += b.1;
+                true
+            } else {
+                false
+            }
+        });
         for w in &self.decision.wakeups {
             let t = match *w {
                 Wakeup::At(t) => t,
@@ -549,9 +601,7 @@ impl<'w> Engine<'w> {
                 self.rebuild_groups();
             }
             if self.active.is_empty() {
-                for &f in &self.active {
-                    self.rate[f as usize] = 0.0;
-                }
+                self.moving.clear();
                 self.timers.clear();
             } else {
                 self.call_policy(policy);
