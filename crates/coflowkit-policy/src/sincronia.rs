@@ -11,14 +11,14 @@
 //! rates: in that order, flows by index, r_f = min_{l ∈ f} c_l (greedy)
 //! ```
 
-use crate::util::Cuts;
+use crate::util::{Cuts, LoadCache};
 use crate::{ClairvoyantPolicy, ClairvoyantView, Decision};
 use coflowkit_alloc::{consume, path_avail};
 
 #[derive(Default)]
 pub struct Sincronia {
-    acc: Vec<f64>,
-    touched: Vec<u32>,
+    /// Per-coflow remaining bytes per link, recounted only for coflows that moved.
+    cache: LoadCache,
     /// Per active group: (link, load) pairs, concatenated; `spans[g]` delimits them.
     loads: Vec<(u32, f64)>,
     spans: Vec<(usize, usize)>,
@@ -35,28 +35,13 @@ pub struct Sincronia {
 
 impl Sincronia {
     fn loads(&mut self, v: &ClairvoyantView) {
-        let nl = v.fabric.num_links();
-        self.acc.clear();
-        self.acc.resize(nl, 0.0);
         self.loads.clear();
         self.spans.clear();
-        for g in v.groups {
-            self.touched.clear();
-            for i in g.range() {
-                let f = v.active[i] as usize;
-                for &l in v.fabric.path(v.flow_path[f]) {
-                    if self.acc[l as usize] == 0.0 {
-                        self.touched.push(l);
-                    }
-                    self.acc[l as usize] += v.remaining[f];
-                }
-            }
-            self.touched.sort_unstable();
+        for g in 0..v.groups.len() {
             let start = self.loads.len();
-            for &l in &self.touched {
-                let li = l as usize;
-                self.loads.push((l, self.acc[li] / v.fabric.capacities[li]));
-                self.acc[li] = 0.0;
+            for &(l, bytes) in self.cache.get(v, g) {
+                self.loads
+                    .push((l, bytes / v.fabric.capacities[l as usize]));
             }
             self.spans.push((start, self.loads.len()));
         }
@@ -157,11 +142,18 @@ impl ClairvoyantPolicy for Sincronia {
             if self.cuts.blocked(v, g, &self.residual) {
                 continue;
             }
+            let mut moved = false;
             for i in v.groups[g].range() {
                 let p = v.flow_path[v.active[i] as usize];
                 let r = path_avail(v.fabric, &self.residual, p);
-                out.rates[i] = r;
-                consume(v.fabric, &mut self.residual, p, r);
+                if r > 0.0 {
+                    out.rates[i] = r;
+                    consume(v.fabric, &mut self.residual, p, r);
+                    moved = true;
+                }
+            }
+            if moved {
+                self.cache.moved(v.groups[g].coflow);
             }
         }
     }

@@ -1,6 +1,6 @@
 //! Shared building blocks of the policies.
 
-use crate::Common;
+use crate::{ClairvoyantView, Common};
 use coflowkit_alloc::{avail, MaxMin};
 use coflowkit_model::PathId;
 
@@ -30,8 +30,11 @@ impl CoflowPriority {
             }
             let range = c.groups[g].range();
             self.paths.clear();
-            self.paths
-                .extend(c.active[range.clone()].iter().map(|&f| c.flow_path[f as usize]));
+            self.paths.extend(
+                c.active[range.clone()]
+                    .iter()
+                    .map(|&f| c.flow_path[f as usize]),
+            );
             self.tmp.clear();
             self.tmp.resize(self.paths.len(), 0.0);
             self.mm
@@ -77,7 +80,11 @@ impl Cuts {
             }
             for &f in &c.active[c.groups[g].range()] {
                 let links = c.fabric.path(c.flow_path[f as usize]);
-                let l = if pick_last { links.last() } else { links.first() };
+                let l = if pick_last {
+                    links.last()
+                } else {
+                    links.first()
+                };
                 if let Some(&l) = l {
                     if self.stamp[l as usize] != self.epoch {
                         self.stamp[l as usize] = self.epoch;
@@ -105,6 +112,83 @@ impl Cuts {
         let caps = &c.fabric.capacities;
         let closed = |l: &u32| avail(residual, caps, *l as usize) <= 0.0;
         self.first[k].iter().all(closed) || self.last[k].iter().all(closed)
+    }
+}
+
+/// Per-coflow remaining bytes on each link its active flows cross,
+/// `R_k(l) = Σ_{f ∈ k active, l ∈ f} rem_f`, as (link, bytes) pairs in ascending link
+/// order, kept across calls. A coflow's entry is recounted when one of its flows
+/// may have moved (the policy reports every coflow it gave a positive rate with
+/// [`LoadCache::moved`], and a change of `coflow_sent` shows bytes sent anyway, as
+/// in a real network), started, or finished; otherwise the cached sums are exactly
+/// what a recount would give (same flows, same order, same bytes). Policies
+/// that serve few coflows at a time then pay `O(flows of served coflows)` per call
+/// instead of `O(active flows)`.
+type Key = (u32, u32, u64);
+const STALE: Key = (u32::MAX, u32::MAX, u64::MAX);
+
+#[derive(Default)]
+pub(crate) struct LoadCache {
+    /// Per coflow: (`coflow_started`, active count, `coflow_sent` bits) when built.
+    built: Vec<Key>,
+    loads: Vec<Vec<(u32, f64)>>,
+    acc: Vec<f64>,
+    mark: Vec<bool>,
+    touched: Vec<u32>,
+}
+
+impl LoadCache {
+    /// The loads of group `g` of `v`.
+    pub fn get(&mut self, v: &ClairvoyantView, g: usize) -> &[(u32, f64)] {
+        let grp = v.groups[g];
+        let k = grp.coflow as usize;
+        let nc = v.coflow_started.len();
+        if self.built.len() < nc {
+            self.built.resize(nc, STALE);
+            self.loads.resize(nc, Vec::new());
+        }
+        let key = (
+            v.coflow_started[k],
+            grp.end - grp.start,
+            v.coflow_sent[k].to_bits(),
+        );
+        if self.built[k] != key {
+            let nl = v.fabric.num_links();
+            if self.acc.len() < nl {
+                self.acc.resize(nl, 0.0);
+                self.mark.resize(nl, false);
+            }
+            self.touched.clear();
+            for &f in &v.active[grp.range()] {
+                let f = f as usize;
+                for &l in v.fabric.path(v.flow_path[f]) {
+                    let li = l as usize;
+                    if !self.mark[li] {
+                        self.mark[li] = true;
+                        self.touched.push(l);
+                    }
+                    self.acc[li] += v.remaining[f];
+                }
+            }
+            self.touched.sort_unstable();
+            let out = &mut self.loads[k];
+            out.clear();
+            for &l in &self.touched {
+                let li = l as usize;
+                out.push((l, self.acc[li]));
+                self.acc[li] = 0.0;
+                self.mark[li] = false;
+            }
+            self.built[k] = key;
+        }
+        &self.loads[k]
+    }
+
+    /// Coflow `k` got a positive rate: its remaining bytes will change.
+    pub fn moved(&mut self, k: u32) {
+        if let Some(b) = self.built.get_mut(k as usize) {
+            *b = STALE;
+        }
     }
 }
 
@@ -247,5 +331,88 @@ pub(crate) mod testkit {
         for (x, y) in a.iter().zip(b) {
             assert!((x - y).abs() <= 1e-9 * y.abs().max(1.0), "{a:?} vs {b:?}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testkit::Case;
+    use super::*;
+
+    #[test]
+    fn a_coflow_is_blocked_when_all_its_senders_or_all_its_receivers_are_full() {
+        // 3 ports: links up0..up2 = 0..3, down0..down2 = 3..6. Coflow 0: 0→1, 0→2.
+        let c = Case::new(3, 10.0, &[(0, 0, 1, 1.0, 0.0), (0, 0, 2, 1.0, 0.0)]);
+        let v = c.common();
+        let mut cuts = Cuts::default();
+        let open = vec![10.0; 6];
+        assert!(!cuts.blocked(&v, 0, &open));
+        // Its only sender's uplink is full.
+        let mut r = open.clone();
+        r[0] = 0.0;
+        assert!(cuts.blocked(&v, 0, &r));
+        // Both receivers' downlinks full (down1, down2); a residue within the
+        // capacity tolerance (1e-9 · C) counts as full.
+        let mut r = open.clone();
+        r[4] = 0.0;
+        r[5] = 1e-12;
+        assert!(cuts.blocked(&v, 0, &r));
+        // One receiver still open: flow 0→2 can move.
+        r[5] = 1.0;
+        assert!(!cuts.blocked(&v, 0, &r));
+        // A link the coflow does not use (up1) and one of its receivers (down1)
+        // full: flow 0→2 stays open.
+        let mut r = open;
+        r[1] = 0.0;
+        r[4] = 0.0;
+        assert!(!cuts.blocked(&v, 0, &r));
+    }
+
+    #[test]
+    fn a_cut_is_rebuilt_when_the_coflow_starts_new_flows() {
+        // Coflow 0 first has one active flow 0→1; later a flow 2→1 starts.
+        let mut c = Case::new(3, 10.0, &[(0, 0, 1, 1.0, 0.0), (0, 2, 1, 1.0, 0.0)]);
+        let both = c.active.clone();
+        c.active.truncate(1);
+        c.groups[0].end = 1;
+        c.width[0] = 1; // started so far, as the engine reports it
+        let mut cuts = Cuts::default();
+        let mut r = vec![10.0; 6];
+        r[0] = 0.0; // up0 full: the coflow's only sender
+        assert!(cuts.blocked(&c.common(), 0, &r));
+        c.active = both;
+        c.groups[0].end = 2;
+        c.width[0] = 2;
+        assert!(!cuts.blocked(&c.common(), 0, &r), "up2 is open for 2→1");
+    }
+
+    #[test]
+    fn loads_are_recounted_when_the_coflow_moved_sent_or_changed_flows() {
+        // 3 ports (up 0..3, down 3..6). Coflow 0: 0→1 with 4 B left, 0→2 with 2 B.
+        // R(up0) = 6, R(down1) = 4, R(down2) = 2.
+        let mut c = Case::new(3, 10.0, &[(0, 0, 1, 4.0, 0.0), (0, 0, 2, 2.0, 0.0)]);
+        let mut cache = LoadCache::default();
+        assert_eq!(
+            cache.get(&c.clairvoyant(), 0),
+            &[(0, 6.0), (4, 4.0), (5, 2.0)]
+        );
+        // The policy served it: 1 B of flow 0 went out.
+        c.remaining[0] = 3.0;
+        cache.moved(0);
+        assert_eq!(
+            cache.get(&c.clairvoyant(), 0),
+            &[(0, 5.0), (4, 3.0), (5, 2.0)]
+        );
+        // Bytes sent without the policy's say (a real network): coflow_sent changed.
+        c.remaining[1] = 1.0;
+        c.coflow_sent[0] += 1.0;
+        assert_eq!(
+            cache.get(&c.clairvoyant(), 0),
+            &[(0, 4.0), (4, 3.0), (5, 1.0)]
+        );
+        // Flow 1 finished: one active flow left.
+        c.active.truncate(1);
+        c.groups[0].end = 1;
+        assert_eq!(cache.get(&c.clairvoyant(), 0), &[(0, 3.0), (4, 3.0)]);
     }
 }

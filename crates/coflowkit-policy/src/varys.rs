@@ -12,9 +12,9 @@
 //! `ordering=dynamic` (default) recomputes Γ from remaining bytes at every event;
 //! `ordering=static` is CoflowSim's choice: Γ from the coflow's full sizes, once.
 
-use crate::util::Cuts;
+use crate::util::{Cuts, LoadCache};
 use crate::{ClairvoyantPolicy, ClairvoyantView, Decision};
-use coflowkit_alloc::{consume, madd, path_avail, MaddScratch};
+use coflowkit_alloc::{avail, consume, madd, path_avail, MaddScratch};
 use coflowkit_model::PathId;
 
 pub struct Varys {
@@ -29,6 +29,7 @@ pub struct Varys {
     rem: Vec<f64>,
     tmp: Vec<f64>,
     cuts: Cuts,
+    cache: LoadCache,
 }
 
 impl Varys {
@@ -45,6 +46,7 @@ impl Varys {
             rem: Vec::new(),
             tmp: Vec::new(),
             cuts: Cuts::default(),
+            cache: LoadCache::default(),
         }
     }
 }
@@ -94,11 +96,12 @@ impl ClairvoyantPolicy for Varys {
                 }
                 self.gamma_static[k]
             } else {
-                let flows = g.range().map(|i| {
-                    let f = v.active[i] as usize;
-                    (v.flow_path[f], v.remaining[f])
-                });
-                gamma(&mut self.load, &mut self.touched, v, flows)
+                // Γ_k = max_l R_k(l) / C_l (same sums, in the same order, as a recount).
+                self.cache
+                    .get(v, gi)
+                    .iter()
+                    .map(|&(l, b)| b / v.fabric.capacities[l as usize])
+                    .fold(0.0, f64::max)
             };
             self.order.push((gamma, g.coflow, gi));
         }
@@ -108,6 +111,17 @@ impl ClairvoyantPolicy for Varys {
         self.residual.extend_from_slice(&v.fabric.capacities);
         // MADD pass.
         for &(_, _, gi) in &self.order {
+            // MADD gives nothing to a coflow with a saturated link: tell from the
+            // cached loads without visiting its flows.
+            let caps = &v.fabric.capacities;
+            if self
+                .cache
+                .get(v, gi)
+                .iter()
+                .any(|&(l, _)| avail(&self.residual, caps, l as usize) <= 0.0)
+            {
+                continue;
+            }
             let r = v.groups[gi].range();
             self.paths.clear();
             self.rem.clear();
@@ -118,14 +132,16 @@ impl ClairvoyantPolicy for Varys {
             }
             self.tmp.clear();
             self.tmp.resize(self.paths.len(), 0.0);
-            madd(
+            if madd(
                 v.fabric,
                 &mut self.residual,
                 &self.paths,
                 &self.rem,
                 &mut self.tmp,
                 &mut self.scratch,
-            );
+            ) {
+                self.cache.moved(v.groups[gi].coflow);
+            }
             out.rates[r].copy_from_slice(&self.tmp);
         }
         // Backfilling pass.
@@ -139,6 +155,7 @@ impl ClairvoyantPolicy for Varys {
                 if extra > 0.0 {
                     out.rates[i] += extra;
                     consume(v.fabric, &mut self.residual, p, extra);
+                    self.cache.moved(v.groups[gi].coflow);
                 }
             }
         }
@@ -180,6 +197,7 @@ mod tests {
         d.reset(2);
         Varys::new(false).decide(&c.clairvoyant(), &mut d);
         close(&d.rates, &[10.0, 0.0]);
+        d.reset(2);
         Varys::new(true).decide(&c.clairvoyant(), &mut d);
         close(&d.rates, &[0.0, 10.0]);
     }

@@ -393,35 +393,29 @@ impl<'w> Engine<'w> {
         if !self.decision.classes.is_empty() {
             self.classes_to_rates();
         }
-        // `rate` is zero outside `moving`: reset the flows that were moving, then set
-        // the positive rates. A flow at rate zero can still be due to finish (its
-        // remaining bytes within the tolerance): only flows that were moving or just
-        // started can be in that state, and they stay in `moving`.
+        // One pass in ascending flow order (cache-friendly writes). A flow at rate
+        // zero can still be due to finish (remaining bytes within the tolerance):
+        // only flows that were moving or just started can be in that state.
         std::mem::swap(&mut self.moving, &mut self.was_moving);
         self.moving.clear();
-        for &f in &self.was_moving {
-            self.rate[f as usize] = 0.0;
-        }
-        for (i, &r) in self.decision.rates.iter().enumerate() {
+        for (i, &f) in self.active.iter().enumerate() {
+            let r = self.decision.rates[i];
+            self.rate[f as usize] = r;
             if r != 0.0 {
-                let f = self.active[i];
-                self.rate[f as usize] = r;
                 self.moving.push(f);
             }
         }
-        let due = |f: u32| {
-            let f = f as usize;
-            self.rate[f] == 0.0 && self.remaining[f] <= finish_threshold(self.size[f])
-        };
-        let extra: Vec<u32> = self
-            .was_moving
-            .iter()
-            .chain(&self.newcomers)
-            .copied()
-            .filter(|&f| due(f))
-            .collect();
-        if !extra.is_empty() {
-            self.moving.extend(extra);
+        let before = self.moving.len();
+        for &f in self.was_moving.iter().chain(&self.newcomers) {
+            let fu = f as usize;
+            if self.rate[fu] == 0.0
+                && self.remaining[fu] > 0.0
+                && self.remaining[fu] <= finish_threshold(self.size[fu])
+            {
+                self.moving.push(f);
+            }
+        }
+        if self.moving.len() > before {
             self.moving.sort_unstable();
             self.moving.dedup();
         }

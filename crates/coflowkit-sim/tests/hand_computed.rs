@@ -108,3 +108,22 @@ fn a_mapper_reducer_shuffle_under_fair_sharing() {
     let t = "4 1\n1 0 2 0 1 2 2:4 3:2\n";
     assert_ccts(&ccts(t, "fair", &[]), &[0.03125]);
 }
+
+#[test]
+fn a_blocked_coflow_wakes_up_when_a_new_flow_of_it_starts_on_a_free_path() {
+    // 3 ports, FIFO. C1: 4 MiB 0→1 from 0. C2: b = 1 MiB 0→2 from 0, c = 4 MiB 2→0
+    // from 0.01. Until 0.01 C2 is blocked (its only sender's uplink up0 is C1's).
+    // At 0.01 c starts on up2/down0, both free: 128 MiB/s → done 0.01 + 4/128 =
+    // 0.04125. C1 ends at 4/128 = 0.03125; b then runs alone → 0.0390625.
+    // (A scheduler that kept treating C2 as blocked would start c at 0.03125 and end
+    // C2 at 0.0625.)
+    let t = "coflow_id,flow_id,src,dst,bytes,start_s\n\
+             1,1,0,1,4194304,0\n\
+             2,2,0,2,1048576,0\n\
+             2,3,2,0,4194304,0.01\n";
+    assert_ccts(&ccts(t, "fifo", &[]), &[0.03125, 0.04125]);
+    // Sincronia: on up0 (the most loaded port) C1 has 4 MiB and C2 1 MiB, so C1 goes
+    // last: b runs first → 1/128 = 0.0078125; C1 then 4 MiB → 0.0390625; c alone
+    // from 0.01 → 0.04125.
+    assert_ccts(&ccts(t, "sincronia", &[]), &[0.0390625, 0.04125]);
+}
