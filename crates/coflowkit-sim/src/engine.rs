@@ -101,7 +101,8 @@ struct Engine<'w> {
     /// or remaining bytes already within the finish tolerance. Advancing time and
     /// detecting completions only look at these.
     moving: Vec<u32>,
-    was_moving: Vec<u32>,
+    /// Earliest projected completion of a moving flow (absolute time).
+    next_done: f64,
     groups: Vec<ActiveCoflow>,
     /// Flows without dependencies, by (start, index), consumed from `cursor`.
     ready: Vec<u32>,
@@ -182,7 +183,7 @@ impl<'w> Engine<'w> {
             children,
             active: Vec::new(),
             moving: Vec::new(),
-            was_moving: Vec::new(),
+            next_done: f64::INFINITY,
             groups: Vec::new(),
             ready,
             cursor: 0,
@@ -218,15 +219,10 @@ impl<'w> Engine<'w> {
         a.min(b)
     }
 
+    /// The earliest projected completion at current rates (computed when the rates
+    /// were set, in the same pass).
     fn next_completion(&self) -> f64 {
-        let mut t = f64::INFINITY;
-        for &f in &self.moving {
-            let r = self.rate[f as usize];
-            if r > 0.0 {
-                t = t.min(self.remaining[f as usize] / r);
-            }
-        }
-        self.now + t
+        self.next_done
     }
 
     fn advance(&mut self, t: f64) {
@@ -249,12 +245,16 @@ impl<'w> Engine<'w> {
     /// Completes every active flow that is done (or within one event of done).
     fn completions(&mut self) -> bool {
         let mut any = false;
-        let mut i = 0;
-        while i < self.moving.len() {
+        // One pass: finished flows leave `moving` as they are found.
+        let mut kept = 0;
+        for i in 0..self.moving.len() {
             let f = self.moving[i] as usize;
             let rem = self.remaining[f];
             let done = rem <= finish_threshold(self.size[f]) || rem <= self.rate[f] * TIME_EPS;
-            if done {
+            if !done {
+                self.moving[kept] = f as u32;
+                kept += 1;
+            } else {
                 any = true;
                 self.sent[f] += rem;
                 self.coflow_sent[self.flow_coflow[f] as usize] += rem;
@@ -278,12 +278,11 @@ impl<'w> Engine<'w> {
                     }
                 }
             }
-            i += 1;
         }
+        self.moving.truncate(kept);
         if any {
             let rem = &self.remaining;
             self.active.retain(|&f| rem[f as usize] > 0.0);
-            self.moving.retain(|&f| rem[f as usize] > 0.0);
         }
         any
     }
@@ -395,18 +394,23 @@ impl<'w> Engine<'w> {
         }
         // One pass in ascending flow order (cache-friendly writes). A flow at rate
         // zero can still be due to finish (remaining bytes within the tolerance):
-        // only flows that were moving or just started can be in that state.
-        std::mem::swap(&mut self.moving, &mut self.was_moving);
+        // not one that was moving (`completions` just finished those within the
+        // tolerance), only a newcomer smaller than the tolerance.
         self.moving.clear();
+        let mut t = f64::INFINITY;
         for (i, &f) in self.active.iter().enumerate() {
             let r = self.decision.rates[i];
             self.rate[f as usize] = r;
             if r != 0.0 {
                 self.moving.push(f);
+                if r > 0.0 {
+                    t = t.min(self.remaining[f as usize] / r);
+                }
             }
         }
+        self.next_done = self.now + t;
         let before = self.moving.len();
-        for &f in self.was_moving.iter().chain(&self.newcomers) {
+        for &f in &self.newcomers {
             let fu = f as usize;
             if self.rate[fu] == 0.0
                 && self.remaining[fu] > 0.0
@@ -596,6 +600,7 @@ impl<'w> Engine<'w> {
             }
             if self.active.is_empty() {
                 self.moving.clear();
+                self.next_done = f64::INFINITY;
                 self.timers.clear();
             } else {
                 self.call_policy(policy);
