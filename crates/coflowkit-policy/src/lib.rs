@@ -16,6 +16,7 @@ mod util;
 mod aalo;
 mod fair;
 mod fifo;
+mod ncdrf;
 mod ncf;
 mod pfp;
 mod scf;

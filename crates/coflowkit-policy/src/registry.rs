@@ -4,6 +4,7 @@
 use crate::aalo::Aalo;
 use crate::fair::Fair;
 use crate::fifo::Fifo;
+use crate::ncdrf::NcDrf;
 use crate::ncf::Ncf;
 use crate::pfp::Pfp;
 use crate::scf::Scf;
@@ -57,10 +58,20 @@ const AALO: &[ParamSpec] = &[
     },
 ];
 
+const NCDRF: &[ParamSpec] = &[ParamSpec {
+    name: "backfill_rounds",
+    default: "1",
+    help: "backfilling passes after the DRF stage (0: none; 1: the paper's; more approach the spare's fixed point)",
+}];
+
 fn varys(p: &Params) -> Result<AnyPolicy, ModelError> {
     c(Varys::new(
         p.choice("ordering", &["dynamic", "static"])? == "static",
     ))
+}
+
+fn ncdrf(p: &Params) -> Result<AnyPolicy, ModelError> {
+    n(NcDrf::new(p.usize_in("backfill_rounds", 0, 1000)?))
 }
 
 fn aalo(p: &Params) -> Result<AnyPolicy, ModelError> {
@@ -80,6 +91,7 @@ pub static REGISTRY: &[PolicySpec] = &[
     PolicySpec { name: "tcf", info: Info::Clairvoyant, summary: "smallest total bytes first", params: &[], build: |_| c(Tcf::default()) },
     PolicySpec { name: "varys", info: Info::Clairvoyant, summary: "SEBF order + MADD rates + backfilling (Varys)", params: VARYS, build: varys },
     PolicySpec { name: "aalo", info: Info::NonClairvoyant, summary: "D-CLAS: queues by bytes sent, FIFO within (Aalo)", params: AALO, build: aalo },
+    PolicySpec { name: "ncdrf", info: Info::NonClairvoyant, summary: "DRF on per-link flow counts, then backfilling (NC-DRF)", params: NCDRF, build: ncdrf },
     PolicySpec { name: "sincronia", info: Info::Clairvoyant, summary: "BSSI order + greedy rates (Sincronia)", params: &[], build: |_| c(Sincronia::default()) },
 ];
 

@@ -46,6 +46,11 @@ fn fair_worked_example() {
     // C1 and C3 share up0 at 64: C3's 3.024 MiB take 0.04725 s → done at 0.0785,
     // CCT 0.0625. C1 sent 3.024 more, 2.976 left alone at 128 → done 0.10175.
     assert_ccts(&ccts(EXAMPLE, "fair", &[]), &[0.10175, 0.03125, 0.0625]);
+    // ncdrf: every coflow has one flow per link, so ĉ = 1 on its links; Σ ĉ is 2 on
+    // the shared link (down1, then up0, then up0 again), P̂* = 1/2: 64 each, and
+    // backfilling finds nothing (each flow crosses the full shared link). Alone,
+    // f1 gets P̂* = 1: 128. Event by event the same rates as fair.
+    assert_ccts(&ccts(EXAMPLE, "ncdrf", &[]), &[0.10175, 0.03125, 0.0625]);
 }
 
 #[test]
