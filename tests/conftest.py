@@ -19,6 +19,8 @@ EXAMPLE_CCTS = {
     "scf": [0.109375, 0.015625, 0.03125],
     "tcf": [0.109375, 0.015625, 0.03125],
     "pfp": [0.109375, 0.015625, 0.03125],
+    # One flow per link per coflow: NC-DRF's rates equal fair's at every event.
+    "ncdrf": [0.10175, 0.03125, 0.0625],
 }
 
 

@@ -87,8 +87,20 @@ def test_compare_prints_and_writes_normalized_cct(tmp_path, example_path):
 def test_policies_lists_every_policy_with_its_parameters():
     r = run("policies")
     names = [line.split()[0] for line in r.stdout.strip().splitlines()]
-    assert names == ["fair", "pfp", "fifo", "scf", "ncf", "tcf", "varys", "aalo", "sincronia"]
+    assert names == [
+        "fair",
+        "pfp",
+        "fifo",
+        "scf",
+        "ncf",
+        "tcf",
+        "varys",
+        "aalo",
+        "sincronia",
+        "ncdrf",
+    ]
     assert "queues=10" in r.stdout and "ordering=dynamic" in r.stdout
+    assert "backfill_rounds=1" in r.stdout
 
 
 @pytest.mark.parametrize(

@@ -91,8 +91,8 @@ pub static REGISTRY: &[PolicySpec] = &[
     PolicySpec { name: "tcf", info: Info::Clairvoyant, summary: "smallest total bytes first", params: &[], build: |_| c(Tcf::default()) },
     PolicySpec { name: "varys", info: Info::Clairvoyant, summary: "SEBF order + MADD rates + backfilling (Varys)", params: VARYS, build: varys },
     PolicySpec { name: "aalo", info: Info::NonClairvoyant, summary: "D-CLAS: queues by bytes sent, FIFO within (Aalo)", params: AALO, build: aalo },
-    PolicySpec { name: "ncdrf", info: Info::NonClairvoyant, summary: "DRF on per-link flow counts, then backfilling (NC-DRF)", params: NCDRF, build: ncdrf },
     PolicySpec { name: "sincronia", info: Info::Clairvoyant, summary: "BSSI order + greedy rates (Sincronia)", params: &[], build: |_| c(Sincronia::default()) },
+    PolicySpec { name: "ncdrf", info: Info::NonClairvoyant, summary: "DRF on per-link flow counts, then backfilling (NC-DRF)", params: NCDRF, build: ncdrf },
 ];
 
 /// The catalogue entry of `name`, or an error listing the valid names.
