@@ -21,6 +21,7 @@ EXAMPLE_CCTS = {
     "pfp": [0.109375, 0.015625, 0.03125],
     # One flow per link per coflow: NC-DRF's rates equal fair's at every event.
     "ncdrf": [0.10175, 0.03125, 0.0625],
+    "psp": [0.10175, 0.03125, 0.0625],
 }
 
 

@@ -98,9 +98,10 @@ def test_policies_lists_every_policy_with_its_parameters():
         "aalo",
         "sincronia",
         "ncdrf",
+        "psp",
     ]
     assert "queues=10" in r.stdout and "ordering=dynamic" in r.stdout
-    assert "backfill_rounds=1" in r.stdout
+    assert "backfill_rounds=1" in r.stdout and "work_conserving=true" in r.stdout
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ mod fifo;
 mod ncdrf;
 mod ncf;
 mod pfp;
+mod psp;
 mod scf;
 mod sincronia;
 mod tcf;

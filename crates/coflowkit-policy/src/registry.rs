@@ -7,6 +7,7 @@ use crate::fifo::Fifo;
 use crate::ncdrf::NcDrf;
 use crate::ncf::Ncf;
 use crate::pfp::Pfp;
+use crate::psp::Psp;
 use crate::scf::Scf;
 use crate::sincronia::Sincronia;
 use crate::tcf::Tcf;
@@ -64,9 +65,21 @@ const NCDRF: &[ParamSpec] = &[ParamSpec {
     help: "backfilling passes after the DRF stage (0: none; 1: the paper's; more approach the spare's fixed point)",
 }];
 
+const PSP: &[ParamSpec] = &[ParamSpec {
+    name: "work_conserving",
+    default: "true",
+    help: "true: spare capacity shared max-min after the per-link shares (FairCloud); false: per-link shares only",
+}];
+
 fn varys(p: &Params) -> Result<AnyPolicy, ModelError> {
     c(Varys::new(
         p.choice("ordering", &["dynamic", "static"])? == "static",
+    ))
+}
+
+fn psp(p: &Params) -> Result<AnyPolicy, ModelError> {
+    n(Psp::new(
+        p.choice("work_conserving", &["true", "false"])? == "true",
     ))
 }
 
@@ -93,6 +106,7 @@ pub static REGISTRY: &[PolicySpec] = &[
     PolicySpec { name: "aalo", info: Info::NonClairvoyant, summary: "D-CLAS: queues by bytes sent, FIFO within (Aalo)", params: AALO, build: aalo },
     PolicySpec { name: "sincronia", info: Info::Clairvoyant, summary: "BSSI order + greedy rates (Sincronia)", params: &[], build: |_| c(Sincronia::default()) },
     PolicySpec { name: "ncdrf", info: Info::NonClairvoyant, summary: "DRF on per-link flow counts, then backfilling (NC-DRF)", params: NCDRF, build: ncdrf },
+    PolicySpec { name: "psp", info: Info::NonClairvoyant, summary: "per-link equal shares per coflow, then max-min spare (FairCloud PS-P)", params: PSP, build: psp },
 ];
 
 /// The catalogue entry of `name`, or an error listing the valid names.

@@ -51,6 +51,10 @@ fn fair_worked_example() {
     // backfilling finds nothing (each flow crosses the full shared link). Alone,
     // f1 gets P̂* = 1: 128. Event by event the same rates as fair.
     assert_ccts(&ccts(EXAMPLE, "ncdrf", &[]), &[0.10175, 0.03125, 0.0625]);
+    // psp: the shared link gives each coflow half (64), a coflow's one flow takes
+    // it all; the spare sits on links whose flows are held by the shared one.
+    // Again fair's rates at every event.
+    assert_ccts(&ccts(EXAMPLE, "psp", &[]), &[0.10175, 0.03125, 0.0625]);
 }
 
 #[test]

@@ -1,0 +1,181 @@
+//! `psp`: FairCloud's Proportional Sharing at the network level, per-link form
+//! (PS-P), with coflows as the tenants, then max-min fair sharing of the spare
+//! capacity. See docs/policies/psp.md.
+//!
+//! ```text
+//! K_l     = number of coflows with active flows on link l
+//! n_k(l)  = active flows of coflow k on l
+//! s_f     = min_{l ∈ f} C_l / (K_l · n_k(l))        stage 1 (per-link equal shares)
+//! u_l     = C_l − Σ_{f ∋ l} s_f
+//! r_f     = s_f + MM(active flows; u)_f             stage 2 (work conservation)
+//! ```
+
+use crate::{Decision, NonClairvoyantPolicy, NonClairvoyantView};
+use coflowkit_alloc::MaxMin;
+use coflowkit_model::PathId;
+
+pub struct Psp {
+    work_conserving: bool,
+    count: Vec<f64>,
+    coflows_on: Vec<f64>,
+    touched: Vec<u32>,
+    residual: Vec<f64>,
+    mm: MaxMin,
+    paths: Vec<PathId>,
+    extra: Vec<f64>,
+}
+
+impl Psp {
+    pub fn new(work_conserving: bool) -> Self {
+        Psp {
+            work_conserving,
+            count: Vec::new(),
+            coflows_on: Vec::new(),
+            touched: Vec::new(),
+            residual: Vec::new(),
+            mm: MaxMin::new(),
+            paths: Vec::new(),
+            extra: Vec::new(),
+        }
+    }
+
+    /// Counts group `g`'s flows per link into `self.count` (links in `touched`).
+    fn count_group(&mut self, v: &NonClairvoyantView, g: usize) {
+        self.touched.clear();
+        for &f in &v.active[v.groups[g].range()] {
+            for &l in v.fabric.path(v.flow_path[f as usize]) {
+                let li = l as usize;
+                if self.count[li] == 0.0 {
+                    self.touched.push(l);
+                }
+                self.count[li] += 1.0;
+            }
+        }
+    }
+
+    fn clear_counts(&mut self) {
+        for &l in &self.touched {
+            self.count[l as usize] = 0.0;
+        }
+    }
+}
+
+impl NonClairvoyantPolicy for Psp {
+    fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+        let fab = v.fabric;
+        let caps = &fab.capacities;
+        let nl = fab.num_links();
+        self.count.clear();
+        self.count.resize(nl, 0.0);
+        self.coflows_on.clear();
+        self.coflows_on.resize(nl, 0.0);
+        // K_l: coflows present on each link.
+        for g in 0..v.groups.len() {
+            self.count_group(v, g);
+            for &l in &self.touched {
+                self.coflows_on[l as usize] += 1.0;
+            }
+            self.clear_counts();
+        }
+        // Stage 1: each flow takes the smaller of its per-link shares.
+        self.residual.clear();
+        self.residual.extend_from_slice(caps);
+        for g in 0..v.groups.len() {
+            self.count_group(v, g);
+            for i in v.groups[g].range() {
+                let p = v.flow_path[v.active[i] as usize];
+                let mut s = f64::INFINITY;
+                for &l in fab.path(p) {
+                    let li = l as usize;
+                    s = s.min(caps[li] / (self.coflows_on[li] * self.count[li]));
+                }
+                let s = if s.is_finite() { s } else { 0.0 };
+                out.rates[i] = s;
+                for &l in fab.path(p) {
+                    let r = &mut self.residual[l as usize];
+                    *r = (*r - s).max(0.0);
+                }
+            }
+            self.clear_counts();
+        }
+        if !self.work_conserving {
+            return;
+        }
+        // Stage 2: the spare capacity, max-min fair over all active flows.
+        self.paths.clear();
+        self.paths
+            .extend(v.active.iter().map(|&f| v.flow_path[f as usize]));
+        self.extra.clear();
+        self.extra.resize(self.paths.len(), 0.0);
+        self.mm
+            .solve(fab, &mut self.residual, &self.paths, &mut self.extra);
+        for (r, e) in out.rates.iter_mut().zip(&self.extra) {
+            *r += e;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::util::testkit::{close, Case};
+
+    /// NC-DRF paper, Fig. 3: link-1..4 = up0, up1, down0, down1, capacity 1.
+    /// A: up0→down1, up1→down1. B: up1→down0, up1→down1.
+    fn fig3() -> Case {
+        Case::new(
+            2,
+            1.0,
+            &[
+                (0, 0, 1, 100.0, 0.0),
+                (0, 1, 1, 100.0, 0.0),
+                (1, 1, 0, 100.0, 0.0),
+                (1, 1, 1, 100.0, 0.0),
+            ],
+        )
+    }
+
+    fn rates(c: &Case, wc: bool) -> Vec<f64> {
+        let mut d = Decision::default();
+        d.reset(c.active.len());
+        Psp::new(wc).decide(&c.non_clairvoyant(), &mut d);
+        d.rates
+    }
+
+    #[test]
+    fn per_link_shares_of_fig_4a() {
+        // NC-DRF paper, Fig. 4a: A and B each get 0.5 of up1 and of down1. A splits
+        // its 0.5 of down1 over its two flows: 0.25 each (the 0.5 of up1 is half
+        // wasted). B splits its 0.5 of up1 over its two flows: 0.25 each. Every
+        // flow runs at 0.25; up1 and down1 carry 0.75.
+        close(&rates(&fig3(), false), &[0.25; 4]);
+    }
+
+    #[test]
+    fn spare_capacity_is_shared_max_min() {
+        // Spare after stage 1: up0 0.75, up1 0.25, down0 0.75, down1 0.25. up1 carries
+        // A's up1→down1 and both B flows; down1 carries both A flows and B's
+        // up1→down1: each offers 0.25 / 3 = 1/12, the smallest share, and every flow
+        // crosses one of them: all get 1/12 more → 1/3 each, both links full.
+        close(&rates(&fig3(), true), &[1.0 / 3.0; 4]);
+    }
+
+    #[test]
+    fn a_coflow_with_many_flows_gets_no_more_of_a_link() {
+        // 3 ports, C = 12. Coflow 0: three flows 0→2 (same path); coflow 1: 1→2.
+        // down2: K = 2 → 6 per coflow; coflow 0's three flows get 2 each, coflow 1's
+        // flow 6. No spare on down2, so stage 2 adds nothing. (Per-flow fairness
+        // would give 3 to each of the four flows.)
+        let c = Case::new(
+            3,
+            12.0,
+            &[
+                (0, 0, 2, 1.0, 0.0),
+                (0, 0, 2, 1.0, 0.0),
+                (0, 0, 2, 1.0, 0.0),
+                (1, 1, 2, 1.0, 0.0),
+            ],
+        );
+        close(&rates(&c, true), &[2.0, 2.0, 2.0, 6.0]);
+    }
+}
