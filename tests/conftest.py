@@ -22,6 +22,7 @@ EXAMPLE_CCTS = {
     # One flow per link per coflow: NC-DRF's rates equal fair's at every event.
     "ncdrf": [0.10175, 0.03125, 0.0625],
     "psp": [0.10175, 0.03125, 0.0625],
+    "drf": [0.10175, 0.03125, 0.0625],
 }
 
 

@@ -14,6 +14,7 @@ pub mod registry;
 mod util;
 
 mod aalo;
+mod drf;
 mod fair;
 mod fifo;
 mod ncdrf;

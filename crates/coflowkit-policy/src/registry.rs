@@ -2,6 +2,7 @@
 //! tests, its docs/policies page and one line here.
 
 use crate::aalo::Aalo;
+use crate::drf::Drf;
 use crate::fair::Fair;
 use crate::fifo::Fifo;
 use crate::ncdrf::NcDrf;
@@ -107,6 +108,7 @@ pub static REGISTRY: &[PolicySpec] = &[
     PolicySpec { name: "sincronia", info: Info::Clairvoyant, summary: "BSSI order + greedy rates (Sincronia)", params: &[], build: |_| c(Sincronia::default()) },
     PolicySpec { name: "ncdrf", info: Info::NonClairvoyant, summary: "DRF on per-link flow counts, then backfilling (NC-DRF)", params: NCDRF, build: ncdrf },
     PolicySpec { name: "psp", info: Info::NonClairvoyant, summary: "per-link equal shares per coflow, then max-min spare (FairCloud PS-P)", params: PSP, build: psp },
+    PolicySpec { name: "drf", info: Info::Clairvoyant, summary: "DRF between coflows on remaining bytes, flows finish together (not work-conserving)", params: &[], build: |_| c(Drf::default()) },
 ];
 
 /// The catalogue entry of `name`, or an error listing the valid names.

@@ -55,6 +55,9 @@ fn fair_worked_example() {
     // it all; the spare sits on links whose flows are held by the shared one.
     // Again fair's rates at every event.
     assert_ccts(&ccts(EXAMPLE, "psp", &[]), &[0.10175, 0.03125, 0.0625]);
+    // drf: each coflow is one flow, so d = 1 on its two links; Σ d = 2 on the shared
+    // link → P* = 1/2 and r = P* · C = 64 for everyone, 128 alone. Fair's rates.
+    assert_ccts(&ccts(EXAMPLE, "drf", &[]), &[0.10175, 0.03125, 0.0625]);
 }
 
 #[test]
