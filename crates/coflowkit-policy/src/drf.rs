@@ -11,6 +11,7 @@
 //!
 //! Not work-conserving: this is the isolation-optimal reference.
 
+use crate::util::accumulate_links;
 use crate::{ClairvoyantPolicy, ClairvoyantView, Decision};
 
 #[derive(Default)]
@@ -31,18 +32,8 @@ impl ClairvoyantPolicy for Drf {
         self.sum.clear();
         self.sum.resize(nl, 0.0);
         self.gamma.clear();
-        for g in v.groups {
-            self.touched.clear();
-            for &f in &v.active[g.range()] {
-                let f = f as usize;
-                for &l in fab.path(v.flow_path[f]) {
-                    let li = l as usize;
-                    if self.load[li] == 0.0 {
-                        self.touched.push(l);
-                    }
-                    self.load[li] += v.remaining[f];
-                }
-            }
+        for g in 0..v.groups.len() {
+            accumulate_links(v, g, &mut self.load, &mut self.touched, |f| v.remaining[f]);
             let gamma = self
                 .touched
                 .iter()
@@ -77,7 +68,7 @@ impl ClairvoyantPolicy for Drf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::testkit::{close, Case};
+    use crate::util::testkit::{close, ncdrf_fig3, Case};
 
     fn rates(c: &Case) -> Vec<f64> {
         let mut d = Decision::default();
@@ -92,17 +83,7 @@ mod tests {
         // d_A = ⟨100, 100, 0, 200⟩ → Γ_A = 200, d = ⟨½, ½, 0, 1⟩; d_B = ⟨0, 200, 100,
         // 100⟩ → ⟨0, 1, ½, ½⟩. Σ = ⟨½, 3/2, ½, 3/2⟩ → P* = 2/3. Every flow has 100
         // left: r = P* · 100 / 200 = 1/3. up1 and down1 are full.
-        let c = Case::new(
-            2,
-            1.0,
-            &[
-                (0, 0, 1, 100.0, 0.0),
-                (0, 1, 1, 100.0, 0.0),
-                (1, 1, 0, 100.0, 0.0),
-                (1, 1, 1, 100.0, 0.0),
-            ],
-        );
-        close(&rates(&c), &[1.0 / 3.0; 4]);
+        close(&rates(&ncdrf_fig3()), &[1.0 / 3.0; 4]);
     }
 
     #[test]

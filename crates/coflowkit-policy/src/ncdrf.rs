@@ -12,6 +12,7 @@
 //!
 //! With equal capacities `C`, `ĉ` and `P̂*` are the paper's and `r_f = P̂* C / n̄_k`.
 
+use crate::util::accumulate_links;
 use crate::{Decision, NonClairvoyantPolicy, NonClairvoyantView};
 use coflowkit_alloc::avail;
 
@@ -55,17 +56,8 @@ impl NonClairvoyantPolicy for NcDrf {
         self.flows_on.resize(nl, 0.0);
         self.peak.clear();
         // Stage 1: per-coflow flow counts → correlation vectors → Σ_k ĉ_k(l).
-        for g in v.groups {
-            self.touched.clear();
-            for &f in &v.active[g.range()] {
-                for &l in fab.path(v.flow_path[f as usize]) {
-                    let li = l as usize;
-                    if self.count[li] == 0.0 {
-                        self.touched.push(l);
-                    }
-                    self.count[li] += 1.0;
-                }
-            }
+        for g in 0..v.groups.len() {
+            accumulate_links(v, g, &mut self.count, &mut self.touched, |_| 1.0);
             let m = self
                 .touched
                 .iter()
@@ -130,7 +122,7 @@ impl NonClairvoyantPolicy for NcDrf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::testkit::{close, Case};
+    use crate::util::testkit::{close, ncdrf_fig3, Case};
 
     fn rates(c: &Case, rounds: usize) -> Vec<f64> {
         let mut d = Decision::default();
@@ -147,16 +139,7 @@ mod tests {
         // Σ ĉ = ⟨½, 3/2, ½, 3/2⟩ → P̂* = 2/3; every flow gets P̂*/2 = 1/3, as DRF
         // does here (the paper: "the same scheduling behavior as DRF"). up1 and
         // down1 are full (3 × 1/3), and every flow crosses one: nothing to backfill.
-        let c = Case::new(
-            2,
-            1.0,
-            &[
-                (0, 0, 1, 100.0, 0.0),
-                (0, 1, 1, 100.0, 0.0),
-                (1, 1, 0, 100.0, 0.0),
-                (1, 1, 1, 100.0, 0.0),
-            ],
-        );
+        let c = ncdrf_fig3();
         let third = 1.0 / 3.0;
         close(&rates(&c, 1), &[third; 4]);
         close(&rates(&c, 0), &[third; 4]);

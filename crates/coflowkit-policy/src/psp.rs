@@ -10,6 +10,7 @@
 //! r_f     = s_f + MM(active flows; u)_f             stage 2 (work conservation)
 //! ```
 
+use crate::util::accumulate_links;
 use crate::{Decision, NonClairvoyantPolicy, NonClairvoyantView};
 use coflowkit_alloc::MaxMin;
 use coflowkit_model::PathId;
@@ -41,16 +42,7 @@ impl Psp {
 
     /// Counts group `g`'s flows per link into `self.count` (links in `touched`).
     fn count_group(&mut self, v: &NonClairvoyantView, g: usize) {
-        self.touched.clear();
-        for &f in &v.active[v.groups[g].range()] {
-            for &l in v.fabric.path(v.flow_path[f as usize]) {
-                let li = l as usize;
-                if self.count[li] == 0.0 {
-                    self.touched.push(l);
-                }
-                self.count[li] += 1.0;
-            }
-        }
+        accumulate_links(v, g, &mut self.count, &mut self.touched, |_| 1.0);
     }
 
     fn clear_counts(&mut self) {
@@ -118,22 +110,7 @@ impl NonClairvoyantPolicy for Psp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::testkit::{close, Case};
-
-    /// NC-DRF paper, Fig. 3: link-1..4 = up0, up1, down0, down1, capacity 1.
-    /// A: up0→down1, up1→down1. B: up1→down0, up1→down1.
-    fn fig3() -> Case {
-        Case::new(
-            2,
-            1.0,
-            &[
-                (0, 0, 1, 100.0, 0.0),
-                (0, 1, 1, 100.0, 0.0),
-                (1, 1, 0, 100.0, 0.0),
-                (1, 1, 1, 100.0, 0.0),
-            ],
-        )
-    }
+    use crate::util::testkit::{close, ncdrf_fig3, Case};
 
     fn rates(c: &Case, wc: bool) -> Vec<f64> {
         let mut d = Decision::default();
@@ -148,7 +125,7 @@ mod tests {
         // its 0.5 of down1 over its two flows: 0.25 each (the 0.5 of up1 is half
         // wasted). B splits its 0.5 of up1 over its two flows: 0.25 each. Every
         // flow runs at 0.25; up1 and down1 carry 0.75.
-        close(&rates(&fig3(), false), &[0.25; 4]);
+        close(&rates(&ncdrf_fig3(), false), &[0.25; 4]);
     }
 
     #[test]
@@ -157,7 +134,7 @@ mod tests {
         // A's up1→down1 and both B flows; down1 carries both A flows and B's
         // up1→down1: each offers 0.25 / 3 = 1/12, the smallest share, and every flow
         // crosses one of them: all get 1/12 more → 1/3 each, both links full.
-        close(&rates(&fig3(), true), &[1.0 / 3.0; 4]);
+        close(&rates(&ncdrf_fig3(), true), &[1.0 / 3.0; 4]);
     }
 
     #[test]

@@ -192,6 +192,31 @@ impl LoadCache {
     }
 }
 
+/// Adds `value(f)` over the active flows `f` of group `g` to `acc[l]` for every link
+/// `l` they cross, listing each link the first time in `touched` (cleared first).
+/// `value` must be positive (a zero `acc[l]` marks an untouched link); the caller
+/// reads the sums and resets them to zero.
+pub(crate) fn accumulate_links(
+    c: &Common,
+    g: usize,
+    acc: &mut [f64],
+    touched: &mut Vec<u32>,
+    value: impl Fn(usize) -> f64,
+) {
+    touched.clear();
+    for &f in &c.active[c.groups[g].range()] {
+        let f = f as usize;
+        let x = value(f);
+        for &l in c.fabric.path(c.flow_path[f]) {
+            let li = l as usize;
+            if acc[li] == 0.0 {
+                touched.push(l);
+            }
+            acc[li] += x;
+        }
+    }
+}
+
 /// Sorts group indices by `(key, coflow index)`; the coflow index encodes
 /// (arrival, id), the tie-break of every policy.
 pub(crate) fn order_by_key(c: &Common, key: impl Fn(u32) -> f64, out: &mut Vec<usize>) {
@@ -324,6 +349,22 @@ pub(crate) mod testkit {
                 common: self.common(),
             }
         }
+    }
+
+    /// The two coflows of the NC-DRF paper's Fig. 3 on four links of capacity 1
+    /// (link-1..4 = up0, up1, down0, down1): A sends 100 on up0→down1 and
+    /// up1→down1, B on up1→down0 and up1→down1.
+    pub fn ncdrf_fig3() -> Case {
+        Case::new(
+            2,
+            1.0,
+            &[
+                (0, 0, 1, 100.0, 0.0),
+                (0, 1, 1, 100.0, 0.0),
+                (1, 1, 0, 100.0, 0.0),
+                (1, 1, 1, 100.0, 0.0),
+            ],
+        )
     }
 
     pub fn close(a: &[f64], b: &[f64]) {
