@@ -16,9 +16,13 @@
 //!   bytes on `l`; `r_f = rem_f / Γ'` so all flows finish together; nothing if some
 //!   `c_l` of the group is zero.
 //! * [`greedy`]: flows in order, `r_f = min_{l ∈ f} c_l`.
+//! * [`Filling`]: max-min over arbitrary constraint sets (links and per-coflow
+//!   caps alike), for HUG's second stage.
 
+mod filling;
 mod maxmin;
 
+pub use filling::Filling;
 pub use maxmin::MaxMin;
 
 use coflowkit_model::{Fabric, PathId, CAPACITY_EPS};

@@ -79,11 +79,37 @@ impl MaxMin {
         paths: &[PathId],
         rates: &mut [f64],
     ) {
+        self.solve_inner(fabric, residual, paths, |_| 1.0, rates);
+    }
+
+    /// Like [`MaxMin::solve`] for `counts[i]` flows on each (distinct) path
+    /// `paths[i]`: `rates[i]` is the per-flow rate of the flows on `paths[i]`.
+    /// Costs `O(paths)` however many flows there are.
+    pub fn solve_counted(
+        &mut self,
+        fabric: &Fabric,
+        residual: &mut [f64],
+        paths: &[PathId],
+        counts: &[u32],
+        rates: &mut [f64],
+    ) {
+        debug_assert_eq!(paths.len(), counts.len());
+        self.solve_inner(fabric, residual, paths, |i| counts[i] as f64, rates);
+    }
+
+    fn solve_inner(
+        &mut self,
+        fabric: &Fabric,
+        residual: &mut [f64],
+        paths: &[PathId],
+        weight: impl Fn(usize) -> f64,
+        rates: &mut [f64],
+    ) {
         debug_assert_eq!(paths.len(), rates.len());
         if paths.is_empty() {
             return;
         }
-        if paths.len() == 1 {
+        if paths.len() == 1 && weight(0) == 1.0 {
             let r = crate::path_avail(fabric, residual, paths[0]);
             rates[0] = r;
             crate::consume(fabric, residual, paths[0], r);
@@ -97,7 +123,7 @@ impl MaxMin {
         //    max-min most flows of low-priority groups are in this case).
         self.item_path.clear();
         self.item_w.clear();
-        for &p in paths {
+        for (i, &p) in paths.iter().enumerate() {
             let pi = p as usize;
             if self.path_stamp[pi] != ep {
                 self.path_stamp[pi] = ep;
@@ -115,7 +141,7 @@ impl MaxMin {
             }
             let it = self.path_item[pi];
             if it != BLOCKED {
-                self.item_w[it as usize] += 1.0;
+                self.item_w[it as usize] += weight(i);
             }
         }
         let n_items = self.item_path.len();
@@ -306,6 +332,23 @@ mod tests {
         let mut r = [0.0; 4];
         MaxMin::new().solve(&f, &mut res, &p, &mut r);
         close(&r, &[2.5; 4]);
+    }
+
+    #[test]
+    fn counted_paths_equal_repeated_paths() {
+        // Three flows on up0→down1 and one on up2→down1, given as counts.
+        let (mut f, mut res) = bigswitch(3, 10.0);
+        let a = f.route(0, 1, 0).unwrap();
+        let b = f.route(2, 1, 0).unwrap();
+        let mut r = [0.0; 2];
+        MaxMin::new().solve_counted(&f, &mut res, &[a, b], &[3, 1], &mut r);
+        close(&r, &[2.5, 2.5]);
+        assert!(res[4].abs() < 1e-12);
+        // One path with 4 flows alone: 10 / 4 each (not the single-flow shortcut).
+        let mut res = f.capacities.clone();
+        let mut r = [0.0];
+        MaxMin::new().solve_counted(&f, &mut res, &[a], &[4], &mut r);
+        close(&r, &[2.5]);
     }
 
     #[test]

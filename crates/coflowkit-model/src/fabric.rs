@@ -62,6 +62,8 @@ impl Fabric {
         match kind {
             "bigswitch" | "big-switch" | "" => {
                 let mut gbps = 1.0;
+                let mut up_gbps: Option<f64> = None;
+                let mut down_gbps: Option<f64> = None;
                 let mut ports = trace_ports;
                 for kv in opts.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                     let (k, v) = kv.split_once('=').ok_or_else(|| {
@@ -70,18 +72,22 @@ impl Fabric {
                             format!("option '{kv}' in '{spec}' is not KEY=VALUE"),
                         )
                     })?;
-                    match k.trim() {
-                        "gbps" => {
-                            gbps = v.trim().parse::<f64>().map_err(|_| {
-                                ModelError::param("fabric", format!("gbps='{v}' is not a number"))
-                            })?;
-                            if !(gbps.is_finite() && gbps > 0.0) {
-                                return Err(ModelError::param(
-                                    "fabric",
-                                    format!("gbps must be > 0, got {v}"),
-                                ));
-                            }
+                    let speed = |name: &str| -> Result<f64, ModelError> {
+                        let x = v.trim().parse::<f64>().map_err(|_| {
+                            ModelError::param("fabric", format!("{name}='{v}' is not a number"))
+                        })?;
+                        if !(x.is_finite() && x > 0.0) {
+                            return Err(ModelError::param(
+                                "fabric",
+                                format!("{name} must be > 0, got {v}"),
+                            ));
                         }
+                        Ok(x)
+                    };
+                    match k.trim() {
+                        "gbps" => gbps = speed("gbps")?,
+                        "up_gbps" => up_gbps = Some(speed("up_gbps")?),
+                        "down_gbps" => down_gbps = Some(speed("down_gbps")?),
                         "ports" => {
                             ports = v.trim().parse::<u32>().map_err(|_| {
                                 ModelError::param(
@@ -102,13 +108,21 @@ impl Fabric {
                             return Err(ModelError::param(
                                 "fabric",
                                 format!(
-                                    "unknown bigswitch option '{other}'; valid options: gbps, ports"
+                                    "unknown bigswitch option '{other}'; valid options: gbps, up_gbps, down_gbps, ports"
                                 ),
                             ))
                         }
                     }
                 }
-                Fabric::big_switch(ports, gbps * GBPS_BYTES_PER_S)
+                let mut f = Fabric::big_switch(ports, gbps * GBPS_BYTES_PER_S)?;
+                let p = ports as usize;
+                if let Some(u) = up_gbps {
+                    f.capacities[..p].fill(u * GBPS_BYTES_PER_S);
+                }
+                if let Some(d) = down_gbps {
+                    f.capacities[p..].fill(d * GBPS_BYTES_PER_S);
+                }
+                Ok(f)
             }
             other => Err(ModelError::param(
                 "fabric",
@@ -149,6 +163,24 @@ impl Fabric {
                 } else {
                     format!("down{}", l - ports)
                 }
+            }
+        }
+    }
+
+    /// The link called `name` (as [`Fabric::link_name`] writes it), if any.
+    pub fn link_by_name(&self, name: &str) -> Option<LinkId> {
+        match self.topology {
+            Topology::BigSwitch { ports } => {
+                let (base, num) = if let Some(n) = name.strip_prefix("up") {
+                    (0, n)
+                } else if let Some(n) = name.strip_prefix("down") {
+                    (ports, n)
+                } else {
+                    return None;
+                };
+                // Canonical decimal only ("up01" is not a link name).
+                let port: u32 = num.parse().ok()?;
+                (port < ports && port.to_string() == num).then_some(base + port)
             }
         }
     }
@@ -212,12 +244,19 @@ impl Fabric {
         }
     }
 
-    /// A short description, e.g. `bigswitch:ports=150,gbps=1`.
+    /// A short description, e.g. `bigswitch:ports=150,gbps=1`, or
+    /// `bigswitch:ports=60,up_gbps=1,down_gbps=40` when the two directions differ.
     pub fn describe(&self) -> String {
         match self.topology {
             Topology::BigSwitch { ports } => {
-                let g = self.capacities.first().copied().unwrap_or(0.0) / GBPS_BYTES_PER_S;
-                format!("bigswitch:ports={ports},gbps={g}")
+                let p = ports as usize;
+                let up = self.capacities.first().copied().unwrap_or(0.0) / GBPS_BYTES_PER_S;
+                let down = self.capacities.get(p).copied().unwrap_or(0.0) / GBPS_BYTES_PER_S;
+                if up == down {
+                    format!("bigswitch:ports={ports},gbps={up}")
+                } else {
+                    format!("bigswitch:ports={ports},up_gbps={up},down_gbps={down}")
+                }
             }
         }
     }
@@ -260,6 +299,32 @@ mod tests {
         assert!(Fabric::from_spec("bigswitch:speed=2", 3)
             .unwrap_err()
             .to_string()
-            .contains("valid options: gbps, ports"));
+            .contains("valid options: gbps, up_gbps, down_gbps, ports"));
+        let h = Fabric::from_spec("bigswitch:up_gbps=1,down_gbps=40", 2).unwrap();
+        assert_eq!(
+            h.capacities,
+            vec![
+                GBPS_BYTES_PER_S,
+                GBPS_BYTES_PER_S,
+                40.0 * GBPS_BYTES_PER_S,
+                40.0 * GBPS_BYTES_PER_S
+            ]
+        );
+        assert_eq!(h.describe(), "bigswitch:ports=2,up_gbps=1,down_gbps=40");
+        assert!(Fabric::from_spec("bigswitch:down_gbps=-1", 2)
+            .unwrap_err()
+            .to_string()
+            .contains("down_gbps must be > 0"));
+    }
+
+    #[test]
+    fn link_names_round_trip() {
+        let f = Fabric::big_switch(12, 1.0).unwrap();
+        for l in 0..f.num_links() as u32 {
+            assert_eq!(f.link_by_name(&f.link_name(l)), Some(l));
+        }
+        for bad in ["up12", "down-1", "up01", "left3", "up", ""] {
+            assert_eq!(f.link_by_name(bad), None, "{bad}");
+        }
     }
 }

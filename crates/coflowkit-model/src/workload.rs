@@ -1,6 +1,6 @@
 //! Coflows, flows and the validated, ordered workload built from them.
 
-use crate::{Fabric, ModelError, PathId};
+use crate::{Fabric, LinkId, ModelError, PathId};
 use std::collections::HashMap;
 
 /// Optional observable metadata of a flow (used by identification and the runtime).
@@ -61,6 +61,11 @@ pub struct Workload {
     pub meta: Vec<FlowMeta>,
     /// Name of the source (file name or generator), used in messages.
     pub source: String,
+    /// Strategic reports (Coflex, HUG): empty when every coflow is truthful;
+    /// otherwise one entry per coflow, empty for a truthful coflow, else the
+    /// demand vector it reports as `(link, value)` sorted by link, scaled so its
+    /// largest value is 1 (a correlation vector). Set with [`Workload::with_reports`].
+    pub reports: Vec<Vec<(LinkId, f64)>>,
 }
 
 impl Workload {
@@ -77,13 +82,103 @@ impl Workload {
                 ModelError::new(&self.source, 0, "fabric", format!("flow {}: {m}", f.id))
             })?;
         }
+        // Reports name links; carry them over by name.
+        let mut reports = Vec::with_capacity(self.reports.len());
+        for (k, rep) in self.reports.iter().enumerate() {
+            let mut out = Vec::with_capacity(rep.len());
+            for &(l, x) in rep {
+                let name = self.fabric.link_name(l);
+                let nl = fabric.link_by_name(&name).ok_or_else(|| {
+                    ModelError::new(
+                        &self.source,
+                        0,
+                        "fabric",
+                        format!(
+                            "coflow {} reports a demand on link {name}, which the new fabric does not have",
+                            self.coflows[k].id
+                        ),
+                    )
+                })?;
+                out.push((nl, x));
+            }
+            out.sort_by_key(|e| e.0);
+            reports.push(out);
+        }
         Ok(Workload {
             fabric,
             coflows: self.coflows.clone(),
             flows,
             meta: self.meta.clone(),
             source: self.source.clone(),
+            reports,
         })
+    }
+
+    /// The same workload where the given coflows report the given demand vectors
+    /// (`(coflow id, [(link, value)])`) instead of their true ones. Values are
+    /// scaled so the largest is 1. Every link the coflow's flows use must get a
+    /// positive value (a coflow that reports no demand on a link it needs would
+    /// never finish under DRF); extra links are allowed (inflated demands).
+    pub fn with_reports(&self, given: &[(u64, Vec<(LinkId, f64)>)]) -> Result<Workload, ModelError> {
+        let bad = |msg: String| ModelError::param("reports", msg);
+        let pos: HashMap<u64, usize> = self
+            .coflows
+            .iter()
+            .enumerate()
+            .map(|(k, c)| (c.id, k))
+            .collect();
+        let mut reports = if self.reports.is_empty() {
+            vec![Vec::new(); self.coflows.len()]
+        } else {
+            self.reports.clone()
+        };
+        for (id, vec) in given {
+            let k = *pos
+                .get(id)
+                .ok_or_else(|| bad(format!("coflow {id} is not in the workload")))?;
+            let mut rep = vec.clone();
+            rep.sort_by_key(|e| e.0);
+            for w in rep.windows(2) {
+                if w[0].0 == w[1].0 {
+                    return Err(bad(format!(
+                        "coflow {id} reports link {} twice",
+                        self.fabric.link_name(w[0].0)
+                    )));
+                }
+            }
+            for &(l, x) in &rep {
+                if l as usize >= self.fabric.num_links() {
+                    return Err(bad(format!("coflow {id}: link {l} is not in the fabric")));
+                }
+                if !(x.is_finite() && x >= 0.0) {
+                    return Err(bad(format!(
+                        "coflow {id}: the demand on {} must be a number >= 0, got {x}",
+                        self.fabric.link_name(l)
+                    )));
+                }
+            }
+            for (l, _) in self.coflow_link_bytes(k) {
+                let v = rep
+                    .binary_search_by_key(&l, |e| e.0)
+                    .map(|i| rep[i].1)
+                    .unwrap_or(0.0);
+                if v <= 0.0 {
+                    return Err(bad(format!(
+                        "coflow {id} uses link {} but reports no demand on it",
+                        self.fabric.link_name(l)
+                    )));
+                }
+            }
+            let top = rep.iter().map(|e| e.1).fold(0.0, f64::max);
+            rep.retain(|e| e.1 > 0.0);
+            for e in rep.iter_mut() {
+                e.1 /= top;
+            }
+            reports[k] = rep;
+        }
+        let mut w = self.clone();
+        w.reports = reports;
+        Ok(w)
     }
 
     /// The first `n` coflows (in arrival order) and their flows. Dependencies on
@@ -108,6 +203,7 @@ impl Workload {
             flows,
             meta,
             source: format!("{}[first {n} coflows]", self.source),
+            reports: self.reports.get(..n).map(<[_]>::to_vec).unwrap_or_default(),
         }
     }
 
@@ -420,6 +516,7 @@ impl WorkloadBuilder {
             flows,
             meta,
             source: self.source,
+            reports: Vec::new(),
         })
     }
 }
@@ -590,5 +687,43 @@ mod tests {
         assert!((w.isolated_cct(0) - 6.0).abs() < 1e-12);
         assert_eq!(w.coflows[0].width, 2);
         assert_eq!(w.coflows[0].length_bytes, 4.0 * crate::MIB);
+    }
+
+    #[test]
+    fn reports_are_validated_scaled_and_follow_the_fabric() {
+        // Coflow 1 sends 0→1 and 1→1 on 2 ports: it uses up0, up1 (links 0, 1) and
+        // down1 (link 3).
+        let mut b = WorkloadBuilder::new("t");
+        b.add_coflow(coflow(1, 0.0)).unwrap();
+        b.add_flow(flow(1, 0, 0, 1, 4.0, vec![])).unwrap();
+        b.add_flow(flow(1, 1, 1, 1, 2.0, vec![])).unwrap();
+        let w = b.build(Fabric::big_switch(2, crate::MIB).unwrap()).unwrap();
+        assert!(w.reports.is_empty());
+        // Inflated demand, also on down0 which it does not use; scaled to max 1.
+        let r = w
+            .with_reports(&[(1, vec![(3, 4.0), (0, 2.0), (1, 2.0), (2, 1.0)])])
+            .unwrap();
+        assert_eq!(r.reports, vec![vec![(0, 0.5), (1, 0.5), (2, 0.25), (3, 1.0)]]);
+        let err = |g: &[(u64, Vec<(u32, f64)>)]| w.with_reports(g).unwrap_err().to_string();
+        assert_eq!(
+            err(&[(1, vec![(0, 1.0), (3, 1.0)])]),
+            "reports: coflow 1 uses link up1 but reports no demand on it"
+        );
+        assert_eq!(
+            err(&[(9, vec![])]),
+            "reports: coflow 9 is not in the workload"
+        );
+        assert!(err(&[(1, vec![(0, 1.0), (0, 2.0)])]).contains("reports link up0 twice"));
+        assert!(err(&[(1, vec![(0, f64::NAN)])]).contains("must be a number >= 0"));
+        assert!(err(&[(1, vec![(7, 1.0)])]).contains("link 7 is not in the fabric"));
+        // On a bigger fabric the same link names get other ids: down1 is link 4.
+        let bigger = r
+            .with_fabric(Fabric::from_spec("bigswitch:ports=3", 2).unwrap())
+            .unwrap();
+        assert_eq!(
+            bigger.reports,
+            vec![vec![(0, 0.5), (1, 0.5), (3, 0.25), (4, 1.0)]]
+        );
+        assert_eq!(r.head(1).reports.len(), 1);
     }
 }
