@@ -24,6 +24,16 @@ fn main() {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(0),
+        // RECORD=SECONDS (0: every event) records the instantaneous metrics, to
+        // measure what recording costs.
+        record: std::env::var("RECORD")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(|interval_s| coflowkit_sim::Recording {
+                interval_s,
+                per_coflow: false,
+            }),
+        ..Default::default()
     };
     let r = match coflowkit_sim::simulate(&w, &mut p, &opts, None) {
         Ok(r) => r,
@@ -48,12 +58,16 @@ fn main() {
         std::fs::write(&args[i + 1], out).expect("cannot write the --dump file");
     }
     println!(
-        "{} read {:.3}s simulate {:.3}s events {} calls {} mean_cct {:.6}",
+        "{} read {:.3}s simulate {:.3}s events {} calls {} mean_active {:.0} mean_cct {:.6}{}",
         args[2],
         (t1 - t0).as_secs_f64(),
         (t2 - t1).as_secs_f64(),
         r.events,
         r.policy_calls,
-        mean
+        r.active_flow_calls as f64 / r.policy_calls.max(1) as f64,
+        mean,
+        r.series
+            .map(|s| format!(" samples {}", s.time_s.len()))
+            .unwrap_or_default()
     );
 }

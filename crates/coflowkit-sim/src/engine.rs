@@ -1,3 +1,4 @@
+use crate::series::{Recorder, Recording, Series, State};
 use coflowkit_alloc::MaxMin;
 use coflowkit_model::{finish_threshold, PathId, Workload, TIME_EPS};
 use coflowkit_policy::{
@@ -15,6 +16,13 @@ pub struct SimOptions {
     pub check_invariants: bool,
     /// Stop with an error after this many events (0: no limit).
     pub max_events: u64,
+    /// Record the instantaneous metrics (progress, isolation, disparity,
+    /// utilization); `None` records nothing and costs nothing.
+    pub record: Option<Recording>,
+    /// Stop (without error) before the first event later than this time: coflows
+    /// unfinished by then have a NaN finish time and `SimResult::complete` is
+    /// false. Infinite by default. For snapshots of an allocation.
+    pub horizon_s: f64,
 }
 
 impl Default for SimOptions {
@@ -22,6 +30,8 @@ impl Default for SimOptions {
         SimOptions {
             check_invariants: cfg!(debug_assertions),
             max_events: 0,
+            record: None,
+            horizon_s: f64::INFINITY,
         }
     }
 }
@@ -39,8 +49,15 @@ pub struct SimResult {
     pub events: u64,
     /// Number of policy calls.
     pub policy_calls: u64,
+    /// Active flows summed over the policy calls (the work a policy that visits
+    /// every active flow does): divided by `policy_calls`, the mean active flows.
+    pub active_flow_calls: u64,
     /// Number of invariant checks performed (0 when checks are off).
     pub checks: u64,
+    /// The instantaneous metrics, when [`SimOptions::record`] asked for them.
+    pub series: Option<Series>,
+    /// False when the run stopped at [`SimOptions::horizon_s`] with work left.
+    pub complete: bool,
 }
 
 /// A simulation that could not complete.
@@ -112,6 +129,11 @@ struct Engine<'w> {
     timers: Vec<f64>,
     result: SimResult,
     finished_coflows: usize,
+    /// Active flows per path, and the paths with at least one (`path_pos[p]` is
+    /// p's position in `active_paths`, or `u32::MAX`).
+    path_count: Vec<u32>,
+    active_paths: Vec<PathId>,
+    path_pos: Vec<u32>,
     // Scratch.
     newcomers: Vec<u32>,
     merged: Vec<u32>,
@@ -195,13 +217,32 @@ impl<'w> Engine<'w> {
                 flow_finish_s: vec![f64::NAN; n],
                 events: 0,
                 policy_calls: 0,
+                active_flow_calls: 0,
                 checks: 0,
+                series: None,
+                complete: true,
             },
             finished_coflows: 0,
+            path_count: vec![0; w.fabric.num_paths()],
+            active_paths: Vec::new(),
+            path_pos: vec![u32::MAX; w.fabric.num_paths()],
             newcomers: Vec::new(),
             merged: Vec::new(),
             decision: Decision::default(),
             mm: MaxMin::new(),
+        }
+    }
+
+    /// What a metrics sample reads.
+    fn state(&self) -> State<'_> {
+        State {
+            fabric: &self.w.fabric,
+            active: &self.active,
+            groups: &self.groups,
+            flow_path: &self.flow_path,
+            size: &self.size,
+            remaining: &self.remaining,
+            rate: &self.rate,
         }
     }
 
@@ -228,6 +269,11 @@ impl<'w> Engine<'w> {
     fn advance(&mut self, t: f64) {
         let dt = t - self.now;
         if dt > 0.0 {
+            // `moving` is in flow order, so a coflow's flows are consecutive: sum its
+            // bytes in a register and add them once (one store per coflow, not a
+            // chain of dependent stores to the same slot).
+            let mut cur = u32::MAX;
+            let mut acc = 0.0;
             for &f in &self.moving {
                 let f = f as usize;
                 let b = self.rate[f] * dt;
@@ -235,8 +281,19 @@ impl<'w> Engine<'w> {
                     let b = b.min(self.remaining[f]);
                     self.sent[f] += b;
                     self.remaining[f] -= b;
-                    self.coflow_sent[self.flow_coflow[f] as usize] += b;
+                    let k = self.flow_coflow[f];
+                    if k != cur {
+                        if cur != u32::MAX {
+                            self.coflow_sent[cur as usize] += acc;
+                        }
+                        cur = k;
+                        acc = 0.0;
+                    }
+                    acc += b;
                 }
+            }
+            if cur != u32::MAX {
+                self.coflow_sent[cur as usize] += acc;
             }
         }
         self.now = t;
@@ -261,6 +318,16 @@ impl<'w> Engine<'w> {
                 self.remaining[f] = 0.0;
                 self.rate[f] = 0.0;
                 self.result.flow_finish_s[f] = self.now;
+                let p = self.flow_path[f] as usize;
+                self.path_count[p] -= 1;
+                if self.path_count[p] == 0 {
+                    let at = self.path_pos[p] as usize;
+                    self.active_paths.swap_remove(at);
+                    if let Some(&q) = self.active_paths.get(at) {
+                        self.path_pos[q as usize] = at as u32;
+                    }
+                    self.path_pos[p] = u32::MAX;
+                }
                 let k = self.flow_coflow[f] as usize;
                 self.coflow_left[k] -= 1;
                 if self.coflow_left[k] == 0 {
@@ -313,6 +380,12 @@ impl<'w> Engine<'w> {
         for &i in &self.newcomers {
             self.result.flow_start_s[i as usize] = self.now;
             self.coflow_started[self.flow_coflow[i as usize] as usize] += 1;
+            let p = self.flow_path[i as usize] as usize;
+            self.path_count[p] += 1;
+            if self.path_count[p] == 1 {
+                self.path_pos[p] = self.active_paths.len() as u32;
+                self.active_paths.push(p as PathId);
+            }
         }
         self.newcomers.sort_unstable();
         // Merge the sorted newcomers into the sorted active list.
@@ -371,6 +444,8 @@ impl<'w> Engine<'w> {
             coflow_width: &self.width,
             coflow_sent: &self.coflow_sent,
             coflow_started: &self.coflow_started,
+            path_count: &self.path_count,
+            active_paths: &self.active_paths,
         };
         match policy {
             AnyPolicy::Clairvoyant(p) => {
@@ -381,6 +456,7 @@ impl<'w> Engine<'w> {
                     coflow_first_flow: &self.first_flow,
                     coflow_length: &self.length,
                     coflow_size: &self.csize,
+                    coflow_report: &self.w.reports,
                 };
                 p.decide(&v, &mut self.decision);
             }
@@ -389,22 +465,51 @@ impl<'w> Engine<'w> {
             }
         }
         self.result.policy_calls += 1;
+        self.result.active_flow_calls += self.active.len() as u64;
         if !self.decision.classes.is_empty() {
             self.classes_to_rates();
         }
-        // One pass in ascending flow order (cache-friendly writes). A flow at rate
-        // zero can still be due to finish (remaining bytes within the tolerance):
-        // not one that was moving (`completions` just finished those within the
-        // tolerance), only a newcomer smaller than the tolerance.
-        self.moving.clear();
+        // A flow at rate zero can still be due to finish (remaining bytes within
+        // the tolerance): not one that was moving (`completions` just finished
+        // those within the tolerance), only a newcomer smaller than the tolerance.
         let mut t = f64::INFINITY;
-        for (i, &f) in self.active.iter().enumerate() {
-            let r = self.decision.rates[i];
-            self.rate[f as usize] = r;
-            if r != 0.0 {
-                self.moving.push(f);
-                if r > 0.0 {
-                    t = t.min(self.remaining[f as usize] / r);
+        if self.decision.sparse && self.decision.classes.is_empty() {
+            // Only the listed positions can move: zero the flows that moved before,
+            // read the listed rates (in flow order) and put them back to zero.
+            for &f in &self.moving {
+                self.rate[f as usize] = 0.0;
+            }
+            self.moving.clear();
+            let d = &mut self.decision;
+            d.touched.sort_unstable();
+            d.touched.dedup();
+            for &i in &d.touched {
+                let f = self.active[i as usize];
+                let r = d.rates[i as usize];
+                d.rates[i as usize] = 0.0;
+                self.rate[f as usize] = r;
+                if r != 0.0 {
+                    self.moving.push(f);
+                    let rem = self.remaining[f as usize];
+                    if r > 0.0 && rem < t * r {
+                        t = rem / r;
+                    }
+                }
+            }
+            d.all_zero = true;
+        } else {
+            // One pass in ascending flow order (cache-friendly writes).
+            self.moving.clear();
+            for (i, &f) in self.active.iter().enumerate() {
+                let r = self.decision.rates[i];
+                self.rate[f as usize] = r;
+                if r != 0.0 {
+                    self.moving.push(f);
+                    // t = min rem / r, dividing only when this flow is sooner.
+                    let rem = self.remaining[f as usize];
+                    if r > 0.0 && rem < t * r {
+                        t = rem / r;
+                    }
                 }
             }
         }
@@ -454,8 +559,8 @@ impl<'w> Engine<'w> {
         self.result.checks += 1;
         let caps = &self.w.fabric.capacities;
         let mut load = vec![0.0; caps.len()];
-        for (i, &f) in self.active.iter().enumerate() {
-            let r = self.decision.rates[i];
+        for &f in &self.active {
+            let r = self.rate[f as usize];
             if !(r.is_finite() && r >= 0.0) {
                 return Err(fail(format!(
                     "invariant violated at t={}: {policy_name} gave flow {} the rate {r}",
@@ -563,6 +668,9 @@ impl<'w> Engine<'w> {
         let report_every = (total / 100).max(1);
         let mut last_report = 0;
         let mut idle_events = 0u32;
+        let mut recorder = opts.record.map(|r| Recorder::new(r, &self.w.fabric));
+        // Interval mode: the grid t0 + i·Δ, t0 the first event.
+        let (mut grid_t0, mut grid_i) = (f64::NAN, 0u64);
         loop {
             let t_start = self.next_start();
             let t_done = self.next_completion();
@@ -572,6 +680,21 @@ impl<'w> Engine<'w> {
                 break;
             }
             let t = t.max(self.now);
+            if t > opts.horizon_s {
+                self.result.complete = false;
+                break;
+            }
+            if let Some(rc) = recorder.as_mut() {
+                let dt = rc.rec.interval_s;
+                while dt > 0.0 && grid_t0.is_finite() {
+                    let ts = grid_t0 + grid_i as f64 * dt;
+                    if ts >= t {
+                        break;
+                    }
+                    rc.sample(&self.state(), self.now, (ts - self.now).max(0.0));
+                    grid_i += 1;
+                }
+            }
             self.advance(t);
             self.result.events += 1;
             if opts.max_events > 0 && self.result.events > opts.max_events {
@@ -609,6 +732,13 @@ impl<'w> Engine<'w> {
                 }
                 self.set_timers();
             }
+            if let Some(rc) = recorder.as_mut() {
+                if rc.rec.interval_s == 0.0 {
+                    rc.sample(&self.state(), self.now, 0.0);
+                } else if grid_t0.is_nan() {
+                    grid_t0 = self.now;
+                }
+            }
             if let Some(p) = progress.as_mut() {
                 if self.finished_coflows >= last_report + report_every {
                     last_report = self.finished_coflows;
@@ -616,7 +746,7 @@ impl<'w> Engine<'w> {
                 }
             }
         }
-        if self.finished_coflows < total {
+        if self.finished_coflows < total && self.result.complete {
             let stuck = self.active.first().map(|&f| self.w.flows[f as usize].id);
             return Err(fail(format!(
                 "the simulation stalled at t={} s with {} of {} coflows unfinished: {policy_name} gives every active flow a zero rate{}",
@@ -626,12 +756,13 @@ impl<'w> Engine<'w> {
                 stuck.map(|s| format!(" (for example flow {s})")).unwrap_or_default()
             )));
         }
-        if self.check {
+        if self.check && self.result.complete {
             self.check_end()?;
         }
         if let Some(p) = progress.as_mut() {
-            p(total, total);
+            p(self.finished_coflows, total);
         }
+        self.result.series = recorder.map(|r| r.series);
         Ok(self.result)
     }
 }

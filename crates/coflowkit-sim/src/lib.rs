@@ -11,8 +11,14 @@
 //! [`TIME_EPS`] (the same event); the remainder is credited so bytes are conserved.
 //! A flow starts at the later of its start time and the finish of every flow it
 //! depends on. CCT = finish of the coflow's last flow − coflow arrival.
+//!
+//! On request ([`SimOptions::record`]) the engine also records the instantaneous
+//! metrics of the fairness papers (per-coflow progress, isolation guarantee,
+//! progress disparity, utilization) as a [`Series`].
 
 mod engine;
+mod series;
 
 pub use coflowkit_model::TIME_EPS;
 pub use engine::{simulate, Progress, SimError, SimOptions, SimResult};
+pub use series::{Recording, Series};

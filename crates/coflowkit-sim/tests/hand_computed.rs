@@ -15,7 +15,8 @@ fn ccts(trace: &str, policy: &str, params: &[(&str, &str)]) -> Vec<f64> {
     let mut p = build(policy, &params).unwrap();
     let opts = SimOptions {
         check_invariants: true,
-        max_events: 0,
+        record: None,
+        ..Default::default()
     };
     let r = simulate(&w, &mut p, &opts, None).unwrap();
     assert!(r.checks > 0);
@@ -58,6 +59,40 @@ fn fair_worked_example() {
     // drf: each coflow is one flow, so d = 1 on its two links; Σ d = 2 on the shared
     // link → P* = 1/2 and r = P* · C = 64 for everyone, 128 alone. Fair's rates.
     assert_ccts(&ccts(EXAMPLE, "drf", &[]), &[0.10175, 0.03125, 0.0625]);
+}
+
+#[test]
+fn the_drf_family_on_the_worked_example() {
+    // hug: each coflow is one flow, so d = 1 on both of its links and stage 1
+    // (drf) leaves it no room under its cap P*: drf's rates, fair's CCTs.
+    assert_ccts(&ccts(EXAMPLE, "hug", &[]), &[0.10175, 0.03125, 0.0625]);
+    // coflex, alpha = ½: stage 1 gives each coflow ½ · P* · 128.
+    // t=0: C1, C2 share down1: P* = ½ → 32 each; SEBF: C2 (2 MiB) first, MADD on
+    //   the 64 left of down1 → C2 at 96; C1 blocked (down1 full) → 32.
+    // t=0.016: C3 (up0, down0) arrives; P* = ½ → 32 each. Spare: up0 64, down1 64,
+    //   up1 96, down0 96. SEBF: C2 (0.464 MiB left) +64 → 96; C3 +64 → 96 (up0 full);
+    //   C1 blocked. C2 ends at 2/96 = 1/48 (CCT 0.0208333).
+    // t=1/48: C1, C3 share up0 → 32 each, C3 +64 → 96: ends at 5.536/96, CCT 4/96.
+    // C1 has sent 32 · 5.536/96 = 1.845333 MiB; alone at 64 + 64 = 128 → done at
+    //   5.536/96 + 6.154667/128 = 0.10575.
+    assert_ccts(
+        &ccts(EXAMPLE, "coflex", &[("alpha", "0.5")]),
+        &[0.10575, 2.0 / 96.0, 4.0 / 96.0],
+    );
+    // alpha = 0 is varys.
+    assert_ccts(
+        &ccts(EXAMPLE, "coflex", &[("alpha", "0")]),
+        &[0.109375, 0.015625, 0.03125],
+    );
+    // naive-tradeoff, alpha = ½: every coflow is capped at α P* C = its stage-1
+    // rate on both of its links, so it only ever gets half its DRF rate: 32 when
+    // sharing, 64 alone. C2 ends at 0.016 + 1.488/32 = 0.0625; C3 sent 1.488 by
+    // then and ends at 0.0625 + 2.512/32 = 0.141 (CCT 0.125); C1 sent 4.512 at
+    // 32 and ends alone at 0.141 + 3.488/64 = 0.1955.
+    assert_ccts(
+        &ccts(EXAMPLE, "naive-tradeoff", &[("alpha", "0.5")]),
+        &[0.1955, 0.0625, 0.125],
+    );
 }
 
 #[test]
