@@ -51,7 +51,7 @@ impl NonClairvoyantPolicy for Aalo {
         self.keyed.sort_unstable();
         self.order.clear();
         self.order.extend(self.keyed.iter().map(|x| x.2));
-        self.prio.run(v, &self.order, &mut out.rates);
+        self.prio.run(v, &self.order, out);
         for &(q, k, _) in &self.keyed {
             if q < self.thresholds.len() {
                 out.wakeups.push(Wakeup::CoflowSent {

@@ -4,69 +4,177 @@
 //! ```text
 //! S_k(l) = remaining bytes of coflow k on link l
 //! Γ_k    = max_l S_k(l) / C_l;       d_k(l) = S_k(l) / (C_l Γ_k)
-//! P*     = 1 / max_l Σ_k d_k(l)
-//! r_f    = P* · rem_f / Γ_k           (k's share of l is a_k(l) = P* d_k(l); all
-//!                                      of k's flows finish together)
+//! d'_k   = the demand vector k reports (d_k when truthful)
+//! P*     = 1 / max_l Σ_k d'_k(l)
+//! a_k(l) = P* d'_k(l)                 k's share of link l
+//! T_k    = max_{l: S_k(l) > 0} S_k(l) / (a_k(l) C_l)
+//! r_f    = rem_f / T_k                all of k's flows finish together
 //! ```
 //!
-//! Not work-conserving: this is the isolation-optimal reference.
+//! When k is truthful, `T_k = Γ_k / P*` and `r_f = P* · rem_f / Γ_k`. A coflow that
+//! misreports uses its shares only as far as its true demands allow. Not
+//! work-conserving: this is the isolation-optimal reference.
+//!
+//! [`DrfStage`] is the first stage of `hug`, `coflex` and `naive-tradeoff` too.
 
 use crate::util::accumulate_links;
 use crate::{ClairvoyantPolicy, ClairvoyantView, Decision};
 
+/// The DRF allocation of the active coflows, recomputed from remaining bytes.
+#[derive(Default)]
+pub(crate) struct DrfStage {
+    /// Group `g`'s links are `links[start[g]..start[g + 1]]`: `(link, S_k(l))`,
+    /// ascending link.
+    pub start: Vec<u32>,
+    pub links: Vec<(u32, f64)>,
+    /// Γ_k per group (true remaining bytes).
+    pub gamma: Vec<f64>,
+    /// P* (0 when nothing is active).
+    pub p_star: f64,
+    /// Σ_k d'_k(l) per link.
+    sum: Vec<f64>,
+    acc: Vec<f64>,
+    touched: Vec<u32>,
+}
+
+impl DrfStage {
+    /// Loads, Γ, and P* from the reported (or true) demand vectors.
+    pub fn compute(&mut self, v: &ClairvoyantView) {
+        let caps = &v.fabric.capacities;
+        let nl = v.fabric.num_links();
+        self.acc.clear();
+        self.acc.resize(nl, 0.0);
+        self.sum.clear();
+        self.sum.resize(nl, 0.0);
+        self.gamma.clear();
+        self.links.clear();
+        self.start.clear();
+        self.start.push(0);
+        for g in 0..v.groups.len() {
+            accumulate_links(v, g, &mut self.acc, &mut self.touched, |f| v.remaining[f]);
+            self.touched.sort_unstable();
+            let mut gamma: f64 = 0.0;
+            for &l in &self.touched {
+                let li = l as usize;
+                gamma = gamma.max(self.acc[li] / caps[li]);
+                self.links.push((l, self.acc[li]));
+                self.acc[li] = 0.0;
+            }
+            self.start.push(self.links.len() as u32);
+            self.gamma.push(gamma);
+            let k = v.groups[g].coflow as usize;
+            match v.coflow_report.get(k).filter(|r| !r.is_empty()) {
+                Some(rep) => {
+                    for &(l, x) in rep {
+                        self.sum[l as usize] += x;
+                    }
+                }
+                None if gamma > 0.0 => {
+                    let from = self.start[g] as usize;
+                    for &(l, s) in &self.links[from..] {
+                        let li = l as usize;
+                        self.sum[li] += s / caps[li] / gamma;
+                    }
+                }
+                None => {}
+            }
+        }
+        let busiest = self.sum.iter().copied().fold(0.0, f64::max);
+        self.p_star = if busiest > 0.0 { 1.0 / busiest } else { 0.0 };
+    }
+
+    pub fn group_links(&self, g: usize) -> &[(u32, f64)] {
+        &self.links[self.start[g] as usize..self.start[g + 1] as usize]
+    }
+
+    /// The time group `g` needs to finish on the shares `scale · P* · d'_k`
+    /// (infinite when it gets nothing).
+    pub fn finish_time(&self, v: &ClairvoyantView, g: usize, scale: f64) -> f64 {
+        let share = scale * self.p_star;
+        let gamma = self.gamma[g];
+        if share <= 0.0 || gamma <= 0.0 {
+            return f64::INFINITY;
+        }
+        let k = v.groups[g].coflow as usize;
+        match v.coflow_report.get(k).filter(|r| !r.is_empty()) {
+            None => gamma / share,
+            Some(rep) => {
+                let caps = &v.fabric.capacities;
+                let mut t: f64 = 0.0;
+                for &(l, s) in self.group_links(g) {
+                    let d = rep
+                        .binary_search_by_key(&l, |e| e.0)
+                        .map(|i| rep[i].1)
+                        .unwrap_or(0.0);
+                    if d <= 0.0 {
+                        return f64::INFINITY;
+                    }
+                    t = t.max(s / (share * d * caps[l as usize]));
+                }
+                t
+            }
+        }
+    }
+
+    /// Stage 1 of the DRF family: every flow of group `g` gets `rem_f / T_k` on the
+    /// shares `scale · P* · d'_k`, written to `rates` (by active position) and taken
+    /// from `residual`. Returns `1 / T_k` (0 when the group gets nothing).
+    pub fn serve(
+        &self,
+        v: &ClairvoyantView,
+        g: usize,
+        scale: f64,
+        rates: &mut [f64],
+        residual: &mut [f64],
+    ) -> f64 {
+        let t = self.finish_time(v, g, scale);
+        if !t.is_finite() {
+            return 0.0;
+        }
+        let k = v.groups[g].coflow as usize;
+        let truthful = v.coflow_report.get(k).is_none_or(|r| r.is_empty());
+        // Truthful: r = (scale·P*) · rem / Γ, the closed form of rem / T.
+        let share = scale * self.p_star;
+        let gamma = self.gamma[g];
+        for i in v.groups[g].range() {
+            let f = v.active[i] as usize;
+            let r = if truthful {
+                share * v.remaining[f] / gamma
+            } else {
+                v.remaining[f] / t
+            };
+            rates[i] = r;
+            if r > 0.0 {
+                for &l in v.fabric.path(v.flow_path[f]) {
+                    let x = &mut residual[l as usize];
+                    *x = (*x - r).max(0.0);
+                }
+            }
+        }
+        1.0 / t
+    }
+}
+
 #[derive(Default)]
 pub struct Drf {
-    load: Vec<f64>,
-    touched: Vec<u32>,
-    sum: Vec<f64>,
-    gamma: Vec<f64>,
+    stage: DrfStage,
+    residual: Vec<f64>,
 }
 
 impl ClairvoyantPolicy for Drf {
     fn decide(&mut self, v: &ClairvoyantView, out: &mut Decision) {
-        let fab = v.fabric;
-        let caps = &fab.capacities;
-        let nl = fab.num_links();
-        self.load.clear();
-        self.load.resize(nl, 0.0);
-        self.sum.clear();
-        self.sum.resize(nl, 0.0);
-        self.gamma.clear();
+        self.stage.compute(v);
+        self.residual.clear();
+        self.residual.extend_from_slice(&v.fabric.capacities);
         for g in 0..v.groups.len() {
-            accumulate_links(v, g, &mut self.load, &mut self.touched, |f| v.remaining[f]);
-            let gamma = self
-                .touched
-                .iter()
-                .map(|&l| self.load[l as usize] / caps[l as usize])
-                .fold(0.0, f64::max);
-            for &l in &self.touched {
-                let li = l as usize;
-                if gamma > 0.0 {
-                    self.sum[li] += self.load[li] / caps[li] / gamma;
-                }
-                self.load[li] = 0.0;
-            }
-            self.gamma.push(gamma);
-        }
-        let busiest = self.sum.iter().copied().fold(0.0, f64::max);
-        if busiest <= 0.0 {
-            return;
-        }
-        let p_star = 1.0 / busiest;
-        for (gi, g) in v.groups.iter().enumerate() {
-            let gamma = self.gamma[gi];
-            if gamma <= 0.0 {
-                continue;
-            }
-            for i in g.range() {
-                out.rates[i] = p_star * v.remaining[v.active[i] as usize] / gamma;
-            }
+            self.stage
+                .serve(v, g, 1.0, &mut out.rates, &mut self.residual);
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::util::testkit::{close, ncdrf_fig3, Case};
 
@@ -103,5 +211,52 @@ mod tests {
             ],
         );
         close(&rates(&c), &[0.4, 0.2, 0.6]);
+    }
+
+    /// The two coflows of the Coflex paper's Fig. 2, embedded in a 6-port big switch
+    /// with C = 1 so that link-1 = up0 and link-2 = down1 are the shared links:
+    /// A (coflow 0) sends 1 on 0→2 and ½ on 3→1: d_A = ⟨up0 1, down2 1, up3 ½,
+    /// down1 ½⟩ (Γ_A = 1). B (coflow 1) sends 1/6 on 0→4 and 1 on 5→1: d_B = ⟨up0
+    /// 1/6, down4 1/6, up5 1, down1 1⟩ (Γ_B = 1). `scale_a` multiplies A's bytes
+    /// (its Γ) without changing d_A.
+    pub(crate) fn coflex_fig2(scale_a: f64) -> Case {
+        Case::new(
+            6,
+            1.0,
+            &[
+                (0, 0, 2, scale_a, 0.0),
+                (0, 3, 1, 0.5 * scale_a, 0.0),
+                (1, 0, 4, 1.0 / 6.0, 0.0),
+                (1, 5, 1, 1.0, 0.0),
+            ],
+        )
+    }
+
+    /// Fig. 3: B reports d'_B = ⟨1, 1⟩ on the shared links (and 1 on its own up5
+    /// and down4, so the report covers every link it uses).
+    pub(crate) fn lying_b(c: &mut Case) {
+        c.reports = vec![vec![], vec![(0, 1.0), (5, 1.0), (7, 1.0), (10, 1.0)]];
+    }
+
+    #[test]
+    fn coflex_fig_2a_drf_stage() {
+        // Σ d = up0 7/6, down1 3/2 (the largest), down2 1, up3 ½, down4 1/6, up5 1
+        // → P* = 2/3 (the paper's optimal isolation guarantee). A: 2/3 on 0→2 (up0)
+        // and 1/3 on 3→1 (down1); B: 1/9 on 0→4 and 2/3 on 5→1. down1 is full.
+        close(
+            &rates(&coflex_fig2(1.0)),
+            &[2.0 / 3.0, 1.0 / 3.0, 1.0 / 9.0, 2.0 / 3.0],
+        );
+    }
+
+    #[test]
+    fn a_lying_coflow_gets_the_shares_of_its_report_but_progresses_at_its_true_demand() {
+        // Coflex Fig. 3a: B reports ⟨1, 1⟩. Σ d' = up0 1 + 1 = 2, down1 ½ + 1 = 3/2
+        // → P* = ½. A (truthful): ½ on 0→2, ¼ on 3→1. B is given ½ of up0, down4,
+        // up5 and down1; its true bytes are 1/6 (up0, down4) and 1 (up5, down1), so
+        // T_B = max(1/6 / ½, 1 / ½) = 2: 0→4 at 1/12, 5→1 at ½. Both progress at ½.
+        let mut c = coflex_fig2(1.0);
+        lying_b(&mut c);
+        close(&rates(&c), &[0.5, 0.25, 1.0 / 12.0, 0.5]);
     }
 }

@@ -3,24 +3,41 @@
 
 use crate::{Decision, NonClairvoyantPolicy, NonClairvoyantView};
 use coflowkit_alloc::MaxMin;
-use coflowkit_model::PathId;
 
 #[derive(Default)]
 pub struct Fair {
     mm: MaxMin,
     residual: Vec<f64>,
-    paths: Vec<PathId>,
+    counts: Vec<u32>,
+    per_path: Vec<f64>,
+    rate_of: Vec<f64>,
 }
 
 impl NonClairvoyantPolicy for Fair {
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+        // Flows on the same path get the same rate: solve over the active paths
+        // with their flow counts, then hand each flow its path's rate.
         self.residual.clear();
         self.residual.extend_from_slice(&v.fabric.capacities);
-        self.paths.clear();
-        self.paths
-            .extend(v.active.iter().map(|&f| v.flow_path[f as usize]));
-        self.mm
-            .solve(v.fabric, &mut self.residual, &self.paths, &mut out.rates);
+        self.counts.clear();
+        self.counts
+            .extend(v.active_paths.iter().map(|&p| v.path_count[p as usize]));
+        self.per_path.clear();
+        self.per_path.resize(v.active_paths.len(), 0.0);
+        self.mm.solve_counted(
+            v.fabric,
+            &mut self.residual,
+            v.active_paths,
+            &self.counts,
+            &mut self.per_path,
+        );
+        self.rate_of.resize(v.fabric.num_paths(), 0.0);
+        for (&p, &r) in v.active_paths.iter().zip(&self.per_path) {
+            self.rate_of[p as usize] = r;
+        }
+        for (r, &f) in out.rates.iter_mut().zip(v.active) {
+            *r = self.rate_of[v.flow_path[f as usize] as usize];
+        }
     }
 }
 

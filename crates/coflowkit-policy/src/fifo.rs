@@ -15,7 +15,7 @@ impl NonClairvoyantPolicy for Fifo {
         // Groups are already in (arrival, id) order.
         self.order.clear();
         self.order.extend(0..v.groups.len());
-        self.prio.run(v, &self.order, &mut out.rates);
+        self.prio.run(v, &self.order, out);
     }
 }
 

@@ -14,9 +14,12 @@ pub mod registry;
 mod util;
 
 mod aalo;
+mod coflex;
 mod drf;
 mod fair;
 mod fifo;
+mod hug;
+mod naive_tradeoff;
 mod ncdrf;
 mod ncf;
 mod pfp;
@@ -69,15 +72,39 @@ pub struct Decision {
     /// If non-empty, `classes[i]` for `view.active[i]`, and `rates` is ignored.
     pub classes: Vec<u8>,
     pub wakeups: Vec<Wakeup>,
+    /// Sparse decision: a policy that gives most flows nothing sets `sparse` and
+    /// lists in `touched` every position it wrote a non-zero rate to (repeats
+    /// allowed); the driver then reads only those, in `O(touched)` instead of
+    /// `O(active)`. Positions not listed must be left at zero.
+    pub sparse: bool,
+    pub touched: Vec<u32>,
+    /// Set by the driver when it has put every rate back to zero after reading
+    /// them, so the next [`Decision::reset`] need not clear the vector.
+    pub all_zero: bool,
 }
 
 impl Decision {
     /// Prepares the decision for `n` active flows.
     pub fn reset(&mut self, n: usize) {
-        self.rates.clear();
+        if self.all_zero {
+            self.rates.truncate(n);
+        } else {
+            self.rates.clear();
+        }
         self.rates.resize(n, 0.0);
+        self.all_zero = false;
         self.classes.clear();
         self.wakeups.clear();
+        self.sparse = false;
+        self.touched.clear();
+    }
+
+    /// Marks `rates[i]` as written (sparse decisions); a no-op for a zero rate.
+    #[inline]
+    pub fn touch(&mut self, i: usize) {
+        if self.rates[i] != 0.0 {
+            self.touched.push(i as u32);
+        }
     }
 }
 
@@ -122,6 +149,11 @@ pub struct Common<'a> {
     /// caching something about a coflow's active flows knows it is stale when this
     /// grows.
     pub coflow_started: &'a [u32],
+    /// Active flows per path (indexed by `PathId`).
+    pub path_count: &'a [u32],
+    /// The paths with at least one active flow (in no particular, but
+    /// deterministic, order).
+    pub active_paths: &'a [PathId],
 }
 
 /// The view of a policy that knows flow sizes.
@@ -136,6 +168,10 @@ pub struct ClairvoyantView<'a> {
     pub coflow_length: &'a [f64],
     /// Total bytes of each coflow.
     pub coflow_size: &'a [f64],
+    /// Strategic reports: empty when every coflow is truthful, else per coflow the
+    /// demand vector it reports, `(link, value)` sorted by link with maximum 1
+    /// (empty for a truthful coflow). Only the DRF family reads it.
+    pub coflow_report: &'a [Vec<(u32, f64)>],
 }
 
 impl<'a> Deref for ClairvoyantView<'a> {

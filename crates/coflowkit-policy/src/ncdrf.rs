@@ -12,33 +12,38 @@
 //!
 //! With equal capacities `C`, `ĉ` and `P̂*` are the paper's and `r_f = P̂* C / n̄_k`.
 
-use crate::util::accumulate_links;
+use crate::util::LinkCounts;
 use crate::{Decision, NonClairvoyantPolicy, NonClairvoyantView};
 use coflowkit_alloc::avail;
 
+/// Work per call: `O(coflow-link pairs + active paths · rounds)`, plus one pass
+/// over the active flows to write `r_f = P̂*/m_k + Σ_rounds e(path_f)`: every
+/// quantity of the rule depends on a coflow's counts or on a path, never on the
+/// flow itself.
 pub struct NcDrf {
     backfill_rounds: usize,
-    count: Vec<f64>,
-    touched: Vec<u32>,
+    counts: LinkCounts,
     /// Σ_k ĉ_k(l), then the spare capacity u_l.
     sum: Vec<f64>,
     /// N_l: active flows on link l.
     flows_on: Vec<f64>,
-    /// Per group: m_k.
-    peak: Vec<f64>,
+    /// Per group: P̂*/m_k once P̂* is known (m_k before).
+    speed: Vec<f64>,
+    /// Per active path: this round's extra, and the total extra per PathId.
     extra: Vec<f64>,
+    path_extra: Vec<f64>,
 }
 
 impl NcDrf {
     pub fn new(backfill_rounds: usize) -> Self {
         NcDrf {
             backfill_rounds,
-            count: Vec::new(),
-            touched: Vec::new(),
+            counts: LinkCounts::default(),
             sum: Vec::new(),
             flows_on: Vec::new(),
-            peak: Vec::new(),
+            speed: Vec::new(),
             extra: Vec::new(),
+            path_extra: Vec::new(),
         }
     }
 }
@@ -48,53 +53,53 @@ impl NonClairvoyantPolicy for NcDrf {
         let fab = v.fabric;
         let caps = &fab.capacities;
         let nl = fab.num_links();
-        self.count.clear();
-        self.count.resize(nl, 0.0);
         self.sum.clear();
         self.sum.resize(nl, 0.0);
         self.flows_on.clear();
         self.flows_on.resize(nl, 0.0);
-        self.peak.clear();
+        self.speed.clear();
         // Stage 1: per-coflow flow counts → correlation vectors → Σ_k ĉ_k(l).
         for g in 0..v.groups.len() {
-            accumulate_links(v, g, &mut self.count, &mut self.touched, |_| 1.0);
-            let m = self
-                .touched
+            let counts = self.counts.get(v, g);
+            let m = counts
                 .iter()
-                .map(|&l| self.count[l as usize] / caps[l as usize])
+                .map(|&(l, n)| n as f64 / caps[l as usize])
                 .fold(0.0, f64::max);
-            for &l in &self.touched {
+            for &(l, n) in counts {
                 let li = l as usize;
-                self.sum[li] += self.count[li] / caps[li] / m;
-                self.flows_on[li] += self.count[li];
-                self.count[li] = 0.0;
+                self.sum[li] += n as f64 / caps[li] / m;
+                self.flows_on[li] += n as f64;
             }
-            self.peak.push(m);
+            self.speed.push(m);
         }
         let busiest = self.sum.iter().copied().fold(0.0, f64::max);
         if busiest <= 0.0 {
             return;
         }
         let p_star = 1.0 / busiest;
-        // Every flow of k at P̂*/m_k; the spare u_l replaces Σ_k ĉ_k(l) in `sum`.
+        // Every flow of k at P̂*/m_k; the spare u_l = C_l − Σ_k n_k(l) P̂*/m_k
+        // replaces Σ_k ĉ_k(l) in `sum`.
         self.sum.copy_from_slice(caps);
-        for (gi, g) in v.groups.iter().enumerate() {
-            let r = p_star / self.peak[gi];
-            for i in g.range() {
-                out.rates[i] = r;
-                for &l in fab.path(v.flow_path[v.active[i] as usize]) {
-                    self.sum[l as usize] -= r;
-                }
+        for g in 0..v.groups.len() {
+            let r = p_star / self.speed[g];
+            self.speed[g] = r;
+            for &(l, n) in self.counts.get(v, g) {
+                let u = &mut self.sum[l as usize];
+                *u = (*u - n as f64 * r).max(0.0);
             }
         }
-        // Backfilling: each flow gets min over its links of u_l / N_l, all flows
-        // computed from the same u, then u is reduced; repeated as asked.
+        // Backfilling: every flow gets min over its links of u_l / N_l, all from
+        // the same u; flows on the same path get the same, so work per path.
+        self.path_extra.resize(fab.num_paths(), 0.0);
+        for &p in v.active_paths {
+            self.path_extra[p as usize] = 0.0;
+        }
         for _ in 0..self.backfill_rounds {
             self.extra.clear();
             let mut any = false;
-            for &f in v.active {
+            for &p in v.active_paths {
                 let mut w = f64::INFINITY;
-                for &l in fab.path(v.flow_path[f as usize]) {
+                for &l in fab.path(p) {
                     let li = l as usize;
                     w = w.min(avail(&self.sum, caps, li) / self.flows_on[li]);
                 }
@@ -105,15 +110,21 @@ impl NonClairvoyantPolicy for NcDrf {
             if !any {
                 break;
             }
-            for (i, &f) in v.active.iter().enumerate() {
-                let w = self.extra[i];
+            for (&p, &w) in v.active_paths.iter().zip(&self.extra) {
                 if w > 0.0 {
-                    out.rates[i] += w;
-                    for &l in fab.path(v.flow_path[f as usize]) {
+                    self.path_extra[p as usize] += w;
+                    let n = v.path_count[p as usize] as f64;
+                    for &l in fab.path(p) {
                         let u = &mut self.sum[l as usize];
-                        *u = (*u - w).max(0.0);
+                        *u = (*u - n * w).max(0.0);
                     }
                 }
+            }
+        }
+        for (g, grp) in v.groups.iter().enumerate() {
+            let r = self.speed[g];
+            for i in grp.range() {
+                out.rates[i] = r + self.path_extra[v.flow_path[v.active[i] as usize] as usize];
             }
         }
     }

@@ -14,7 +14,7 @@ pub struct Ncf {
 impl NonClairvoyantPolicy for Ncf {
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
         order_by_key(v, |k| v.coflow_width[k as usize] as f64, &mut self.order);
-        self.prio.run(v, &self.order, &mut out.rates);
+        self.prio.run(v, &self.order, out);
     }
 }
 

@@ -10,44 +10,35 @@
 //! r_f     = s_f + MM(active flows; u)_f             stage 2 (work conservation)
 //! ```
 
-use crate::util::accumulate_links;
+use crate::util::LinkCounts;
 use crate::{Decision, NonClairvoyantPolicy, NonClairvoyantView};
 use coflowkit_alloc::MaxMin;
-use coflowkit_model::PathId;
 
 pub struct Psp {
     work_conserving: bool,
-    count: Vec<f64>,
+    counts: LinkCounts,
     coflows_on: Vec<f64>,
-    touched: Vec<u32>,
+    /// n_k(l) of the group being served (zero elsewhere).
+    mine: Vec<f64>,
     residual: Vec<f64>,
     mm: MaxMin,
-    paths: Vec<PathId>,
-    extra: Vec<f64>,
+    path_flows: Vec<u32>,
+    per_path: Vec<f64>,
+    rate_of: Vec<f64>,
 }
 
 impl Psp {
     pub fn new(work_conserving: bool) -> Self {
         Psp {
             work_conserving,
-            count: Vec::new(),
+            counts: LinkCounts::default(),
             coflows_on: Vec::new(),
-            touched: Vec::new(),
+            mine: Vec::new(),
             residual: Vec::new(),
             mm: MaxMin::new(),
-            paths: Vec::new(),
-            extra: Vec::new(),
-        }
-    }
-
-    /// Counts group `g`'s flows per link into `self.count` (links in `touched`).
-    fn count_group(&mut self, v: &NonClairvoyantView, g: usize) {
-        accumulate_links(v, g, &mut self.count, &mut self.touched, |_| 1.0);
-    }
-
-    fn clear_counts(&mut self) {
-        for &l in &self.touched {
-            self.count[l as usize] = 0.0;
+            path_flows: Vec::new(),
+            per_path: Vec::new(),
+            rate_of: Vec::new(),
         }
     }
 }
@@ -57,29 +48,30 @@ impl NonClairvoyantPolicy for Psp {
         let fab = v.fabric;
         let caps = &fab.capacities;
         let nl = fab.num_links();
-        self.count.clear();
-        self.count.resize(nl, 0.0);
         self.coflows_on.clear();
         self.coflows_on.resize(nl, 0.0);
+        self.mine.clear();
+        self.mine.resize(nl, 0.0);
         // K_l: coflows present on each link.
         for g in 0..v.groups.len() {
-            self.count_group(v, g);
-            for &l in &self.touched {
+            for &(l, _) in self.counts.get(v, g) {
                 self.coflows_on[l as usize] += 1.0;
             }
-            self.clear_counts();
         }
         // Stage 1: each flow takes the smaller of its per-link shares.
         self.residual.clear();
         self.residual.extend_from_slice(caps);
         for g in 0..v.groups.len() {
-            self.count_group(v, g);
+            let counts = self.counts.get(v, g);
+            for &(l, n) in counts {
+                self.mine[l as usize] = n as f64;
+            }
             for i in v.groups[g].range() {
                 let p = v.flow_path[v.active[i] as usize];
                 let mut s = f64::INFINITY;
                 for &l in fab.path(p) {
                     let li = l as usize;
-                    s = s.min(caps[li] / (self.coflows_on[li] * self.count[li]));
+                    s = s.min(caps[li] / (self.coflows_on[li] * self.mine[li]));
                 }
                 let s = if s.is_finite() { s } else { 0.0 };
                 out.rates[i] = s;
@@ -88,21 +80,33 @@ impl NonClairvoyantPolicy for Psp {
                     *r = (*r - s).max(0.0);
                 }
             }
-            self.clear_counts();
+            for &(l, _) in counts {
+                self.mine[l as usize] = 0.0;
+            }
         }
         if !self.work_conserving {
             return;
         }
-        // Stage 2: the spare capacity, max-min fair over all active flows.
-        self.paths.clear();
-        self.paths
-            .extend(v.active.iter().map(|&f| v.flow_path[f as usize]));
-        self.extra.clear();
-        self.extra.resize(self.paths.len(), 0.0);
-        self.mm
-            .solve(fab, &mut self.residual, &self.paths, &mut self.extra);
-        for (r, e) in out.rates.iter_mut().zip(&self.extra) {
-            *r += e;
+        // Stage 2: the spare capacity, max-min fair over all active flows; flows on
+        // the same path get the same share, so solve per path.
+        self.path_flows.clear();
+        self.path_flows
+            .extend(v.active_paths.iter().map(|&p| v.path_count[p as usize]));
+        self.per_path.clear();
+        self.per_path.resize(v.active_paths.len(), 0.0);
+        self.mm.solve_counted(
+            fab,
+            &mut self.residual,
+            v.active_paths,
+            &self.path_flows,
+            &mut self.per_path,
+        );
+        self.rate_of.resize(fab.num_paths(), 0.0);
+        for (&p, &x) in v.active_paths.iter().zip(&self.per_path) {
+            self.rate_of[p as usize] = x;
+        }
+        for (r, &f) in out.rates.iter_mut().zip(v.active) {
+            *r += self.rate_of[v.flow_path[f as usize] as usize];
         }
     }
 }

@@ -2,9 +2,12 @@
 //! tests, its docs/policies page and one line here.
 
 use crate::aalo::Aalo;
+use crate::coflex::Coflex;
 use crate::drf::Drf;
 use crate::fair::Fair;
 use crate::fifo::Fifo;
+use crate::hug::Hug;
+use crate::naive_tradeoff::NaiveTradeoff;
 use crate::ncdrf::NcDrf;
 use crate::ncf::Ncf;
 use crate::pfp::Pfp;
@@ -72,6 +75,27 @@ const PSP: &[ParamSpec] = &[ParamSpec {
     help: "true: spare capacity shared max-min after the per-link shares (FairCloud); false: per-link shares only",
 }];
 
+const ALPHA: &[ParamSpec] = &[ParamSpec {
+    name: "alpha",
+    default: "0.5",
+    help: "fairness knob in [0, 1]: the fraction of its DRF share every coflow is guaranteed",
+}];
+
+fn coflex(p: &Params) -> Result<AnyPolicy, ModelError> {
+    c(Coflex::new(p.f64_in("alpha", 0.0, 1.0)?))
+}
+
+fn naive_tradeoff(p: &Params) -> Result<AnyPolicy, ModelError> {
+    let alpha = p.f64_in("alpha", 0.0, 1.0)?;
+    if alpha == 0.0 {
+        return Err(ModelError::param(
+            "param",
+            "naive-tradeoff: alpha=0 caps every coflow at 0: nothing would ever be sent; use alpha in (0, 1]",
+        ));
+    }
+    c(NaiveTradeoff::new(alpha))
+}
+
 fn varys(p: &Params) -> Result<AnyPolicy, ModelError> {
     c(Varys::new(
         p.choice("ordering", &["dynamic", "static"])? == "static",
@@ -109,6 +133,9 @@ pub static REGISTRY: &[PolicySpec] = &[
     PolicySpec { name: "ncdrf", info: Info::NonClairvoyant, summary: "DRF on per-link flow counts, then backfilling (NC-DRF)", params: NCDRF, build: ncdrf },
     PolicySpec { name: "psp", info: Info::NonClairvoyant, summary: "per-link equal shares per coflow, then max-min spare (FairCloud PS-P)", params: PSP, build: psp },
     PolicySpec { name: "drf", info: Info::Clairvoyant, summary: "DRF between coflows on remaining bytes, flows finish together (not work-conserving)", params: &[], build: |_| c(Drf::default()) },
+    PolicySpec { name: "hug", info: Info::Clairvoyant, summary: "DRF, then spare max-min per flow under the cap P* per coflow and link (HUG)", params: &[], build: |_| c(Hug::default()) },
+    PolicySpec { name: "coflex", info: Info::Clairvoyant, summary: "alpha x DRF shares, then Varys on the spare, no cap (Coflex)", params: ALPHA, build: coflex },
+    PolicySpec { name: "naive-tradeoff", info: Info::Clairvoyant, summary: "alpha x DRF shares, then SEBF capped at alpha P* (Coflex Algorithm 1)", params: ALPHA, build: naive_tradeoff },
 ];
 
 /// The catalogue entry of `name`, or an error listing the valid names.

@@ -14,7 +14,7 @@ pub struct Scf {
 impl ClairvoyantPolicy for Scf {
     fn decide(&mut self, v: &ClairvoyantView, out: &mut Decision) {
         order_by_key(v, |k| v.coflow_length[k as usize], &mut self.order);
-        self.prio.run(v, &self.order, &mut out.rates);
+        self.prio.run(v, &self.order, out);
     }
 }
 

@@ -13,7 +13,7 @@ pub struct Tcf {
 impl ClairvoyantPolicy for Tcf {
     fn decide(&mut self, v: &ClairvoyantView, out: &mut Decision) {
         order_by_key(v, |k| v.coflow_size[k as usize], &mut self.order);
-        self.prio.run(v, &self.order, &mut out.rates);
+        self.prio.run(v, &self.order, out);
     }
 }
 

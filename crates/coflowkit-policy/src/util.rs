@@ -1,6 +1,6 @@
 //! Shared building blocks of the policies.
 
-use crate::{ClairvoyantView, Common};
+use crate::{ClairvoyantView, Common, Decision};
 use coflowkit_alloc::{avail, MaxMin};
 use coflowkit_model::PathId;
 
@@ -17,11 +17,12 @@ pub(crate) struct CoflowPriority {
 
 impl CoflowPriority {
     /// `order` lists indices into `c.groups`, highest priority first. Writes
-    /// `rates[i]` for every active flow of the listed coflows that can get a positive
-    /// rate; `rates` must be zero on entry (as [`crate::Decision::reset`] leaves it),
-    /// since coflows with no open path are skipped without being written.
-    /// `self.residual` holds what is left afterwards.
-    pub fn run(&mut self, c: &Common, order: &[usize], rates: &mut [f64]) {
+    /// `out.rates[i]` for every active flow of the listed coflows that can get a
+    /// positive rate, as a sparse decision; `out` must be fresh from
+    /// [`crate::Decision::reset`], since coflows with no open path are skipped
+    /// without being written. `self.residual` holds what is left afterwards.
+    pub fn run(&mut self, c: &Common, order: &[usize], out: &mut Decision) {
+        out.sparse = true;
         self.residual.clear();
         self.residual.extend_from_slice(&c.fabric.capacities);
         for &g in order {
@@ -39,7 +40,10 @@ impl CoflowPriority {
             self.tmp.resize(self.paths.len(), 0.0);
             self.mm
                 .solve(c.fabric, &mut self.residual, &self.paths, &mut self.tmp);
-            rates[range].copy_from_slice(&self.tmp);
+            for (i, &r) in range.zip(&self.tmp) {
+                out.rates[i] = r;
+                out.touch(i);
+            }
         }
     }
 }
@@ -192,6 +196,55 @@ impl LoadCache {
     }
 }
 
+/// Per coflow, the number of its active flows on each link it uses, `(link, n)`
+/// in ascending link order, kept across calls and recounted only when the coflow
+/// started or finished flows (counts change with nothing else).
+#[derive(Default)]
+pub(crate) struct LinkCounts {
+    /// Per coflow: (`coflow_started`, active count) when counted.
+    built: Vec<(u32, u32)>,
+    counts: Vec<Vec<(u32, u32)>>,
+    acc: Vec<u32>,
+    touched: Vec<u32>,
+}
+
+impl LinkCounts {
+    pub fn get(&mut self, c: &Common, g: usize) -> &[(u32, u32)] {
+        let grp = c.groups[g];
+        let k = grp.coflow as usize;
+        let nc = c.coflow_started.len();
+        if self.built.len() < nc {
+            self.built.resize(nc, (u32::MAX, u32::MAX));
+            self.counts.resize(nc, Vec::new());
+        }
+        let key = (c.coflow_started[k], grp.end - grp.start);
+        if self.built[k] != key {
+            let nl = c.fabric.num_links();
+            if self.acc.len() < nl {
+                self.acc.resize(nl, 0);
+            }
+            self.touched.clear();
+            for &f in &c.active[grp.range()] {
+                for &l in c.fabric.path(c.flow_path[f as usize]) {
+                    if self.acc[l as usize] == 0 {
+                        self.touched.push(l);
+                    }
+                    self.acc[l as usize] += 1;
+                }
+            }
+            self.touched.sort_unstable();
+            let out = &mut self.counts[k];
+            out.clear();
+            for &l in &self.touched {
+                out.push((l, self.acc[l as usize]));
+                self.acc[l as usize] = 0;
+            }
+            self.built[k] = key;
+        }
+        &self.counts[k]
+    }
+}
+
 /// Adds `value(f)` over the active flows `f` of group `g` to `acc[l]` for every link
 /// `l` they cross, listing each link the first time in `touched` (cleared first).
 /// `value` must be positive (a zero `acc[l]` marks an untouched link); the caller
@@ -260,6 +313,9 @@ pub(crate) mod testkit {
         pub first: Vec<u32>,
         pub length: Vec<f64>,
         pub csize: Vec<f64>,
+        pub reports: Vec<Vec<(u32, f64)>>,
+        pub path_count: Vec<u32>,
+        pub active_paths: Vec<PathId>,
     }
 
     impl Case {
@@ -284,6 +340,9 @@ pub(crate) mod testkit {
                 first: vec![0; n_cf],
                 length: vec![0.0; n_cf],
                 csize: vec![0.0; n_cf],
+                reports: Vec::new(),
+                path_count: Vec::new(),
+                active_paths: Vec::new(),
             };
             for (i, &(k, s, d, size, sent)) in flows.iter().enumerate() {
                 let k = k as usize;
@@ -311,7 +370,21 @@ pub(crate) mod testkit {
                 }
             }
             c.fabric = fabric;
+            c.count_paths();
             c
+        }
+
+        /// Recomputes the per-path counts from `active` (after a test edits it).
+        pub fn count_paths(&mut self) {
+            self.path_count = vec![0; self.fabric.num_paths()];
+            self.active_paths.clear();
+            for &f in &self.active {
+                let p = self.flow_path[f as usize];
+                if self.path_count[p as usize] == 0 {
+                    self.active_paths.push(p);
+                }
+                self.path_count[p as usize] += 1;
+            }
         }
 
         pub fn common(&self) -> Common<'_> {
@@ -330,6 +403,8 @@ pub(crate) mod testkit {
                 coflow_width: &self.width,
                 coflow_sent: &self.coflow_sent,
                 coflow_started: &self.width,
+                path_count: &self.path_count,
+                active_paths: &self.active_paths,
             }
         }
 
@@ -341,6 +416,7 @@ pub(crate) mod testkit {
                 coflow_first_flow: &self.first,
                 coflow_length: &self.length,
                 coflow_size: &self.csize,
+                coflow_report: &self.reports,
             }
         }
 
@@ -425,6 +501,22 @@ mod tests {
         c.groups[0].end = 2;
         c.width[0] = 2;
         assert!(!cuts.blocked(&c.common(), 0, &r), "up2 is open for 2→1");
+    }
+
+    #[test]
+    fn link_counts_are_recounted_when_flows_start_or_finish() {
+        // 3 ports (up 0..3, down 3..6). Coflow 0: 0→1, 0→2, 2→1.
+        let mut c = Case::new(
+            3,
+            1.0,
+            &[(0, 0, 1, 1.0, 0.0), (0, 0, 2, 1.0, 0.0), (0, 2, 1, 1.0, 0.0)],
+        );
+        let mut lc = LinkCounts::default();
+        assert_eq!(lc.get(&c.common(), 0), &[(0, 2), (2, 1), (4, 2), (5, 1)]);
+        // Flow 0→2 finished: the active count changed.
+        c.active = vec![0, 2];
+        c.groups[0].end = 2;
+        assert_eq!(lc.get(&c.common(), 0), &[(0, 1), (2, 1), (4, 2)]);
     }
 
     #[test]

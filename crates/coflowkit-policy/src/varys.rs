@@ -81,6 +81,7 @@ fn gamma(
 
 impl ClairvoyantPolicy for Varys {
     fn decide(&mut self, v: &ClairvoyantView, out: &mut Decision) {
+        out.sparse = true;
         self.order.clear();
         for (gi, g) in v.groups.iter().enumerate() {
             let k = g.coflow as usize;
@@ -142,7 +143,10 @@ impl ClairvoyantPolicy for Varys {
             ) {
                 self.cache.moved(v.groups[gi].coflow);
             }
-            out.rates[r].copy_from_slice(&self.tmp);
+            for (i, &x) in r.zip(&self.tmp) {
+                out.rates[i] = x;
+                out.touch(i);
+            }
         }
         // Backfilling pass.
         for &(_, _, gi) in &self.order {
@@ -154,6 +158,7 @@ impl ClairvoyantPolicy for Varys {
                 let extra = path_avail(v.fabric, &self.residual, p);
                 if extra > 0.0 {
                     out.rates[i] += extra;
+                    out.touch(i);
                     consume(v.fabric, &mut self.residual, p, extra);
                     self.cache.moved(v.groups[gi].coflow);
                 }

@@ -1,0 +1,222 @@
+//! `coflex`: the fairness knob of Coflex (Algorithm 2 of the Coflex paper): every
+//! coflow first gets `alpha` times its DRF share, then Varys (SEBF order, MADD,
+//! backfilling) runs on the capacity left, with no cap. See docs/policies/coflex.md.
+//!
+//! ```text
+//! stage 1: r1_f = rem_f / T_k(α)         shares a_k(l) = α P* d'_k(l)  (see drf)
+//! stage 2: coflows by (Γ_k, arrival, id); on the residual c:
+//!          MADD   Γ'_k = max_l S_k(l) / c_l,  r_f += rem_f / Γ'_k  (nothing if some c_l = 0)
+//!          backfill, same order, flows by index: r_f += min_{l ∈ f} c_l
+//! ```
+//!
+//! `alpha = 0` is `varys`; `alpha = 1` is DRF followed by SEBF. [`Sebf`] is also
+//! stage 2 of `naive-tradeoff`, with per-coflow caps.
+
+use crate::drf::DrfStage;
+use crate::util::Cuts;
+use crate::{ClairvoyantPolicy, ClairvoyantView, Decision};
+use coflowkit_alloc::{avail, consume, path_avail};
+
+/// Stage 2 of the Coflex family: SEBF + MADD + backfilling on a residual, adding to
+/// the rates, optionally under per-(coflow, link) caps.
+#[derive(Default)]
+pub(crate) struct Sebf {
+    order: Vec<usize>,
+    cuts: Cuts,
+}
+
+impl Sebf {
+    /// `caps`, when given, holds the room left under each coflow's cap, one value
+    /// per entry of `stage.links` (consumed as rates are handed out).
+    pub fn run(
+        &mut self,
+        v: &ClairvoyantView,
+        stage: &DrfStage,
+        residual: &mut [f64],
+        rates: &mut [f64],
+        mut caps: Option<&mut [f64]>,
+    ) {
+        let fab = v.fabric;
+        let c = &fab.capacities;
+        self.order.clear();
+        self.order.extend(0..v.groups.len());
+        self.order.sort_by(|&a, &b| {
+            stage.gamma[a]
+                .total_cmp(&stage.gamma[b])
+                .then(v.groups[a].coflow.cmp(&v.groups[b].coflow))
+        });
+        // MADD on what each coflow may still take on each of its links.
+        for &g in &self.order {
+            let base = stage.start[g] as usize;
+            let mut gamma: f64 = 0.0;
+            let mut blocked = false;
+            for (j, &(l, s)) in stage.group_links(g).iter().enumerate() {
+                let mut room = avail(residual, c, l as usize);
+                if let Some(h) = caps.as_deref() {
+                    room = room.min(h[base + j]);
+                }
+                if room <= 0.0 {
+                    blocked = true;
+                    break;
+                }
+                gamma = gamma.max(s / room);
+            }
+            if blocked || gamma <= 0.0 {
+                continue;
+            }
+            for i in v.groups[g].range() {
+                let f = v.active[i] as usize;
+                let r = v.remaining[f] / gamma;
+                rates[i] += r;
+                consume(fab, residual, v.flow_path[f], r);
+            }
+            if let Some(h) = caps.as_deref_mut() {
+                for (j, &(_, s)) in stage.group_links(g).iter().enumerate() {
+                    h[base + j] = (h[base + j] - s / gamma).max(0.0);
+                }
+            }
+        }
+        // Backfilling: flows in order take what their path (and cap) allows.
+        for &g in &self.order {
+            if self.cuts.blocked(v, g, residual) {
+                continue;
+            }
+            let base = stage.start[g] as usize;
+            let entries = stage.group_links(g);
+            for i in v.groups[g].range() {
+                let p = v.flow_path[v.active[i] as usize];
+                let mut extra = path_avail(fab, residual, p);
+                if let Some(h) = caps.as_deref() {
+                    for &l in fab.path(p) {
+                        extra = extra.min(h[base + entry(entries, l)]);
+                    }
+                }
+                if extra > 0.0 {
+                    rates[i] += extra;
+                    consume(fab, residual, p, extra);
+                    if let Some(h) = caps.as_deref_mut() {
+                        for &l in fab.path(p) {
+                            let x = &mut h[base + entry(entries, l)];
+                            *x = (*x - extra).max(0.0);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Position of link `l` among a group's `(link, bytes)` entries.
+pub(crate) fn entry(entries: &[(u32, f64)], l: u32) -> usize {
+    entries
+        .binary_search_by_key(&l, |e| e.0)
+        .expect("a flow's link is one of its coflow's links")
+}
+
+pub struct Coflex {
+    alpha: f64,
+    stage: DrfStage,
+    sebf: Sebf,
+    residual: Vec<f64>,
+}
+
+impl Coflex {
+    pub fn new(alpha: f64) -> Self {
+        Coflex {
+            alpha,
+            stage: DrfStage::default(),
+            sebf: Sebf::default(),
+            residual: Vec::new(),
+        }
+    }
+}
+
+impl ClairvoyantPolicy for Coflex {
+    fn decide(&mut self, v: &ClairvoyantView, out: &mut Decision) {
+        self.stage.compute(v);
+        self.residual.clear();
+        self.residual.extend_from_slice(&v.fabric.capacities);
+        if self.alpha > 0.0 {
+            for g in 0..v.groups.len() {
+                self.stage
+                    .serve(v, g, self.alpha, &mut out.rates, &mut self.residual);
+            }
+        }
+        self.sebf
+            .run(v, &self.stage, &mut self.residual, &mut out.rates, None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::drf::tests::{coflex_fig2, lying_b};
+    use crate::util::testkit::{close, Case};
+    use crate::varys::Varys;
+
+    fn rates(c: &Case, alpha: f64) -> Vec<f64> {
+        let mut d = Decision::default();
+        d.reset(c.active.len());
+        Coflex::new(alpha).decide(&c.clairvoyant(), &mut d);
+        d.rates
+    }
+
+    #[test]
+    fn alpha_one_is_drf_then_sebf() {
+        // Stage 1 = DRF (see drf): A 2/3, 1/3; B 1/9, 2/3. Spare: up0 2/9,
+        // down2 1/3, up3 2/3, down4 8/9, up5 1/3; down1 full. Γ_A = Γ_B = 1: A first
+        // (arrival, id). MADD: both cross the full down1 → nothing. Backfill: A's
+        // 0→2 takes min(up0 2/9, down2 1/3) = 2/9 → 8/9; the rest is blocked (up0 or
+        // down1 full). No cap, unlike HUG, where B took the 2/9.
+        close(
+            &rates(&coflex_fig2(1.0), 1.0),
+            &[8.0 / 9.0, 1.0 / 3.0, 1.0 / 9.0, 2.0 / 3.0],
+        );
+    }
+
+    #[test]
+    fn alpha_half_guarantees_half_the_drf_progress_and_serves_sebf_first() {
+        // Stage 1 = ½ DRF: A 1/3, 1/6; B 1/18, 1/3. Spare: up0 11/18, down2 2/3,
+        // up3 5/6, down1 ½, down4 17/18, up5 2/3. A first: MADD Γ' = max(1/(11/18),
+        // 1/(2/3), ½/(5/6), ½/½) = 18/11 → +11/18 on 0→2, +11/36 on 3→1; up0 is
+        // full. B: blocked at up0. Backfill: A's 3→1 takes min(up3 19/36, down1
+        // 7/36) = 7/36 → 2/3. B keeps its ½ DRF share: progress 1/3 = α P*.
+        close(
+            &rates(&coflex_fig2(1.0), 0.5),
+            &[17.0 / 18.0, 2.0 / 3.0, 1.0 / 18.0, 1.0 / 3.0],
+        );
+    }
+
+    #[test]
+    fn coflex_fig_3_a_lie_pays_off_without_a_cap() {
+        // A's bytes doubled (Γ_A = 2 > Γ_B = 1, so B comes first in SEBF; d_A is
+        // unchanged). B reports ⟨1, 1⟩: stage 1 as in drf's test, P* = ½: A ½, ¼;
+        // B 1/12, ½. Spare: up0 5/12, down2 ½, up3 ¾, down1 ¼, down4 11/12, up5 ½.
+        // B's MADD: Γ' = max(1/6 / 5/12, 1/6 / 11/12, 1/½, 1/¼) = 4 → +1/24 on 0→4,
+        // +¼ on 5→1 (down1 full). A blocked by down1. Backfill: B's 0→4 takes the
+        // 3/8 of up0 left → ½. B's true progress: ¾ (5→1 at ¾ of its 1 B);
+        // A's: ½. The paper's Fig. 3b: B ¾, isolation guarantee ½.
+        let mut c = coflex_fig2(2.0);
+        lying_b(&mut c);
+        close(&rates(&c, 1.0), &[0.5, 0.25, 0.5, 0.75]);
+    }
+
+    #[test]
+    fn alpha_zero_is_varys() {
+        let c = Case::new(
+            4,
+            10.0,
+            &[
+                (0, 0, 1, 40.0, 0.0),
+                (0, 2, 1, 10.0, 5.0),
+                (1, 1, 1, 10.0, 0.0),
+                (1, 2, 3, 5.0, 0.0),
+                (2, 3, 2, 7.0, 0.0),
+            ],
+        );
+        let mut d = Decision::default();
+        d.reset(c.active.len());
+        Varys::new(false).decide(&c.clairvoyant(), &mut d);
+        close(&rates(&c, 0.0), &d.rates);
+    }
+}

@@ -1,0 +1,101 @@
+//! `naive-tradeoff`: Algorithm 1 of the Coflex paper (NaiveTradeoff(α)): `alpha`
+//! times the DRF shares, then SEBF on the spare capacity with every coflow capped
+//! at `α P*` of each link. Strategy-proof, and wasteful: the paper's Theorem 2 shows
+//! its utilization can be arbitrarily low. See docs/policies/naive-tradeoff.md.
+//!
+//! ```text
+//! stage 1: r1_f = rem_f / T_k(α)                 (see drf; shares α P* d'_k(l))
+//! cap:     h_k(l) = α P* C_l − Σ_{f ∈ k, f ∋ l} r1_f
+//! stage 2: coflex's stage 2 (SEBF order, MADD, backfilling) on min(c_l, h_k(l))
+//! ```
+
+use crate::coflex::Sebf;
+use crate::drf::DrfStage;
+use crate::{ClairvoyantPolicy, ClairvoyantView, Decision};
+use coflowkit_model::CAPACITY_EPS;
+
+pub struct NaiveTradeoff {
+    alpha: f64,
+    stage: DrfStage,
+    sebf: Sebf,
+    residual: Vec<f64>,
+    room: Vec<f64>,
+}
+
+impl NaiveTradeoff {
+    pub fn new(alpha: f64) -> Self {
+        NaiveTradeoff {
+            alpha,
+            stage: DrfStage::default(),
+            sebf: Sebf::default(),
+            residual: Vec::new(),
+            room: Vec::new(),
+        }
+    }
+}
+
+impl ClairvoyantPolicy for NaiveTradeoff {
+    fn decide(&mut self, v: &ClairvoyantView, out: &mut Decision) {
+        let c = &v.fabric.capacities;
+        self.stage.compute(v);
+        self.residual.clear();
+        self.residual.extend_from_slice(c);
+        let cap = self.alpha * self.stage.p_star;
+        self.room.clear();
+        for g in 0..v.groups.len() {
+            let speed = self
+                .stage
+                .serve(v, g, self.alpha, &mut out.rates, &mut self.residual);
+            for &(l, s) in self.stage.group_links(g) {
+                let cl = c[l as usize];
+                let h = cap * cl - s * speed;
+                self.room
+                    .push(if h <= CAPACITY_EPS * cl { 0.0 } else { h });
+            }
+        }
+        self.sebf.run(
+            v,
+            &self.stage,
+            &mut self.residual,
+            &mut out.rates,
+            Some(&mut self.room),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::drf::tests::coflex_fig2;
+    use crate::util::testkit::{close, Case};
+
+    fn rates(c: &Case, alpha: f64) -> Vec<f64> {
+        let mut d = Decision::default();
+        d.reset(c.active.len());
+        NaiveTradeoff::new(alpha).decide(&c.clairvoyant(), &mut d);
+        d.rates
+    }
+
+    #[test]
+    fn alpha_one_caps_like_hug() {
+        // Stage 1 = DRF: A 2/3, 1/3; B 1/9, 2/3; cap P* = 2/3. Every coflow is at
+        // its cap on its bottleneck (A: up0 and down2, d = 1; B: up5 and down1), so
+        // MADD serves nobody. Backfill: A's 0→2 has no room under its cap; B's 0→4
+        // takes the 2/9 of up0 left (room 2/3 − 1/9 on up0 and down4) → 1/3.
+        close(
+            &rates(&coflex_fig2(1.0), 1.0),
+            &[2.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 2.0 / 3.0],
+        );
+    }
+
+    #[test]
+    fn alpha_half_keeps_every_coflow_at_alpha_p_star() {
+        // Stage 1 = ½ DRF: A 1/3, 1/6; B 1/18, 1/3; cap α P* = 1/3. Room: A up0 0,
+        // down2 0, up3 1/6, down1 1/6; B up0 5/18, down4 5/18, up5 0, down1 0.
+        // MADD: nobody (room 0 on each coflow's bottleneck). Backfill: A's 3→1
+        // takes 1/6 (its caps on up3 and down1) → 1/3; B's 0→4 takes 5/18 → 1/3.
+        // Both coflows progress at exactly α P* = 1/3 (Theorem 1); links are idle
+        // that Coflex would have used (its A gets 17/18 on 0→2).
+        close(&rates(&coflex_fig2(1.0), 0.5), &[1.0 / 3.0; 4]);
+    }
+}
