@@ -23,6 +23,10 @@ EXAMPLE_CCTS = {
     "ncdrf": [0.10175, 0.03125, 0.0625],
     "psp": [0.10175, 0.03125, 0.0625],
     "drf": [0.10175, 0.03125, 0.0625],
+    # Hand-computed in crates/coflowkit-sim/tests/hand_computed.rs.
+    "hug": [0.10175, 0.03125, 0.0625],
+    "coflex": [0.10575, 2 / 96, 4 / 96],
+    "naive-tradeoff": [0.1955, 0.0625, 0.125],
 }
 
 

@@ -100,6 +100,9 @@ def test_policies_lists_every_policy_with_its_parameters():
         "ncdrf",
         "psp",
         "drf",
+        "hug",
+        "coflex",
+        "naive-tradeoff",
     ]
     assert "queues=10" in r.stdout and "ordering=dynamic" in r.stdout
     assert "backfill_rounds=1" in r.stdout and "work_conserving=true" in r.stdout

@@ -11,7 +11,15 @@ The public API::
 
 from coflowkit._core import CoflowkitError, SimulationError, Workload
 from coflowkit._core import __version__ as _core_version
-from coflowkit.api import Result, load_trace, policies, simulate, synthetic, write_trace
+from coflowkit.api import (
+    Result,
+    load_trace,
+    policies,
+    simulate,
+    snapshot,
+    synthetic,
+    write_trace,
+)
 
 __version__ = _core_version
 
@@ -23,6 +31,7 @@ __all__ = [
     "load_trace",
     "policies",
     "simulate",
+    "snapshot",
     "synthetic",
     "write_trace",
     "__version__",

@@ -83,6 +83,16 @@ class Result:
     events: int = 0
     policy_calls: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Instantaneous metrics (``record=`` given): one row per sample with
+    #: ``time_s, duration_s, active_coflows, min_progress, mean_progress,
+    #: max_progress, disparity, utilization``; ``None`` otherwise.
+    series: pd.DataFrame | None = None
+    #: Per-coflow progress rows (``record_coflows=True``): ``time_s, coflow_id, progress``.
+    progress: pd.DataFrame | None = None
+    #: Summary of ``series`` (see :func:`coflowkit.metrics.summarize_series`).
+    series_summary: dict[str, Any] | None = None
+    #: False when the run stopped at ``horizon_s`` with coflows unfinished.
+    complete: bool = True
 
 
 def _params(params: Mapping[str, Any] | None) -> dict[str, str]:
@@ -102,22 +112,66 @@ def simulate(
     *,
     check_invariants: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    record: float | str | None = None,
+    record_coflows: bool = False,
+    horizon_s: float | None = None,
 ) -> Result:
     """Simulates ``workload`` under ``policy``.
 
     ``params`` are the policy's parameters (``coflowkit policies`` lists them);
     ``fabric`` (e.g. ``bigswitch:gbps=10``) and ``check_invariants`` are engine
     options, kept apart from the policy's parameters.
+
+    ``record`` asks for the instantaneous metrics (coflow progress, isolation
+    guarantee, progress disparity, utilization): ``"every"`` (or 0) samples after
+    every event, a number of seconds samples on a grid from the first event.
+    ``record_coflows`` also keeps each active coflow's progress at every sample.
+    ``horizon_s`` stops the run before the first event after that time.
     """
     if not isinstance(workload, Workload):
         raise CoflowkitError(
             f"workload must be a coflowkit Workload, got {type(workload).__name__}"
         )
     p = _params(params)
+    interval = parse_record(record)
     if fabric:
         workload = workload.with_fabric(fabric)
-    raw = _core.simulate(workload, policy, p, check_invariants, progress)
+    raw = _core.simulate(
+        workload, policy, p, check_invariants, progress, interval, record_coflows, horizon_s
+    )
+    return result_from_raw(workload, policy, p, raw)
+
+
+def parse_record(record: float | str | None) -> float | None:
+    """``None`` → no recording; ``"every"`` or 0 → every event; seconds otherwise."""
+    if record is None:
+        return None
+    if isinstance(record, str):
+        if record.strip().lower() in ("every", "event", "events"):
+            return 0.0
+        try:
+            record = float(record)
+        except ValueError:
+            raise CoflowkitError(
+                f"record must be 'every' or a number of seconds, got {record!r}"
+            ) from None
+    x = float(record)
+    if not (x >= 0.0 and x != float("inf")):
+        raise CoflowkitError(f"record interval must be >= 0 seconds, got {record!r}")
+    return x
+
+
+def result_from_raw(workload: Workload, policy: str, p: dict[str, str], raw: dict) -> Result:
+    """Builds a :class:`Result` from what the engine returned."""
     table = metrics.coflow_table(workload, raw["finish_s"])
+    series = progress_rows = series_summary = None
+    if raw.get("series") is not None:
+        finish = table["finish_s"].to_numpy()
+        end = float(finish[~pd.isna(finish)].max()) if (~pd.isna(finish)).any() else 0.0
+        series = metrics.series_table(raw["series"], end)
+        series_summary = metrics.summarize_series(series)
+        if raw.get("progress") is not None:
+            progress_rows = metrics.progress_table(raw["progress"], series)
     return Result(
         policy=policy,
         params=p,
@@ -126,5 +180,37 @@ def simulate(
         summary=metrics.summarize(table),
         events=raw["events"],
         policy_calls=raw["policy_calls"],
-        extra={"checks": raw["checks"]},
+        extra={"checks": raw.get("checks", 0)},
+        series=series,
+        progress=progress_rows,
+        series_summary=series_summary,
+        complete=raw.get("complete", True),
     )
+
+
+def snapshot(
+    workload: Workload,
+    policy: str,
+    params: Mapping[str, Any] | None = None,
+    fabric: str | None = None,
+    at_s: float = 0.0,
+) -> tuple[pd.DataFrame, dict[str, float]]:
+    """The allocation in force at time ``at_s``: each active coflow's progress and the
+    fabric's utilization, without running the workload to its end.
+
+    Returns ``(per_coflow, totals)``: a DataFrame ``coflow_id, progress`` and a dict
+    with ``time_s, active_coflows, min_progress, mean_progress, max_progress,
+    disparity, utilization``.
+    """
+    r = simulate(
+        workload, policy, params, fabric, record="every", record_coflows=True, horizon_s=at_s
+    )
+    s = r.series
+    if s is None or len(s) == 0 or s["time_s"].iloc[0] > at_s:
+        raise CoflowkitError(f"nothing has started by t={at_s} s")
+    last = int((s["time_s"] <= at_s).to_numpy().nonzero()[0][-1])
+    rows = r.progress[r.progress["sample"] == last][["coflow_id", "progress"]]
+    totals = {k: float(s[k].iloc[last]) for k in metrics.SERIES_METRICS}
+    totals["time_s"] = float(s["time_s"].iloc[last])
+    totals["active_coflows"] = int(s["active_coflows"].iloc[last])
+    return rows.reset_index(drop=True), totals

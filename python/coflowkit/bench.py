@@ -3,7 +3,8 @@
 For every policy it runs `python -m coflowkit simulate --trace T --policy P --out DIR
 --quiet` in a child process and reports the wall time of that whole command (start-up,
 parsing, simulation and output) and the child's peak resident memory (ru_maxrss from
-wait4, so Rust's allocations count). Benchmarks are not tests: numbers depend on the
+wait4, so Rust's allocations count). `--record SECONDS|every` adds the recording of
+the instantaneous metrics, to measure what it costs. Benchmarks are not tests: numbers depend on the
 machine; compare ratios from one run.
 """
 
@@ -19,7 +20,9 @@ import time
 DEFAULT_TRACE = os.path.join("..", "shared", "traces", "FB2010-1Hr-150-0.txt")
 
 
-def run_one(trace: str, policy: str, timeout: float) -> tuple[str, float, float, float]:
+def run_one(
+    trace: str, policy: str, timeout: float, record: str | None = None
+) -> tuple[str, float, float, float]:
     with tempfile.TemporaryDirectory() as out:
         cmd = [
             sys.executable,
@@ -33,7 +36,7 @@ def run_one(trace: str, policy: str, timeout: float) -> tuple[str, float, float,
             "--out",
             out,
             "--quiet",
-        ]
+        ] + (["--record", record] if record else [])
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = t0 + timeout
@@ -84,14 +87,17 @@ def main(args) -> int:
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}",
         f"Command: coflowkit bench --trace {trace}"
-        + (f" --policies {args.policies}" if args.policies else ""),
+        + (f" --policies {args.policies}" if args.policies else "")
+        + (f" --record {args.record}" if getattr(args, "record", None) else ""),
         "",
         "| policy | status | wall time (s) | peak RSS (MiB) | mean CCT (s) |",
         "|---|---|---:|---:|---:|",
     ]
     print("\n".join(lines), flush=True)
     for name in names:
-        status, wall, rss, mean_cct = run_one(trace, name, args.timeout)
+        status, wall, rss, mean_cct = run_one(
+            trace, name, args.timeout, getattr(args, "record", None)
+        )
         cct = f"{mean_cct:.4f}" if mean_cct == mean_cct else "-"
         row = f"| {name} | {status} | {wall:.2f} | {rss:.0f} | {cct} |"
         lines.append(row)

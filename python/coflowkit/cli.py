@@ -137,6 +137,10 @@ def write_run(result: api.Result, out: str) -> None:
     os.makedirs(out, exist_ok=True)
     result.coflows.to_csv(os.path.join(out, "coflows.csv"), index=False)
     result.coflows.to_parquet(os.path.join(out, "coflows.parquet"), index=False)
+    for name, table in [("series", result.series), ("progress", result.progress)]:
+        if table is not None:
+            table.to_csv(os.path.join(out, f"{name}.csv"), index=False)
+            table.to_parquet(os.path.join(out, f"{name}.parquet"), index=False)
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as fh:
         json.dump(
             {
@@ -147,6 +151,7 @@ def write_run(result: api.Result, out: str) -> None:
                 "events": result.events,
                 "policy_calls": result.policy_calls,
                 "summary": result.summary,
+                **({"series": result.series_summary} if result.series_summary else {}),
             },
             fh,
             indent=2,
@@ -162,8 +167,17 @@ def cmd_simulate(args) -> int:
     w = spec.load()
     cb, prog = _progress_callback()
     try:
+        if args.record_coflows and args.record is None:
+            raise UsageError("--record-coflows needs --record (every, or an interval in seconds)")
         r = api.simulate(
-            w, args.policy, params, args.fabric, check_invariants=args.check_invariants, progress=cb
+            w,
+            args.policy,
+            params,
+            args.fabric,
+            check_invariants=args.check_invariants,
+            progress=cb,
+            record=args.record,
+            record_coflows=args.record_coflows,
         )
     finally:
         if prog is not None:
@@ -173,7 +187,23 @@ def cmd_simulate(args) -> int:
     if not args.quiet:
         label = args.policy + "".join(f":{k}={v}" for k, v in sorted(params.items()))
         print_summary(r.summary, f"{label} on {w.source} ({r.fabric})")
+        if r.series_summary:
+            print_series_summary(r.series_summary, f"instantaneous metrics of {label}")
     return 0
+
+
+def print_series_summary(summary: dict, title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"{title} ({summary['busy_samples']} samples with active coflows)")
+    cols = ["mean", "time_weighted_mean", "min", "p5", "p50", "p95", "p99", "max"]
+    t.add_column("metric")
+    for c in cols:
+        t.add_column(c, justify="right")
+    for k in metrics.SERIES_METRICS:
+        t.add_row(k, *[fmt(summary[k][c]) for c in cols])
+    Console(width=140).print(t)
 
 
 def cmd_compare(args) -> int:
@@ -243,6 +273,39 @@ def cmd_convert(args) -> int:
     return 0
 
 
+def cmd_reproduce(args) -> int:
+    from coflowkit import experiments
+
+    trace = args.trace or default_trace()
+    if not os.path.exists(trace):
+        raise UsageError(f"{trace}: no such file (give the Facebook trace with --trace)")
+    coflows = None
+    if args.coflows not in (None, "all"):
+        try:
+            coflows = int(args.coflows)
+        except ValueError:
+            raise UsageError(f"--coflows must be a number or 'all', got {args.coflows!r}") from None
+        if coflows < 1:
+            raise UsageError(f"--coflows must be >= 1, got {coflows}")
+    out = args.out or os.path.join("results", args.name)
+    cache = None if args.no_cache else (args.cache_dir or runner.default_cache_dir())
+    kw = {} if args.coflows is None else {"coflows": coflows}
+    report = experiments.run(
+        args.name, out=out, trace=trace, workers=args.workers, cache_dir=cache, **kw
+    )
+    print(f"wrote {report} (tables, figures and report in {out})")
+    return 0
+
+
+def default_trace() -> str:
+    here = os.path.dirname(os.path.abspath(__file__))
+    for base in [os.getcwd(), os.path.join(here, "..", "..")]:
+        p = os.path.normpath(os.path.join(base, "..", "shared", "traces", "FB2010-1Hr-150-0.txt"))
+        if os.path.exists(p):
+            return p
+    return os.path.join("..", "shared", "traces", "FB2010-1Hr-150-0.txt")
+
+
 def cmd_bench(args) -> int:
     from coflowkit import bench
 
@@ -265,6 +328,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="check link capacities and byte conservation while simulating",
     )
     s.add_argument("--quiet", action="store_true", help="print nothing on success")
+    s.add_argument(
+        "--record",
+        metavar="every|SECONDS",
+        help="record coflow progress, isolation guarantee, disparity and utilization after "
+        "every event or every SECONDS (series.csv/.parquet in --out)",
+    )
+    s.add_argument(
+        "--record-coflows",
+        action="store_true",
+        help="with --record: also each active coflow's progress (progress.csv/.parquet)",
+    )
     s.set_defaults(func=cmd_simulate)
 
     c = sub.add_parser("compare", help="compare policies against a baseline (normalized CCT)")
@@ -292,6 +366,29 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--out", required=True, help="output file")
     v.set_defaults(func=cmd_convert)
 
+    from coflowkit.experiments import EXPERIMENTS
+
+    r = sub.add_parser(
+        "reproduce",
+        help="run a paper's experiments: tables, figures and a report beside the paper",
+        description="; ".join(f"{k}: {v}" for k, v in EXPERIMENTS.items()),
+    )
+    r.add_argument("name", choices=sorted(EXPERIMENTS), help="which paper")
+    r.add_argument("--out", help="output folder (default results/NAME)")
+    r.add_argument(
+        "--trace", help="the Facebook trace (default ../shared/traces/FB2010-1Hr-150-0.txt)"
+    )
+    r.add_argument(
+        "--coflows",
+        default=None,
+        metavar="N|all",
+        help="replay only the first N coflows of the trace (default: the experiment's own)",
+    )
+    r.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    r.add_argument("--cache-dir", help="result cache (default ~/.cache/coflowkit)")
+    r.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    r.set_defaults(func=cmd_reproduce)
+
     b = sub.add_parser("bench", help="time each policy on a trace (whole command, peak RSS)")
     b.add_argument(
         "--trace", default=None, help="trace (default ../shared/traces/FB2010-1Hr-150-0.txt)"
@@ -299,6 +396,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--policies", default=None, help="comma-separated (default: all)")
     b.add_argument("--timeout", type=float, default=1800, help="seconds per policy (default 1800)")
     b.add_argument("--out", help="write the table as Markdown here")
+    b.add_argument(
+        "--record", metavar="every|SECONDS", help="also record the instantaneous metrics"
+    )
     b.set_defaults(func=cmd_bench)
     return p
 

@@ -67,6 +67,15 @@ def coflow_table(workload, finish_s) -> pd.DataFrame:
     return df[COLUMNS]
 
 
+def percentile(x: np.ndarray, q: float) -> float:
+    """Linear-interpolation percentile that treats +inf as larger than any number
+    (numpy's interpolation gives NaN for 0 · inf)."""
+    x = np.asarray(x, dtype=float)
+    big = np.finfo(float).max
+    v = float(np.percentile(np.where(np.isinf(x), big, x), q))
+    return float("inf") if v >= big else v
+
+
 def _stats(x: np.ndarray) -> dict[str, float]:
     if len(x) == 0:
         return {
@@ -83,6 +92,76 @@ def _stats(x: np.ndarray) -> dict[str, float]:
         "p99": float(np.percentile(x, 99)),
         "max": float(np.max(x)),
     }
+
+
+#: The instantaneous metrics recorded by the engine (docs/metrics.md).
+SERIES_METRICS = ["min_progress", "mean_progress", "max_progress", "disparity", "utilization"]
+
+
+def series_table(raw: dict[str, Any], end_s: float) -> pd.DataFrame:
+    """The engine's samples as a DataFrame, with ``duration_s``: the time until the
+    next sample (the last one lasts until ``end_s``, the end of the run)."""
+    df = pd.DataFrame(
+        {
+            "time_s": np.asarray(raw["time_s"], dtype=float),
+            "active_coflows": np.asarray(raw["active_coflows"], dtype=np.int64),
+            **{k: np.asarray(raw[k], dtype=float) for k in SERIES_METRICS},
+        }
+    )
+    t = df["time_s"].to_numpy()
+    dur = np.empty_like(t)
+    if len(t):
+        dur[:-1] = np.diff(t)
+        dur[-1] = max(0.0, end_s - t[-1])
+    df.insert(1, "duration_s", dur)
+    return df
+
+
+def progress_table(raw: dict[str, Any], series: pd.DataFrame) -> pd.DataFrame:
+    """Per-coflow progress rows: ``sample, time_s, coflow_id, progress``."""
+    sample = np.asarray(raw["sample"], dtype=np.int64)
+    return pd.DataFrame(
+        {
+            "sample": sample,
+            "time_s": series["time_s"].to_numpy()[sample] if len(sample) else np.zeros(0),
+            "coflow_id": np.asarray(raw["coflow_id"], dtype=np.uint64),
+            "progress": np.asarray(raw["progress"], dtype=float),
+        }
+    )
+
+
+def summarize_series(series: pd.DataFrame) -> dict[str, Any]:
+    """Per metric, over the samples with at least one active coflow: ``mean`` (of
+    samples), ``time_weighted_mean`` (weighted by ``duration_s``), ``min``, ``p5``,
+    ``p50``, ``p95``, ``p99``, ``max``. Disparity is infinite while some coflow is
+    starved (progress 0); its means are over the finite samples, and
+    ``fraction_infinite`` (of samples) says how often it was infinite."""
+    busy = series[series["active_coflows"] > 0]
+    out: dict[str, Any] = {"samples": int(len(series)), "busy_samples": int(len(busy))}
+    w = busy["duration_s"].to_numpy()
+    for k in SERIES_METRICS:
+        x = busy[k].to_numpy()
+        finite = np.isfinite(x)
+        stats: dict[str, float] = {}
+        if len(x) == 0:
+            stats = {
+                s: float("nan")
+                for s in ["mean", "time_weighted_mean", "min", "p5", "p50", "p95", "p99", "max"]
+            }
+        else:
+            xf, wf = x[finite], w[finite]
+            stats["mean"] = float(xf.mean()) if len(xf) else float("nan")
+            stats["time_weighted_mean"] = (
+                float(np.average(xf, weights=wf)) if wf.sum() > 0 else stats["mean"]
+            )
+            stats["min"] = float(x.min())
+            for q in (5, 50, 95, 99):
+                stats[f"p{q}"] = percentile(x, q)
+            stats["max"] = float(x.max())
+        if k == "disparity":
+            stats["fraction_infinite"] = float((~finite).mean()) if len(x) else float("nan")
+        out[k] = stats
+    return out
 
 
 def summarize(table: pd.DataFrame) -> dict[str, Any]:

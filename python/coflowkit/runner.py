@@ -18,7 +18,10 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any, Callable
 
-from coflowkit import __version__, api, metrics
+import numpy as np
+import pandas as pd
+
+from coflowkit import __version__, api
 from coflowkit._core import CoflowkitError
 
 
@@ -62,18 +65,21 @@ class Job:
     fabric: str | None = None
     check_invariants: bool = False
     label: str = field(default="", compare=False)
+    #: Record the instantaneous metrics: None, 0 (every event) or seconds.
+    record: float | None = None
+    record_coflows: bool = False
 
     def key(self) -> str:
-        blob = json.dumps(
-            {
-                "workload": self.workload.fingerprint(),
-                "policy": self.policy,
-                "params": sorted(self.params),
-                "fabric": self.fabric or "",
-                "version": __version__,
-            },
-            sort_keys=True,
-        )
+        spec = {
+            "workload": self.workload.fingerprint(),
+            "policy": self.policy,
+            "params": sorted(self.params),
+            "fabric": self.fabric or "",
+            "version": __version__,
+        }
+        if self.record is not None:
+            spec["record"] = [self.record, self.record_coflows]
+        blob = json.dumps(spec, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
@@ -90,14 +96,24 @@ def _load(spec: WorkloadSpec):
 
 def _run_one(job: Job) -> dict[str, Any]:
     w = _load(job.workload)
-    r = api.simulate(
-        w, job.policy, dict(job.params), job.fabric, check_invariants=job.check_invariants
+    if job.fabric:
+        w = w.with_fabric(job.fabric)
+    raw = api._core.simulate(
+        w,
+        job.policy,
+        dict(job.params),
+        job.check_invariants,
+        None,
+        job.record,
+        job.record_coflows,
+        None,
     )
     return {
-        "finish_s": r.coflows["finish_s"].tolist(),
-        "events": r.events,
-        "policy_calls": r.policy_calls,
+        k: raw[k] for k in ("finish_s", "events", "policy_calls", "series", "progress") if k in raw
     }
+
+
+_TABLES = ("series", "progress")
 
 
 def _cached(job: Job, cache_dir: str | None) -> dict[str, Any] | None:
@@ -106,19 +122,32 @@ def _cached(job: Job, cache_dir: str | None) -> dict[str, Any] | None:
     path = os.path.join(cache_dir, job.key() + ".json")
     try:
         with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+            raw = json.load(fh)
+        for name in raw.pop("tables", []):
+            df = pd.read_parquet(os.path.join(cache_dir, f"{job.key()}.{name}.parquet"))
+            raw[name] = {c: df[c].to_numpy() for c in df.columns}
+        return raw
     except (OSError, ValueError):
         return None
 
 
 def _store(job: Job, cache_dir: str | None, raw: dict[str, Any]) -> None:
+    """Writes the tables first and the JSON last (atomically), so a JSON entry in
+    the cache always has its tables."""
     if not cache_dir:
         return
     os.makedirs(cache_dir, exist_ok=True)
+    meta = {k: v for k, v in raw.items() if k not in _TABLES}
+    meta["tables"] = [n for n in _TABLES if raw.get(n) is not None]
+    for name in meta["tables"]:
+        path = os.path.join(cache_dir, f"{job.key()}.{name}.parquet")
+        tmp = f"{path}.{os.getpid()}.tmp"
+        pd.DataFrame({c: np.asarray(v) for c, v in raw[name].items()}).to_parquet(tmp, index=False)
+        os.replace(tmp, path)
     path = os.path.join(cache_dir, job.key() + ".json")
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(raw, fh)
+        json.dump(meta, fh)
     os.replace(tmp, path)
 
 
@@ -128,14 +157,19 @@ def run_jobs(
     cache_dir: str | None = None,
     progress: bool | None = None,
     backend: str = "process",
+    stats: dict[str, int] | None = None,
 ) -> list[api.Result]:
-    """Runs ``jobs`` and returns one :class:`Result` per job, in job order."""
+    """Runs ``jobs`` and returns one :class:`Result` per job, in job order.
+    ``stats``, when given, gets ``cached`` and ``simulated`` job counts."""
     if backend not in ("process", "serial"):
         raise CoflowkitError(f"unknown backend '{backend}'; valid backends: process, serial")
     for j in jobs:  # fail fast on bad policies or parameters
         api._core.check_policy(j.policy, dict(j.params))
     raws: list[dict[str, Any] | None] = [_cached(j, cache_dir) for j in jobs]
     todo = [i for i, r in enumerate(raws) if r is None]
+    if stats is not None:
+        stats["cached"] = stats.get("cached", 0) + len(jobs) - len(todo)
+        stats["simulated"] = stats.get("simulated", 0) + len(todo)
     show = sys.stderr.isatty() if progress is None else progress
     bar: Callable[[], None] = lambda: None  # noqa: E731
     ctx = None
@@ -167,16 +201,5 @@ def run_jobs(
         w = _load(j.workload)
         if j.fabric:
             w = w.with_fabric(j.fabric)
-        table = metrics.coflow_table(w, raw["finish_s"])
-        results.append(
-            api.Result(
-                policy=j.policy,
-                params=dict(j.params),
-                fabric=w.fabric,
-                coflows=table,
-                summary=metrics.summarize(table),
-                events=raw["events"],
-                policy_calls=raw["policy_calls"],
-            )
-        )
+        results.append(api.result_from_raw(w, j.policy, dict(j.params), raw))
     return results

@@ -71,6 +71,32 @@ impl Workload {
         })
     }
 
+    /// The same workload where coflows misreport their demands (Coflex, HUG):
+    /// `{coflow_id: {link_name: value}}`, e.g. `{7: {"up0": 1.0, "down3": 1.0}}`.
+    /// Values are scaled so the largest is 1; every link the coflow uses needs a
+    /// positive value.
+    fn with_reports(&self, reports: BTreeMap<u64, BTreeMap<String, f64>>) -> PyResult<Workload> {
+        let fab = &self.inner.fabric;
+        let mut given = Vec::with_capacity(reports.len());
+        for (id, links) in reports {
+            let mut v = Vec::with_capacity(links.len());
+            for (name, x) in links {
+                let l = fab.link_by_name(&name).ok_or_else(|| {
+                    CoflowkitError::new_err(format!(
+                        "reports: coflow {id}: '{name}' is not a link of {} (links are up0..up{p1} and down0..down{p1})",
+                        fab.describe(),
+                        p1 = fab.ports().saturating_sub(1)
+                    ))
+                })?;
+                v.push((l, x));
+            }
+            given.push((id, v));
+        }
+        Ok(Workload {
+            inner: self.inner.with_reports(&given).map_err(model_err)?,
+        })
+    }
+
     /// The first `n` coflows by arrival, with their flows.
     fn head(&self, n: usize) -> PyResult<Workload> {
         if n == 0 {
@@ -275,8 +301,12 @@ fn check_policy(policy: &str, params: BTreeMap<String, String>) -> PyResult<()> 
 
 /// Runs one simulation with the GIL released. Returns a dict with per-coflow
 /// `finish_s`, per-flow `flow_start_s`/`flow_finish_s`, and counters.
+/// `record_interval_s` (None: nothing, 0: every event) records the instantaneous
+/// metrics, returned as `series` (and `progress` rows with `record_coflows`);
+/// `horizon_s` stops the run early (unfinished coflows get NaN).
 #[pyfunction]
-#[pyo3(signature = (workload, policy, params, check_invariants=false, progress=None))]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (workload, policy, params, check_invariants=false, progress=None, record_interval_s=None, record_coflows=false, horizon_s=None))]
 fn simulate<'py>(
     py: Python<'py>,
     workload: &Workload,
@@ -284,11 +314,33 @@ fn simulate<'py>(
     params: BTreeMap<String, String>,
     check_invariants: bool,
     progress: Option<PyObject>,
+    record_interval_s: Option<f64>,
+    record_coflows: bool,
+    horizon_s: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut p = coflowkit_policy::build(policy, &params).map_err(model_err)?;
+    if let Some(x) = record_interval_s {
+        if !(x.is_finite() && x >= 0.0) {
+            return Err(CoflowkitError::new_err(format!(
+                "record interval must be a number of seconds >= 0 (0: every event), got {x}"
+            )));
+        }
+    }
+    if let Some(h) = horizon_s {
+        if h.is_nan() || h < 0.0 {
+            return Err(CoflowkitError::new_err(format!(
+                "horizon must be a time >= 0, got {h}"
+            )));
+        }
+    }
     let opts = coflowkit_sim::SimOptions {
         check_invariants,
-        max_events: 0,
+        record: record_interval_s.map(|interval_s| coflowkit_sim::Recording {
+            interval_s,
+            per_coflow: record_coflows,
+        }),
+        horizon_s: horizon_s.unwrap_or(f64::INFINITY),
+        ..Default::default()
     };
     let w = &workload.inner;
     let r = py
@@ -311,6 +363,31 @@ fn simulate<'py>(
     d.set_item("events", r.events)?;
     d.set_item("policy_calls", r.policy_calls)?;
     d.set_item("checks", r.checks)?;
+    d.set_item("active_flow_calls", r.active_flow_calls)?;
+    d.set_item("complete", r.complete)?;
+    if let Some(s) = r.series {
+        let t = PyDict::new(py);
+        t.set_item("time_s", s.time_s)?;
+        t.set_item("active_coflows", s.active_coflows)?;
+        t.set_item("min_progress", s.min_progress)?;
+        t.set_item("mean_progress", s.mean_progress)?;
+        t.set_item("max_progress", s.max_progress)?;
+        t.set_item("disparity", s.disparity)?;
+        t.set_item("utilization", s.utilization)?;
+        d.set_item("series", t)?;
+        if record_coflows {
+            let ids: Vec<u64> = s
+                .row_coflow
+                .iter()
+                .map(|&k| w.coflows[k as usize].id)
+                .collect();
+            let rows = PyDict::new(py);
+            rows.set_item("sample", s.row_sample)?;
+            rows.set_item("coflow_id", ids)?;
+            rows.set_item("progress", s.row_progress)?;
+            d.set_item("progress", rows)?;
+        }
+    }
     Ok(d)
 }
 

@@ -1,0 +1,26 @@
+"""The papers' experiments, one command each: `coflowkit reproduce NAME`.
+
+Each writes under an output folder its tables (Markdown and CSV), figures (PNG)
+and `report.md`, which puts the paper's numbers beside coflowkit's.
+"""
+
+from __future__ import annotations
+
+EXPERIMENTS = {
+    "ncdrf": "NC-DRF (Sec. V): Table II, Figs. 5-6 on the Facebook trace; testbed micro-benchmark",
+    "coflex": "Coflex (Sec. IV-V): Table III, Figs. 4-6 on the Facebook trace; micro-benchmark",
+}
+
+
+def run(name: str, **kw) -> str:
+    if name == "ncdrf":
+        from coflowkit.experiments import ncdrf
+
+        return ncdrf.run(**kw)
+    if name == "coflex":
+        from coflowkit.experiments import coflex
+
+        return coflex.run(**kw)
+    from coflowkit._core import CoflowkitError
+
+    raise CoflowkitError(f"unknown experiment '{name}'; valid: {', '.join(EXPERIMENTS)}")

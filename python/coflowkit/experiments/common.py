@@ -1,0 +1,198 @@
+"""Shared pieces of the `reproduce` commands: workloads built in memory, tables,
+figures and the report beside the paper's numbers."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from coflowkit import _core, metrics
+from coflowkit._core import CoflowkitError, Workload
+
+MIB = metrics.MIB
+#: How far from the paper a number may be before the report must explain why.
+TOLERANCE = 0.25
+
+
+def flows_workload(rows: list[tuple], source: str, ports: int | None = None) -> Workload:
+    """A workload from ``(coflow_id, src, dst, bytes, start_s)`` rows; flow ids are
+    the row numbers; each coflow arrives with its earliest flow."""
+    if not rows:
+        raise CoflowkitError(f"{source}: no flows")
+    cols = list(zip(*rows))
+    n = len(rows)
+    w = _core.workload_from_columns(
+        source,
+        [int(x) for x in cols[0]],
+        list(range(1, n + 1)),
+        [int(x) for x in cols[1]],
+        [int(x) for x in cols[2]],
+        [float(x) for x in cols[3]],
+        [float(x) for x in cols[4]],
+    )
+    if ports is not None and ports != w.ports:
+        w = w.with_fabric(f"bigswitch:ports={ports}")
+    return w
+
+
+def testbed_micro(
+    arrivals_s: Sequence[float], sizes: str, seed: int = 1, equal_bytes: float = 100 * MIB
+) -> Workload:
+    """The three coflows of the NC-DRF and Coflex testbed micro-benchmarks on 60
+    machines (the papers number them 1..60; here ports 0..59):
+
+    * A: the machines in 10 groups of 6 (1-6, 7-12, ...), all-to-all inside each
+      group, a machine to itself included: 10 · 36 = 360 flows;
+    * B: machine i and i + 30 for i in 1..30, both ways: 60 flows;
+    * C: machine j and j + 15 for j in 1..15 and 31..45, both ways: 60 flows.
+
+    ``sizes``: ``"random"`` draws every flow uniformly in [30, 100] MB with
+    ``seed`` (NC-DRF), ``"equal"`` gives every flow ``equal_bytes`` (Coflex).
+    """
+    rng = random.Random(seed)
+
+    def size() -> float:
+        if sizes == "random":
+            return rng.uniform(30.0, 100.0) * MIB
+        if sizes == "equal":
+            return equal_bytes
+        raise CoflowkitError(f"sizes must be 'random' or 'equal', got {sizes!r}")
+
+    rows: list[tuple] = []
+    a, b, c = arrivals_s
+    for g in range(10):
+        group = range(6 * g, 6 * g + 6)
+        rows += [(1, s, d, size(), a) for s in group for d in group]
+    for i in range(30):
+        rows += [(2, i, i + 30, size(), b), (2, i + 30, i, size(), b)]
+    for j in list(range(15)) + list(range(30, 45)):
+        rows += [(3, j, j + 15, size(), c), (3, j + 15, j, size(), c)]
+    return flows_workload(rows, f"micro-benchmark({sizes})", ports=60)
+
+
+def concurrent_sample(trace: Workload, n: int, seed: int) -> Workload:
+    """``n`` coflows of ``trace`` drawn uniformly without replacement (seeded), all
+    arriving, with all their flows, at time 0 (Coflex Sec. V-A1)."""
+    cols = trace.flow_columns()
+    ids = sorted(set(cols["coflow_id"]))
+    if n > len(ids):
+        raise CoflowkitError(f"cannot sample {n} coflows from {len(ids)}")
+    keep = set(random.Random(seed).sample(ids, n))
+    rows = [
+        (k, s, d, b, 0.0)
+        for k, s, d, b in zip(cols["coflow_id"], cols["src"], cols["dst"], cols["bytes"])
+        if k in keep
+    ]
+    return flows_workload(rows, f"{n} coflows of {trace.source} at t=0", ports=trace.ports)
+
+
+def slowdown_stats(r) -> dict[str, float]:
+    """Min, mean, p95 and standard deviation of the slowdown (the papers' tables)."""
+    x = r.coflows["slowdown"].to_numpy()
+    return {
+        "min": float(x.min()),
+        "mean": float(x.mean()),
+        "p95": float(np.percentile(x, 95)),
+        "std": float(x.std()),
+    }
+
+
+def fmt(x: Any, digits: int = 3) -> str:
+    if isinstance(x, str):
+        return x
+    if x is None or (isinstance(x, float) and np.isnan(x)):
+        return "-"
+    if isinstance(x, float) and np.isinf(x):
+        return "inf"
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    return f"{x:.{digits}g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.2e}"
+
+
+def markdown(df: pd.DataFrame, digits: int = 3) -> str:
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(fmt(v, digits) for v in row) + " |")
+    return "\n".join(lines)
+
+
+def ratio_note(ours: float, paper: float) -> str:
+    """`ours / paper`, flagged when off by more than the tolerance."""
+    if paper == 0 or not np.isfinite(ours) or not np.isfinite(paper):
+        return "-"
+    q = ours / paper
+    flag = " **>25%**" if abs(q - 1) > TOLERANCE else ""
+    return f"{q:.2f}{flag}"
+
+
+@dataclass
+class Output:
+    """Collects the tables, figures and report of one reproduction."""
+
+    out: str
+    title: str
+    sections: list[str] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+    #: Filled by the runner: trace simulations taken from the cache or run.
+    stats: dict[str, int] = field(default_factory=dict)
+
+    def timing(self) -> str:
+        took = f"took {time.monotonic() - self.started:.0f} s on this machine"
+        c, s = self.stats.get("cached", 0), self.stats.get("simulated", 0)
+        if c:
+            return f"{took}, {c} of {c + s} trace simulations read from the result cache"
+        return f"{took}, no result from the cache"
+
+    def __post_init__(self) -> None:
+        os.makedirs(self.out, exist_ok=True)
+
+    def table(self, name: str, df: pd.DataFrame, caption: str, digits: int = 3) -> str:
+        df.to_csv(os.path.join(self.out, f"{name}.csv"), index=False)
+        md = f"**{caption}** (`{name}.csv`)\n\n{markdown(df, digits)}\n"
+        with open(os.path.join(self.out, f"{name}.md"), "w", encoding="utf-8") as fh:
+            fh.write(md)
+        return md
+
+    def figure(self, name: str, fig) -> str:
+        path = os.path.join(self.out, f"{name}.png")
+        fig.savefig(path, dpi=110, bbox_inches="tight", metadata={"Software": None})
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+        return f"![{name}]({name}.png)\n"
+
+    def add(self, text: str) -> None:
+        self.sections.append(text.rstrip() + "\n")
+
+    def write(self, preamble: str) -> str:
+        path = os.path.join(self.out, "report.md")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(f"# {self.title}\n\n{preamble.rstrip()}\n\n")
+            fh.write("\n".join(self.sections))
+        return path
+
+
+def plt():
+    """matplotlib with a non-interactive backend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as pyplot
+
+    return pyplot
+
+
+def cdf(ax, values: np.ndarray, label: str, **kw) -> None:
+    x = np.sort(np.asarray(values, dtype=float))
+    if len(x) == 0:
+        return
+    y = np.arange(1, len(x) + 1) / len(x)
+    ax.step(x, y, where="post", label=label, **kw)

@@ -1,0 +1,299 @@
+"""`coflowkit reproduce ncdrf`: the evaluation of the NC-DRF paper
+(../shared/papers/001_741244c1eb5babc6.txt, Sec. V).
+
+Trace-driven (Coflow-Benchmark FB2010 trace, 150-port big switch, 1 Gbps links):
+Table II (slowdown of fair, psp, ncdrf, drf, aalo), Fig. 5a (CDF of progress
+disparity, ncdrf vs psp), Fig. 5b (average utilization), Fig. 6 (normalized CCT
+vs drf). Testbed micro-benchmark (Table III, Figs. 7-8): three coflows on 60
+machines with 200 Mbps links.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from coflowkit import api, metrics, runner
+from coflowkit.experiments import common
+from coflowkit.experiments.common import Output, fmt, ratio_note
+
+POLICIES = [("fair", "TCP"), ("psp", "PS-P"), ("ncdrf", "NC-DRF"), ("drf", "DRF"), ("aalo", "Aalo")]
+#: Table II of the paper: min, mean, 95th percentile and std of the slowdown.
+PAPER_TABLE2 = {
+    "TCP": (1.00, 117.94, 757.0, 246.0),
+    "PS-P": (1.00, 9.47, 20.80, 6.75),
+    "NC-DRF": (1.00, 5.75, 11.14, 3.64),
+    "DRF": (1.00, 3.36, 5.89, 1.52),
+    "Aalo": (1.00, 5.40, 6.2416, 57.67),
+}
+#: Sampling interval of the instantaneous metrics on the trace (seconds).
+SAMPLE_S = 1.0
+MICRO_POLICIES = [
+    ("fair", "TCP"),
+    ("psp", "PS-P"),
+    ("ncdrf", "NC-DRF"),
+    ("hug", "HUG"),
+    ("drf", "DRF"),
+]
+
+
+def run(
+    out: str,
+    trace: str,
+    coflows: int | None = None,
+    workers: int = 2,
+    cache_dir: str | None = None,
+    seed: int = 1,
+) -> str:
+    o = Output(out, "NC-DRF (Sec. V) reproduced by coflowkit")
+    spec = runner.WorkloadSpec(trace=trace, first=coflows)
+    jobs = [runner.Job(spec, p, record=SAMPLE_S) for p, _ in POLICIES]
+    results = dict(
+        zip([n for _, n in POLICIES], runner.run_jobs(jobs, workers, cache_dir, stats=o.stats))
+    )
+    n_coflows = len(results["DRF"].coflows)
+    trace_section(o, results)
+    micro_section(o, seed)
+    if coflows is None:
+        o.add(WHY)
+    pre = (
+        f"Workload: `{trace}`, {n_coflows} coflows"
+        f"{'' if coflows is None else f' (the first {coflows})'}, on a 150-port big switch "
+        "with 1 Gbps (CoflowSim's 128 MiB/s) links, as in the paper's simulations. "
+        f"Instantaneous metrics are sampled every {SAMPLE_S:g} s of simulated time from "
+        "the first arrival. Every run is exact (event-driven) and deterministic. "
+        "Ratios are coflowkit / paper; **>25%** marks the differences explained below "
+        "them. Paper numbers are quoted from its text and Table II; its figures are "
+        "read only where the text states a value.\n\n"
+        f"Command: `coflowkit reproduce ncdrf --out {out}"
+        f"{'' if coflows is None else f' --coflows {coflows}'}`"
+        f" ({o.timing()})."
+    )
+    return o.write(pre)
+
+
+def trace_section(o: Output, res: dict[str, api.Result]) -> None:
+    pl = common.plt()
+    # Table II.
+    rows = []
+    for name, r in res.items():
+        s = common.slowdown_stats(r)
+        p = PAPER_TABLE2[name]
+        rows.append(
+            {
+                "policy": name,
+                "min": s["min"],
+                "mean": s["mean"],
+                "p95": s["p95"],
+                "std": s["std"],
+                "paper mean": p[1],
+                "paper p95": p[2],
+                "paper std": p[3],
+                "mean ratio": ratio_note(s["mean"], p[1]),
+                "p95 ratio": ratio_note(s["p95"], p[2]),
+            }
+        )
+    t2 = pd.DataFrame(rows)
+    o.add("## Table II: slowdown (CCT / isolated CCT)\n")
+    o.add(o.table("table2_slowdown", t2, "Slowdown statistics, coflowkit beside the paper"))
+    mean = {r["policy"]: r["mean"] for r in rows}
+    p95 = {r["policy"]: r["p95"] for r in rows}
+    o.add(
+        "Headline claims: NC-DRF beats PS-P by "
+        f"{fmt(mean['PS-P'] / mean['NC-DRF'])}x in mean slowdown (paper 1.65x) and "
+        f"{fmt(p95['PS-P'] / p95['NC-DRF'])}x at the 95th percentile (paper 1.87x).\n"
+    )
+
+    # Fig. 5a: disparity CDF; Fig. 5b: utilization.
+    disp_rows, util_rows = [], []
+    fig, ax = pl.subplots(figsize=(5, 3.2))
+    for name in ["NC-DRF", "PS-P"]:
+        s = res[name].series
+        busy = s[s["active_coflows"] > 0]["disparity"].to_numpy()
+        finite = busy[np.isfinite(busy)]
+        common.cdf(ax, np.minimum(busy, 1e6), name)
+        disp_rows.append(
+            {
+                "policy": name,
+                "samples": len(busy),
+                "p50": metrics.percentile(busy, 50),
+                "p95": metrics.percentile(busy, 95),
+                "max": float(busy.max()) if len(busy) else float("nan"),
+                "max finite": float(finite.max()) if len(finite) else float("nan"),
+                "fraction infinite": float(np.mean(~np.isfinite(busy))) if len(busy) else 0.0,
+                "paper p95": "< 50" if name == "NC-DRF" else "> 184",
+                "paper max": "< 55" if name == "NC-DRF" else "> 200",
+            }
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel("coflow progress disparity (max P / min P)")
+    ax.set_ylabel("fraction of time")
+    ax.legend()
+    ax.set_title("Fig. 5a: progress disparity")
+    o.add("## Fig. 5a: progress disparity over time\n")
+    o.add(o.figure("fig5a_disparity_cdf", fig))
+    o.add(o.table("fig5a_disparity", pd.DataFrame(disp_rows), "Disparity over the samples"))
+    for name, r in res.items():
+        ss = r.series_summary
+        u = ss["utilization"]
+        util_rows.append(
+            {
+                "policy": name,
+                "time-weighted utilization": u["time_weighted_mean"],
+                "allocated Gbps (of 300)": u["time_weighted_mean"] * 300.0,
+                "mean progress": ss["mean_progress"]["time_weighted_mean"],
+                "isolation guarantee (mean min P)": ss["min_progress"]["time_weighted_mean"],
+            }
+        )
+    ut = pd.DataFrame(util_rows)
+    fig, ax = pl.subplots(figsize=(5, 3.2))
+    ax.bar(ut["policy"], ut["allocated Gbps (of 300)"])
+    ax.set_ylabel("average allocation (Gbps of 300)")
+    ax.set_title("Fig. 5b: utilization")
+    o.add("## Fig. 5b: average utilization\n")
+    o.add(o.figure("fig5b_utilization", fig))
+    o.add(
+        o.table(
+            "fig5b_utilization",
+            ut,
+            "Time-weighted over the samples with active coflows; the paper's Fig. 5b "
+            "states no values, only that TCP is highest, PS-P lowest and NC-DRF close "
+            "to DRF",
+        )
+    )
+
+    # Fig. 6: normalized CCT vs DRF.
+    base = res["DRF"].coflows
+    fig, ax = pl.subplots(figsize=(5, 3.2))
+    norm_rows = []
+    for name in ["TCP", "PS-P", "NC-DRF", "Aalo"]:
+        ratio = res[name].coflows["cct_s"].to_numpy() / base["cct_s"].to_numpy()
+        common.cdf(ax, ratio, name)
+        n = metrics.normalized(res[name].coflows, base)
+        row = {"policy": name, "max": float(ratio.max())}
+        for b in ["all"] + metrics.BINS:
+            row[b] = n[b].get("mean_of_ratios", float("nan"))
+        norm_rows.append(row)
+    ax.set_xscale("log")
+    ax.set_xlabel("normalized CCT (CCT / CCT under DRF)")
+    ax.set_ylabel("fraction of coflows")
+    ax.legend()
+    ax.set_title("Fig. 6a: normalized CCT")
+    o.add("## Fig. 6: normalized CCT against DRF\n")
+    o.add(o.figure("fig6a_normalized_cdf", fig))
+    nt = pd.DataFrame(norm_rows)
+    fig, ax = pl.subplots(figsize=(5.5, 3.2))
+    width = 0.38
+    x = np.arange(5)
+    for j, name in enumerate(["PS-P", "NC-DRF"]):
+        row = nt[nt["policy"] == name].iloc[0]
+        ax.bar(x + (j - 0.5) * width, [row[b] for b in ["all"] + metrics.BINS], width, label=name)
+    ax.set_xticks(x, ["all"] + metrics.BINS)
+    ax.set_ylabel("mean normalized CCT vs DRF")
+    ax.legend()
+    ax.set_title("Fig. 6b: per bin")
+    o.add(o.figure("fig6b_normalized_bins", fig))
+    o.add(
+        o.table(
+            "fig6_normalized",
+            nt,
+            "Mean of per-coflow CCT / CCT under DRF, overall and per bin (SN, LN, SW, "
+            "LW), and the largest ratio",
+        )
+    )
+    ncdrf = nt[nt["policy"] == "NC-DRF"].iloc[0]["all"]
+    psp = nt[nt["policy"] == "PS-P"].iloc[0]["all"]
+    aalo_max = nt[nt["policy"] == "Aalo"].iloc[0]["max"]
+    o.add(
+        f"NC-DRF delays coflows by {fmt((ncdrf - 1) * 100, 3)}% on average against DRF "
+        f"(paper 68%: ratio {ratio_note(ncdrf, 1.68)}); PS-P / NC-DRF = "
+        f"{fmt(psp / ncdrf)} (paper 1.7: ratio {ratio_note(psp / ncdrf, 1.7)}); "
+        f"Aalo's largest normalized CCT is {fmt(aalo_max)} (paper: more than 100).\n"
+    )
+
+
+def micro_section(o: Output, seed: int) -> None:
+    pl = common.plt()
+    w = common.testbed_micro((0.0, 10.0, 20.0), "random", seed=seed)
+    fabric = "bigswitch:gbps=0.1953125"  # 200 Mbps (1 Gbps = 1024 Mbit/s here)
+    rows = []
+    fig, axes = pl.subplots(1, 3, figsize=(11, 3), sharey=True)
+    plotted = {"TCP": 0, "PS-P": 1, "NC-DRF": 2}
+    for p, name in MICRO_POLICIES:
+        r = api.simulate(w, p, fabric=fabric, record="every", record_coflows=True)
+        c = r.coflows.set_index("coflow_id")["cct_s"]
+        rows.append({"policy": name, "A": c[1], "B": c[2], "C": c[3]})
+        if name in plotted:
+            ax = axes[plotted[name]]
+            pr = r.progress
+            for k, lab in [(1, "A"), (2, "B"), (3, "C")]:
+                part = pr[pr["coflow_id"] == k]
+                ax.step(part["time_s"], part["progress"] * 200, where="post", label=lab)
+            ax.set_title(name)
+            ax.set_xlabel("time (s)")
+    axes[0].set_ylabel("progress (Mbps)")
+    axes[0].legend()
+    t = pd.DataFrame(rows)
+    o.add(
+        "## Testbed micro-benchmark (Table III, Figs. 7-8), simulated\n\n"
+        "60 machines with 200 Mbps links; A all-to-all in 10 groups of 6 (360 flows, "
+        "at 0 s), B i<->i+30 (60 flows, at 10 s), C j<->j+15 for j in 1..15 and 31..45 "
+        f"(60 flows, at 20 s); flow sizes uniform in 30-100 MB (seed {seed}). The paper "
+        "ran this on EC2; coflowkit simulates the same coflows exactly.\n"
+    )
+    o.add(o.table("micro_cct", t, "CCT (s) of the three coflows (Fig. 7)"))
+    o.add(o.figure("fig8_micro_progress", fig))
+    nc = t[t["policy"] == "NC-DRF"].iloc[0]
+    claims = []
+    for other in ["TCP", "PS-P"]:
+        ot = t[t["policy"] == other].iloc[0]
+        ok = all(nc[k] <= ot[k] + 1e-9 for k in "ABC")
+        claims.append(f"NC-DRF finishes all three coflows no later than {other}: {ok}")
+    for other in ["HUG", "DRF"]:
+        ot = t[t["policy"] == other].iloc[0]
+        claims.append(f"NC-DRF finishes B earlier than {other}: {bool(nc['B'] < ot['B'])}")
+    o.add(
+        "Paper's claims (Sec. V-B), checked on these runs:\n\n"
+        + "\n".join(f"* {c}" for c in claims)
+        + "\n"
+    )
+
+
+WHY = """## Where coflowkit and the paper differ, and why
+
+These notes are about the full-trace run (the default). coflowkit's numbers are
+exact for the model stated at the top; the paper's come from CoflowSim runs and
+an EC2 testbed whose code is not published, so a cause is stated as established
+only where a number in this report shows it.
+
+* **TCP and DRF agree** (mean slowdown 0.78 and 0.90 of the paper's, 95th
+  percentile 0.79 and 0.91): the trace, the fabric and the two reference policies
+  behave as in the paper, so the gaps below are about the policies in between.
+* **PS-P is far better here** (mean slowdown 0.36 of the paper's, disparity at
+  the 95th percentile 13 instead of more than 184). coflowkit's `psp` is
+  work-conserving as FairCloud defines PS-P: after the per-link shares, the spare
+  capacity goes max-min to the flows that can use it. Its utilization therefore
+  equals TCP's (Fig. 5b: 140 of 300 Gbps for both), while the paper reports PS-P
+  as the policy with the *lowest* utilization, which means its implementation left
+  the mismatched per-link shares unused. That choice of the paper is the cause of
+  its PS-P numbers and of the ratios built on them (PS-P / NC-DRF 1.7 in the
+  paper, 0.94 here; NC-DRF beating PS-P in mean slowdown). `psp` with
+  `work_conserving=false` gives the per-link shares alone, the closer model of
+  the paper's PS-P.
+* **NC-DRF is better here** (mean slowdown 3.70 instead of 5.75; 16% slower than
+  DRF on average instead of 68%), while its 95th percentile (9.0 vs 11.1) and its
+  largest disparity (54 vs "less than 55") agree. Not established: coflowkit
+  recomputes the allocation and backfills at every flow start and completion,
+  exactly; how often the paper's CoflowSim version reallocates, and how many
+  backfilling passes it makes, are not stated.
+* **Aalo** (mean slowdown 1.15 instead of 5.40). The paper's Aalo row is
+  internally odd (95th percentile 6.24 with a standard deviation of 57.67), and
+  it does not state Aalo's parameters; coflowkit runs D-CLAS with Aalo's defaults
+  (10 queues, 10 MiB first threshold, x10 spacing), which lets the many small
+  coflows of the trace finish close to alone. Its largest normalized CCT against
+  DRF is 3.6, not more than 100.
+* **Micro-benchmark.** Simulated exactly, TCP favours coflow A (360 flows against
+  60 for B and C) and finishes it first; NC-DRF's edge in the paper's Fig. 7 came
+  from an EC2 testbed (rate limiting, TCP dynamics) that an exact fluid model
+  does not have. B finishes under NC-DRF 1.3% after HUG and before DRF.
+"""
