@@ -376,9 +376,9 @@ cause is stated as established only where a number in this report shows it.
   shortfall on the first link, which has 12% spare after DRF, is then filled by
   stage 2, which serves it first. Its true progress rises 6.5-fold. Truthful
   coflows cannot use that spare because they are all limited by the bottleneck.
-  A stage 2 capped per coflow (`naive-tradeoff`) or a work-conserving step that
-  ignored reports would close the gap; the paper does not say what its stage 2
-  does with a coflow whose share in stage 1 is lopsided.
+  `naive-tradeoff`, whose stage 2 caps every coflow at alpha·P* per link, would
+  hold it to P* on the first link, its truthful progress. The paper does not say
+  what its stage 2 does with a coflow whose stage-1 share is lopsided.
 * **Fig. 5: HUG and PS-P use more capacity here.** coflowkit's `hug` hands the
   spare capacity out max-min at flow level under the per-link cap P* (as the
   issue and the HUG paper specify), which fills 90% of the links, not 66%. The
