@@ -259,10 +259,12 @@ def cmd_compare(args) -> int:
 
 
 def cmd_policies(args) -> int:
-    for p in api.policies():
+    policies = api.policies()
+    width = max(len(p["name"]) for p in policies)
+    for p in policies:
         params = ", ".join(f"{q['name']}={q['default']}" for q in p["params"])
         extra = f"  [{params}]" if params else ""
-        print(f"{p['name']:<10} {p['info']:<16} {p['summary']}{extra}")
+        print(f"{p['name']:<{width}} {p['info']:<16} {p['summary']}{extra}")
     return 0
 
 
