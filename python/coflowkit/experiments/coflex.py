@@ -363,8 +363,9 @@ cause is stated as established only where a number in this report shows it.
   this: the first 200 coflows overlap far less than the whole trace does, and on
   the whole trace (`coflowkit reproduce ncdrf`) Per-flow's mean slowdown is 92,
   0.78 of this paper's 120. The whole hour (`--coflows all`) is the paper's
-  setting; it is not the default because `hug` and `coflex` take hours on it on
-  this machine (see the README's performance section). The ordering of the five
+  setting; it is not the default because `hug` alone runs for more than 50
+  minutes on it on this machine, `coflex` about 9 (see the README's performance
+  section). The ordering of the five
   policies, the one claim the table makes, is the paper's.
 * **Fig. 4: one outlier run** (largest average gain 4.04; the paper says misreport
   gains are at most 3%). The fraction of runs with any gain agrees (0.01 against
