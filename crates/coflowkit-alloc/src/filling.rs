@@ -99,10 +99,9 @@ impl Filling {
             }
         }
         self.heap.clear();
-        for c in 0..m {
-            if self.weight[c] > 0 {
-                let share = caps[c] / self.weight[c] as f64;
-                self.heap.push(Reverse(Key(share, c as u32)));
+        for (c, (&cap, &w)) in caps.iter().zip(&self.weight).enumerate().take(m) {
+            if w > 0 {
+                self.heap.push(Reverse(Key(cap / w as f64, c as u32)));
             }
         }
         let mut level: f64 = 0.0;
@@ -163,7 +162,10 @@ mod tests {
     fn the_parking_lot() {
         // c0: x0 + x1 ≤ 10; c1: x0 + x2 + x3 ≤ 12; c2: x2 ≤ 10; c3: x3 ≤ 10.
         // c1's share 4 < c0's 5 → x0 = x2 = x3 = 4; c0 leaves 6 for x1.
-        let (r, left) = solve(&[10.0, 12.0, 10.0, 10.0], &[&[0, 1], &[0], &[1, 2], &[1, 3]]);
+        let (r, left) = solve(
+            &[10.0, 12.0, 10.0, 10.0],
+            &[&[0, 1], &[0], &[1, 2], &[1, 3]],
+        );
         close(&r, &[4.0, 6.0, 4.0, 4.0]);
         close(&left, &[0.0, 0.0, 6.0, 6.0]);
     }
@@ -219,7 +221,10 @@ mod tests {
                 }
             }
             for c in 0..m {
-                assert!(load[c] <= caps[c] + 1e-9, "case {case}: constraint {c} over");
+                assert!(
+                    load[c] <= caps[c] + 1e-9,
+                    "case {case}: constraint {c} over"
+                );
             }
             for (i, it) in items.iter().enumerate() {
                 let ok = it.iter().any(|&c| {
@@ -231,7 +236,10 @@ mod tests {
                             .filter(|(_, jt)| jt.contains(&(c as u32)))
                             .all(|(j, _)| r[j] <= r[i] + 1e-9)
                 });
-                assert!(ok, "case {case}: item {i} has no bottleneck: {r:?} {caps:?} {items:?}");
+                assert!(
+                    ok,
+                    "case {case}: item {i} has no bottleneck: {r:?} {caps:?} {items:?}"
+                );
             }
         }
     }

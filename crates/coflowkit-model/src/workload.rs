@@ -119,7 +119,10 @@ impl Workload {
     /// scaled so the largest is 1. Every link the coflow's flows use must get a
     /// positive value (a coflow that reports no demand on a link it needs would
     /// never finish under DRF); extra links are allowed (inflated demands).
-    pub fn with_reports(&self, given: &[(u64, Vec<(LinkId, f64)>)]) -> Result<Workload, ModelError> {
+    pub fn with_reports(
+        &self,
+        given: &[(u64, Vec<(LinkId, f64)>)],
+    ) -> Result<Workload, ModelError> {
         let bad = |msg: String| ModelError::param("reports", msg);
         let pos: HashMap<u64, usize> = self
             .coflows
@@ -703,7 +706,10 @@ mod tests {
         let r = w
             .with_reports(&[(1, vec![(3, 4.0), (0, 2.0), (1, 2.0), (2, 1.0)])])
             .unwrap();
-        assert_eq!(r.reports, vec![vec![(0, 0.5), (1, 0.5), (2, 0.25), (3, 1.0)]]);
+        assert_eq!(
+            r.reports,
+            vec![vec![(0, 0.5), (1, 0.5), (2, 0.25), (3, 1.0)]]
+        );
         let err = |g: &[(u64, Vec<(u32, f64)>)]| w.with_reports(g).unwrap_err().to_string();
         assert_eq!(
             err(&[(1, vec![(0, 1.0), (3, 1.0)])]),

@@ -49,8 +49,7 @@ impl ClairvoyantPolicy for NaiveTradeoff {
             for &(l, s) in self.stage.group_links(g) {
                 let cl = c[l as usize];
                 let h = cap * cl - s * speed;
-                self.room
-                    .push(if h <= CAPACITY_EPS * cl { 0.0 } else { h });
+                self.room.push(if h <= CAPACITY_EPS * cl { 0.0 } else { h });
             }
         }
         self.sebf.run(

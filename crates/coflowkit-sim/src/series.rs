@@ -147,7 +147,8 @@ impl Recorder {
             s.min_progress.push(lo);
             s.mean_progress.push(sum / n as f64);
             s.max_progress.push(hi);
-            s.disparity.push(if lo > 0.0 { hi / lo } else { f64::INFINITY });
+            s.disparity
+                .push(if lo > 0.0 { hi / lo } else { f64::INFINITY });
         }
     }
 }
