@@ -19,6 +19,8 @@
 
 use crate::util::accumulate_links;
 use crate::{ClairvoyantPolicy, ClairvoyantView, Decision};
+use coflowkit_alloc::consume;
+use coflowkit_model::CAPACITY_EPS;
 
 /// The DRF allocation of the active coflows, recomputed from remaining bytes.
 #[derive(Default)]
@@ -144,14 +146,29 @@ impl DrfStage {
                 v.remaining[f] / t
             };
             rates[i] = r;
-            if r > 0.0 {
-                for &l in v.fabric.path(v.flow_path[f]) {
-                    let x = &mut residual[l as usize];
-                    *x = (*x - r).max(0.0);
-                }
-            }
+            consume(v.fabric, residual, v.flow_path[f], r);
         }
         1.0 / t
+    }
+
+    /// The room group `g` has left under a cap of `cap · C_l` on each of its links
+    /// once stage 1 served it at `speed = 1 / T_k` (its rate on `l` is
+    /// `S_k(l) · speed`), appended to `out` in the order of [`Self::group_links`].
+    /// A room below `1e-9 · C_l` counts as zero, as a residual capacity does.
+    pub fn push_cap_room(
+        &self,
+        v: &ClairvoyantView,
+        g: usize,
+        cap: f64,
+        speed: f64,
+        out: &mut Vec<f64>,
+    ) {
+        let c = &v.fabric.capacities;
+        for &(l, s) in self.group_links(g) {
+            let cl = c[l as usize];
+            let h = cap * cl - s * speed;
+            out.push(if h <= CAPACITY_EPS * cl { 0.0 } else { h });
+        }
     }
 }
 

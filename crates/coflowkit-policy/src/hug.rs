@@ -16,7 +16,6 @@
 use crate::drf::DrfStage;
 use crate::{ClairvoyantPolicy, ClairvoyantView, Decision};
 use coflowkit_alloc::{avail, Filling};
-use coflowkit_model::CAPACITY_EPS;
 
 #[derive(Default)]
 pub struct Hug {
@@ -53,12 +52,8 @@ impl ClairvoyantPolicy for Hug {
                 .stage
                 .serve(v, g, 1.0, &mut out.rates, &mut self.residual);
             // k's stage-1 rate on l is S_k(l) / T_k; its cap leaves P* C_l − that.
-            for &(l, s) in self.stage.group_links(g) {
-                let cl = c[l as usize];
-                let head = p_star * cl - s * speed;
-                self.caps
-                    .push(if head <= CAPACITY_EPS * cl { 0.0 } else { head });
-            }
+            self.stage
+                .push_cap_room(v, g, p_star, speed, &mut self.caps);
         }
         for l in 0..nl {
             self.caps[l] = avail(&self.residual, c, l);

@@ -12,7 +12,6 @@
 use crate::coflex::Sebf;
 use crate::drf::DrfStage;
 use crate::{ClairvoyantPolicy, ClairvoyantView, Decision};
-use coflowkit_model::CAPACITY_EPS;
 
 pub struct NaiveTradeoff {
     alpha: f64,
@@ -46,11 +45,7 @@ impl ClairvoyantPolicy for NaiveTradeoff {
             let speed = self
                 .stage
                 .serve(v, g, self.alpha, &mut out.rates, &mut self.residual);
-            for &(l, s) in self.stage.group_links(g) {
-                let cl = c[l as usize];
-                let h = cap * cl - s * speed;
-                self.room.push(if h <= CAPACITY_EPS * cl { 0.0 } else { h });
-            }
+            self.stage.push_cap_room(v, g, cap, speed, &mut self.room);
         }
         self.sebf.run(
             v,

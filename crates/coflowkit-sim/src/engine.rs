@@ -487,14 +487,14 @@ impl<'w> Engine<'w> {
                 let f = self.active[i as usize];
                 let r = d.rates[i as usize];
                 d.rates[i as usize] = 0.0;
-                self.rate[f as usize] = r;
-                if r != 0.0 {
-                    self.moving.push(f);
-                    let rem = self.remaining[f as usize];
-                    if r > 0.0 && rem < t * r {
-                        t = rem / r;
-                    }
-                }
+                admit(
+                    &mut self.rate,
+                    &mut self.moving,
+                    &self.remaining,
+                    f,
+                    r,
+                    &mut t,
+                );
             }
             d.all_zero = true;
         } else {
@@ -502,15 +502,14 @@ impl<'w> Engine<'w> {
             self.moving.clear();
             for (i, &f) in self.active.iter().enumerate() {
                 let r = self.decision.rates[i];
-                self.rate[f as usize] = r;
-                if r != 0.0 {
-                    self.moving.push(f);
-                    // t = min rem / r, dividing only when this flow is sooner.
-                    let rem = self.remaining[f as usize];
-                    if r > 0.0 && rem < t * r {
-                        t = rem / r;
-                    }
-                }
+                admit(
+                    &mut self.rate,
+                    &mut self.moving,
+                    &self.remaining,
+                    f,
+                    r,
+                    &mut t,
+                );
             }
         }
         self.next_done = self.now + t;
@@ -764,5 +763,19 @@ impl<'w> Engine<'w> {
         }
         self.result.series = recorder.map(|r| r.series);
         Ok(self.result)
+    }
+}
+
+/// Gives flow `f` rate `r`, lists it as moving when `r != 0`, and lowers `t` to its
+/// finish time `rem / r` when that is sooner (dividing only then).
+#[inline(always)]
+fn admit(rate: &mut [f64], moving: &mut Vec<u32>, remaining: &[f64], f: u32, r: f64, t: &mut f64) {
+    rate[f as usize] = r;
+    if r != 0.0 {
+        moving.push(f);
+        let rem = remaining[f as usize];
+        if r > 0.0 && rem < *t * r {
+            *t = rem / r;
+        }
     }
 }
