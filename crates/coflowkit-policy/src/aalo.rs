@@ -9,11 +9,11 @@
 //! wake-up     when sent_k reaches T_queue(k) at current rates (an exact event)
 //! ```
 
-use crate::util::{crossed, CoflowPriority};
+use crate::util::{CoflowPriority, Thresholds};
 use crate::{Decision, NonClairvoyantPolicy, NonClairvoyantView, Wakeup};
 
 pub struct Aalo {
-    thresholds: Vec<f64>,
+    thresholds: Thresholds,
     prio: CoflowPriority,
     keyed: Vec<(usize, u32, usize)>,
     order: Vec<usize>,
@@ -21,11 +21,8 @@ pub struct Aalo {
 
 impl Aalo {
     pub fn new(queues: usize, first_threshold_bytes: f64, multiplier: f64) -> Self {
-        let thresholds = (0..queues.saturating_sub(1))
-            .map(|q| first_threshold_bytes * multiplier.powi(q as i32))
-            .collect();
         Aalo {
-            thresholds,
+            thresholds: Thresholds::new(queues, first_threshold_bytes, multiplier),
             prio: CoflowPriority::default(),
             keyed: Vec::new(),
             order: Vec::new(),
@@ -34,10 +31,7 @@ impl Aalo {
 
     /// The queue of a coflow that has sent `sent` bytes.
     pub fn queue(&self, sent: f64) -> usize {
-        self.thresholds
-            .iter()
-            .position(|&t| !crossed(sent, t))
-            .unwrap_or(self.thresholds.len())
+        self.thresholds.queue(sent)
     }
 }
 
@@ -53,11 +47,8 @@ impl NonClairvoyantPolicy for Aalo {
         self.order.extend(self.keyed.iter().map(|x| x.2));
         self.prio.run(v, &self.order, out);
         for &(q, k, _) in &self.keyed {
-            if q < self.thresholds.len() {
-                out.wakeups.push(Wakeup::CoflowSent {
-                    coflow: k,
-                    bytes: self.thresholds[q],
-                });
+            if let Some(bytes) = self.thresholds.upper(q) {
+                out.wakeups.push(Wakeup::CoflowSent { coflow: k, bytes });
             }
         }
     }

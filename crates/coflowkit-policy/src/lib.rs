@@ -10,27 +10,34 @@
 //!   and bytes sent so far, each coflow's known width; no sizes.
 
 mod params;
+pub mod labels;
 pub mod registry;
-mod util;
+pub(crate) mod util;
 
 mod aalo;
+mod coda;
 mod coflex;
 mod drf;
 mod fair;
 mod fifo;
 mod hug;
+mod mcs;
 mod naive_tradeoff;
 mod ncdrf;
 mod ncf;
 mod pfp;
+mod pias;
 mod psp;
 mod scf;
 mod sincronia;
 mod tcf;
 mod varys;
 
+pub use coda::{Coda, CodaConfig};
+pub use mcs::{Mcs, McsConfig};
 pub use params::{ParamSpec, Params};
 pub use registry::{build, find, PolicySpec, REGISTRY};
+pub use util::Thresholds;
 
 use coflowkit_model::{Fabric, PathId};
 use std::ops::Deref;

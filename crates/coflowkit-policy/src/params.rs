@@ -81,6 +81,33 @@ impl Params {
         }
     }
 
+    /// The value as given (or its default).
+    pub fn text(&self, key: &str) -> &str {
+        self.raw(key)
+    }
+
+    /// `true` or `false`.
+    pub fn bool(&self, key: &str) -> Result<bool, ModelError> {
+        Ok(self.choice(key, &["true", "false"])? == "true")
+    }
+
+    /// A comma-separated list of numbers, each in `[lo, hi]` (empty text: none).
+    pub fn f64_list(&self, key: &str, lo: f64, hi: f64) -> Result<Vec<f64>, ModelError> {
+        let v = self.raw(key).trim();
+        if v.is_empty() {
+            return Ok(Vec::new());
+        }
+        v.split(',')
+            .map(|x| match x.trim().parse::<f64>() {
+                Ok(y) if y.is_finite() && y >= lo && y <= hi => Ok(y),
+                _ => Err(self.bad(
+                    key,
+                    &format!("a comma-separated list of numbers in [{lo}, {hi}]"),
+                )),
+            })
+            .collect()
+    }
+
     /// One of `choices`.
     pub fn choice(&self, key: &str, choices: &[&'static str]) -> Result<&'static str, ModelError> {
         let v = self.raw(key);

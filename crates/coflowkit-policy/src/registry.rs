@@ -2,21 +2,25 @@
 //! tests, its docs/policies page and one line here.
 
 use crate::aalo::Aalo;
+use crate::coda::{Coda, CodaConfig};
 use crate::coflex::Coflex;
 use crate::drf::Drf;
 use crate::fair::Fair;
 use crate::fifo::Fifo;
 use crate::hug::Hug;
+use crate::labels::LabelSource;
+use crate::mcs::{Mcs, McsConfig};
 use crate::naive_tradeoff::NaiveTradeoff;
 use crate::ncdrf::NcDrf;
 use crate::ncf::Ncf;
 use crate::pfp::Pfp;
+use crate::pias::Pias;
 use crate::psp::Psp;
 use crate::scf::Scf;
 use crate::sincronia::Sincronia;
 use crate::tcf::Tcf;
 use crate::varys::Varys;
-use crate::{AnyPolicy, Info, ParamSpec, Params};
+use crate::{AnyPolicy, Info, ParamSpec, Params, Thresholds};
 use coflowkit_model::ModelError;
 use std::collections::BTreeMap;
 
@@ -119,6 +123,141 @@ fn aalo(p: &Params) -> Result<AnyPolicy, ModelError> {
     n(Aalo::new(k, t0, e))
 }
 
+const MIB: f64 = 1048576.0;
+
+const MCS: &[ParamSpec] = &[
+    ParamSpec { name: "deltas", default: "10,100,1000,10000", help: "width class boundaries Δ_1..Δ_{n-1}, increasing (paper's simulation: Δ_i = 10^i)" },
+    ParamSpec { name: "priorities", default: "1,2,3,4,5", help: "initial queue p_i of each of the n classes, 1-based (paper: p_i = i)" },
+    ParamSpec { name: "classes", default: "", help: "file with `deltas = ...` and `priorities = ...` lines (written by `coflowkit mcs-train`)" },
+    ParamSpec { name: "queues", default: "10", help: "number of queues K" },
+    ParamSpec { name: "narrow_width", default: "50", help: "Δ_w: coflows of at most this width are narrow" },
+    ParamSpec { name: "narrow_first_mb", default: "10", help: "θ^n_1 in MiB (narrow coflows, on bytes sent)" },
+    ParamSpec { name: "narrow_multiplier", default: "10", help: "θ^n_{i+1} / θ^n_i" },
+    ParamSpec { name: "wide_first_mb", default: "1", help: "θ^w_1 in MiB (wide coflows, on the largest bytes sent by one flow)" },
+    ParamSpec { name: "wide_multiplier", default: "2", help: "θ^w_{i+1} / θ^w_i" },
+    ParamSpec { name: "width_unknown", default: "0", help: "fraction of coflows whose width is unknown (they start in the first queue)" },
+    ParamSpec { name: "width_scale", default: "1", help: "the scheduler sees width_scale × the true width" },
+    ParamSpec { name: "seed", default: "1", help: "seed of the coflows drawn for width_unknown" },
+];
+
+/// Reads an mcs classes file: `key = value` lines (`deltas`, `priorities`), `#`
+/// comments and blank lines.
+fn classes_file(path: &str) -> Result<(String, String), ModelError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ModelError::param("param", format!("mcs: classes={path}: {e}")))?;
+    let (mut deltas, mut prio) = (None, None);
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let bad = |why: &str| ModelError::param("param", format!("mcs: {path}:{}: {why}", i + 1));
+        let (k, v) = line.split_once('=').ok_or_else(|| bad("expected `key = value`"))?;
+        let slot = match k.trim() {
+            "deltas" => &mut deltas,
+            "priorities" => &mut prio,
+            other => return Err(bad(&format!("unknown key '{other}' (deltas, priorities)"))),
+        };
+        if slot.replace(v.trim().to_string()).is_some() {
+            return Err(bad(&format!("'{}' given twice", k.trim())));
+        }
+    }
+    match (deltas, prio) {
+        (Some(d), Some(p)) => Ok((d, p)),
+        _ => Err(ModelError::param("param", format!("mcs: {path}: needs both `deltas = ...` and `priorities = ...`"))),
+    }
+}
+
+fn mcs(p: &Params) -> Result<AnyPolicy, ModelError> {
+    let queues = p.usize_in("queues", 1, 64)?;
+    let (mut deltas_s, mut prio_s) = (p.text("deltas").to_string(), p.text("priorities").to_string());
+    if !p.text("classes").is_empty() {
+        if deltas_s != MCS[0].default || prio_s != MCS[1].default {
+            return Err(ModelError::param("param", "mcs: give either classes=FILE or deltas=/priorities=, not both"));
+        }
+        (deltas_s, prio_s) = classes_file(p.text("classes"))?;
+    }
+    let mut m = std::collections::BTreeMap::new();
+    m.insert("deltas".to_string(), deltas_s);
+    m.insert("priorities".to_string(), prio_s);
+    let lists = Params::new("mcs", &MCS[..2], m)?;
+    let deltas = lists.f64_list("deltas", 0.0, 1e12)?;
+    if deltas.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(ModelError::param("param", format!("mcs: deltas={} must be increasing", lists.text("deltas"))));
+    }
+    let prios = lists.f64_list("priorities", 1.0, queues as f64)?;
+    if prios.len() != deltas.len() + 1 || prios.iter().any(|x| x.fract() != 0.0) {
+        return Err(ModelError::param("param", format!(
+            "mcs: priorities={} must be {} whole queue numbers in [1, {queues}] (one per class: one more than deltas)",
+            lists.text("priorities"), deltas.len() + 1)));
+    }
+    n(Mcs::new(McsConfig {
+        deltas,
+        priorities: prios.iter().map(|&x| x as usize - 1).collect(),
+        queues,
+        narrow_width: p.f64_in("narrow_width", 0.0, 1e12)?,
+        narrow_first_bytes: p.f64_in("narrow_first_mb", 1e-6, 1e12)? * MIB,
+        narrow_multiplier: p.f64_in("narrow_multiplier", 1.0 + 1e-9, 1e6)?,
+        wide_first_bytes: p.f64_in("wide_first_mb", 1e-6, 1e12)? * MIB,
+        wide_multiplier: p.f64_in("wide_multiplier", 1.0 + 1e-9, 1e6)?,
+        width_unknown: p.f64_in("width_unknown", 0.0, 1.0)?,
+        width_scale: p.f64_in("width_scale", 1e-9, 1e9)?,
+        seed: p.usize_in("seed", 0, u32::MAX as usize)? as u64,
+    }))
+}
+
+const FLOW_QUEUES: [ParamSpec; 3] = [
+    ParamSpec { name: "flow_queues", default: "8", help: "per-flow queues (8: a commodity switch's priority queues)" },
+    ParamSpec { name: "flow_first_threshold_bytes", default: "1048576", help: "upper bound of the first flow queue (1 MiB)" },
+    ParamSpec { name: "flow_multiplier", default: "4", help: "growth factor between flow-queue thresholds" },
+];
+
+const PIAS: &[ParamSpec] = &FLOW_QUEUES;
+
+fn flow_thresholds(p: &Params) -> Result<Thresholds, ModelError> {
+    Ok(Thresholds::new(
+        p.usize_in("flow_queues", 1, 64)?,
+        p.f64_in("flow_first_threshold_bytes", 1.0, 1e18)?,
+        p.f64_in("flow_multiplier", 1.0 + 1e-9, 1e6)?,
+    ))
+}
+
+fn pias(p: &Params) -> Result<AnyPolicy, ModelError> {
+    n(Pias::new(flow_thresholds(p)?))
+}
+
+const CODA: &[ParamSpec] = &[
+    ParamSpec { name: "labels", default: "truth", help: "where coflows come from: truth, pioneers, stragglers, random (truth with injected errors), alone, one (no identification)" },
+    ParamSpec { name: "error_rate", default: "0.05", help: "fraction of flows mislabelled by pioneers/stragglers/random" },
+    ParamSpec { name: "seed", default: "1", help: "seed of the injected errors" },
+    ParamSpec { name: "late_binding", default: "true", help: "extend each labelled coflow with the flows within distance_s (CODA §4.2)" },
+    ParamSpec { name: "distance_s", default: "0.1", help: "late-binding diameter d: first-seen times within d seconds" },
+    ParamSpec { name: "intra", default: "true", help: "intra-coflow prioritisation: per-flow queues inside each coflow" },
+    AALO[0], AALO[1], AALO[2],
+    FLOW_QUEUES[0], FLOW_QUEUES[1], FLOW_QUEUES[2],
+];
+
+fn coda(p: &Params) -> Result<AnyPolicy, ModelError> {
+    let source = LabelSource::parse(
+        p.text("labels"),
+        p.f64_in("error_rate", 0.0, 1.0)?,
+        p.usize_in("seed", 0, u32::MAX as usize)? as u64,
+    )
+    .map_err(|e| ModelError::param("param", format!("coda: {}", e.to_string().trim_start_matches("param: "))))?;
+    n(Coda::new(CodaConfig {
+        late_binding: p.bool("late_binding")?,
+        distance_s: p.f64_in("distance_s", 0.0, 1e9)?,
+        intra: p.bool("intra")?,
+        coflow_queues: Thresholds::new(
+            p.usize_in("queues", 1, 64)?,
+            p.f64_in("first_threshold_bytes", 1.0, 1e18)?,
+            p.f64_in("multiplier", 1.0 + 1e-9, 1e6)?,
+        ),
+        flow_queues: flow_thresholds(p)?,
+        ..CodaConfig::with_source(source)
+    }))
+}
+
 #[rustfmt::skip]
 pub static REGISTRY: &[PolicySpec] = &[
     PolicySpec { name: "fair", info: Info::NonClairvoyant, summary: "per-flow max-min fairness (TCP-like)", params: &[], build: |_| n(Fair::default()) },
@@ -136,6 +275,9 @@ pub static REGISTRY: &[PolicySpec] = &[
     PolicySpec { name: "hug", info: Info::Clairvoyant, summary: "DRF, then spare max-min per flow under the cap P* per coflow and link (HUG)", params: &[], build: |_| c(Hug::default()) },
     PolicySpec { name: "coflex", info: Info::Clairvoyant, summary: "alpha x DRF shares, then Varys on the spare, no cap (Coflex)", params: ALPHA, build: coflex },
     PolicySpec { name: "naive-tradeoff", info: Info::Clairvoyant, summary: "alpha x DRF shares, then SEBF capped at alpha P* (Coflex Algorithm 1)", params: ALPHA, build: naive_tradeoff },
+    PolicySpec { name: "mcs", info: Info::NonClairvoyant, summary: "width classes for the initial queue, double thresholds (bytes narrow, length wide) (MCS)", params: MCS, build: mcs },
+    PolicySpec { name: "pias", info: Info::NonClairvoyant, summary: "per-flow multi-level feedback queues, no coflows (PIAS)", params: PIAS, build: pias },
+    PolicySpec { name: "coda", info: Info::NonClairvoyant, summary: "D-CLAS over labelled coflows, late binding, per-flow queues inside (CODA)", params: CODA, build: coda },
 ];
 
 /// The catalogue entry of `name`, or an error listing the valid names.

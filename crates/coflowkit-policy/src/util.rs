@@ -29,22 +29,78 @@ impl CoflowPriority {
             if self.cuts.blocked(c, g, &self.residual) {
                 continue;
             }
-            let range = c.groups[g].range();
-            self.paths.clear();
-            self.paths.extend(
-                c.active[range.clone()]
-                    .iter()
-                    .map(|&f| c.flow_path[f as usize]),
-            );
-            self.tmp.clear();
-            self.tmp.resize(self.paths.len(), 0.0);
-            self.mm
-                .solve(c.fabric, &mut self.residual, &self.paths, &mut self.tmp);
-            for (i, &r) in range.zip(&self.tmp) {
-                out.rates[i] = r;
-                out.touch(i);
-            }
+            self.serve(c, c.groups[g].range(), out);
         }
+    }
+
+    /// Starts a round: the whole fabric is free again.
+    pub fn begin(&mut self, c: &Common, out: &mut Decision) {
+        out.sparse = true;
+        self.residual.clear();
+        self.residual.extend_from_slice(&c.fabric.capacities);
+    }
+
+    /// Gives the active flows at `positions` (indices into `c.active`) max-min fair
+    /// rates on what is left in `self.residual`, writes them as sparse rates and
+    /// takes them from the residual: one priority level of a priority max-min.
+    pub fn serve(
+        &mut self,
+        c: &Common,
+        positions: impl Iterator<Item = usize> + Clone,
+        out: &mut Decision,
+    ) {
+        self.paths.clear();
+        self.paths.extend(
+            positions
+                .clone()
+                .map(|i| c.flow_path[c.active[i] as usize]),
+        );
+        self.tmp.clear();
+        self.tmp.resize(self.paths.len(), 0.0);
+        self.mm
+            .solve(c.fabric, &mut self.residual, &self.paths, &mut self.tmp);
+        for (i, &r) in positions.zip(&self.tmp) {
+            out.rates[i] = r;
+            out.touch(i);
+        }
+    }
+}
+
+/// Exponentially spaced demotion thresholds of a multi-level feedback queue:
+/// `T_q = first · multiplier^q` for `q = 0..queues-1`; queue `queues-1` is unbounded.
+/// Shared by every least-attained-service policy (aalo's coflow queues, mcs's
+/// double thresholds, the per-flow queues of pias and coda).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Thresholds {
+    bounds: Vec<f64>,
+}
+
+impl Thresholds {
+    pub fn new(queues: usize, first: f64, multiplier: f64) -> Self {
+        Thresholds {
+            bounds: (0..queues.saturating_sub(1))
+                .map(|q| first * multiplier.powi(q as i32))
+                .collect(),
+        }
+    }
+
+    /// The queue of something that has sent `sent` bytes: the first `q` whose
+    /// threshold is not yet crossed (within the byte tolerance of [`crossed`]).
+    pub fn queue(&self, sent: f64) -> usize {
+        self.bounds
+            .iter()
+            .position(|&t| !crossed(sent, t))
+            .unwrap_or(self.bounds.len())
+    }
+
+    /// The upper threshold of queue `q`, `None` for the last (unbounded) queue.
+    pub fn upper(&self, q: usize) -> Option<f64> {
+        self.bounds.get(q).copied()
+    }
+
+    /// Number of queues.
+    pub fn queues(&self) -> usize {
+        self.bounds.len() + 1
     }
 }
 

@@ -1,0 +1,354 @@
+//! `mcs`: Multi-attribute Coflow Scheduling without prior knowledge (Wang et al.,
+//! IEEE/ACM ToN 2018, Algorithm 2). See docs/policies/mcs.md.
+//!
+//! ```text
+//! class(k)    = i  such that Δ_{i-1} ≤ w'_k < Δ_i        (Δ_0 = 0, Δ_n = ∞)
+//! initial     q0(k) = p_class(k)                          (SNCF, Algorithm 1)
+//! narrow      w'_k ≤ Δ_w: attribute = bytes sent by k       thresholds θ^n_q = θn_1 · En^(q-1)
+//! wide        w'_k > Δ_w: attribute = largest bytes sent by one flow of k (length sent)
+//!                                                          thresholds θ^w_q = θw_1 · Ew^(q-1)
+//! queue(k)    = max(q0(k), min { q : attribute < θ_q })   (demoted from Q_q once it crosses θ_q)
+//! order       (queue, arrival, id); strict priority across queues, FIFO within one
+//! rates       max-min fair inside a coflow, on what earlier coflows left
+//! wake-ups    exact crossings: CoflowSent (narrow), FlowSent of the flow that gets
+//!             there first (wide)
+//! ```
+//!
+//! `w'` is the width the scheduler believes: the true width (`width=exact`), a
+//! fraction `width_unknown` of coflows (drawn once with `seed`) whose width is
+//! unknown, which start in the highest-priority queue and are split narrow/wide by
+//! the flows seen so far, or `width_scale · w` (the paper's Fig. 16).
+
+use crate::pias::first_crossing;
+use crate::util::{CoflowPriority, Thresholds};
+use crate::{Decision, NonClairvoyantPolicy, NonClairvoyantView, Wakeup};
+use coflowkit_model::Pcg32;
+
+/// The parameters of [`Mcs`] (docs/policies/mcs.md has the defaults and their source).
+#[derive(Debug, Clone, PartialEq)]
+pub struct McsConfig {
+    /// Class boundaries `Δ_1 < … < Δ_{n-1}` (widths).
+    pub deltas: Vec<f64>,
+    /// Initial queue of each of the `n` classes, 0-based.
+    pub priorities: Vec<usize>,
+    pub queues: usize,
+    /// `Δ_w`: a coflow of (believed) width ≤ this is narrow.
+    pub narrow_width: f64,
+    pub narrow_first_bytes: f64,
+    pub narrow_multiplier: f64,
+    pub wide_first_bytes: f64,
+    pub wide_multiplier: f64,
+    /// Fraction of coflows whose width is unknown.
+    pub width_unknown: f64,
+    /// The scheduler sees `width_scale · w`.
+    pub width_scale: f64,
+    pub seed: u64,
+}
+
+pub struct Mcs {
+    cfg: McsConfig,
+    narrow: Thresholds,
+    wide: Thresholds,
+    prio: CoflowPriority,
+    /// Per coflow: width unknown to the scheduler (drawn at the first call).
+    unknown: Vec<bool>,
+    /// Per coflow: largest bytes sent by one of its flows, finished flows included.
+    length_sent: Vec<f64>,
+    /// Active flows at the previous call (to see which finished since).
+    prev_active: Vec<u32>,
+    keyed: Vec<(usize, u32, usize)>,
+    order: Vec<usize>,
+}
+
+impl Mcs {
+    pub fn new(cfg: McsConfig) -> Self {
+        Mcs {
+            narrow: Thresholds::new(cfg.queues, cfg.narrow_first_bytes, cfg.narrow_multiplier),
+            wide: Thresholds::new(cfg.queues, cfg.wide_first_bytes, cfg.wide_multiplier),
+            cfg,
+            prio: CoflowPriority::default(),
+            unknown: Vec::new(),
+            length_sent: Vec::new(),
+            prev_active: Vec::new(),
+            keyed: Vec::new(),
+            order: Vec::new(),
+        }
+    }
+
+    /// The SNCF class (0-based) of a coflow of believed width `w`.
+    pub fn class(&self, w: f64) -> usize {
+        self.cfg.deltas.partition_point(|&d| d <= w)
+    }
+
+    fn draw_unknown(&mut self, n: usize) {
+        self.unknown = vec![false; n];
+        let m = (self.cfg.width_unknown * n as f64).round() as usize;
+        if m == 0 {
+            return;
+        }
+        let mut idx: Vec<usize> = (0..n).collect();
+        Pcg32::new(self.cfg.seed, 0x6d63_73).shuffle(&mut idx);
+        for &k in &idx[..m.min(n)] {
+            self.unknown[k] = true;
+        }
+    }
+
+    /// Brings `length_sent` up to date: flows that finished since the last call
+    /// (their final bytes are in `sent`) and the active ones.
+    fn update_lengths(&mut self, v: &NonClairvoyantView) {
+        let (mut i, mut j) = (0, 0);
+        let (prev, cur) = (&self.prev_active, v.active);
+        while i < prev.len() {
+            if j < cur.len() && cur[j] < prev[i] {
+                j += 1;
+            } else if j < cur.len() && cur[j] == prev[i] {
+                i += 1;
+                j += 1;
+            } else {
+                let f = prev[i] as usize;
+                let k = v.flow_coflow[f] as usize;
+                self.length_sent[k] = self.length_sent[k].max(v.sent[f]);
+                i += 1;
+            }
+        }
+        for &f in v.active {
+            let k = v.flow_coflow[f as usize] as usize;
+            self.length_sent[k] = self.length_sent[k].max(v.sent[f as usize]);
+        }
+        self.prev_active.clear();
+        self.prev_active.extend_from_slice(v.active);
+    }
+}
+
+impl NonClairvoyantPolicy for Mcs {
+    fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+        let nc = v.coflow_width.len();
+        if self.unknown.len() != nc {
+            self.draw_unknown(nc);
+            self.length_sent = vec![0.0; nc];
+        }
+        self.update_lengths(v);
+        self.keyed.clear();
+        let last = self.cfg.queues - 1;
+        for (gi, g) in v.groups.iter().enumerate() {
+            let k = g.coflow as usize;
+            let (q0, w) = if self.unknown[k] {
+                (0, v.coflow_started[k] as f64)
+            } else {
+                let w = self.cfg.width_scale * v.coflow_width[k] as f64;
+                (self.cfg.priorities[self.class(w)], w)
+            };
+            let q = if w <= self.cfg.narrow_width {
+                self.narrow.queue(v.coflow_sent[k])
+            } else {
+                self.wide.queue(self.length_sent[k])
+            };
+            self.keyed.push((q0.max(q).min(last), g.coflow, gi));
+        }
+        self.keyed.sort_unstable();
+        self.order.clear();
+        self.order.extend(self.keyed.iter().map(|x| x.2));
+        self.prio.run(v, &self.order, out);
+        for &(q, k, gi) in &self.keyed {
+            let ku = k as usize;
+            let w = if self.unknown[ku] {
+                v.coflow_started[ku] as f64
+            } else {
+                self.cfg.width_scale * v.coflow_width[ku] as f64
+            };
+            if w <= self.cfg.narrow_width {
+                if let Some(bytes) = self.narrow.upper(q) {
+                    out.wakeups.push(Wakeup::CoflowSent { coflow: k, bytes });
+                }
+            } else if let Some(t) = self.wide.upper(q) {
+                // The length sent crosses θ^w_q when the first flow gets there.
+                if let Some(wk) = first_crossing(v, v.groups[gi].range(), out, |_| Some(t)) {
+                    out.wakeups.push(wk);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::util::testkit::{close, Case};
+
+    fn cfg() -> McsConfig {
+        // Classes: w < 2 → class 0 (queue 0), 2 ≤ w < 4 → class 1 (queue 1),
+        // w ≥ 4 → class 2 (queue 2). Narrow if w ≤ 2. θ^n = 10, 100; θ^w = 5, 10.
+        McsConfig {
+            deltas: vec![2.0, 4.0],
+            priorities: vec![0, 1, 2],
+            queues: 3,
+            narrow_width: 2.0,
+            narrow_first_bytes: 10.0,
+            narrow_multiplier: 10.0,
+            wide_first_bytes: 5.0,
+            wide_multiplier: 2.0,
+            width_unknown: 0.0,
+            width_scale: 1.0,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn classes_follow_the_deltas() {
+        let m = Mcs::new(cfg());
+        assert_eq!(m.class(1.0), 0);
+        assert_eq!(m.class(1.99), 0);
+        assert_eq!(m.class(2.0), 1);
+        assert_eq!(m.class(3.0), 1);
+        assert_eq!(m.class(4.0), 2);
+        assert_eq!(m.class(1e6), 2);
+    }
+
+    #[test]
+    fn a_narrow_newcomer_overtakes_an_earlier_wide_one() {
+        // C = 10. Coflow 0 (earlier): 3 flows 0→3, 1→3, 2→3, nothing sent: width 3 →
+        // class 1 → queue 1. Coflow 1: 1 flow 0→3: width 1 → class 0 → queue 0.
+        // Aalo would serve coflow 0 first (both in queue 0, FIFO); MCS serves
+        // coflow 1 first: it takes down3 whole.
+        let c = Case::new(
+            4,
+            10.0,
+            &[
+                (0, 0, 3, 100.0, 0.0),
+                (0, 1, 3, 100.0, 0.0),
+                (0, 2, 3, 100.0, 0.0),
+                (1, 0, 3, 100.0, 0.0),
+            ],
+        );
+        let mut d = Decision::default();
+        d.reset(4);
+        Mcs::new(cfg()).decide(&c.non_clairvoyant(), &mut d);
+        close(&d.rates, &[0.0, 0.0, 0.0, 10.0]);
+        // Coflow 1 (narrow, queue 0) is demoted when its bytes reach θ^n_1 = 10.
+        // Coflow 0 (wide, queue 1): no flow moves, so no crossing is asked.
+        assert_eq!(
+            d.wakeups,
+            vec![Wakeup::CoflowSent {
+                coflow: 1,
+                bytes: 10.0
+            }]
+        );
+    }
+
+    #[test]
+    fn narrow_coflows_are_demoted_by_bytes_wide_ones_by_length() {
+        // C = 10, 5 ports.
+        // Coflow 0: 0→2, 1→2, each sent 6. Width 2: class 1 (q0 = 1), narrow; its
+        //   bytes 12 ≥ θ^n_1 = 10 → queue max(1, 1) = 1.
+        // Coflow 1: 0→3, 1→3, 2→3, each sent 3. Width 3: class 1 (q0 = 1), wide; its
+        //   length 3 < θ^w_1 = 5 → queue max(1, 0) = 1, after coflow 0 (FIFO).
+        // Coflow 2: 4→0, 4→1, 4→2, 4→4. Width 4: class 2 → queue 2.
+        // Coflow 0: down2 shared → 5 each (up0, up1 keep 5). Coflow 1: down3 shared
+        //   by three → 10/3 each (below the 5 left on up0, up1). Coflow 2: down2 is
+        //   full → 4→2 gets 0; the other three share up4 → 10/3 each.
+        let c = Case::new(
+            5,
+            10.0,
+            &[
+                (0, 0, 2, 100.0, 6.0),
+                (0, 1, 2, 100.0, 6.0),
+                (1, 0, 3, 100.0, 3.0),
+                (1, 1, 3, 100.0, 3.0),
+                (1, 2, 3, 100.0, 3.0),
+                (2, 4, 0, 100.0, 0.0),
+                (2, 4, 1, 100.0, 0.0),
+                (2, 4, 2, 100.0, 0.0),
+                (2, 4, 4, 100.0, 0.0),
+            ],
+        );
+        let mut d = Decision::default();
+        d.reset(9);
+        let mut m = Mcs::new(cfg());
+        m.decide(&c.non_clairvoyant(), &mut d);
+        let t = 10.0 / 3.0;
+        close(&d.rates, &[5.0, 5.0, t, t, t, t, t, 0.0, t]);
+        // Wake-ups: coflow 0 at θ^n of queue 1 (100 B); coflow 1: the first of its
+        // flows to reach θ^w of queue 1 (10 B) is flow 2 (tie, lowest index);
+        // coflow 2 in the last queue asks nothing.
+        assert_eq!(
+            d.wakeups,
+            vec![
+                Wakeup::CoflowSent {
+                    coflow: 0,
+                    bytes: 100.0
+                },
+                Wakeup::FlowSent {
+                    flow: 2,
+                    bytes: 10.0
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn unknown_and_scaled_widths() {
+        // Width scaled by 0.5: coflow of width 4 is seen as 2 → class 1 (queue 1),
+        // narrow (2 ≤ Δ_w).
+        let mut m = Mcs::new(McsConfig {
+            width_scale: 0.5,
+            ..cfg()
+        });
+        let c = Case::new(
+            5,
+            10.0,
+            &[
+                (0, 0, 4, 100.0, 0.0),
+                (0, 1, 4, 100.0, 0.0),
+                (0, 2, 4, 100.0, 0.0),
+                (0, 3, 4, 100.0, 0.0),
+            ],
+        );
+        let mut d = Decision::default();
+        d.reset(4);
+        m.decide(&c.non_clairvoyant(), &mut d);
+        // Narrow in queue 1 → demotion at θ^n_2 = 100 B of coflow bytes.
+        assert_eq!(
+            d.wakeups,
+            vec![Wakeup::CoflowSent {
+                coflow: 0,
+                bytes: 100.0
+            }]
+        );
+        // All widths unknown: the same coflow starts in queue 0, and is wide by the
+        // 4 flows seen so far → its length is compared with θ^w_1 = 5.
+        let mut m = Mcs::new(McsConfig {
+            width_unknown: 1.0,
+            ..cfg()
+        });
+        let mut d = Decision::default();
+        d.reset(4);
+        m.decide(&c.non_clairvoyant(), &mut d);
+        assert_eq!(
+            d.wakeups,
+            vec![Wakeup::FlowSent {
+                flow: 0,
+                bytes: 5.0
+            }]
+        );
+    }
+
+    #[test]
+    fn the_unknown_fraction_is_exact_and_seeded() {
+        let mut m = Mcs::new(McsConfig {
+            width_unknown: 0.1,
+            ..cfg()
+        });
+        m.draw_unknown(200);
+        assert_eq!(m.unknown.iter().filter(|&&u| u).count(), 20);
+        let first = m.unknown.clone();
+        m.draw_unknown(200);
+        assert_eq!(m.unknown, first);
+        let mut other = Mcs::new(McsConfig {
+            width_unknown: 0.1,
+            seed: 2,
+            ..cfg()
+        });
+        other.draw_unknown(200);
+        assert_ne!(other.unknown, first);
+    }
+}

@@ -1,0 +1,198 @@
+//! `pias`: per-flow multi-level feedback queues with no coflow information
+//! (PIAS, Bai et al., NSDI'15). See docs/policies/pias.md.
+//!
+//! ```text
+//! thresholds  T_q = T0 · E^q,  q = 0..K-2  (queue K-1 unbounded)
+//! queue(f)    = min { q : sent_f < T_q }
+//! rates       strict priority across queues, max-min fair among the flows of a queue
+//! wake-up     when the first moving flow reaches the threshold of its queue (exact)
+//! ```
+//!
+//! The flow-level model of PIAS: switches with K strict-priority queues, hosts
+//! tagging each packet with the queue its flow's bytes sent so far put it in, and
+//! TCP sharing within a queue. Coflows play no part; this is the baseline for the
+//! case where nothing at all is known about coflows.
+
+use crate::util::{CoflowPriority, Thresholds};
+use crate::{Common, Decision, NonClairvoyantPolicy, NonClairvoyantView, Wakeup};
+
+pub struct Pias {
+    queues: FlowQueues,
+}
+
+impl Pias {
+    pub fn new(thresholds: Thresholds) -> Self {
+        Pias {
+            queues: FlowQueues::new(thresholds),
+        }
+    }
+}
+
+impl NonClairvoyantPolicy for Pias {
+    fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+        self.queues.prio.begin(v, out);
+        let n = v.active.len();
+        self.queues.serve(v, 0..n, out);
+        self.queues.wakeup(v, 0..n, out);
+    }
+}
+
+/// Per-flow multi-level feedback queues over a set of active flows: strict
+/// priority between queues, max-min within one. Shared by `pias` (all active
+/// flows) and `coda` (the flows of one extended coflow at a time).
+pub(crate) struct FlowQueues {
+    pub thresholds: Thresholds,
+    pub prio: CoflowPriority,
+    /// Scratch: positions bucketed by queue.
+    buckets: Vec<Vec<usize>>,
+}
+
+impl FlowQueues {
+    pub fn new(thresholds: Thresholds) -> Self {
+        let k = thresholds.queues();
+        FlowQueues {
+            thresholds,
+            prio: CoflowPriority::default(),
+            buckets: vec![Vec::new(); k],
+        }
+    }
+
+    /// Serves the flows at `positions` (indices into `c.active`), queue by queue,
+    /// on what `self.prio.residual` has left.
+    pub fn serve(&mut self, c: &Common, positions: impl Iterator<Item = usize>, out: &mut Decision) {
+        for b in &mut self.buckets {
+            b.clear();
+        }
+        for i in positions {
+            let q = self.thresholds.queue(c.sent[c.active[i] as usize]);
+            self.buckets[q].push(i);
+        }
+        for q in 0..self.buckets.len() {
+            if self.buckets[q].is_empty() {
+                continue;
+            }
+            let b = std::mem::take(&mut self.buckets[q]);
+            self.prio.serve(c, b.iter().copied(), out);
+            self.buckets[q] = b;
+        }
+    }
+
+    /// Asks to be called when the first of the flows at `positions` that moves
+    /// reaches the upper threshold of its queue.
+    pub fn wakeup(&self, c: &Common, positions: impl Iterator<Item = usize>, out: &mut Decision) {
+        if let Some(w) = first_crossing(c, positions, out, |sent| {
+            self.thresholds.upper(self.thresholds.queue(sent))
+        }) {
+            out.wakeups.push(w);
+        }
+    }
+}
+
+/// Among the flows at `positions` with a positive rate in `out`, the one that
+/// reaches `next(sent)` first at the current rates, as a [`Wakeup::FlowSent`].
+/// One wake-up is enough: every event calls the policy again, which asks anew.
+pub(crate) fn first_crossing(
+    c: &Common,
+    positions: impl Iterator<Item = usize>,
+    out: &Decision,
+    next: impl Fn(f64) -> Option<f64>,
+) -> Option<Wakeup> {
+    let mut best: Option<(f64, u32, f64)> = None;
+    for i in positions {
+        let r = out.rates[i];
+        if r <= 0.0 {
+            continue;
+        }
+        let f = c.active[i];
+        let sent = c.sent[f as usize];
+        if let Some(t) = next(sent) {
+            let dt = (t - sent) / r;
+            if best.is_none_or(|b| dt < b.0) {
+                best = Some((dt, f, t));
+            }
+        }
+    }
+    best.map(|(_, flow, bytes)| Wakeup::FlowSent { flow, bytes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::util::testkit::{close, Case};
+
+    #[test]
+    fn short_flows_go_first_whatever_their_coflow() {
+        // C = 10, T0 = 10 B, E = 10, K = 3 (thresholds 10, 100).
+        // x0: coflow 0, 0→2, sent 50 → queue 1.  x1: coflow 0, 1→2, sent 0 → queue 0.
+        // x2: coflow 1, 0→3, sent 0 → queue 0.
+        // Queue 0 first: x1 and x2 share no link → 10 each (up0 and up1, down2, down3).
+        // Queue 1: x0 needs up0 (taken by x2) → 0.
+        let c = Case::new(
+            4,
+            10.0,
+            &[
+                (0, 0, 2, 100.0, 50.0),
+                (0, 1, 2, 100.0, 0.0),
+                (1, 0, 3, 100.0, 0.0),
+            ],
+        );
+        let mut d = Decision::default();
+        d.reset(3);
+        Pias::new(Thresholds::new(3, 10.0, 10.0)).decide(&c.non_clairvoyant(), &mut d);
+        close(&d.rates, &[0.0, 10.0, 10.0]);
+        // Both moving flows reach 10 B after 1 s; the earlier index wins the tie.
+        assert_eq!(
+            d.wakeups,
+            vec![Wakeup::FlowSent {
+                flow: 1,
+                bytes: 10.0
+            }]
+        );
+    }
+
+    #[test]
+    fn max_min_inside_a_queue_then_the_spare_to_the_next() {
+        // C = 12; thresholds 10, 100. x0, x1: 0→2 and 1→2, sent 0 (queue 0);
+        // x2: 1→3, sent 20 (queue 1). Queue 0: down2 shared → 6 each; up1 has 6
+        // left → x2 gets 6. x2 reaches 100 after 80/6 s; x0 reaches 10 after 10/6 s.
+        let c = Case::new(
+            4,
+            12.0,
+            &[
+                (0, 0, 2, 100.0, 0.0),
+                (1, 1, 2, 100.0, 0.0),
+                (1, 1, 3, 100.0, 20.0),
+            ],
+        );
+        let mut d = Decision::default();
+        d.reset(3);
+        Pias::new(Thresholds::new(3, 10.0, 10.0)).decide(&c.non_clairvoyant(), &mut d);
+        close(&d.rates, &[6.0, 6.0, 6.0]);
+        assert_eq!(
+            d.wakeups,
+            vec![Wakeup::FlowSent {
+                flow: 0,
+                bytes: 10.0
+            }]
+        );
+    }
+
+    #[test]
+    fn one_queue_is_per_flow_fairness() {
+        // K = 1: no thresholds, every flow in one queue, exactly max-min (fair).
+        let c = Case::new(
+            3,
+            12.0,
+            &[
+                (0, 0, 2, 9.0, 0.0),
+                (0, 0, 2, 9.0, 5.0),
+                (1, 1, 2, 9.0, 1.0),
+            ],
+        );
+        let mut d = Decision::default();
+        d.reset(3);
+        Pias::new(Thresholds::new(1, 10.0, 10.0)).decide(&c.non_clairvoyant(), &mut d);
+        close(&d.rates, &[4.0, 4.0, 4.0]);
+        assert!(d.wakeups.is_empty());
+    }
+}
