@@ -391,6 +391,28 @@ fn simulate<'py>(
     Ok(d)
 }
 
+/// The labels a built-in labelling source of `coda` gives every flow of
+/// `workload`, in global flow order (`labels`: truth, pioneers, stragglers, random,
+/// alone, one).
+#[pyfunction]
+#[pyo3(signature = (workload, labels, error_rate=0.05, seed=1))]
+fn coda_labels(workload: &Workload, labels: &str, error_rate: f64, seed: u64) -> PyResult<Vec<u32>> {
+    if !(0.0..=1.0).contains(&error_rate) {
+        return Err(CoflowkitError::new_err(format!(
+            "error_rate={error_rate} is not a number in [0, 1]"
+        )));
+    }
+    let source = coflowkit_policy::labels::LabelSource::parse(labels, error_rate, seed)
+        .map_err(model_err)?;
+    let w = &workload.inner;
+    let fc: Vec<u32> = w.flows.iter().map(|f| f.coflow).collect();
+    Ok(coflowkit_policy::labels::static_labels(
+        &source,
+        &fc,
+        w.coflows.len() as u32,
+    ))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Workload>()?;
@@ -401,6 +423,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(policies, m)?)?;
     m.add_function(wrap_pyfunction!(check_policy, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(coda_labels, m)?)?;
     m.add("CoflowkitError", m.py().get_type::<CoflowkitError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

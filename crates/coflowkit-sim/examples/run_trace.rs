@@ -1,5 +1,5 @@
 //! Runs one policy on a trace and prints timings: a profiling aid.
-//! `cargo run --release -p coflowkit-sim --example run_trace -- TRACE POLICY [--check] [--dump FILE]`
+//! `cargo run --release -p coflowkit-sim --example run_trace -- TRACE POLICY[:K=V...] [--check] [--dump FILE]`
 //! `--dump FILE` writes each coflow's id and finish time (one per line, full
 //! precision), to compare two builds of the engine coflow by coflow.
 
@@ -17,7 +17,17 @@ fn main() {
         std::process::exit(1)
     });
     let t1 = Instant::now();
-    let mut p = coflowkit_policy::build(&args[2], &Default::default()).unwrap();
+    // POLICY[:KEY=VALUE...], e.g. coda:labels=random:intra=false
+    let mut parts = args[2].split(':');
+    let name = parts.next().unwrap_or_default();
+    let params = parts
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let mut p = coflowkit_policy::build(name, &params).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    });
     let opts = coflowkit_sim::SimOptions {
         check_invariants: args.iter().any(|a| a == "--check"),
         max_events: std::env::var("MAX_EVENTS")
