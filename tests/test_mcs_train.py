@@ -229,6 +229,15 @@ def test_non_integer_steps_are_exact_and_empty_classes_are_merged():
     assert (t.file_deltas, t.file_priorities) == ((2,), (1, 1))
 
 
+def test_numbers_are_read_as_their_decimal_value():
+    assert mt.exact(1.1, "x") == F(11, 10)
+    assert mt.exact(np.float64(2.5), "x") == F(5, 2)
+    assert mt.exact(" 1e1 ", "x") == 10
+    for bad in ["nan", "inf", "", None]:
+        with pytest.raises(ck.CoflowkitError, match="x must be a number"):
+            mt.exact(bad, "x")
+
+
 def test_file_classes_drops_only_integer_empty_classes():
     # ⌈Δ⌉ = 1, 2, 2, 5: class 2 = [2, 2) is empty and dropped with the threshold 2 it
     # repeats; class 3 = [2, 5) keeps its priority 3, class 4 = [5, ∞) its 4.

@@ -177,8 +177,8 @@ def exact(value: Number, name: str) -> Fraction:
     value: 1.1 is 11/10); a CoflowkitError naming ``name`` if it is not a finite
     number."""
     try:
-        if isinstance(value, float):
-            value = repr(value)
+        if isinstance(value, (float, np.floating)):
+            value = repr(float(value))
         if isinstance(value, str):
             value = value.strip()
         return Fraction(value)
