@@ -425,13 +425,19 @@ def build_parser() -> argparse.ArgumentParser:
     b.set_defaults(func=cmd_bench)
 
     m = sub.add_parser("mcs-train", help="MCS's SNCF training: Table I and the mcs class file")
-    m.add_argument("--trace", required=True, help="trace file (any format `simulate` reads)")
+    m.add_argument(
+        "--trace", required=True, metavar="PATH", help="trace file (any format `simulate` reads)"
+    )
     m.add_argument("--format", choices=["benchmark", "sincronia", "flows"], help="trace format")
-    m.add_argument("--classes", default="5", help="number of classes n (default 5)")
-    m.add_argument("--t-first-mb", default="10", help="T_1 in MB (default 10)")
-    m.add_argument("--t-multiplier", default="10", help="T_i = T_{i-1} * this (default 10)")
-    m.add_argument("--step", default="10", help="width step of Algorithm 1 (default 10)")
-    m.add_argument("--out", help="write the class file of the mcs policy here")
+    m.add_argument("--classes", default="5", metavar="N", help="number of classes n (default 5)")
+    m.add_argument("--t-first-mb", default="10", metavar="X", help="T_1 in MB (default 10)")
+    m.add_argument(
+        "--t-multiplier", default="10", metavar="X", help="T_i = T_{i-1} * this (default 10)"
+    )
+    m.add_argument(
+        "--step", default="10", metavar="X", help="width step of Algorithm 1 (default 10)"
+    )
+    m.add_argument("--out", metavar="FILE", help="write the class file of the mcs policy here")
     m.set_defaults(func=cmd_mcs_train)
     return p
 
