@@ -308,6 +308,27 @@ def default_trace() -> str:
     return os.path.join("..", "shared", "traces", "FB2010-1Hr-150-0.txt")
 
 
+def cmd_mcs_train(args) -> int:
+    from coflowkit import mcs_train
+
+    n, first, mult, step = mcs_train.check_parameters(
+        args.classes,
+        args.t_first_mb,
+        args.t_multiplier,
+        args.step,
+        names=("--classes", "--t-first-mb", "--t-multiplier", "--step"),
+    )
+    if not os.path.exists(args.trace):
+        raise UsageError(f"{args.trace}: no such file")
+    w = api.load_trace(args.trace, args.format)
+    training = mcs_train.train(w, n, first, mult, step, source=args.trace)
+    mcs_train.print_report(mcs_train.correlations(mcs_train.coflow_attributes(w)), training)
+    if args.out:
+        mcs_train.write_params(training, args.trace, args.out)
+        print(f"wrote {args.out} (use it with --policy mcs --param classes={args.out})")
+    return 0
+
+
 def cmd_bench(args) -> int:
     from coflowkit import bench
 
@@ -402,6 +423,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--record", metavar="every|SECONDS", help="also record the instantaneous metrics"
     )
     b.set_defaults(func=cmd_bench)
+
+    m = sub.add_parser("mcs-train", help="MCS's SNCF training: Table I and the mcs class file")
+    m.add_argument(
+        "--trace", required=True, metavar="PATH", help="trace file (any format `simulate` reads)"
+    )
+    m.add_argument("--format", choices=["benchmark", "sincronia", "flows"], help="trace format")
+    m.add_argument("--classes", default="5", metavar="N", help="number of classes n (default 5)")
+    m.add_argument("--t-first-mb", default="10", metavar="X", help="T_1 in MB (default 10)")
+    m.add_argument(
+        "--t-multiplier", default="10", metavar="X", help="T_i = T_{i-1} * this (default 10)"
+    )
+    m.add_argument(
+        "--step", default="10", metavar="X", help="width step of Algorithm 1 (default 10)"
+    )
+    m.add_argument("--out", metavar="FILE", help="write the class file of the mcs policy here")
+    m.set_defaults(func=cmd_mcs_train)
     return p
 
 
