@@ -64,25 +64,41 @@ pub struct Coda {
     labels: Vec<u32>,
     seen_s: Vec<f64>,
     bound: Vec<u32>,
+    /// Bytes sent by a bound flow when last counted into its label.
+    counted: Vec<f64>,
     // Per label.
     first_seen: Vec<f64>,
-    sent_done: Vec<f64>,
-    sent_now: Vec<f64>,
+    /// Bytes sent by the flows bound to the label (finished ones included), as of
+    /// this call.
+    sent: Vec<f64>,
     rank: Vec<u32>,
+    stamp: Vec<u32>,
+    epoch: u32,
     /// Label runs in first-seen order: (first time, last time, label); consecutive
     /// flows of one label make one run. The distance queries of late binding.
     runs: Vec<(f64, f64, u32)>,
     /// Labels within `distance_s` of flows first seen at a time, with a label, once
     /// no later flow can come within the window: (time bits, label) → labels.
     cand_cache: HashMap<(u64, u32), Vec<u32>>,
-    prev_active: Vec<u32>,
+    /// Bound flows that had a positive rate at the last call: only their bytes
+    /// can have changed since, and only they can have finished.
+    moving: Vec<u32>,
     // Scratch.
     new: Vec<u32>,
     eff: Vec<u32>,
     distinct: Vec<u32>,
+    keyed: Vec<((usize, f64, u32), u32)>,
     cand: Vec<u32>,
     order: Vec<usize>,
     starts: Vec<usize>,
+    next: Vec<usize>,
+    rate_of: Vec<f64>,
+}
+
+type Key = (usize, f64, u32);
+
+fn key_cmp(a: &Key, b: &Key) -> std::cmp::Ordering {
+    a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2))
 }
 
 impl Coda {
@@ -98,19 +114,24 @@ impl Coda {
             labels: Vec::new(),
             seen_s: Vec::new(),
             bound: Vec::new(),
+            counted: Vec::new(),
             first_seen: Vec::new(),
-            sent_done: Vec::new(),
-            sent_now: Vec::new(),
+            sent: Vec::new(),
             rank: Vec::new(),
+            stamp: Vec::new(),
+            epoch: 0,
             runs: Vec::new(),
             cand_cache: HashMap::new(),
-            prev_active: Vec::new(),
+            moving: Vec::new(),
             new: Vec::new(),
             eff: Vec::new(),
             distinct: Vec::new(),
+            keyed: Vec::new(),
             cand: Vec::new(),
             order: Vec::new(),
             starts: Vec::new(),
+            next: Vec::new(),
+            rate_of: Vec::new(),
         }
     }
 
@@ -121,38 +142,24 @@ impl Coda {
             self.labels = vec![UNLABELLED; nf];
             self.seen_s = vec![f64::NAN; nf];
             self.bound = vec![UNLABELLED; nf];
+            self.counted = vec![0.0; nf];
             self.first_seen = vec![f64::INFINITY; nl];
-            self.sent_done = vec![0.0; nl];
-            self.sent_now = vec![0.0; nl];
+            self.sent = vec![0.0; nl];
             self.rank = vec![0; nl];
+            self.stamp = vec![0; nl];
+            self.rate_of = vec![0.0; nl];
         }
     }
 
-    /// Flows seen for the first time go to `self.new`; flows gone since the last
-    /// call add their final bytes to the label they were bound to.
-    fn diff_active(&mut self, c: &Common) {
-        self.new.clear();
-        let (prev, cur) = (&self.prev_active, c.active);
-        let (mut i, mut j) = (0, 0);
-        while i < prev.len() || j < cur.len() {
-            if j < cur.len() && (i == prev.len() || cur[j] < prev[i]) {
-                if self.seen_s[cur[j] as usize].is_nan() {
-                    self.new.push(cur[j]);
-                }
-                j += 1;
-            } else if j < cur.len() && cur[j] == prev[i] {
-                i += 1;
-                j += 1;
-            } else {
-                let f = prev[i] as usize;
-                if self.bound[f] != UNLABELLED {
-                    self.sent_done[self.bound[f] as usize] += c.sent[f];
-                }
-                i += 1;
-            }
+    /// Adds to each label the bytes its bound flows sent since the last call
+    /// (finished flows included: `sent` keeps their final count).
+    fn count_bytes(&mut self, c: &Common) {
+        for &f in &self.moving {
+            let fu = f as usize;
+            let l = self.bound[fu] as usize;
+            self.sent[l] += c.sent[fu] - self.counted[fu];
+            self.counted[fu] = c.sent[fu];
         }
-        self.prev_active.clear();
-        self.prev_active.extend_from_slice(c.active);
     }
 
     fn add_to_runs(&mut self, t: f64, l: u32) {
@@ -179,12 +186,15 @@ impl Coda {
         self.cand_cache.clear();
     }
 
-    /// Labels other than `own` with a flow first seen within `distance_s` of `t`.
-    fn candidates(&mut self, t: f64, own: u32, now: f64) -> &[u32] {
+    /// Fills `self.cand` with the labels other than `own` that have a flow first
+    /// seen within `distance_s` of `t`.
+    fn candidates(&mut self, t: f64, own: u32, now: f64) {
         let d = self.distance_s;
         let key = (t.to_bits(), own);
-        if self.cand_cache.contains_key(&key) {
-            return &self.cand_cache[&key];
+        if let Some(c) = self.cand_cache.get(&key) {
+            self.cand.clear();
+            self.cand.extend_from_slice(c);
+            return;
         }
         let lo = self.runs.partition_point(|r| r.1 < t - d);
         self.cand.clear();
@@ -198,21 +208,36 @@ impl Coda {
         }
         if now > t + d {
             self.cand_cache.insert(key, self.cand.clone());
-            return &self.cand_cache[&key];
         }
-        &self.cand
     }
 
-    fn key(&self, l: u32) -> (usize, f64, u32) {
-        let s = self.sent_done[l as usize] + self.sent_now[l as usize];
-        (self.coflow_queues.queue(s), self.first_seen[l as usize], l)
+    fn key(&self, l: u32) -> Key {
+        (
+            self.coflow_queues.queue(self.sent[l as usize]),
+            self.first_seen[l as usize],
+            l,
+        )
     }
 
-    fn better(a: (usize, f64, u32), b: (usize, f64, u32)) -> bool {
-        a.0.cmp(&b.0)
-            .then(a.1.total_cmp(&b.1))
-            .then(a.2.cmp(&b.2))
-            .is_lt()
+    /// The extended coflow an unbound flow is served with: the highest-priority
+    /// labelled coflow among its own and, with late binding, those within d.
+    fn extended(&mut self, f: usize, now: f64) -> u32 {
+        let own = self.labels[f];
+        if !self.late_binding {
+            return own;
+        }
+        self.candidates(self.seen_s[f], own, now);
+        let mut best = own;
+        let mut best_key = self.key(own);
+        for i in 0..self.cand.len() {
+            let l = self.cand[i];
+            let k = self.key(l);
+            if key_cmp(&k, &best_key).is_lt() {
+                best = l;
+                best_key = k;
+            }
+        }
+        best
     }
 }
 
@@ -220,9 +245,15 @@ impl NonClairvoyantPolicy for Coda {
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
         let c: &Common = v;
         self.size_for(c);
-        self.diff_active(c);
+        self.count_bytes(c);
 
         // 1. Label the newcomers.
+        self.new.clear();
+        for &f in c.active {
+            if self.seen_s[f as usize].is_nan() {
+                self.new.push(f);
+            }
+        }
         if !self.new.is_empty() {
             let new = std::mem::take(&mut self.new);
             let changed = self.labeller.label(c, &new, &mut self.labels);
@@ -240,88 +271,65 @@ impl NonClairvoyantPolicy for Coda {
             self.new = new;
         }
 
-        // 2. Bytes sent per label: finished bound flows plus active bound flows.
-        self.distinct.clear();
-        for &f in c.active {
-            let b = self.bound[f as usize];
-            if b != UNLABELLED {
-                if self.sent_now[b as usize] == 0.0 {
-                    self.distinct.push(b);
-                }
-                self.sent_now[b as usize] += c.sent[f as usize];
-            }
+        // 2. The extended coflow of every active flow, and the distinct ones.
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.epoch = 1;
         }
-
-        // 3. The extended coflow each active flow is served with.
         self.eff.clear();
-        for &f in c.active {
-            let fu = f as usize;
-            let e = if self.bound[fu] != UNLABELLED {
-                self.bound[fu]
-            } else if self.late_binding {
-                let own = self.labels[fu];
-                let mut best = own;
-                let mut best_key = self.key(own);
-                let cands = std::mem::take(&mut self.cand);
-                let list: Vec<u32> = self.candidates(self.seen_s[fu], own, c.now_s).to_vec();
-                self.cand = cands;
-                for l in list {
-                    let k = self.key(l);
-                    if Self::better(k, best_key) {
-                        best = l;
-                        best_key = k;
-                    }
-                }
-                best
+        self.distinct.clear();
+        for i in 0..c.active.len() {
+            let f = c.active[i] as usize;
+            let e = if self.bound[f] != UNLABELLED {
+                self.bound[f]
             } else {
-                self.labels[fu]
+                self.extended(f, c.now_s)
             };
+            if self.stamp[e as usize] != self.epoch {
+                self.stamp[e as usize] = self.epoch;
+                self.distinct.push(e);
+            }
             self.eff.push(e);
         }
 
-        // 4. Order the extended coflows, then group the active positions by rank
-        //    (a counting sort: positions stay in index order within a coflow).
-        let mut labels_here: Vec<u32> = self.eff.clone();
-        labels_here.sort_unstable();
-        labels_here.dedup();
-        let mut keyed: Vec<((usize, f64, u32), u32)> =
-            labels_here.iter().map(|&l| (self.key(l), l)).collect();
-        keyed.sort_by(|a, b| {
-            a.0 .0
-                .cmp(&b.0 .0)
-                .then(a.0 .1.total_cmp(&b.0 .1))
-                .then(a.0 .2.cmp(&b.0 .2))
-        });
-        for (r, &(_, l)) in keyed.iter().enumerate() {
+        // 3. Order the extended coflows by (queue, first seen, label), then group
+        //    the active positions by rank (a counting sort keeps index order).
+        self.keyed.clear();
+        for i in 0..self.distinct.len() {
+            let l = self.distinct[i];
+            self.keyed.push((self.key(l), l));
+        }
+        self.keyed.sort_by(|a, b| key_cmp(&a.0, &b.0));
+        for (r, &(_, l)) in self.keyed.iter().enumerate() {
             self.rank[l as usize] = r as u32;
         }
+        let nk = self.keyed.len();
         self.starts.clear();
-        self.starts.resize(keyed.len() + 1, 0);
+        self.starts.resize(nk + 1, 0);
         for &e in &self.eff {
             self.starts[self.rank[e as usize] as usize + 1] += 1;
         }
-        for r in 0..keyed.len() {
+        for r in 0..nk {
             self.starts[r + 1] += self.starts[r];
         }
+        self.next.clear();
+        self.next.extend_from_slice(&self.starts[..nk]);
         self.order.clear();
         self.order.resize(self.eff.len(), 0);
-        {
-            let mut next = self.starts.clone();
-            for (i, &e) in self.eff.iter().enumerate() {
-                let r = self.rank[e as usize] as usize;
-                self.order[next[r]] = i;
-                next[r] += 1;
-            }
+        for (i, &e) in self.eff.iter().enumerate() {
+            let r = self.rank[e as usize] as usize;
+            self.order[self.next[r]] = i;
+            self.next[r] += 1;
         }
 
-        // 5. Serve: extended coflows in order; inside, flow queues (or max-min).
-        let prio = if self.intra {
-            &mut self.fq.prio
+        // 4. Serve: extended coflows in order; inside, flow queues (or max-min).
+        if self.intra {
+            self.fq.prio.begin(c, out);
         } else {
-            &mut self.prio
-        };
-        prio.begin(c, out);
-        for r in 0..keyed.len() {
+            self.prio.begin(c, out);
+        }
+        for r in 0..nk {
             let members = &self.order[self.starts[r]..self.starts[r + 1]];
             if self.intra {
                 self.fq.serve(c, members.iter().copied(), out);
@@ -330,28 +338,39 @@ impl NonClairvoyantPolicy for Coda {
             }
         }
 
-        // 6. Bind the flows that got a rate; ask for the next crossings.
-        for (i, &f) in c.active.iter().enumerate() {
-            if out.rates[i] > 0.0 && self.bound[f as usize] == UNLABELLED {
-                self.bound[f as usize] = self.eff[i];
+        // 5. Bind the flows that got a rate, remember them as moving, and sum the
+        //    rates per extended coflow (the sparse decision lists every position
+        //    with a positive rate, once).
+        self.moving.clear();
+        for t in 0..out.touched.len() {
+            let i = out.touched[t] as usize;
+            let f = c.active[i] as usize;
+            let e = self.eff[i];
+            if self.bound[f] == UNLABELLED {
+                self.bound[f] = e;
+                self.counted[f] = c.sent[f];
+                self.sent[e as usize] += c.sent[f];
             }
+            self.moving.push(f as u32);
+            self.rate_of[e as usize] += out.rates[i];
         }
-        for (r, &(key, l)) in keyed.iter().enumerate() {
-            let Some(t) = self.coflow_queues.upper(key.0) else {
-                continue;
-            };
-            let members = &self.order[self.starts[r]..self.starts[r + 1]];
-            let rate: f64 = members.iter().map(|&i| out.rates[i]).sum();
+
+        // 6. Wake-ups: each moving extended coflow when it reaches its queue's
+        //    threshold; with intra, the first flow to reach its flow threshold.
+        for &(key, l) in &self.keyed {
+            let rate = std::mem::take(&mut self.rate_of[l as usize]);
             if rate > 0.0 {
-                let s = self.sent_done[l as usize] + self.sent_now[l as usize];
-                out.wakeups.push(Wakeup::At(c.now_s + (t - s).max(0.0) / rate));
+                if let Some(t) = self.coflow_queues.upper(key.0) {
+                    let s = self.sent[l as usize];
+                    out.wakeups.push(Wakeup::At(c.now_s + (t - s).max(0.0) / rate));
+                }
             }
         }
         if self.intra {
-            self.fq.wakeup(c, 0..c.active.len(), out);
-        }
-        for &l in &self.distinct {
-            self.sent_now[l as usize] = 0.0;
+            let touched = std::mem::take(&mut out.touched);
+            self.fq
+                .wakeup(c, touched.iter().map(|&i| i as usize), out);
+            out.touched = touched;
         }
     }
 }
