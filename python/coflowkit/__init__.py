@@ -7,6 +7,7 @@ The public API::
     r = ck.simulate(w, "varys", params={"ordering": "static"}, fabric="bigswitch:gbps=1")
     r.coflows      # pandas DataFrame, one row per coflow
     r.summary      # dict: mean/median/p95/p99/max of CCT and slowdown, overall and per bin
+    w2 = ck.transform(w, "batch:interval_s=10")       # workload transforms (coflowkit.transforms)
 """
 
 from coflowkit._core import CoflowkitError, SimulationError, Workload
@@ -20,6 +21,7 @@ from coflowkit.api import (
     synthetic,
     write_trace,
 )
+from coflowkit.transforms import apply as transform
 
 __version__ = _core_version
 
@@ -33,6 +35,7 @@ __all__ = [
     "simulate",
     "snapshot",
     "synthetic",
+    "transform",
     "write_trace",
     "__version__",
 ]

@@ -45,12 +45,17 @@ def workload_spec(args) -> runner.WorkloadSpec:
         raise UsageError(f"--first must be >= 1, got {args.first}")
     if args.trace and args.synthetic:
         raise UsageError("give either --trace or --synthetic, not both")
+    transforms = tuple(args.transform or ())
     if args.trace:
         if not os.path.exists(args.trace):
             raise UsageError(f"{args.trace}: no such file")
-        return runner.WorkloadSpec(trace=args.trace, format=args.format, first=args.first)
+        return runner.WorkloadSpec(
+            trace=args.trace, format=args.format, first=args.first, transforms=transforms
+        )
     if args.synthetic:
-        return runner.WorkloadSpec(synthetic=args.synthetic, seed=args.seed, first=args.first)
+        return runner.WorkloadSpec(
+            synthetic=args.synthetic, seed=args.seed, first=args.first, transforms=transforms
+        )
     raise UsageError("give a workload: --trace PATH or --synthetic fb")
 
 
@@ -68,12 +73,23 @@ def add_workload_args(p: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="keep only the first N coflows by arrival (quick runs)",
+        help="keep only the first N coflows by arrival (quick runs; after the transforms)",
     )
+    add_transform_arg(p)
     p.add_argument(
         "--fabric",
         default=None,
         help="fabric spec, e.g. bigswitch or bigswitch:gbps=10 (default: bigswitch, 1 Gbps)",
+    )
+
+
+def add_transform_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--transform",
+        action="append",
+        metavar="NAME[:KEY=VALUE,...]",
+        help="transform the workload, e.g. batch:interval_s=10 or poisson:load=0.8; "
+        "repeatable, applied in order (see `coflowkit transforms`)",
     )
 
 
@@ -164,7 +180,7 @@ def cmd_simulate(args) -> int:
     spec = workload_spec(args)
     params = parse_kv(args.param)
     api._core.check_policy(args.policy, params)
-    w = spec.load()
+    w = spec.load(args.fabric)  # the fabric goes before the transforms
     cb, prog = _progress_callback()
     try:
         if args.record_coflows and args.record is None:
@@ -173,7 +189,7 @@ def cmd_simulate(args) -> int:
             w,
             args.policy,
             params,
-            args.fabric,
+            None,
             check_invariants=args.check_invariants,
             progress=cb,
             record=args.record,
@@ -268,15 +284,41 @@ def cmd_policies(args) -> int:
     return 0
 
 
+def cmd_transforms(args) -> int:
+    from coflowkit import transforms
+
+    cat = transforms.catalogue()
+    params = [p for t in cat for p in t["params"]]
+
+    def head(p) -> str:
+        return p["name"] + (" (required)" if p["required"] else f"={_show_default(p['default'])}")
+
+    w0 = max(len(head(p)) for p in params)
+    w1 = max(len(p["kind"]) for p in params)
+    for t in cat:
+        print(f"{t['name']}: {t['summary']}")
+        for p in t["params"]:
+            print(f"    {head(p):<{w0}}  {p['kind']:<{w1}}  {p['help']}")
+    return 0
+
+
+def _show_default(v) -> str:
+    if v is None:
+        return "(none)"
+    if isinstance(v, bool):
+        return str(v).lower()
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
 def cmd_convert(args) -> int:
     spec = workload_spec(args)
-    w = spec.load()
+    w = spec.load(args.fabric)
     api.write_trace(w, args.out, args.to)
     return 0
 
 
 def cmd_reproduce(args) -> int:
-    from coflowkit import experiments
+    from coflowkit import experiments, transforms
 
     trace = args.trace or default_trace()
     if not os.path.exists(trace):
@@ -292,8 +334,17 @@ def cmd_reproduce(args) -> int:
     out = args.out or os.path.join("results", args.name)
     cache = None if args.no_cache else (args.cache_dir or runner.default_cache_dir())
     kw = {} if args.coflows is None else {"coflows": coflows}
+    specs = tuple(args.transform or ())
+    for s in specs:  # fail fast on an unknown transform or parameter
+        transforms.canonical(s)
     report = experiments.run(
-        args.name, out=out, trace=trace, workers=args.workers, cache_dir=cache, **kw
+        args.name,
+        out=out,
+        trace=trace,
+        workers=args.workers,
+        cache_dir=cache,
+        transforms=specs,
+        **kw,
     )
     print(f"wrote {report} (tables, figures and report in {out})")
     return 0
@@ -382,6 +433,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_compare)
 
     sub.add_parser("policies", help="list the policies").set_defaults(func=cmd_policies)
+    sub.add_parser(
+        "transforms", help="list the workload transforms, their parameters and defaults"
+    ).set_defaults(func=cmd_transforms)
 
     v = sub.add_parser("convert", help="write a workload in another trace format")
     add_workload_args(v)
@@ -407,6 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N|all",
         help="replay only the first N coflows of the trace (default: the experiment's own)",
     )
+    add_transform_arg(r)
     r.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     r.add_argument("--cache-dir", help="result cache (default ~/.cache/coflowkit)")
     r.add_argument("--no-cache", action="store_true", help="do not read or write the cache")

@@ -21,33 +21,52 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from coflowkit import __version__, api
+from coflowkit import __version__, api, transforms
 from coflowkit._core import CoflowkitError
 
 
 @dataclass(frozen=True)
 class WorkloadSpec:
-    """Where a workload comes from: a trace file, or a generator with a seed."""
+    """Where a workload comes from: a trace file, or a generator with a seed; then
+    workload transforms (``coflowkit.transforms`` specs such as
+    ``"batch:interval_s=10"``) applied in order, then the first ``first`` coflows."""
 
     trace: str | None = None
     format: str | None = None
     synthetic: str | None = None
     seed: int = 0
     first: int | None = None
+    transforms: tuple[str, ...] = ()
 
-    def load(self):
+    def __post_init__(self) -> None:
+        if isinstance(self.transforms, str):
+            raise CoflowkitError("transforms must be a sequence of specs, not one string")
+        object.__setattr__(self, "transforms", tuple(self.transforms))
+        for s in self.transforms:  # fail fast on an unknown transform or parameter
+            transforms.canonical(s)
+
+    def load(self, fabric: str | None = None):
+        """The workload; on ``fabric`` when given, applied before the transforms (so
+        ``poisson``'s load and ``scale`` see the fabric the simulation uses)."""
         if self.trace is not None:
             w = api.load_trace(self.trace, self.format)
         elif self.synthetic is not None:
             w = api.synthetic(self.synthetic, self.seed)
         else:
             raise CoflowkitError("a workload needs a trace or a synthetic generator")
+        if fabric:
+            w = w.with_fabric(fabric)
+        w = transforms.apply_all(w, self.transforms)
         if self.first is not None:
             w = w.head(self.first)
         return w
 
     def fingerprint(self) -> dict[str, Any]:
         d = asdict(self)
+        if self.transforms:
+            d["transforms"] = [transforms.canonical(s) for s in self.transforms]
+        else:
+            del d["transforms"]  # keys of workloads without transforms stay as they were
         if self.trace is not None:
             h = hashlib.sha256()
             with open(self.trace, "rb") as fh:
@@ -90,14 +109,21 @@ def default_cache_dir() -> str:
 
 
 @lru_cache(maxsize=4)
-def _load(spec: WorkloadSpec):
-    return spec.load()
+def _load(spec: WorkloadSpec, fabric: str | None = None):
+    return spec.load(fabric)
+
+
+def _workload(spec: WorkloadSpec, fabric: str | None):
+    """The job's workload on its fabric. Transforms see the fabric (it is applied
+    before them); without transforms one cached load serves every fabric."""
+    if spec.transforms and fabric:
+        return _load(spec, fabric)
+    w = _load(spec)
+    return w.with_fabric(fabric) if fabric else w
 
 
 def _run_one(job: Job) -> dict[str, Any]:
-    w = _load(job.workload)
-    if job.fabric:
-        w = w.with_fabric(job.fabric)
+    w = _workload(job.workload, job.fabric)
     raw = api._core.simulate(
         w,
         job.policy,
@@ -165,6 +191,12 @@ def run_jobs(
         raise CoflowkitError(f"unknown backend '{backend}'; valid backends: process, serial")
     for j in jobs:  # fail fast on bad policies or parameters
         api._core.check_policy(j.policy, dict(j.params))
+    # Transforms can also fail on the workload itself (a sample count above its number
+    # of coflows): build those workloads here, where such an error reaches the caller
+    # as it is (the results need them anyway; forked workers inherit them).
+    for spec, fabric in dict.fromkeys((j.workload, j.fabric) for j in jobs):
+        if spec.transforms:
+            _workload(spec, fabric)
     raws: list[dict[str, Any] | None] = [_cached(j, cache_dir) for j in jobs]
     todo = [i for i, r in enumerate(raws) if r is None]
     if stats is not None:
@@ -198,8 +230,6 @@ def run_jobs(
             ctx.stop()
     results = []
     for j, raw in zip(jobs, raws):
-        w = _load(j.workload)
-        if j.fabric:
-            w = w.with_fabric(j.fabric)
+        w = _workload(j.workload, j.fabric)
         results.append(api.result_from_raw(w, j.policy, dict(j.params), raw))
     return results

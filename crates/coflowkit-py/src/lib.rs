@@ -142,7 +142,10 @@ impl Workload {
         Ok(d)
     }
 
-    /// Per-flow columns in global order: coflow_id, flow_id, index, src, dst, bytes, start_s.
+    /// Per-flow columns in global order: coflow_id, flow_id, index, src, dst, bytes,
+    /// start_s, arrival_s and weight (of the flow's coflow), src_port, dst_port and
+    /// tenant (None where absent), depends_on (the flow ids each flow waits for): all
+    /// that `workload_from_columns` needs to rebuild the workload.
     fn flow_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let w = &self.inner;
         let d = PyDict::new(py);
@@ -164,6 +167,47 @@ impl Workload {
         d.set_item(
             "start_s",
             w.flows.iter().map(|f| f.start_s).collect::<Vec<_>>(),
+        )?;
+        let meta = |f: &dyn Fn(&coflowkit_model::FlowMeta) -> Option<u32>| -> Vec<Option<u32>> {
+            if w.meta.is_empty() {
+                vec![None; w.flows.len()]
+            } else {
+                w.meta.iter().map(f).collect()
+            }
+        };
+        d.set_item(
+            "arrival_s",
+            w.flows
+                .iter()
+                .map(|f| w.coflows[f.coflow as usize].arrival_s)
+                .collect::<Vec<_>>(),
+        )?;
+        d.set_item(
+            "weight",
+            w.flows
+                .iter()
+                .map(|f| w.coflows[f.coflow as usize].weight)
+                .collect::<Vec<_>>(),
+        )?;
+        d.set_item("src_port", meta(&|m| m.src_port))?;
+        d.set_item("dst_port", meta(&|m| m.dst_port))?;
+        let tenant: Vec<Option<String>> = if w.meta.is_empty() {
+            vec![None; w.flows.len()]
+        } else {
+            w.meta.iter().map(|m| m.tenant.clone()).collect()
+        };
+        d.set_item("tenant", tenant)?;
+        d.set_item(
+            "depends_on",
+            w.flows
+                .iter()
+                .map(|f| {
+                    f.deps
+                        .iter()
+                        .map(|&g| w.flows[g as usize].id)
+                        .collect::<Vec<u64>>()
+                })
+                .collect::<Vec<_>>(),
         )?;
         Ok(d)
     }

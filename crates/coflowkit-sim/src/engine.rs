@@ -516,11 +516,14 @@ impl<'w> Engine<'w> {
         let before = self.moving.len();
         for &f in &self.newcomers {
             let fu = f as usize;
-            if self.rate[fu] == 0.0
-                && self.remaining[fu] > 0.0
-                && self.remaining[fu] <= finish_threshold(self.size[fu])
-            {
-                self.moving.push(f);
+            if self.remaining[fu] > 0.0 && self.remaining[fu] <= finish_threshold(self.size[fu]) {
+                // Already done (a barrier of the `waves` transform, say): it finishes
+                // at this instant whatever rate the policy gave it, so a policy that
+                // starves it cannot delay the flows that wait for it.
+                self.next_done = self.now;
+                if self.rate[fu] == 0.0 {
+                    self.moving.push(f);
+                }
             }
         }
         if self.moving.len() > before {

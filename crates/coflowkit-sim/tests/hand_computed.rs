@@ -145,6 +145,24 @@ fn dependencies_delay_starts_and_count_in_the_cct() {
 }
 
 #[test]
+fn a_flow_within_the_finish_tolerance_finishes_at_its_start_even_at_rate_zero() {
+    // C1: 100 MiB 0→1 from 0 (FIFO serves it first: up0 and down1 are full until
+    // 100/128 = 0.78125). C2 from 0.001: a = 1 MiB 1→0 (free links: done 0.0088125);
+    // b = 1e-6 B 0→1 waits for a (a barrier within the finish tolerance, on C1's
+    // saturated path: rate 0 under FIFO); c = 1 MiB 1→0 waits for b. b finishes at
+    // its start, so c runs 0.0088125 → 0.0166250: CCT 0.015625. (Before, b waited for
+    // the next event, C1's end, and c ended at 0.7890625.)
+    let t = "coflow_id,flow_id,src,dst,bytes,start_s,arrival_s,depends_on\n\
+             1,1,0,1,104857600,0,0,\n\
+             2,2,1,0,1048576,0.001,0.001,\n\
+             2,3,0,1,0.000001,0.001,0.001,2\n\
+             2,4,1,0,1048576,0.001,0.001,3\n";
+    for policy in ["fifo", "aalo", "fair", "varys"] {
+        assert_ccts(&ccts(t, policy, &[]), &[0.78125, 0.015625]);
+    }
+}
+
+#[test]
 fn a_mapper_reducer_shuffle_under_fair_sharing() {
     // Benchmark format: 2 mappers (0, 1) × 2 reducers (2: 4 MiB, 3: 2 MiB), so flows
     // 0→2 and 1→2 carry 2 MiB, 0→3 and 1→3 carry 1 MiB. Each uplink carries one

@@ -13,6 +13,9 @@ EXPERIMENTS = {
 
 
 def run(name: str, **kw) -> str:
+    """Runs experiment ``name``. Keywords: ``out``, ``trace``, ``workers``,
+    ``cache_dir``, ``coflows`` and ``transforms`` (workload transform specs applied
+    to the trace before the experiment's own choices, e.g. its first N coflows)."""
     if name == "ncdrf":
         from coflowkit.experiments import ncdrf
 

@@ -52,14 +52,16 @@ def run(
     workers: int = 2,
     cache_dir: str | None = None,
     seed: int = 1,
+    transforms: tuple[str, ...] = (),
 ) -> str:
     o = Output(out, "Coflex (Secs. IV-C, V) reproduced by coflowkit")
-    full = api.load_trace(trace)
+    full = runner.WorkloadSpec(trace=trace, transforms=transforms).load()
     misreport_section(o, runs=100, seed=seed)
     concurrent_section(o, full, seed)
-    n = trace_section(o, trace, coflows, workers, cache_dir)
+    n = trace_section(o, trace, coflows, workers, cache_dir, transforms)
     micro_section(o)
     flag = "" if coflows == DEFAULT_COFLOWS else f" --coflows {coflows or 'all'}"
+    flag += "".join(f" --transform {t}" for t in transforms)
     pre = (
         f"Workload: `{trace}` on a 150-port big switch with 1 Gbps (CoflowSim's "
         "128 MiB/s) links, as in the paper's simulations. The trace replay (Table III, "
@@ -239,8 +241,10 @@ def concurrent_section(o: Output, full, seed: int) -> None:
     o.add(o.table("fig5_claims", claims, "Fig. 5: the numbers the paper's text states"))
 
 
-def trace_section(o: Output, trace: str, coflows, workers: int, cache_dir) -> int:
-    spec = runner.WorkloadSpec(trace=trace, first=coflows)
+def trace_section(
+    o: Output, trace: str, coflows, workers: int, cache_dir, transforms: tuple[str, ...] = ()
+) -> int:
+    spec = runner.WorkloadSpec(trace=trace, first=coflows, transforms=transforms)
     jobs = [runner.Job(spec, p, params) for p, params, _ in TRACE_POLICIES]
     jobs += [runner.Job(spec, "coflex", (("alpha", str(a)),)) for a in SWEEP]
     res = runner.run_jobs(jobs, workers, cache_dir, stats=o.stats)

@@ -44,9 +44,10 @@ def run(
     workers: int = 2,
     cache_dir: str | None = None,
     seed: int = 1,
+    transforms: tuple[str, ...] = (),
 ) -> str:
     o = Output(out, "NC-DRF (Sec. V) reproduced by coflowkit")
-    spec = runner.WorkloadSpec(trace=trace, first=coflows)
+    spec = runner.WorkloadSpec(trace=trace, first=coflows, transforms=transforms)
     jobs = [runner.Job(spec, p, record=SAMPLE_S) for p, _ in POLICIES]
     results = dict(
         zip([n for _, n in POLICIES], runner.run_jobs(jobs, workers, cache_dir, stats=o.stats))
@@ -66,7 +67,8 @@ def run(
         "them. Paper numbers are quoted from its text and Table II; its figures are "
         "read only where the text states a value.\n\n"
         f"Command: `coflowkit reproduce ncdrf --out {out}"
-        f"{'' if coflows is None else f' --coflows {coflows}'}`"
+        f"{'' if coflows is None else f' --coflows {coflows}'}"
+        f"{''.join(f' --transform {t}' for t in transforms)}`"
         f" ({o.timing()})."
     )
     return o.write(pre)
