@@ -4,12 +4,12 @@
 //!
 //! ```text
 //! labelled coflows   C_L = { f : label(f) = L }              (labels.rs)
-//! distance           d(f, C_L) = min_{g ∈ C_L} |t_f − t_g|    t: when a flow was first seen
-//! late binding       C*_L = C_L ∪ { f : d(f, C_L) ≤ d }
+//! late binding       C*_L = C_L ∪ { f : d(f, C_L) ≤ d }       (the labeller's `near`)
 //!                    an unbound flow is served with the highest-priority C*_L that
 //!                    holds it, and bound to it for good once it gets a rate
 //! inter-coflow       D-CLAS over extended coflows: queue(L) = Aalo's queue of the
-//!                    bytes sent by the flows bound to L; order (queue, first seen, L)
+//!                    bytes sent by the flows bound to L; order (queue, first seen, L),
+//!                    first seen: when the scheduler saw L's first flow
 //! intra-coflow       per-flow MLFQ on the flow's bytes sent (pias.rs), max-min
 //!                    fair within a flow queue, flow queues in priority order
 //! rates              priority max-min over (extended coflow, flow queue) groups
@@ -22,12 +22,11 @@ use crate::labels::{label_space, LabelSource, Labeller, UNLABELLED};
 use crate::pias::FlowQueues;
 use crate::util::{CoflowPriority, Thresholds};
 use crate::{Common, Decision, NonClairvoyantPolicy, NonClairvoyantView, Wakeup};
-use std::collections::HashMap;
 
 /// The parameters of [`Coda`].
 pub struct CodaConfig {
     pub labeller: Box<dyn Labeller>,
-    /// Late binding on, with diameter `distance_s` (seconds of first-seen time).
+    /// Late binding on, with diameter `distance_s` (in the labeller's distance).
     pub late_binding: bool,
     pub distance_s: f64,
     /// Intra-coflow prioritisation on.
@@ -74,12 +73,6 @@ pub struct Coda {
     rank: Vec<u32>,
     stamp: Vec<u32>,
     epoch: u32,
-    /// Label runs in first-seen order: (first time, last time, label); consecutive
-    /// flows of one label make one run. The distance queries of late binding.
-    runs: Vec<(f64, f64, u32)>,
-    /// Labels within `distance_s` of flows first seen at a time, with a label, once
-    /// no later flow can come within the window: (time bits, label) → labels.
-    cand_cache: HashMap<(u64, u32), Vec<u32>>,
     /// Bound flows that had a positive rate at the last call: only their bytes
     /// can have changed since, and only they can have finished.
     moving: Vec<u32>,
@@ -120,8 +113,6 @@ impl Coda {
             rank: Vec::new(),
             stamp: Vec::new(),
             epoch: 0,
-            runs: Vec::new(),
-            cand_cache: HashMap::new(),
             moving: Vec::new(),
             new: Vec::new(),
             eff: Vec::new(),
@@ -162,52 +153,19 @@ impl Coda {
         }
     }
 
-    fn add_to_runs(&mut self, t: f64, l: u32) {
-        match self.runs.last_mut() {
-            Some(r) if r.2 == l => r.1 = t,
-            _ => self.runs.push((t, t, l)),
-        }
-        self.first_seen[l as usize] = self.first_seen[l as usize].min(t);
+    /// First-seen times of the labels, anew (after an online identifier changed
+    /// labels, or for newcomers).
+    fn see(&mut self, f: u32) {
+        let l = self.labels[f as usize] as usize;
+        self.first_seen[l] = self.first_seen[l].min(self.seen_s[f as usize]);
     }
 
-    /// After an online identifier changed labels: runs and first-seen times anew.
-    fn rebuild_runs(&mut self) {
-        let mut seen: Vec<(f64, u32)> = (0..self.labels.len() as u32)
-            .filter(|&f| !self.seen_s[f as usize].is_nan())
-            .map(|f| (self.seen_s[f as usize], f))
-            .collect();
-        seen.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        self.runs.clear();
+    fn reseen(&mut self) {
         self.first_seen.iter_mut().for_each(|x| *x = f64::INFINITY);
-        for (t, f) in seen {
-            let l = self.labels[f as usize];
-            self.add_to_runs(t, l);
-        }
-        self.cand_cache.clear();
-    }
-
-    /// Fills `self.cand` with the labels other than `own` that have a flow first
-    /// seen within `distance_s` of `t`.
-    fn candidates(&mut self, t: f64, own: u32, now: f64) {
-        let d = self.distance_s;
-        let key = (t.to_bits(), own);
-        if let Some(c) = self.cand_cache.get(&key) {
-            self.cand.clear();
-            self.cand.extend_from_slice(c);
-            return;
-        }
-        let lo = self.runs.partition_point(|r| r.1 < t - d);
-        self.cand.clear();
-        for r in &self.runs[lo..] {
-            if r.0 > t + d {
-                break;
+        for f in 0..self.labels.len() as u32 {
+            if !self.seen_s[f as usize].is_nan() {
+                self.see(f);
             }
-            if r.2 != own && !self.cand.contains(&r.2) {
-                self.cand.push(r.2);
-            }
-        }
-        if now > t + d {
-            self.cand_cache.insert(key, self.cand.clone());
         }
     }
 
@@ -221,12 +179,14 @@ impl Coda {
 
     /// The extended coflow an unbound flow is served with: the highest-priority
     /// labelled coflow among its own and, with late binding, those within d.
-    fn extended(&mut self, f: usize, now: f64) -> u32 {
+    fn extended(&mut self, c: &Common, f: usize) -> u32 {
         let own = self.labels[f];
         if !self.late_binding {
             return own;
         }
-        self.candidates(self.seen_s[f], own, now);
+        self.cand.clear();
+        self.labeller
+            .near(c, f as u32, self.distance_s, &self.labels, &mut self.cand);
         let mut best = own;
         let mut best_key = self.key(own);
         for i in 0..self.cand.len() {
@@ -261,11 +221,10 @@ impl NonClairvoyantPolicy for Coda {
                 self.seen_s[f as usize] = c.now_s;
             }
             if changed {
-                self.rebuild_runs();
+                self.reseen();
             } else {
                 for &f in &new {
-                    let l = self.labels[f as usize];
-                    self.add_to_runs(c.now_s, l);
+                    self.see(f);
                 }
             }
             self.new = new;
@@ -284,7 +243,7 @@ impl NonClairvoyantPolicy for Coda {
             let e = if self.bound[f] != UNLABELLED {
                 self.bound[f]
             } else {
-                self.extended(f, c.now_s)
+                self.extended(c, f)
             };
             if self.stamp[e as usize] != self.epoch {
                 self.stamp[e as usize] = self.epoch;
@@ -464,6 +423,13 @@ mod tests {
             }
             false
         }
+
+        fn near(&mut self, c: &Common, f: u32, _d: f64, labels: &[u32], out: &mut Vec<u32>) {
+            // As the injected-error sources: a mislabelled flow is near its coflow.
+            if labels[f as usize] != c.flow_coflow[f as usize] {
+                out.push(c.flow_coflow[f as usize]);
+            }
+        }
     }
 
     fn fixed(late: bool) -> Coda {
@@ -498,8 +464,8 @@ mod tests {
         fixed(false).decide(&first.non_clairvoyant(), &mut d);
         close(&d.rates, &[10.0, 0.0]);
 
-        // With late binding, x1 is within d of label 0 (x0, seen at the same
-        // time): it is served with label 0, the higher priority, and bound to it.
+        // With late binding, x1 (mislabelled) is also near label 0, its own
+        // coflow: it is served with label 0, the higher priority, and bound to it.
         let mut p = fixed(true);
         let mut d = Decision::default();
         d.reset(2);
@@ -508,8 +474,8 @@ mod tests {
         assert_eq!(p.bound, vec![0, 0, UNLABELLED]);
 
         // t = 5: x0 and x1 sent 25 B each, all bound to label 0 → 50 B → coflow
-        // queue 1. x2 arrives, label 1, nothing within d of t = 5 but its own
-        // label: label 1 has sent nothing (x1 is bound to 0) → queue 0, first.
+        // queue 1. x2 arrives, label 1 (correct: near no other label): label 1
+        // has sent nothing (x1 is bound to 0) → queue 0, first.
         let mut second = Case::new(
             4,
             10.0,

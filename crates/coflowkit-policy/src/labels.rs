@@ -28,6 +28,12 @@ pub trait Labeller: Send {
     /// at `c.now_s`, by writing `labels[f]`. An online identifier may also change
     /// the labels of flows seen before; it returns `true` when it did.
     fn label(&mut self, c: &Common, new: &[u32], labels: &mut [u32]) -> bool;
+
+    /// Late binding: pushes to `out` the labels, other than flow `f`'s own, of the
+    /// labelled coflows within distance `d` of `f` (CODA: the smallest distance
+    /// between `f` and one of the coflow's flows, in the identifier's attribute
+    /// space). `labels` are the current labels.
+    fn near(&mut self, c: &Common, f: u32, d: f64, labels: &[u32], out: &mut Vec<u32>);
 }
 
 /// How injected errors pick the wrong coflow of a mislabelled flow.
@@ -135,6 +141,22 @@ impl Labeller for LabelSource {
         }
         false
     }
+
+    /// The built-in sources have no attribute space; they model what an
+    /// identifier's boundary looks like: a mislabelled flow straddles the
+    /// boundary between the coflow it was put in and its own (distance 0 to
+    /// both), and every other flow is far from every other label. So late
+    /// binding adds a mislabelled flow to its true coflow's extended coflow, for
+    /// any `d`, and does nothing else (CODA §4.2: late binding is restricted to
+    /// flows that straddle classification boundaries).
+    fn near(&mut self, c: &Common, f: u32, _d: f64, labels: &[u32], out: &mut Vec<u32>) {
+        if let LabelSource::Injected { .. } = self {
+            let k = c.flow_coflow[f as usize];
+            if labels[f as usize] != k {
+                out.push(k);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -186,6 +208,31 @@ mod tests {
         // Rate 0 is the truth.
         let none = LabelSource::parse("random", 0.0, 7).unwrap();
         assert_eq!(static_labels(&none, &fc, 10), fc);
+    }
+
+    #[test]
+    fn only_a_mislabelled_flow_is_near_another_coflow() {
+        use crate::util::testkit::Case;
+        // Flows 0, 1 of coflow 0; flow 2 of coflow 1. Flow 1 is labelled 1.
+        let c = Case::new(
+            3,
+            1.0,
+            &[(0, 0, 1, 1.0, 0.0), (0, 1, 2, 1.0, 0.0), (1, 2, 0, 1.0, 0.0)],
+        );
+        let labels = [0, 1, 1];
+        let mut s = LabelSource::parse("random", 0.5, 1).unwrap();
+        let mut out = Vec::new();
+        for (f, want) in [(0u32, vec![]), (1, vec![0u32]), (2, vec![])] {
+            out.clear();
+            s.near(&c.common(), f, 0.0, &labels, &mut out);
+            assert_eq!(out, want, "flow {f}");
+        }
+        // The truth and no identification extend nothing.
+        for mut src in [LabelSource::Truth, LabelSource::Alone, LabelSource::One] {
+            out.clear();
+            src.near(&c.common(), 1, 1e9, &labels, &mut out);
+            assert!(out.is_empty());
+        }
     }
 
     #[test]
