@@ -262,6 +262,24 @@ def test_starts_hadoop_is_uniform_plus_exponential_drawn_in_order():
     assert e.mean() == pytest.approx(0.1, rel=0.1)
 
 
+def test_starts_tick_rounds_offsets_up_to_whole_ticks():
+    w = spread_workload(2000)
+    exact = transforms.apply(w, "starts:model=hadoop,seed=5")
+    ticked = transforms.apply(w, "starts:model=hadoop,seed=5,tick_s=0.01")
+    a = np.array(exact.flow_columns()["arrival_s"])
+    off = np.array(exact.flow_columns()["start_s"]) - a
+    toff = np.array(ticked.flow_columns()["start_s"]) - a
+    # Same draws, each offset rounded up to the next multiple of 10 ms.
+    assert toff == pytest.approx(np.ceil(off / 0.01) * 0.01)
+    assert (toff >= off - 1e-12).all() and (toff - off < 0.01 + 1e-9).all()
+    # A coflow's 100 flows now start at far fewer instants.
+    per = np.array(ticked.flow_columns()["coflow_id"])
+    assert len(np.unique(toff[per == per[0]].round(9))) < len(np.unique(off[per == per[0]]))
+    assert "tick_s must be >= 0" in str(
+        pytest.raises(CoflowkitError, transforms.apply, w, "starts:model=spark,tick_s=-1").value
+    )
+
+
 # --------------------------------------------------------------------------------
 # ports
 

@@ -523,19 +523,34 @@ def poisson(flows: Flows, load: float = REQUIRED, seed: int = 1) -> Flows:
     "(U[0, 1] + Exp(0.1) s); stretched: U[0, 5] (+ Exp(1)) (CODA Sec. 6)",
     Param("model", "choice", "spark or hadoop", choices=("spark", "hadoop")),
     Param("stretched", "bool", "the stretched variant (CODA Sec. 6.3)"),
+    Param(
+        "tick_s",
+        "float",
+        "round offsets up to a multiple of this (0: exact); flows of a coflow in one "
+        "tick start together",
+        check=lambda x: x >= 0,
+        expect=">= 0",
+    ),
     _seed(),
 )
-def starts(flows: Flows, model: str = REQUIRED, stretched: bool = False, seed: int = 1) -> Flows:
+def starts(
+    flows: Flows, model: str = REQUIRED, stretched: bool = False, tick_s: float = 0.0, seed: int = 1
+) -> Flows:
     """Flow start = coflow arrival + offset (CODA Secs. 6.1 and 6.3): ``spark``
     U(0, 0.1 s); ``hadoop`` U(0, 1 s) + Exp(mean 0.1 s); stretched ``spark`` U(0, 5 s);
     stretched ``hadoop`` U(0, 5 s) + Exp(mean 1 s). Arrivals (hence CCTs, measured
     from them) and dependencies are unchanged. Draws: one uniform per flow in global
-    order, then (hadoop) one exponential per flow."""
+    order, then (hadoop) one exponential per flow. With ``tick_s > 0`` each offset
+    is rounded up to a whole number of ticks: every flow start is an event of an
+    exact simulation, and a tick (say 10 ms, a tenth of CODA's 100 ms coordination
+    interval) bounds their number per coflow."""
     span = 5.0 if stretched else (0.1 if model == "spark" else 1.0)
     rng = np.random.default_rng(seed)
     offset = rng.uniform(0.0, span, size=flows.num_flows)
     if model == "hadoop":
         offset += rng.exponential(1.0 if stretched else 0.1, size=flows.num_flows)
+    if tick_s > 0:
+        offset = np.ceil(offset / tick_s) * tick_s
     flows.start_s = flows.arrival_s + offset
     return flows
 
