@@ -496,7 +496,10 @@ def test_package_level_transform_and_registry():
     defaults = {p.name: p.default for p in transforms.TRANSFORMS["batch"].params}
     assert defaults == {"interval_s": 10.0, "spread": "coda", "seed": 1}
     assert transforms.canonical("batch") == "batch:interval_s=10,spread=coda,seed=1"
-    assert transforms.canonical("starts:model=spark") == "starts:model=spark,stretched=false,seed=1"
+    assert (
+        transforms.canonical("starts:model=spark")
+        == "starts:model=spark,stretched=false,tick_s=0,seed=1"
+    )
 
 
 @pytest.mark.parametrize(
