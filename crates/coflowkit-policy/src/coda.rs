@@ -321,14 +321,14 @@ impl NonClairvoyantPolicy for Coda {
             if rate > 0.0 {
                 if let Some(t) = self.coflow_queues.upper(key.0) {
                     let s = self.sent[l as usize];
-                    out.wakeups.push(Wakeup::At(c.now_s + (t - s).max(0.0) / rate));
+                    out.wakeups
+                        .push(Wakeup::At(c.now_s + (t - s).max(0.0) / rate));
                 }
             }
         }
         if self.intra {
             let touched = std::mem::take(&mut out.touched);
-            self.fq
-                .wakeup(c, touched.iter().map(|&i| i as usize), out);
+            self.fq.wakeup(c, touched.iter().map(|&i| i as usize), out);
             out.touched = touched;
         }
     }

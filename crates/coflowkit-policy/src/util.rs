@@ -50,11 +50,8 @@ impl CoflowPriority {
         out: &mut Decision,
     ) {
         self.paths.clear();
-        self.paths.extend(
-            positions
-                .clone()
-                .map(|i| c.flow_path[c.active[i] as usize]),
-        );
+        self.paths
+            .extend(positions.clone().map(|i| c.flow_path[c.active[i] as usize]));
         self.tmp.clear();
         self.tmp.resize(self.paths.len(), 0.0);
         self.mm
