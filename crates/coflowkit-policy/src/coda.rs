@@ -20,7 +20,7 @@
 
 use crate::labels::{label_space, LabelSource, Labeller, UNLABELLED};
 use crate::pias::FlowQueues;
-use crate::util::{CoflowPriority, Thresholds};
+use crate::util::{cut_closed, CoflowPriority, CutBuilder, Thresholds};
 use crate::{Common, Decision, NonClairvoyantPolicy, NonClairvoyantView, Wakeup};
 
 /// The parameters of [`Coda`].
@@ -79,8 +79,7 @@ pub struct Coda {
     /// count, it tells when a cut is stale).
     version: Vec<u32>,
     cuts: Vec<Cut>,
-    link_stamp: Vec<u32>,
-    link_epoch: u32,
+    cut_builder: CutBuilder,
     /// Bound flows that had a positive rate at the last call: only their bytes
     /// can have changed since, and only they can have finished.
     moving: Vec<u32>,
@@ -134,8 +133,7 @@ impl Coda {
             epoch: 0,
             version: Vec::new(),
             cuts: Vec::new(),
-            link_stamp: Vec::new(),
-            link_epoch: 0,
+            cut_builder: CutBuilder::default(),
             moving: Vec::new(),
             new: Vec::new(),
             eff: Vec::new(),
@@ -160,7 +158,6 @@ impl Coda {
             self.last_eff = vec![UNLABELLED; nf];
             self.version = vec![0; nl];
             self.cuts = vec![Cut::default(); nl];
-            self.link_stamp = vec![0; c.fabric.num_links()];
             self.first_seen = vec![f64::INFINITY; nl];
             self.sent = vec![0.0; nl];
             self.rank = vec![0; nl];
@@ -236,42 +233,19 @@ impl Coda {
         let members = &self.order[self.starts[r]..self.starts[r + 1]];
         let key = (self.version[l], members.len() as u32);
         if self.cuts[l].key != key || self.cuts[l].first.is_empty() {
-            let mut cut = std::mem::take(&mut self.cuts[l]);
-            cut.first.clear();
-            cut.last.clear();
-            for (list, pick_last) in [(&mut cut.first, false), (&mut cut.last, true)] {
-                self.link_epoch = self.link_epoch.wrapping_add(1);
-                if self.link_epoch == 0 {
-                    self.link_stamp.iter_mut().for_each(|s| *s = 0);
-                    self.link_epoch = 1;
-                }
-                for &i in members {
-                    let links = c.fabric.path(c.flow_path[c.active[i] as usize]);
-                    let end = if pick_last {
-                        links.last()
-                    } else {
-                        links.first()
-                    };
-                    if let Some(&x) = end {
-                        if self.link_stamp[x as usize] != self.link_epoch {
-                            self.link_stamp[x as usize] = self.link_epoch;
-                            list.push(x);
-                        }
-                    }
-                }
-            }
+            let cut = &mut self.cuts[l];
+            let flows = members.iter().map(|&i| c.active[i]);
+            self.cut_builder
+                .build(c, flows, &mut cut.first, &mut cut.last);
             cut.key = key;
-            self.cuts[l] = cut;
         }
         let residual = if self.intra {
             &self.fq.prio.residual
         } else {
             &self.prio.residual
         };
-        let caps = &c.fabric.capacities;
-        let closed = |x: &u32| coflowkit_alloc::avail(residual, caps, *x as usize) <= 0.0;
         let cut = &self.cuts[l];
-        !cut.first.is_empty() && (cut.first.iter().all(closed) || cut.last.iter().all(closed))
+        !members.is_empty() && cut_closed(c, &cut.first, &cut.last, residual)
     }
 }
 
