@@ -24,7 +24,7 @@ import pandas as pd
 
 from coflowkit import labels, metrics, runner
 from coflowkit.experiments import common
-from coflowkit.experiments.common import Output, ratio_note
+from coflowkit.experiments.common import Output, fmt, ratio_note
 
 #: Flow start offsets are rounded up to whole ticks of this length (docs/transforms.md):
 #: it bounds the start events per coflow, which dominate the cost of these runs.
@@ -145,7 +145,7 @@ NO_ID = "CODA, no identification"
 PIONEERS, STRAGGLERS = "Aalo on pioneers", "Aalo on stragglers"
 ABLATIONS = (NO_LB, NO_IP, NO_BOTH)
 #: Fig. 16 (no identification) runs on these scenarios.
-NO_ID_SCENARIOS = ("spark", "hadoop")
+NO_ID_SCENARIOS = ("spark",)
 #: §4.1 Observation 1 (pioneers against stragglers) runs on this scenario, at its rate.
 OBSERVATION_SCENARIO = "hadoop"
 
@@ -196,6 +196,9 @@ class Rate:
     quality: labels.Quality
     metric: str
     target: float
+    #: The lowest precision and accuracy over the search's grid of rates (0, 0.05, ..., 1).
+    grid_min_precision: float = float("nan")
+    grid_min_accuracy: float = float("nan")
 
     @property
     def achieved(self) -> float:
@@ -254,7 +257,14 @@ def find_error_rate(
             else:
                 hi = mid
         best = min((lo, hi), key=lambda i: (abs(score(i) - target), i))
-    return Rate(best / RATE_STEPS, q(best), metric, target)
+    return Rate(
+        best / RATE_STEPS,
+        q(best),
+        metric,
+        target,
+        min(q(i).precision for i in grid),
+        min(q(i).accuracy for i in grid),
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -282,11 +292,12 @@ def run(
         )
         for s in chosen
     }
-    rates, sizes = {}, {}
+    rates, sizes, bounds = {}, {}, {}
     for s in chosen:
         w = specs[s.key].load()
         rates[s.key] = find_error_rate(w, s.target, s.metric)
         sizes[s.key] = (w.num_coflows, w.num_flows)
+        bounds[s.key] = lower_bounds(w)
         if s.key == OBSERVATION_SCENARIO:
             r = rates[s.key].error_rate
             rates[PIONEERS] = Rate(r, labels.source_quality(w, "pioneers", r, LABEL_SEED), "", 0)
@@ -317,8 +328,9 @@ def run(
     sn_section(o, chosen, res)
     no_id_section(o, chosen, res)
     observation_section(o, chosen, res, rates)
+    load_section(o, chosen, res, bounds)
     bins_section(o, chosen, res)
-    o.add(differences(chosen, res, rates, coflows))
+    o.add(differences(chosen, res, rates, bounds, sizes))
 
     sub = "all" if coflows is None else f"the first {coflows}"
     flag = "" if coflows == DEFAULT_COFLOWS else f" --coflows {coflows or 'all'}"
@@ -365,25 +377,35 @@ def gain_note(ours: float, paper: float) -> str:
     return ratio_note(ours - 1.0, paper - 1.0)
 
 
-def _bars(ax, groups: list[str], series: dict[str, list[float]], paper=None) -> None:
+def _bars(
+    ax, groups: list[str], series: dict[str, list[float]], paper=None, gain: bool = False
+) -> None:
+    """Grouped bars, one group per entry of ``groups``; ``paper`` (same keys as
+    ``series``, NaN where the paper gives nothing) as black marks. ``gain``: plot
+    (value - 1) in percent around 0 instead of the ratio around 1."""
+
+    def y(vals):
+        v = np.asarray(vals, dtype=float)
+        return 100 * (v - 1) if gain else v
+
     x = np.arange(len(groups))
     width = 0.8 / max(1, len(series))
     for j, (name, vals) in enumerate(series.items()):
-        ax.bar(x + (j - (len(series) - 1) / 2) * width, vals, width, label=name)
+        ax.bar(x + (j - (len(series) - 1) / 2) * width, y(vals), width, label=name)
     if paper:
         for j, vals in enumerate(paper.values()):
             xs = x + (j - (len(paper) - 1) / 2) * width
             ax.scatter(
                 xs,
-                vals,
+                y(vals),
                 marker="_",
                 s=300,
                 color="black",
                 zorder=3,
                 label="paper" if j == 0 else None,
             )
-    ax.axhline(1.0, color="grey", lw=0.8)
-    ax.set_xticks(x, groups)
+    ax.axhline(0.0 if gain else 1.0, color="grey", lw=0.8)
+    ax.set_xticks(x, [g.replace(" ", "\n", 1) for g in groups])
     ax.legend(fontsize=8)
 
 
@@ -493,16 +515,30 @@ def runs_section(o: Output, chosen, res, jobs, keys) -> None:
     o.add(o.table("runs", pd.DataFrame(rows), "Average and 95th-percentile CCT of every run"))
 
 
-#: Fig. 11-12 as the text states them: Aalo / CODA and Fair / CODA (average CCT).
+#: Fig. 11-12 as the text states them: Aalo / CODA and Fair / CODA (average CCT), as
+#: (low, high); the 50 s batch point is only said to lie between 10 s and 100 s.
 PAPER_MAIN = {
-    "spark": (1.0, 2.7),
-    "hadoop": (1 / 1.1, 2.3),
-    "batch10": (1 / 1.3, 2.0),
-    "batch50": (None, None),
-    "batch100": (1 / 1.8, 1.5),
-    "stretched-spark": (1 / 1.3, 2.0),
-    "stretched-hadoop": (1 / 1.3, 2.0),
+    "spark": ((1.0, 1.0), (2.7, 2.7)),
+    "hadoop": ((1 / 1.1, 1 / 1.1), (2.3, 2.3)),
+    "batch10": ((1 / 1.3, 1 / 1.3), (2.0, 2.0)),
+    "batch50": ((1 / 1.8, 1 / 1.3), (1.5, 2.0)),
+    "batch100": ((1 / 1.8, 1 / 1.8), (1.5, 1.5)),
+    "stretched-spark": ((1 / 1.3, 1 / 1.3), (2.0, 2.0)),
+    "stretched-hadoop": ((1 / 1.3, 1 / 1.3), (2.0, 2.0)),
 }
+
+
+def _paper_value(r: tuple[float, float]) -> float | str:
+    lo, hi = r
+    return lo if lo == hi else f"{lo:.2f}-{hi:.2f}"
+
+
+def _between_note(ours: float, r: tuple[float, float]) -> str:
+    """``ratio_note`` against the paper's value, or the nearest end of its range."""
+    lo, hi = r
+    if lo < hi and lo <= ours <= hi:
+        return "in range"
+    return ratio_note(ours, lo if ours < lo else hi)
 
 
 def _main_rows(chosen, res, figure: str) -> list[dict]:
@@ -512,20 +548,23 @@ def _main_rows(chosen, res, figure: str) -> list[dict]:
             continue
         pa, pf = PAPER_MAIN[s.key]
         a, f = norm(res, s.key, AALO), norm(res, s.key, FAIR)
-        between = s.key == "batch50"
         rows.append(
             {
                 "scenario": s.title,
                 "CODA mean CCT (s)": float(res[(s.key, CODA)]["cct_s"].mean()),
                 "Aalo / CODA": a,
                 "Fair / CODA": f,
-                "paper Aalo / CODA": "0.56-0.77" if between else pa,
-                "paper Fair / CODA": "1.5-2" if between else pf,
-                "Aalo ratio": "-" if between else ratio_note(a, pa),
-                "Fair ratio": "-" if between else ratio_note(f, pf),
+                "paper Aalo / CODA": _paper_value(pa),
+                "paper Fair / CODA": _paper_value(pf),
+                "Aalo ratio": _between_note(a, pa),
+                "Fair ratio": _between_note(f, pf),
             }
         )
     return rows
+
+
+def _key(title: str) -> str:
+    return next(s.key for s in SCENARIOS if s.title == title)
 
 
 def _main_figure(o: Output, rows: list[dict], name: str, title: str) -> str:
@@ -534,13 +573,13 @@ def _main_figure(o: Output, rows: list[dict], name: str, title: str) -> str:
     groups = [r["scenario"] for r in rows]
 
     def paper(col):
-        return [r[col] if isinstance(r[col], float) else np.nan for r in rows]
+        return [float(np.mean(PAPER_MAIN[_key(r["scenario"])][col])) for r in rows]
 
     _bars(
         ax,
         groups,
         {AALO: [r["Aalo / CODA"] for r in rows], FAIR: [r["Fair / CODA"] for r in rows]},
-        {AALO: paper("paper Aalo / CODA"), FAIR: paper("paper Fair / CODA")},
+        {AALO: paper(0), FAIR: paper(1)},
     )
     ax.set_ylabel("average CCT / CODA's")
     ax.set_title(title)
@@ -642,7 +681,9 @@ def ablation_section(o: Output, chosen, res) -> None:
             row[f"{a} gain ratio"] = _range_note(v, pr)
         row["Aalo / CODA"] = norm(res, s.key, AALO)
         row["impact reduction"] = impact_reduction(res, s.key)
-        row["paper impact reduction"] = 0.40 if s.key.startswith("stretched") else None
+        stretched = s.key.startswith("stretched")
+        row["paper impact reduction"] = 0.40 if stretched else None
+        row["impact ratio"] = ratio_note(row["impact reduction"], 0.40) if stretched else "-"
         rows.append(row)
     if not rows:
         return
@@ -660,8 +701,23 @@ def ablation_section(o: Output, chosen, res) -> None:
     )
     pl = common.plt()
     fig, ax = pl.subplots(figsize=(1.6 + 1.3 * len(rows), 3.2))
-    _bars(ax, [r["scenario"] for r in rows], {a: list(t[f"{a} / CODA"]) for a in ABLATIONS})
-    ax.set_ylabel("average CCT / CODA's")
+
+    def mark(r):
+        if r is None:
+            return np.nan
+        return r[0] if r[1] is None else (r[0] + r[1]) / 2
+
+    _bars(
+        ax,
+        [r["scenario"] for r in rows],
+        {a: list(t[f"{a} / CODA"]) for a in ABLATIONS},
+        {
+            a: [mark(PAPER_ABLATION[_key(r["scenario"])][i]) for r in rows]
+            for i, a in enumerate(ABLATIONS)
+        },
+        gain=True,
+    )
+    ax.set_ylabel("CODA's gain (%)")
     ax.set_title("Fig. 13: without late binding / intra-coflow prioritisation")
     o.add(o.figure("fig13_ablation", fig))
     o.add(o.table("fig13_ablation", t, "Normalized CCT (variant / CODA) and impact reduction"))
@@ -683,6 +739,7 @@ def sn_section(o: Output, chosen, res) -> None:
                 "scenario": s.title,
                 "SN coflows": n,
                 "w/o I.P. / CODA (SN)": norm(res, s.key, NO_IP, bin="SN"),
+                "w/o L.B. / CODA (SN)": norm(res, s.key, NO_LB, bin="SN"),
                 "w/o both / CODA (SN)": norm(res, s.key, NO_BOTH, bin="SN"),
                 "Aalo / CODA (SN)": norm(res, s.key, AALO, bin="SN"),
                 "paper w/o I.P. (SN, best case)": PAPER_SN[kind],
@@ -710,11 +767,19 @@ def sn_section(o: Output, chosen, res) -> None:
         list(t["scenario"]),
         {
             NO_IP: list(t["w/o I.P. / CODA (SN)"]),
+            NO_LB: list(t["w/o L.B. / CODA (SN)"]),
             NO_BOTH: list(t["w/o both / CODA (SN)"]),
             AALO: list(t["Aalo / CODA (SN)"]),
         },
+        {
+            NO_IP: list(t["paper w/o I.P. (SN, best case)"]),
+            NO_LB: [np.nan] * len(t),
+            NO_BOTH: [np.nan] * len(t),
+            AALO: [np.nan] * len(t),
+        },
+        gain=True,
     )
-    ax.set_ylabel("average SN CCT / CODA's")
+    ax.set_ylabel("CODA's gain for SN coflows (%)")
     ax.set_title("Fig. 15: SN coflows")
     o.add(o.figure("fig15_sn", fig))
     o.add(o.table("fig15_sn", t, "Normalized CCT of SN coflows (scheme / CODA)"))
@@ -775,6 +840,15 @@ def observation_section(o: Output, chosen, res, rates) -> None:
             }
         )
     t = pd.DataFrame(rows)
+    pl = common.plt()
+    fig, ax = pl.subplots(figsize=(4.5, 3.2))
+    _bars(
+        ax,
+        ["all", "SN"],
+        {r["labels"]: [r["over Aalo (truth)"], r["SN over Aalo (truth)"]] for r in rows},
+    )
+    ax.set_ylabel("average CCT / Aalo's on the truth")
+    ax.set_title("Observation 1: pioneers vs stragglers")
     o.add(
         "## §4.1 Observation 1: stragglers hurt more than pioneers\n\n"
         f"{BY_KEY[key].title} workload, Aalo (CODA without both devices) on labels "
@@ -783,7 +857,78 @@ def observation_section(o: Output, chosen, res, rates) -> None:
         "coflow after, served later). The paper argues stragglers hurt more (its Fig. 3: "
         "1.33x against 1.03x on two coflows); it gives no trace-level number.\n"
     )
+    o.add(o.figure("observation1", fig))
     o.add(o.table("observation1", t, "Average CCT over Aalo on the true coflows"))
+
+
+#: The whole trace under fair (README's benchmark table: 526 coflows, mean CCT 56.1593 s,
+#: arrivals over 3629.235 s): the average number of coflows in the network.
+WHOLE_TRACE_FAIR = (526, 56.1593, 3629.235)
+
+
+def concurrency(c: pd.DataFrame) -> float:
+    """Average number of coflows in the network (Little's law): total CCT over the
+    time from the first arrival to the last."""
+    span = float(c["arrival_s"].max() - c["arrival_s"].min())
+    return float(c["cct_s"].sum() / span) if span > 0 else float("nan")
+
+
+def lower_bounds(workload) -> pd.Series:
+    """Per coflow (indexed by id), a CCT no schedule can beat: the larger of its
+    isolated CCT (its busiest link alone) and the start offset of its last flow."""
+    f = workload.flow_columns()
+    last = (
+        pd.DataFrame({"k": f["coflow_id"], "off": np.subtract(f["start_s"], f["arrival_s"])})
+        .groupby("k")["off"]
+        .max()
+    )
+    c = workload.coflow_columns()
+    iso = pd.Series(np.asarray(c["isolated_s"], dtype=float), index=c["coflow_id"])
+    return np.maximum(iso, last.reindex(iso.index).to_numpy())
+
+
+def load_section(o: Output, chosen, res, bounds) -> None:
+    n, mean, span = WHOLE_TRACE_FAIR
+    rows = []
+    for s in chosen:
+        fair, coda = res[(s.key, FAIR)], res[(s.key, CODA)]
+        b = bounds[s.key].reindex(coda["coflow_id"].to_numpy()).to_numpy()
+        sn = (coda["bin"] == "SN").to_numpy()
+        rows.append(
+            {
+                "scenario": s.title,
+                "coflows": len(fair),
+                "coflows in the network (Fair)": concurrency(fair),
+                "bound: mean CCT (s)": float(b.mean()),
+                "CODA / bound": float(coda["cct_s"].mean() / b.mean()),
+                "Fair / bound": float(fair["cct_s"].mean() / b.mean()),
+                "SN bound (s)": float(b[sn].mean()) if sn.any() else float("nan"),
+                "SN: CODA / bound": float(coda["cct_s"][sn].mean() / b[sn].mean())
+                if sn.any()
+                else float("nan"),
+                "SN: Fair / bound": float(fair["cct_s"][sn].mean() / b[sn].mean())
+                if sn.any()
+                else float("nan"),
+            }
+        )
+    rows.append(
+        {
+            "scenario": "whole trace, no start times, Fair (README benchmark)",
+            "coflows": n,
+            "coflows in the network (Fair)": n * mean / span,
+        }
+    )
+    o.add(
+        "## How much any scheduler could gain here\n\n"
+        "Scheduling order matters only when coflows compete for links. The average "
+        "number of coflows in the network (total CCT / time from the first arrival to "
+        "the last, Little's law) says how often they do; the last row is the whole "
+        "trace, the paper's setting, under fair (coflowkit's benchmark in the README). "
+        "The bound is a CCT no schedule can beat, per coflow: the larger of its "
+        "isolated CCT and the start offset of its last flow (a coflow cannot end "
+        "before its last flow starts); 'CODA / bound' near 1 leaves nothing to gain.\n"
+    )
+    o.add(o.table("bound", pd.DataFrame(rows), "Crowding and the lower bound on CCT"))
 
 
 def bins_section(o: Output, chosen, res) -> None:
@@ -807,11 +952,208 @@ def bins_section(o: Output, chosen, res) -> None:
     )
 
 
-def differences(chosen, res, rates, coflows) -> str:
-    return WHY
+#: A one-off run of the whole trace with Spark starts (the Fig. 11 Spark workload,
+#: all 526 coflows): ``simulate`` of ``fair`` and ``aalo`` on
+#: ``WorkloadSpec(trace, transforms=(SPARK,)).load()``; average CCT overall and of the
+#: SN coflows (s), and the lower bound (``lower_bounds``) averaged the same ways.
+WHOLE_TRACE_SPARK = {
+    "fair": 56.2190,
+    "fair_sn": 2.6727,
+    "aalo": 35.4410,
+    "aalo_sn": 0.1240,
+    "bound": 14.3959,
+    "bound_sn": 0.1125,
+}
 
 
-WHY = """## Where coflowkit and the paper differ, and why
+def _span(vals) -> str:
+    v = [x for x in vals if np.isfinite(x)]
+    if not v:
+        return "-"
+    lo, hi = min(v), max(v)
+    return fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo)}-{fmt(hi)}"
 
-(to be written)
-"""
+
+def _pct(vals) -> str:
+    """Gains (normalized CCT - 1) as signed percentages: '-1.1% to +9.9%'."""
+    v = [100 * (x - 1) for x in vals if np.isfinite(x)]
+    if not v:
+        return "-"
+    lo, hi = (f"{x:+.1f}%".replace("-0.0%", "+0.0%") for x in (min(v), max(v)))
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+def differences(chosen, res, rates, bounds, sizes) -> str:
+    """The last section: every difference over the tolerance, with its cause as far as
+    the numbers of this run (and the whole-trace constants above) establish it."""
+    keys = [s.key for s in chosen]
+    ab = [s.key for s in chosen if s.ablate]
+    w = WHOLE_TRACE_SPARK
+    out = [
+        "## Where coflowkit and the paper differ, and why\n\n"
+        "The paper's numbers come from its own flow-level simulator and CODA's real "
+        "identifier, neither published; coflowkit's are exact for the model stated at "
+        "the top. A cause is stated as established only where a number in this report "
+        "shows it. The numbers below are this run's.\n"
+    ]
+
+    def crowd(k):
+        return concurrency(res[(k, FAIR)])
+
+    def over_bound(k, name, sn=False):
+        c = res[(k, name)]
+        b = bounds[k].reindex(c["coflow_id"].to_numpy()).to_numpy()
+        m = (c["bin"] == "SN").to_numpy() if sn else np.ones(len(c), bool)
+        return float(c["cct_s"][m].mean() / b[m].mean()) if m.any() else float("nan")
+
+    fair = [norm(res, k, FAIR) for k in keys]
+    roomy = max(keys, key=lambda k: over_bound(k, FAIR))
+    out.append(
+        f"* **Per-flow fairness is {_span(fair)}x slower than CODA here; the paper has "
+        "1.5-2.7x (Figs. 11-12).** Two causes, both measured. (1) The replay is too "
+        "uncrowded for any scheduler to gain much: under fair "
+        f"{_span([crowd(k) for k in keys])} coflows are in the network on average, "
+        f"against {fmt(WHOLE_TRACE_FAIR[0] * WHOLE_TRACE_FAIR[1] / WHOLE_TRACE_FAIR[2])} "
+        "on the whole trace, and CODA's average CCT is "
+        f"{_span([over_bound(k, CODA) for k in keys])} times the lower bound no schedule "
+        "can beat (table 'How much any scheduler could gain'). So Fair / CODA cannot "
+        f"exceed Fair / bound, {_span([over_bound(k, FAIR) for k in keys])} here; on the "
+        "whole trace with Spark starts fair is "
+        f"{fmt(w['fair'] / w['bound'])}x the bound. The scenario with the most room, "
+        f"{BY_KEY[roomy].title} (fair {fmt(over_bound(roomy, FAIR))}x the bound), comes "
+        "closest to the paper. (2) coflowkit's two baselines are closer "
+        "together than the paper's even on the whole trace: a one-off run of all 526 "
+        f"coflows with Spark starts gives fair {fmt(w['fair'], 4)} s and Aalo "
+        f"{fmt(w['aalo'], 4)} s on average, {fmt(w['fair'] / w['aalo'])}x, where the "
+        "paper's Spark result (CODA as fast as Aalo, fair 2.7x slower than CODA) implies "
+        "about 2.7x. Why is not established: coflowkit's fair is exact per-flow max-min "
+        "re-solved at every event; the paper's simulator replays tasks and decides every "
+        "second (§6.1) and says no more. The whole trace (`--coflows all`) would remove "
+        "cause 1, at a cost far over this command's budget: every flow start and every "
+        "per-flow queue crossing is an event, and the trace has 706,397 flows, "
+        f"{fmt(706_397 / max(sizes[k][1] for k in keys))} times as many as the replays "
+        "here.\n"
+    )
+    ch = [k for k in keys if BY_KEY[k].figure == "12a" or BY_KEY[k].figure == "12b"]
+    if ch:
+        slower = [1 / norm(res, k, AALO) for k in ch]
+        wob = [norm(res, k, NO_BOTH, base=AALO) for k in ch if (k, NO_BOTH) in res]
+        text = (
+            f"* **CODA is {_span(slower)}x as slow as Aalo in the challenging scenarios; "
+            "the paper has 1.3-1.8x (Fig. 12).** The errors here are injected, not made by "
+            "CODA's clustering, and they are milder in kind: each mislabelled flow goes to "
+            "the coflow that arrived just before or just after its own, where the "
+            "clustering merges the coflows of a batch into 'super' coflows and splits "
+            "stretched coflows into pieces (§6.3-6.4). "
+        )
+        if "batch100" in ch:
+            r = rates["batch100"]
+            text += (
+                "Such errors cannot produce the labelling the paper reports for 100 s "
+                "batches: over the rates 0, 0.05, ..., 1 precision never drops below "
+                f"{fmt(r.grid_min_precision)} (this model only ever mixes a coflow with "
+                "its two neighbours in arrival order) and accuracy never below "
+                f"{fmt(r.grid_min_accuracy)}, so that scenario runs at the lowest accuracy "
+                f"reachable ({fmt(r.quality.accuracy)}, error rate {r.error_rate:g}), not "
+                "at the paper's 56%. "
+            )
+        if wob:
+            text += (
+                "And they cost Aalo itself little: Aalo on these wrong labels (CODA 'w/o "
+                f"both') is {_span(wob)}x as slow as Aalo on the true coflows; CODA wins "
+                "back much of that (next point), which leaves it close to Aalo."
+            )
+        out.append(text + "\n")
+    if ab:
+        gain = [norm(res, k, NO_BOTH) for k in ab]
+        lb = [norm(res, k, NO_LB) for k in ab]
+        ip = [norm(res, k, NO_IP) for k in ab]
+        imp = {k: impact_reduction(res, k) for k in ab}
+        cost = [norm(res, k, NO_BOTH, base=AALO) for k in ab]
+        good = [k for k, v in imp.items() if np.isfinite(v) and v >= 0.4]
+        text = (
+            f"* **The error-tolerant design gains {_pct(gain)} here; the paper 3-5% "
+            "(batch) and 14-16% (stretched) (Fig. 13).** It can only win back what the "
+            "errors cost, and that cost is small here (previous point: Aalo on the wrong "
+            f"labels is {_pct(cost)} slower than on the true coflows). As a share of "
+            "that cost (the paper's footnote 8) it wins back 40% or more, the paper's "
+            f"figure, in {len(good)} of {len(ab)} scenarios ("
+            + ", ".join(f"{BY_KEY[k].title} {fmt(v)}" for k, v in imp.items())
+            + "; above 1: CODA beats Aalo on the true coflows). Late binding alone brings "
+            f"{_pct(lb)} (paper more than 10% under stretched starts), intra-coflow "
+            f"prioritisation alone {_pct(ip)} (paper 1-7%)."
+        )
+        neg = [BY_KEY[k].title for k, v in zip(ab, lb) if v < 1 - 1e-9]
+        if neg:
+            text += (
+                f" Late binding makes CODA slightly slower in {', '.join(neg)}; why is "
+                "not established."
+            )
+        out.append(text + "\n")
+        ipsn = [norm(res, k, NO_IP, bin="SN") for k in ab]
+        lbsn = [norm(res, k, NO_LB, bin="SN") for k in ab]
+        sn_bound = [
+            float(
+                bounds[k]
+                .reindex(res[(k, CODA)]["coflow_id"][res[(k, CODA)]["bin"] == "SN"].to_numpy())
+                .mean()
+            )
+            for k in ab
+        ]
+        out.append(
+            f"* **Intra-coflow prioritisation gains {_pct(ipsn)} for SN coflows; the "
+            "paper up to 16% (batch) and 30% (stretched) (Fig. 15).** Two measured "
+            "reasons. Under Hadoop and stretched starts SN coflows are bound by their "
+            "start times, not by the network: their last flow starts on average "
+            f"{_span(sn_bound)} s after the coflow arrives, and CODA's SN CCT is "
+            + ", ".join(f"{fmt(over_bound(k, CODA, sn=True))}x ({BY_KEY[k].title})" for k in ab)
+            + " the lower bound, so that little is left for any priority to win where that "
+            "ratio is near 1. And with this error model late binding "
+            "serves every straggler with its parent, the case the paper relies on "
+            "intra-coflow prioritisation for: without late binding SN coflows are "
+            f"{_span(lbsn)}x as slow as under CODA, with late binding alone (w/o I.P.) "
+            f"{_span(ipsn)}x.\n"
+        )
+    ni = [k for k in keys if k in NO_ID_SCENARIOS]
+    if ni:
+        alls = [norm(res, k, FAIR, base=NO_ID) for k in ni]
+        sns = [norm(res, k, FAIR, base=NO_ID, bin="SN") for k in ni]
+        out.append(
+            f"* **Without identification per-flow queues beat fair by {_span(alls)}x "
+            f"overall (paper 1.08x) and {_span(sns)}x for SN coflows (paper 7.4x) (Fig. "
+            "16).** SN: the same bound caps the gain. Fair's SN coflows take "
+            + ", ".join(
+                f"{fmt(over_bound(k, FAIR, sn=True))}x their bound ({BY_KEY[k].title})" for k in ni
+            )
+            + ", so the gains measured are most of what any scheduler could get; on the "
+            f"whole trace with Spark starts they take {fmt(w['fair_sn'] / w['bound_sn'])}x "
+            f"it (Aalo {fmt(w['aalo_sn'] / w['bound_sn'])}x), room enough for the "
+            "paper's 7.4x. Overall: the gain here is larger than the paper's; not "
+            "established why (the paper gives no thresholds for its per-flow queues; "
+            "coflowkit's are PIAS-like, 8 queues from 1 MiB, x4).\n"
+        )
+    if "hadoop" in keys:
+        r = rates["hadoop"]
+        out.append(
+            "* **Identification (table above), within 25% but shaped differently.** At "
+            f"the paper's Hadoop accuracy the injected labels have precision "
+            f"{fmt(r.quality.precision)} and recall {fmt(r.quality.recall)} (paper 0.94 "
+            "and 0.84): the clustering splits Hadoop coflows whose flows start far apart "
+            "(low recall), while injected errors take flows away from every coflow "
+            "alike, and the many one-flow coflows lose precision whenever a neighbour's "
+            "flow lands in them.\n"
+        )
+    if OBSERVATION_SCENARIO in keys:
+        k = OBSERVATION_SCENARIO
+        p, st = norm(res, k, PIONEERS, base=AALO), norm(res, k, STRAGGLERS, base=AALO)
+        psn = norm(res, k, PIONEERS, base=AALO, bin="SN")
+        ssn = norm(res, k, STRAGGLERS, base=AALO, bin="SN")
+        verdict = "holds" if ssn > psn and st >= p else "does not clearly hold"
+        out.append(
+            "* **Observation 1 (no paper number at trace level).** Aalo on labels with "
+            f"pioneers only is {fmt(p)}x as slow as on the true coflows, with stragglers "
+            f"only {fmt(st)}x; for SN coflows {fmt(psn)}x and {fmt(ssn)}x. The paper's "
+            f"claim (stragglers hurt more) {verdict} here, on a replay where errors "
+            "cost little overall (see above).\n"
+        )
+    return "".join(out)
