@@ -27,6 +27,12 @@ EXAMPLE_CCTS = {
     "hug": [0.10175, 0.03125, 0.0625],
     "coflex": [0.10575, 2 / 96, 4 / 96],
     "naive-tradeoff": [0.1955, 0.0625, 0.125],
+    # Width 1 and under 10 MiB each: every coflow stays in mcs's first queue and
+    # coda's first coflow queue, one flow each: FIFO, as aalo.
+    "mcs": [0.0625, 0.078125, 0.07775],
+    "coda": [0.0625, 0.078125, 0.07775],
+    # Per-flow queues at 1, 4, 16 MiB (tests/test_no_prior.py walks through it).
+    "pias": [0.10175, 0.023625, 0.0545],
 }
 
 

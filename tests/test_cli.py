@@ -103,6 +103,9 @@ def test_policies_lists_every_policy_with_its_parameters():
         "hug",
         "coflex",
         "naive-tradeoff",
+        "mcs",
+        "pias",
+        "coda",
     ]
     assert "queues=10" in r.stdout and "ordering=dynamic" in r.stdout
     assert "backfill_rounds=1" in r.stdout and "work_conserving=true" in r.stdout

@@ -20,7 +20,7 @@
 
 use crate::labels::{label_space, LabelSource, Labeller, UNLABELLED};
 use crate::pias::FlowQueues;
-use crate::util::{CoflowPriority, Thresholds};
+use crate::util::{cut_closed, CoflowPriority, CutBuilder, Thresholds};
 use crate::{Common, Decision, NonClairvoyantPolicy, NonClairvoyantView, Wakeup};
 
 /// The parameters of [`Coda`].
@@ -65,6 +65,8 @@ pub struct Coda {
     bound: Vec<u32>,
     /// Bytes sent by a bound flow when last counted into its label.
     counted: Vec<f64>,
+    /// The extended coflow a flow was served with at the last call.
+    last_eff: Vec<u32>,
     // Per label.
     first_seen: Vec<f64>,
     /// Bytes sent by the flows bound to the label (finished ones included), as of
@@ -73,6 +75,11 @@ pub struct Coda {
     rank: Vec<u32>,
     stamp: Vec<u32>,
     epoch: u32,
+    /// Bumped whenever a flow joins or leaves the extended coflow (with the member
+    /// count, it tells when a cut is stale).
+    version: Vec<u32>,
+    cuts: Vec<Cut>,
+    cut_builder: CutBuilder,
     /// Bound flows that had a positive rate at the last call: only their bytes
     /// can have changed since, and only they can have finished.
     moving: Vec<u32>,
@@ -89,6 +96,16 @@ pub struct Coda {
 }
 
 type Key = (usize, f64, u32);
+
+/// The distinct first and last links of an extended coflow's flows: when all of
+/// either are saturated, none of its flows can get a rate (as `util::Cuts` for
+/// true coflows), which is checked without visiting the flows.
+#[derive(Default, Clone)]
+struct Cut {
+    key: (u32, u32),
+    first: Vec<u32>,
+    last: Vec<u32>,
+}
 
 fn key_cmp(a: &Key, b: &Key) -> std::cmp::Ordering {
     a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2))
@@ -108,11 +125,15 @@ impl Coda {
             seen_s: Vec::new(),
             bound: Vec::new(),
             counted: Vec::new(),
+            last_eff: Vec::new(),
             first_seen: Vec::new(),
             sent: Vec::new(),
             rank: Vec::new(),
             stamp: Vec::new(),
             epoch: 0,
+            version: Vec::new(),
+            cuts: Vec::new(),
+            cut_builder: CutBuilder::default(),
             moving: Vec::new(),
             new: Vec::new(),
             eff: Vec::new(),
@@ -134,6 +155,9 @@ impl Coda {
             self.seen_s = vec![f64::NAN; nf];
             self.bound = vec![UNLABELLED; nf];
             self.counted = vec![0.0; nf];
+            self.last_eff = vec![UNLABELLED; nf];
+            self.version = vec![0; nl];
+            self.cuts = vec![Cut::default(); nl];
             self.first_seen = vec![f64::INFINITY; nl];
             self.sent = vec![0.0; nl];
             self.rank = vec![0; nl];
@@ -201,6 +225,30 @@ impl Coda {
     }
 }
 
+impl Coda {
+    /// True when no flow of the `r`-th extended coflow can get a rate on what is
+    /// left: all its first links, or all its last links, are saturated.
+    fn blocked(&mut self, c: &Common, r: usize) -> bool {
+        let l = self.keyed[r].1 as usize;
+        let members = &self.order[self.starts[r]..self.starts[r + 1]];
+        let key = (self.version[l], members.len() as u32);
+        if self.cuts[l].key != key || self.cuts[l].first.is_empty() {
+            let cut = &mut self.cuts[l];
+            let flows = members.iter().map(|&i| c.active[i]);
+            self.cut_builder
+                .build(c, flows, &mut cut.first, &mut cut.last);
+            cut.key = key;
+        }
+        let residual = if self.intra {
+            &self.fq.prio.residual
+        } else {
+            &self.prio.residual
+        };
+        let cut = &self.cuts[l];
+        !members.is_empty() && cut_closed(c, &cut.first, &cut.last, residual)
+    }
+}
+
 impl NonClairvoyantPolicy for Coda {
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
         let c: &Common = v;
@@ -249,6 +297,14 @@ impl NonClairvoyantPolicy for Coda {
                 self.stamp[e as usize] = self.epoch;
                 self.distinct.push(e);
             }
+            let last = self.last_eff[f];
+            if last != e {
+                if last != UNLABELLED {
+                    self.version[last as usize] = self.version[last as usize].wrapping_add(1);
+                }
+                self.version[e as usize] = self.version[e as usize].wrapping_add(1);
+                self.last_eff[f] = e;
+            }
             self.eff.push(e);
         }
 
@@ -289,6 +345,9 @@ impl NonClairvoyantPolicy for Coda {
             self.prio.begin(c, out);
         }
         for r in 0..nk {
+            if self.blocked(c, r) {
+                continue;
+            }
             let members = &self.order[self.starts[r]..self.starts[r + 1]];
             if self.intra {
                 self.fq.serve(c, members.iter().copied(), out);
@@ -321,14 +380,14 @@ impl NonClairvoyantPolicy for Coda {
             if rate > 0.0 {
                 if let Some(t) = self.coflow_queues.upper(key.0) {
                     let s = self.sent[l as usize];
-                    out.wakeups.push(Wakeup::At(c.now_s + (t - s).max(0.0) / rate));
+                    out.wakeups
+                        .push(Wakeup::At(c.now_s + (t - s).max(0.0) / rate));
                 }
             }
         }
         if self.intra {
             let touched = std::mem::take(&mut out.touched);
-            self.fq
-                .wakeup(c, touched.iter().map(|&i| i as usize), out);
+            self.fq.wakeup(c, touched.iter().map(|&i| i as usize), out);
             out.touched = touched;
         }
     }

@@ -217,7 +217,11 @@ mod tests {
         let c = Case::new(
             3,
             1.0,
-            &[(0, 0, 1, 1.0, 0.0), (0, 1, 2, 1.0, 0.0), (1, 2, 0, 1.0, 0.0)],
+            &[
+                (0, 0, 1, 1.0, 0.0),
+                (0, 1, 2, 1.0, 0.0),
+                (1, 2, 0, 1.0, 0.0),
+            ],
         );
         let labels = [0, 1, 1];
         let mut s = LabelSource::parse("random", 0.5, 1).unwrap();
@@ -237,7 +241,9 @@ mod tests {
 
     #[test]
     fn unknown_source_is_a_clear_error() {
-        let e = LabelSource::parse("dbscan", 0.1, 1).unwrap_err().to_string();
+        let e = LabelSource::parse("dbscan", 0.1, 1)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "param: labels=dbscan is not one of truth, pioneers, stragglers, random, alone, one"

@@ -9,8 +9,8 @@
 //! * [`NonClairvoyantPolicy`] gets a [`NonClairvoyantView`]: each active flow's links
 //!   and bytes sent so far, each coflow's known width; no sizes.
 
-mod params;
 pub mod labels;
+mod params;
 pub mod registry;
 pub(crate) mod util;
 

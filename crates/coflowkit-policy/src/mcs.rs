@@ -87,7 +87,7 @@ impl Mcs {
             return;
         }
         let mut idx: Vec<usize> = (0..n).collect();
-        Pcg32::new(self.cfg.seed, 0x6d63_73).shuffle(&mut idx);
+        Pcg32::new(self.cfg.seed, 0x006d_6373).shuffle(&mut idx);
         for &k in &idx[..m.min(n)] {
             self.unknown[k] = true;
         }

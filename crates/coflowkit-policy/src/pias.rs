@@ -59,7 +59,12 @@ impl FlowQueues {
 
     /// Serves the flows at `positions` (indices into `c.active`), queue by queue,
     /// on what `self.prio.residual` has left.
-    pub fn serve(&mut self, c: &Common, positions: impl Iterator<Item = usize>, out: &mut Decision) {
+    pub fn serve(
+        &mut self,
+        c: &Common,
+        positions: impl Iterator<Item = usize>,
+        out: &mut Decision,
+    ) {
         for b in &mut self.buckets {
             b.clear();
         }

@@ -152,7 +152,9 @@ fn classes_file(path: &str) -> Result<(String, String), ModelError> {
             continue;
         }
         let bad = |why: &str| ModelError::param("param", format!("mcs: {path}:{}: {why}", i + 1));
-        let (k, v) = line.split_once('=').ok_or_else(|| bad("expected `key = value`"))?;
+        let (k, v) = line
+            .split_once('=')
+            .ok_or_else(|| bad("expected `key = value`"))?;
         let slot = match k.trim() {
             "deltas" => &mut deltas,
             "priorities" => &mut prio,
@@ -164,16 +166,25 @@ fn classes_file(path: &str) -> Result<(String, String), ModelError> {
     }
     match (deltas, prio) {
         (Some(d), Some(p)) => Ok((d, p)),
-        _ => Err(ModelError::param("param", format!("mcs: {path}: needs both `deltas = ...` and `priorities = ...`"))),
+        _ => Err(ModelError::param(
+            "param",
+            format!("mcs: {path}: needs both `deltas = ...` and `priorities = ...`"),
+        )),
     }
 }
 
 fn mcs(p: &Params) -> Result<AnyPolicy, ModelError> {
     let queues = p.usize_in("queues", 1, 64)?;
-    let (mut deltas_s, mut prio_s) = (p.text("deltas").to_string(), p.text("priorities").to_string());
+    let (mut deltas_s, mut prio_s) = (
+        p.text("deltas").to_string(),
+        p.text("priorities").to_string(),
+    );
     if !p.text("classes").is_empty() {
         if deltas_s != MCS[0].default || prio_s != MCS[1].default {
-            return Err(ModelError::param("param", "mcs: give either classes=FILE or deltas=/priorities=, not both"));
+            return Err(ModelError::param(
+                "param",
+                "mcs: give either classes=FILE or deltas=/priorities=, not both",
+            ));
         }
         (deltas_s, prio_s) = classes_file(p.text("classes"))?;
     }
@@ -183,7 +194,10 @@ fn mcs(p: &Params) -> Result<AnyPolicy, ModelError> {
     let lists = Params::new("mcs", &MCS[..2], m)?;
     let deltas = lists.f64_list("deltas", 0.0, 1e12)?;
     if deltas.windows(2).any(|w| w[0] >= w[1]) {
-        return Err(ModelError::param("param", format!("mcs: deltas={} must be increasing", lists.text("deltas"))));
+        return Err(ModelError::param(
+            "param",
+            format!("mcs: deltas={} must be increasing", lists.text("deltas")),
+        ));
     }
     let prios = lists.f64_list("priorities", 1.0, queues as f64)?;
     if prios.len() != deltas.len() + 1 || prios.iter().any(|x| x.fract() != 0.0) {
@@ -207,9 +221,21 @@ fn mcs(p: &Params) -> Result<AnyPolicy, ModelError> {
 }
 
 const FLOW_QUEUES: [ParamSpec; 3] = [
-    ParamSpec { name: "flow_queues", default: "8", help: "per-flow queues (8: a commodity switch's priority queues)" },
-    ParamSpec { name: "flow_first_threshold_bytes", default: "1048576", help: "upper bound of the first flow queue (1 MiB)" },
-    ParamSpec { name: "flow_multiplier", default: "4", help: "growth factor between flow-queue thresholds" },
+    ParamSpec {
+        name: "flow_queues",
+        default: "8",
+        help: "per-flow queues (8: a commodity switch's priority queues)",
+    },
+    ParamSpec {
+        name: "flow_first_threshold_bytes",
+        default: "1048576",
+        help: "upper bound of the first flow queue (1 MiB)",
+    },
+    ParamSpec {
+        name: "flow_multiplier",
+        default: "4",
+        help: "growth factor between flow-queue thresholds",
+    },
 ];
 
 const PIAS: &[ParamSpec] = &FLOW_QUEUES;
@@ -243,7 +269,12 @@ fn coda(p: &Params) -> Result<AnyPolicy, ModelError> {
         p.f64_in("error_rate", 0.0, 1.0)?,
         p.usize_in("seed", 0, u32::MAX as usize)? as u64,
     )
-    .map_err(|e| ModelError::param("param", format!("coda: {}", e.to_string().trim_start_matches("param: "))))?;
+    .map_err(|e| {
+        ModelError::param(
+            "param",
+            format!("coda: {}", e.to_string().trim_start_matches("param: ")),
+        )
+    })?;
     n(Coda::new(CodaConfig {
         late_binding: p.bool("late_binding")?,
         distance_s: p.f64_in("distance_s", 0.0, 1e9)?,

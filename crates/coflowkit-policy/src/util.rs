@@ -50,11 +50,8 @@ impl CoflowPriority {
         out: &mut Decision,
     ) {
         self.paths.clear();
-        self.paths.extend(
-            positions
-                .clone()
-                .map(|i| c.flow_path[c.active[i] as usize]),
-        );
+        self.paths
+            .extend(positions.clone().map(|i| c.flow_path[c.active[i] as usize]));
         self.tmp.clear();
         self.tmp.resize(self.paths.len(), 0.0);
         self.mm
@@ -117,42 +114,22 @@ pub(crate) struct Cuts {
     built: Vec<u32>,
     first: Vec<Vec<u32>>,
     last: Vec<Vec<u32>>,
-    stamp: Vec<u32>,
-    epoch: u32,
+    links: CutBuilder,
 }
 
 impl Cuts {
     fn rebuild(&mut self, c: &Common, g: usize) {
         let k = c.groups[g].coflow as usize;
-        let nl = c.fabric.num_links();
-        if self.stamp.len() < nl {
-            self.stamp.resize(nl, 0);
-        }
-        let mut first = std::mem::take(&mut self.first[k]);
-        let mut last = std::mem::take(&mut self.last[k]);
-        first.clear();
-        last.clear();
-        for (list, pick_last) in [(&mut first, false), (&mut last, true)] {
-            self.epoch = self.epoch.wrapping_add(1);
-            if self.epoch == 0 {
-                self.stamp.iter_mut().for_each(|s| *s = 0);
-                self.epoch = 1;
-            }
-            for &f in &c.active[c.groups[g].range()] {
-                let links = c.fabric.path(c.flow_path[f as usize]);
-                let l = if pick_last {
-                    links.last()
-                } else {
-                    links.first()
-                };
-                if let Some(&l) = l {
-                    if self.stamp[l as usize] != self.epoch {
-                        self.stamp[l as usize] = self.epoch;
-                        list.push(l);
-                    }
-                }
-            }
-        }
+        let (mut first, mut last) = (
+            std::mem::take(&mut self.first[k]),
+            std::mem::take(&mut self.last[k]),
+        );
+        self.links.build(
+            c,
+            c.active[c.groups[g].range()].iter().copied(),
+            &mut first,
+            &mut last,
+        );
         self.first[k] = first;
         self.last[k] = last;
         self.built[k] = c.coflow_started[k];
@@ -169,10 +146,64 @@ impl Cuts {
         if self.built[k] != c.coflow_started[k] {
             self.rebuild(c, g);
         }
-        let caps = &c.fabric.capacities;
-        let closed = |l: &u32| avail(residual, caps, *l as usize) <= 0.0;
-        self.first[k].iter().all(closed) || self.last[k].iter().all(closed)
+        cut_closed(c, &self.first[k], &self.last[k], residual)
     }
+}
+
+/// Builds cuts: the distinct first links and distinct last links of the paths of a
+/// set of flows, with a reusable link stamp.
+#[derive(Default)]
+pub(crate) struct CutBuilder {
+    stamp: Vec<u32>,
+    epoch: u32,
+}
+
+impl CutBuilder {
+    /// Fills `first` and `last` (cleared) for the flows `flows` (global indices).
+    pub fn build(
+        &mut self,
+        c: &Common,
+        flows: impl Iterator<Item = u32> + Clone,
+        first: &mut Vec<u32>,
+        last: &mut Vec<u32>,
+    ) {
+        let nl = c.fabric.num_links();
+        if self.stamp.len() < nl {
+            self.stamp.resize(nl, 0);
+        }
+        first.clear();
+        last.clear();
+        for (list, pick_last) in [(first, false), (last, true)] {
+            self.epoch = self.epoch.wrapping_add(1);
+            if self.epoch == 0 {
+                self.stamp.iter_mut().for_each(|s| *s = 0);
+                self.epoch = 1;
+            }
+            for f in flows.clone() {
+                let links = c.fabric.path(c.flow_path[f as usize]);
+                let l = if pick_last {
+                    links.last()
+                } else {
+                    links.first()
+                };
+                if let Some(&l) = l {
+                    if self.stamp[l as usize] != self.epoch {
+                        self.stamp[l as usize] = self.epoch;
+                        list.push(l);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// True when every link of `first`, or every link of `last`, is saturated in
+/// `residual`: no flow crossing the cut can get a positive rate. An empty cut (no
+/// flows) is closed.
+pub(crate) fn cut_closed(c: &Common, first: &[u32], last: &[u32], residual: &[f64]) -> bool {
+    let caps = &c.fabric.capacities;
+    let closed = |l: &u32| avail(residual, caps, *l as usize) <= 0.0;
+    first.iter().all(closed) || last.iter().all(closed)
 }
 
 /// Per-coflow remaining bytes on each link its active flows cross,

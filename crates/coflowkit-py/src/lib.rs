@@ -440,7 +440,12 @@ fn simulate<'py>(
 /// alone, one).
 #[pyfunction]
 #[pyo3(signature = (workload, labels, error_rate=0.05, seed=1))]
-fn coda_labels(workload: &Workload, labels: &str, error_rate: f64, seed: u64) -> PyResult<Vec<u32>> {
+fn coda_labels(
+    workload: &Workload,
+    labels: &str,
+    error_rate: f64,
+    seed: u64,
+) -> PyResult<Vec<u32>> {
     if !(0.0..=1.0).contains(&error_rate) {
         return Err(CoflowkitError::new_err(format!(
             "error_rate={error_rate} is not a number in [0, 1]"

@@ -473,7 +473,11 @@ impl<'w> Engine<'w> {
         // the tolerance): not one that was moving (`completions` just finished
         // those within the tolerance), only a newcomer smaller than the tolerance.
         let mut t = f64::INFINITY;
-        if self.decision.sparse && self.decision.classes.is_empty() {
+        // A sparse decision that touched many flows is read densely: one pass in
+        // flow order costs less than sorting the positions (policies with
+        // per-flow queues list them in priority order, not flow order).
+        let sparse_is_cheaper = self.decision.touched.len() * 8 < self.active.len();
+        if self.decision.sparse && sparse_is_cheaper && self.decision.classes.is_empty() {
             // Only the listed positions can move: zero the flows that moved before,
             // read the listed rates (in flow order) and put them back to zero.
             for &f in &self.moving {

@@ -82,13 +82,9 @@ fn fb_head(n: usize) -> Workload {
 
 #[test]
 fn coda_without_extras_on_true_labels_is_aalo() {
-    let w = fb_head(60);
+    let w = fb_head(40);
     let aalo = ccts_of(&w, "aalo", &[]);
-    let coda = ccts_of(
-        &w,
-        "coda",
-        &[("late_binding", "false"), ("intra", "false")],
-    );
+    let coda = ccts_of(&w, "coda", &[("late_binding", "false"), ("intra", "false")]);
     // Same rule; labelled coflows cross their thresholds through At wake-ups
     // computed from bound flows, aalo's through the engine's coflow byte count:
     // equal up to rounding.
@@ -118,7 +114,7 @@ fn coda_with_no_identification_is_fair_or_pias() {
 
 #[test]
 fn injected_errors_hurt_and_cost_nothing_at_rate_zero() {
-    let w = fb_head(60);
+    let w = fb_head(20);
     let truth = ccts_of(&w, "coda", &[]);
     let zero = ccts_of(&w, "coda", &[("labels", "random"), ("error_rate", "0")]);
     assert_close(&zero, &truth, 1e-12);
@@ -136,5 +132,10 @@ fn injected_errors_hurt_and_cost_nothing_at_rate_zero() {
     // 30% stragglers without remedies: strictly worse on average than the truth
     // under the same scheduler.
     let base = ccts_of(&w, "coda", &[("late_binding", "false"), ("intra", "false")]);
-    assert!(mean(&wrong) > mean(&base), "{} vs {}", mean(&wrong), mean(&base));
+    assert!(
+        mean(&wrong) > mean(&base),
+        "{} vs {}",
+        mean(&wrong),
+        mean(&base)
+    );
 }

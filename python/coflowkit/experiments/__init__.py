@@ -9,6 +9,7 @@ from __future__ import annotations
 EXPERIMENTS = {
     "ncdrf": "NC-DRF (Sec. V): Table II, Figs. 5-6 on the Facebook trace; testbed micro-benchmark",
     "coflex": "Coflex (Sec. IV-V): Table III, Figs. 4-6 on the Facebook trace; micro-benchmark",
+    "mcs": "MCS (Sec. VIII): Table I, Figs. 13-18 on the Facebook trace (batched, Poisson loads)",
     "coda-scheduler": "CODA (Secs. 4, 6.4): Figs. 11-13, 15-16, scheduling with wrong coflows",
 }
 
@@ -25,6 +26,10 @@ def run(name: str, **kw) -> str:
         from coflowkit.experiments import coflex
 
         return coflex.run(**kw)
+    if name == "mcs":
+        from coflowkit.experiments import mcs
+
+        return mcs.run(**kw)
     if name == "coda-scheduler":
         from coflowkit.experiments import coda_scheduler
 
