@@ -10,6 +10,7 @@ EXPERIMENTS = {
     "ncdrf": "NC-DRF (Sec. V): Table II, Figs. 5-6 on the Facebook trace; testbed micro-benchmark",
     "coflex": "Coflex (Sec. IV-V): Table III, Figs. 4-6 on the Facebook trace; micro-benchmark",
     "mcs": "MCS (Sec. VIII): Table I, Figs. 13-18 on the Facebook trace (batched, Poisson loads)",
+    "coda-scheduler": "CODA (Secs. 4, 6.4): Figs. 11-13, 15-16, scheduling with wrong coflows",
 }
 
 
@@ -29,6 +30,10 @@ def run(name: str, **kw) -> str:
         from coflowkit.experiments import mcs
 
         return mcs.run(**kw)
+    if name == "coda-scheduler":
+        from coflowkit.experiments import coda_scheduler
+
+        return coda_scheduler.run(**kw)
     from coflowkit._core import CoflowkitError
 
     raise CoflowkitError(f"unknown experiment '{name}'; valid: {', '.join(EXPERIMENTS)}")

@@ -1,0 +1,154 @@
+"""`coflowkit reproduce coda-scheduler` on a few coflows of the Facebook trace: its
+tables against direct simulations, its normalization by hand, and the error-rate
+search against the labels' measured quality."""
+
+from pathlib import Path
+
+import coflowkit as ck
+import numpy as np
+import pandas as pd
+import pytest
+from coflowkit import cli, labels, runner
+from coflowkit.experiments import EXPERIMENTS, common
+from coflowkit.experiments import coda_scheduler as cs
+
+SHARED_TRACE = Path(__file__).resolve().parents[2] / "shared" / "traces" / "FB2010-1Hr-150-0.txt"
+
+
+@pytest.fixture(scope="module")
+def small_trace(tmp_path_factory):
+    """The narrow coflows (at most 50 flows) among the first 150 of the Facebook trace,
+    as a flow table: over a hundred coflows, few enough flows that every scenario
+    loads and runs in well under a second."""
+    if not SHARED_TRACE.exists():
+        pytest.fail(f"the Facebook trace is missing: expected it at {SHARED_TRACE}")
+    c = ck.load_trace(SHARED_TRACE).head(150).flow_columns()
+    width = pd.Series(c["coflow_id"]).value_counts()
+    rows = [
+        (k, s, d, b, t)
+        for k, s, d, b, t in zip(c["coflow_id"], c["src"], c["dst"], c["bytes"], c["start_s"])
+        if width[k] <= 50
+    ]
+    path = tmp_path_factory.mktemp("coda") / "fb-narrow.csv"
+    ck.write_trace(common.flows_workload(rows, "fb-narrow", ports=150), path, "flows")
+    return str(path)
+
+
+def _workload(trace, key, n=None):
+    return runner.WorkloadSpec(trace=trace, transforms=cs.BY_KEY[key].transforms, first=n).load()
+
+
+@pytest.mark.parametrize("key", ["hadoop", "batch10", "batch50"])
+def test_error_rate_search_meets_its_target(small_trace, key):
+    s = cs.BY_KEY[key]
+    w = _workload(small_trace, key)
+    r = cs.find_error_rate(w, s.target, s.metric)
+    # The quality reported is the quality of the labels coda will use at that rate.
+    q = labels.source_quality(w, "random", r.error_rate, cs.LABEL_SEED)
+    assert (q.precision, q.recall) == (r.quality.precision, r.quality.recall)
+    assert r.matched and abs(getattr(q, s.metric) - s.target) <= cs.SEARCH_TOL
+    assert r.error_rate * cs.RATE_STEPS == pytest.approx(round(r.error_rate * cs.RATE_STEPS))
+    assert cs.find_error_rate(w, s.target, s.metric) == r  # deterministic
+
+
+def test_error_rate_search_out_of_reach_returns_the_worst_labels(small_trace):
+    w = _workload(small_trace, "hadoop")
+    r = cs.find_error_rate(w, 0.05, "accuracy")
+    assert not r.matched
+    # The lowest accuracy on the 0.05 grid: no grid rate does worse.
+    grid = [labels.source_quality(w, "random", k / 20).accuracy for k in range(21)]
+    assert r.achieved == pytest.approx(min(grid))
+    assert cs.find_error_rate(w, 1.0, "accuracy").error_rate == 0.0  # the truth
+
+
+def test_tables_agree_with_direct_runs(small_trace, tmp_path):
+    out = tmp_path / "coda"
+    report = cs.run(
+        out=str(out),
+        trace=small_trace,
+        coflows=40,
+        workers=1,
+        cache_dir=None,
+        scenarios=("spark", "hadoop", "batch10"),
+    )
+    assert report == str(out / "report.md")
+    text = (out / "report.md").read_text()
+    for section in ["Fig. 11", "Fig. 12", "Fig. 13", "Fig. 15", "Fig. 16", "Observation 1"]:
+        assert section in text
+    for f in [
+        "fig11_normalized.png",
+        "fig12_normalized.png",
+        "fig13_ablation.png",
+        "fig15_sn.png",
+        "fig16_no_identification.png",
+    ]:
+        assert (out / f).stat().st_size > 1000
+    ident = pd.read_csv(out / "identification.csv")
+    runs = pd.read_csv(out / "runs.csv")
+
+    # Every CODA run: the rate in the identification table, the CCTs of a direct run.
+    cct = {}
+    for key in ["spark", "hadoop", "batch10"]:
+        s = cs.BY_KEY[key]
+        w = _workload(small_trace, key, 40)
+        row = ident[(ident["scenario"] == s.title) & (ident["labels"] == "random")].iloc[0]
+        rate = float(row["error_rate"])
+        q = labels.source_quality(w, "random", rate, cs.LABEL_SEED)
+        assert abs(getattr(q, s.metric) - s.target) <= cs.SEARCH_TOL
+        assert rate == cs.find_error_rate(w, s.target, s.metric).error_rate
+        assert row["precision"] == pytest.approx(q.precision)
+        assert row["recall"] == pytest.approx(q.recall)
+        for name in cs.schemes_of(s):
+            policy, params = cs.scheme_params(name, rate)
+            c = ck.simulate(w, policy, dict(params)).coflows["cct_s"].to_numpy()
+            cct[(key, name)] = c
+            got = runs[(runs["scenario"] == s.title) & (runs["scheme"] == name)]
+            assert got["mean CCT (s)"].iloc[0] == pytest.approx(c.mean()), (key, name)
+
+    # Normalization by hand: a scheme's average CCT over CODA's.
+    fig11 = pd.read_csv(out / "fig11_normal.csv").set_index("scenario")
+    h = {n: cct[("hadoop", n)].mean() for n in [cs.CODA, cs.AALO, cs.FAIR]}
+    assert fig11.loc["Hadoop", "Fair / CODA"] == pytest.approx(h[cs.FAIR] / h[cs.CODA])
+    assert fig11.loc["Hadoop", "Aalo / CODA"] == pytest.approx(h[cs.AALO] / h[cs.CODA])
+    assert fig11.loc["Hadoop", "paper Fair / CODA"] == 2.3
+    abl = pd.read_csv(out / "fig13_ablation.csv").set_index("scenario")
+    st = {n: cct[("batch10", n)].mean() for n in cs.schemes_of(cs.BY_KEY["batch10"])}
+    assert abl.loc["batch 10 s", "w/o both / CODA"] == pytest.approx(st[cs.NO_BOTH] / st[cs.CODA])
+    if st[cs.NO_BOTH] != st[cs.AALO]:
+        want = (st[cs.NO_BOTH] - st[cs.CODA]) / (st[cs.NO_BOTH] - st[cs.AALO])
+        assert abl.loc["batch 10 s", "impact reduction"] == pytest.approx(want)
+    else:
+        assert np.isnan(abl.loc["batch 10 s", "impact reduction"])
+    fig16 = pd.read_csv(out / "fig16_no_identification.csv").set_index("scenario")
+    assert fig16.loc["Spark", "Fair / CODA (all)"] == pytest.approx(
+        cct[("spark", cs.FAIR)].mean() / cct[("spark", cs.NO_ID)].mean()
+    )
+
+
+def test_impact_reduction_is_the_papers_footnote_8():
+    # CODA 1.3x slower than Aalo, 'without both' 1.16x slower than CODA:
+    # (1.3 * 1.16 - 1.3) / (1.3 * 1.16 - 1) = 0.41 ("40%").
+    def runs(mean):
+        return pd.DataFrame({"cct_s": [mean]})
+
+    res = {("x", cs.AALO): runs(1.0), ("x", cs.CODA): runs(1.3), ("x", cs.NO_BOTH): runs(1.508)}
+    assert cs.impact_reduction(res, "x") == pytest.approx(0.208 / 0.508)
+
+
+def test_no_identification_is_pias(small_trace):
+    # Fig. 16's CODA (every flow in one coflow, per-flow queues on) is the pias policy.
+    w = _workload(small_trace, "hadoop", 40)
+    a = ck.simulate(w, "coda", {"labels": "one"}).coflows["cct_s"].to_numpy()
+    b = ck.simulate(w, "pias").coflows["cct_s"].to_numpy()
+    np.testing.assert_allclose(a, b, rtol=1e-9)
+
+
+def test_cli_runs_every_scenario(small_trace, tmp_path):
+    assert "coda-scheduler" in EXPERIMENTS
+    out = tmp_path / "cli"
+    argv = ["reproduce", "coda-scheduler", "--trace", small_trace, "--coflows", "3"]
+    assert cli.main(argv + ["--out", str(out), "--workers", "1", "--no-cache"]) == 0
+    runs = pd.read_csv(out / "runs.csv")
+    assert set(runs["scenario"]) == {s.title for s in cs.SCENARIOS}
+    assert (runs["coflows"] == 3).all()
+    assert "--coflows 3" in (out / "report.md").read_text()
