@@ -63,7 +63,10 @@ pub struct Coda {
     labels: Vec<u32>,
     seen_s: Vec<f64>,
     bound: Vec<u32>,
-    /// Bytes sent by a bound flow when last counted into its label.
+    /// The label a flow's bytes count for: the one it is bound to; after the
+    /// labeller moved a bound flow, its new label until it is bound again.
+    acc: Vec<u32>,
+    /// Bytes sent by a flow when last counted into `acc`.
     counted: Vec<f64>,
     /// The extended coflow a flow was served with at the last call.
     last_eff: Vec<u32>,
@@ -85,6 +88,7 @@ pub struct Coda {
     moving: Vec<u32>,
     // Scratch.
     new: Vec<u32>,
+    changed: Vec<u32>,
     eff: Vec<u32>,
     distinct: Vec<u32>,
     keyed: Vec<((usize, f64, u32), u32)>,
@@ -124,6 +128,7 @@ impl Coda {
             labels: Vec::new(),
             seen_s: Vec::new(),
             bound: Vec::new(),
+            acc: Vec::new(),
             counted: Vec::new(),
             last_eff: Vec::new(),
             first_seen: Vec::new(),
@@ -136,6 +141,7 @@ impl Coda {
             cut_builder: CutBuilder::default(),
             moving: Vec::new(),
             new: Vec::new(),
+            changed: Vec::new(),
             eff: Vec::new(),
             distinct: Vec::new(),
             keyed: Vec::new(),
@@ -154,6 +160,7 @@ impl Coda {
             self.labels = vec![UNLABELLED; nf];
             self.seen_s = vec![f64::NAN; nf];
             self.bound = vec![UNLABELLED; nf];
+            self.acc = vec![UNLABELLED; nf];
             self.counted = vec![0.0; nf];
             self.last_eff = vec![UNLABELLED; nf];
             self.version = vec![0; nl];
@@ -166,31 +173,46 @@ impl Coda {
         }
     }
 
-    /// Adds to each label the bytes its bound flows sent since the last call
-    /// (finished flows included: `sent` keeps their final count).
+    /// Makes room for label `l` (an online identifier's labels may exceed
+    /// [`label_space`]).
+    fn grow(&mut self, l: u32) {
+        let n = l as usize + 1;
+        if n > self.sent.len() {
+            let n = n.max(self.sent.len() * 2);
+            self.version.resize(n, 0);
+            self.cuts.resize(n, Cut::default());
+            self.first_seen.resize(n, f64::INFINITY);
+            self.sent.resize(n, 0.0);
+            self.rank.resize(n, 0);
+            self.stamp.resize(n, 0);
+            self.rate_of.resize(n, 0.0);
+        }
+    }
+
+    /// Adds to each label the bytes its flows sent since the last call (finished
+    /// flows included: `sent` keeps their final count).
     fn count_bytes(&mut self, c: &Common) {
         for &f in &self.moving {
             let fu = f as usize;
-            let l = self.bound[fu] as usize;
+            let l = self.acc[fu] as usize;
             self.sent[l] += c.sent[fu] - self.counted[fu];
             self.counted[fu] = c.sent[fu];
         }
     }
 
-    /// First-seen times of the labels, anew (after an online identifier changed
-    /// labels, or for newcomers).
+    /// Moves the bytes of flow `f` counted so far (for label `acc[f]`) to `l`.
+    fn recount(&mut self, f: usize, l: u32) {
+        let old = self.acc[f] as usize;
+        self.sent[old] -= self.counted[f];
+        self.sent[l as usize] += self.counted[f];
+        self.acc[f] = l;
+    }
+
+    /// A label's first-seen time: the earliest first sighting of a flow that had
+    /// the label.
     fn see(&mut self, f: u32) {
         let l = self.labels[f as usize] as usize;
         self.first_seen[l] = self.first_seen[l].min(self.seen_s[f as usize]);
-    }
-
-    fn reseen(&mut self) {
-        self.first_seen.iter_mut().for_each(|x| *x = f64::INFINITY);
-        for f in 0..self.labels.len() as u32 {
-            if !self.seen_s[f as usize].is_nan() {
-                self.see(f);
-            }
-        }
     }
 
     fn key(&self, l: u32) -> Key {
@@ -255,28 +277,35 @@ impl NonClairvoyantPolicy for Coda {
         self.size_for(c);
         self.count_bytes(c);
 
-        // 1. Label the newcomers.
+        // 1. Label the newcomers; the labeller may move flows seen before: a
+        //    moved flow is unbound (CODA binds a flow when it is first scheduled
+        //    in its identified coflow) and its bytes go with it.
         self.new.clear();
         for &f in c.active {
             if self.seen_s[f as usize].is_nan() {
                 self.new.push(f);
             }
         }
-        if !self.new.is_empty() {
-            let new = std::mem::take(&mut self.new);
-            let changed = self.labeller.label(c, &new, &mut self.labels);
-            for &f in &new {
-                self.seen_s[f as usize] = c.now_s;
-            }
-            if changed {
-                self.reseen();
-            } else {
-                for &f in &new {
-                    self.see(f);
-                }
-            }
-            self.new = new;
+        let new = std::mem::take(&mut self.new);
+        let mut changed = std::mem::take(&mut self.changed);
+        changed.clear();
+        self.labeller.label(c, &new, &mut self.labels, &mut changed);
+        for &f in &new {
+            self.seen_s[f as usize] = c.now_s;
+            self.grow(self.labels[f as usize]);
+            self.see(f);
         }
+        for &f in &changed {
+            let (fu, l) = (f as usize, self.labels[f as usize]);
+            self.grow(l);
+            if self.acc[fu] != UNLABELLED {
+                self.recount(fu, l);
+            }
+            self.bound[fu] = UNLABELLED;
+            self.see(f);
+        }
+        self.new = new;
+        self.changed = changed;
 
         // 2. The extended coflow of every active flow, and the distinct ones.
         self.epoch = self.epoch.wrapping_add(1);
@@ -366,8 +395,13 @@ impl NonClairvoyantPolicy for Coda {
             let e = self.eff[i];
             if self.bound[f] == UNLABELLED {
                 self.bound[f] = e;
-                self.counted[f] = c.sent[f];
-                self.sent[e as usize] += c.sent[f];
+                if self.acc[f] == UNLABELLED {
+                    self.counted[f] = c.sent[f];
+                    self.sent[e as usize] += c.sent[f];
+                    self.acc[f] = e;
+                } else {
+                    self.recount(f, e);
+                }
             }
             self.moving.push(f as u32);
             self.rate_of[e as usize] += out.rates[i];
@@ -389,6 +423,11 @@ impl NonClairvoyantPolicy for Coda {
             let touched = std::mem::take(&mut out.touched);
             self.fq.wakeup(c, touched.iter().map(|&i| i as usize), out);
             out.touched = touched;
+        }
+        if let Some(t) = self.labeller.wakeup() {
+            if t > c.now_s {
+                out.wakeups.push(Wakeup::At(t));
+            }
         }
     }
 }
@@ -476,11 +515,10 @@ mod tests {
     struct Fixed(Vec<u32>);
 
     impl Labeller for Fixed {
-        fn label(&mut self, _c: &Common, new: &[u32], labels: &mut [u32]) -> bool {
+        fn label(&mut self, _c: &Common, new: &[u32], labels: &mut [u32], _ch: &mut Vec<u32>) {
             for &f in new {
                 labels[f as usize] = self.0[f as usize];
             }
-            false
         }
 
         fn near(&mut self, c: &Common, f: u32, _d: f64, labels: &[u32], out: &mut Vec<u32>) {

@@ -24,16 +24,23 @@ pub fn label_space(flows: usize, coflows: usize) -> usize {
 }
 
 pub trait Labeller: Send {
-    /// Labels the flows `new` (global indices, ascending), seen for the first time
-    /// at `c.now_s`, by writing `labels[f]`. An online identifier may also change
-    /// the labels of flows seen before; it returns `true` when it did.
-    fn label(&mut self, c: &Common, new: &[u32], labels: &mut [u32]) -> bool;
+    /// Called at every scheduling event. Labels the flows `new` (global indices,
+    /// ascending), seen for the first time at `c.now_s`, by writing `labels[f]`.
+    /// An online identifier may also change the labels of flows seen before; it
+    /// pushes each flow whose label it changed to `changed`.
+    fn label(&mut self, c: &Common, new: &[u32], labels: &mut [u32], changed: &mut Vec<u32>);
 
     /// Late binding: pushes to `out` the labels, other than flow `f`'s own, of the
     /// labelled coflows within distance `d` of `f` (CODA: the smallest distance
     /// between `f` and one of the coflow's flows, in the identifier's attribute
     /// space). `labels` are the current labels.
     fn near(&mut self, c: &Common, f: u32, d: f64, labels: &[u32], out: &mut Vec<u32>);
+
+    /// When the labeller wants to be called again (an online identifier's next
+    /// round), if at all.
+    fn wakeup(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// How injected errors pick the wrong coflow of a mislabelled flow.
@@ -134,12 +141,11 @@ pub fn static_labels(source: &LabelSource, flow_coflow: &[u32], coflows: u32) ->
 }
 
 impl Labeller for LabelSource {
-    fn label(&mut self, c: &Common, new: &[u32], labels: &mut [u32]) -> bool {
+    fn label(&mut self, c: &Common, new: &[u32], labels: &mut [u32], _changed: &mut Vec<u32>) {
         let n = c.coflow_id.len() as u32;
         for &f in new {
             labels[f as usize] = self.label_of(f, c.flow_coflow[f as usize], n);
         }
-        false
     }
 
     /// The built-in sources have no attribute space; they model what an

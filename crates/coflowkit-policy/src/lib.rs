@@ -9,6 +9,7 @@
 //! * [`NonClairvoyantPolicy`] gets a [`NonClairvoyantView`]: each active flow's links
 //!   and bytes sent so far, each coflow's known width; no sizes.
 
+pub mod identify;
 pub mod labels;
 mod params;
 pub mod registry;
@@ -38,6 +39,9 @@ pub use mcs::{Mcs, McsConfig};
 pub use params::{ParamSpec, Params};
 pub use registry::{build, find, PolicySpec, REGISTRY};
 pub use util::Thresholds;
+
+/// An unknown port in [`Common::flow_src_port`] / [`Common::flow_dst_port`].
+pub const NO_PORT: u32 = u32::MAX;
 
 use coflowkit_model::{Fabric, PathId};
 use std::ops::Deref;
@@ -143,6 +147,12 @@ pub struct Common<'a> {
     pub flow_coflow: &'a [u32],
     pub flow_index: &'a [u32],
     pub flow_path: &'a [PathId],
+    /// What the network shows of each flow (its 5-tuple, for identification):
+    /// source and destination hosts, and ports ([`NO_PORT`] when unknown).
+    pub flow_src: &'a [u32],
+    pub flow_dst: &'a [u32],
+    pub flow_src_port: &'a [u32],
+    pub flow_dst_port: &'a [u32],
     /// Bytes sent so far, per flow.
     pub sent: &'a [f64],
     pub coflow_id: &'a [u64],

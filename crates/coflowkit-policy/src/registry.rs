@@ -8,7 +8,8 @@ use crate::drf::Drf;
 use crate::fair::Fair;
 use crate::fifo::Fifo;
 use crate::hug::Hug;
-use crate::labels::LabelSource;
+use crate::identify::{Identify, IdentifyConfig, CODA_HADOOP, CODA_SPARK};
+use crate::labels::{LabelSource, Labeller};
 use crate::mcs::{Mcs, McsConfig};
 use crate::naive_tradeoff::NaiveTradeoff;
 use crate::ncdrf::NcDrf;
@@ -21,6 +22,7 @@ use crate::sincronia::Sincronia;
 use crate::tcf::Tcf;
 use crate::varys::Varys;
 use crate::{AnyPolicy, Info, ParamSpec, Params, Thresholds};
+use coflowkit_ident::Metric;
 use coflowkit_model::ModelError;
 use std::collections::BTreeMap;
 
@@ -253,28 +255,69 @@ fn pias(p: &Params) -> Result<AnyPolicy, ModelError> {
 }
 
 const CODA: &[ParamSpec] = &[
-    ParamSpec { name: "labels", default: "truth", help: "where coflows come from: truth, pioneers, stragglers, random (truth with injected errors), alone, one (no identification)" },
+    ParamSpec { name: "labels", default: "truth", help: "where coflows come from: identify (CODA's online identification), truth, pioneers, stragglers, random (truth with injected errors), alone, one (no identification)" },
     ParamSpec { name: "error_rate", default: "0.05", help: "fraction of flows mislabelled by pioneers/stragglers/random" },
     ParamSpec { name: "seed", default: "1", help: "seed of the injected errors" },
     ParamSpec { name: "late_binding", default: "true", help: "extend each labelled coflow with the flows within distance_s (CODA §4.2)" },
-    ParamSpec { name: "distance_s", default: "0.1", help: "late-binding diameter d: first-seen times within d seconds" },
+    ParamSpec { name: "distance_s", default: "0.1", help: "late-binding diameter d, in the identifier's distance (labels=identify; the injected-error sources put a mislabelled flow at distance 0 of its coflow)" },
     ParamSpec { name: "intra", default: "true", help: "intra-coflow prioritisation: per-flow queues inside each coflow" },
+    ParamSpec { name: "weights", default: "spark", help: "labels=identify: weights of S_time, D_com, D_prt: spark or hadoop (CODA's As, Ah), equal, or three numbers a_t,a_com,a_prt" },
+    ParamSpec { name: "eps", default: "0.5", help: "labels=identify: DBSCAN radius ε over leaders" },
+    ParamSpec { name: "tau", default: "0.05", help: "labels=identify: leader range τ of Rough-DBSCAN" },
+    ParamSpec { name: "interval_s", default: "0.1", help: "labels=identify: identification interval Δ, seconds" },
+    ParamSpec { name: "min_bytes", default: "100000", help: "labels=identify: flows are identified once they have sent this many bytes" },
+    ParamSpec { name: "max_conductance", default: "0.1", help: "labels=identify: host communities are split while a cut has conductance below this" },
     AALO[0], AALO[1], AALO[2],
     FLOW_QUEUES[0], FLOW_QUEUES[1], FLOW_QUEUES[2],
 ];
 
-fn coda(p: &Params) -> Result<AnyPolicy, ModelError> {
-    let source = LabelSource::parse(
-        p.text("labels"),
-        p.f64_in("error_rate", 0.0, 1.0)?,
-        p.usize_in("seed", 0, u32::MAX as usize)? as u64,
+fn coda_err(e: impl std::fmt::Display) -> ModelError {
+    ModelError::param(
+        "param",
+        format!("coda: {}", e.to_string().trim_start_matches("param: ")),
     )
-    .map_err(|e| {
-        ModelError::param(
-            "param",
-            format!("coda: {}", e.to_string().trim_start_matches("param: ")),
+}
+
+/// The `identify` labelling source's configuration from `coda`'s parameters.
+fn identify_config(p: &Params) -> Result<IdentifyConfig, ModelError> {
+    let w = match p.text("weights") {
+        "spark" => CODA_SPARK.to_vec(),
+        "hadoop" => CODA_HADOOP.to_vec(),
+        "equal" => vec![1.0; 3],
+        _ => {
+            let w = p.f64_list("weights", 0.0, 1e12)?;
+            if w.len() != 3 {
+                return Err(coda_err(format!(
+                    "weights={} is not spark, hadoop, equal or three numbers a_t,a_com,a_prt",
+                    p.text("weights")
+                )));
+            }
+            w
+        }
+    };
+    Ok(IdentifyConfig {
+        metric: Metric::new(w[0], vec![], w[1], w[2]).map_err(coda_err)?,
+        eps: p.f64_in("eps", 1e-12, 1e12)?,
+        tau: p.f64_in("tau", 0.0, 1e12)?,
+        interval_s: p.f64_in("interval_s", 1e-9, 1e9)?,
+        min_bytes: p.f64_in("min_bytes", 0.0, 1e18)?,
+        max_conductance: p.f64_in("max_conductance", 0.0, 1.0)?,
+    })
+}
+
+fn coda(p: &Params) -> Result<AnyPolicy, ModelError> {
+    let labeller: Box<dyn Labeller> = if p.text("labels") == "identify" {
+        Box::new(Identify::new(identify_config(p)?).map_err(coda_err)?)
+    } else {
+        Box::new(
+            LabelSource::parse(
+                p.text("labels"),
+                p.f64_in("error_rate", 0.0, 1.0)?,
+                p.usize_in("seed", 0, u32::MAX as usize)? as u64,
+            )
+            .map_err(coda_err)?,
         )
-    })?;
+    };
     n(Coda::new(CodaConfig {
         late_binding: p.bool("late_binding")?,
         distance_s: p.f64_in("distance_s", 0.0, 1e9)?,
@@ -285,7 +328,7 @@ fn coda(p: &Params) -> Result<AnyPolicy, ModelError> {
             p.f64_in("multiplier", 1.0 + 1e-9, 1e6)?,
         ),
         flow_queues: flow_thresholds(p)?,
-        ..CodaConfig::with_source(source)
+        labeller,
     }))
 }
 

@@ -403,6 +403,11 @@ pub(crate) mod testkit {
         pub reports: Vec<Vec<(u32, f64)>>,
         pub path_count: Vec<u32>,
         pub active_paths: Vec<PathId>,
+        pub src: Vec<u32>,
+        pub dst: Vec<u32>,
+        /// Ports of each flow (NO_PORT unless a test sets them).
+        pub src_port: Vec<u32>,
+        pub dst_port: Vec<u32>,
     }
 
     impl Case {
@@ -430,6 +435,10 @@ pub(crate) mod testkit {
                 reports: Vec::new(),
                 path_count: Vec::new(),
                 active_paths: Vec::new(),
+                src: Vec::new(),
+                dst: Vec::new(),
+                src_port: Vec::new(),
+                dst_port: Vec::new(),
             };
             for (i, &(k, s, d, size, sent)) in flows.iter().enumerate() {
                 let k = k as usize;
@@ -440,6 +449,10 @@ pub(crate) mod testkit {
                 c.flow_index.push(c.width[k]);
                 c.width[k] += 1;
                 c.flow_path.push(fabric.route(s, d, 0).unwrap());
+                c.src.push(s);
+                c.dst.push(d);
+                c.src_port.push(crate::NO_PORT);
+                c.dst_port.push(crate::NO_PORT);
                 c.sent.push(sent);
                 c.size.push(size);
                 c.remaining.push(size - sent);
@@ -483,6 +496,10 @@ pub(crate) mod testkit {
                 flow_coflow: &self.flow_coflow,
                 flow_index: &self.flow_index,
                 flow_path: &self.flow_path,
+                flow_src: &self.src,
+                flow_dst: &self.dst,
+                flow_src_port: &self.src_port,
+                flow_dst_port: &self.dst_port,
                 sent: &self.sent,
                 coflow_id: &self.coflow_id,
                 coflow_arrival_s: &self.arrival,

@@ -1,8 +1,8 @@
 use crate::series::{Recorder, Recording, Series, State};
 use coflowkit_alloc::MaxMin;
-use coflowkit_model::{finish_threshold, PathId, Workload, TIME_EPS};
+use coflowkit_model::{finish_threshold, FlowMeta, PathId, Workload, TIME_EPS};
 use coflowkit_policy::{
-    ActiveCoflow, AnyPolicy, ClairvoyantView, Common, Decision, NonClairvoyantView, Wakeup,
+    ActiveCoflow, AnyPolicy, ClairvoyantView, Common, Decision, NonClairvoyantView, Wakeup, NO_PORT,
 };
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -88,6 +88,14 @@ pub fn simulate(
     Engine::new(w, opts.check_invariants || cfg!(debug_assertions)).run(policy, opts, progress)
 }
 
+/// One port per flow from the workload's metadata ([`NO_PORT`] when unknown).
+fn port(w: &Workload, get: impl Fn(&FlowMeta) -> Option<u32>) -> Vec<u32> {
+    if w.meta.is_empty() {
+        return vec![NO_PORT; w.flows.len()];
+    }
+    w.meta.iter().map(|m| get(m).unwrap_or(NO_PORT)).collect()
+}
+
 struct Engine<'w> {
     w: &'w Workload,
     check: bool,
@@ -96,6 +104,10 @@ struct Engine<'w> {
     flow_coflow: Vec<u32>,
     flow_index: Vec<u32>,
     flow_path: Vec<PathId>,
+    flow_src: Vec<u32>,
+    flow_dst: Vec<u32>,
+    flow_src_port: Vec<u32>,
+    flow_dst_port: Vec<u32>,
     size: Vec<f64>,
     coflow_id: Vec<u64>,
     arrival: Vec<f64>,
@@ -187,6 +199,10 @@ impl<'w> Engine<'w> {
             flow_coflow: w.flows.iter().map(|f| f.coflow).collect(),
             flow_index: w.flows.iter().map(|f| f.index).collect(),
             flow_path: w.flows.iter().map(|f| f.path).collect(),
+            flow_src: w.flows.iter().map(|f| f.src).collect(),
+            flow_dst: w.flows.iter().map(|f| f.dst).collect(),
+            flow_src_port: port(w, |m| m.src_port),
+            flow_dst_port: port(w, |m| m.dst_port),
             size: w.flows.iter().map(|f| f.size_bytes).collect(),
             coflow_id: w.coflows.iter().map(|c| c.id).collect(),
             arrival: w.coflows.iter().map(|c| c.arrival_s).collect(),
@@ -437,6 +453,10 @@ impl<'w> Engine<'w> {
             flow_coflow: &self.flow_coflow,
             flow_index: &self.flow_index,
             flow_path: &self.flow_path,
+            flow_src: &self.flow_src,
+            flow_dst: &self.flow_dst,
+            flow_src_port: &self.flow_src_port,
+            flow_dst_port: &self.flow_dst_port,
             sent: &self.sent,
             coflow_id: &self.coflow_id,
             coflow_arrival_s: &self.arrival,
