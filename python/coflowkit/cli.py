@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
+
+import numpy as np
 
 from coflowkit import __version__, api, metrics, runner
 from coflowkit._core import CoflowkitError, SimulationError
@@ -380,6 +383,77 @@ def cmd_mcs_train(args) -> int:
     return 0
 
 
+def _positive(text: str, name: str, zero_ok: bool = False) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        x = math.nan
+    if not math.isfinite(x) or x < 0 or (x == 0 and not zero_ok):
+        raise UsageError(f"{name} must be a number {'>=' if zero_ok else '>'} 0, got {text!r}")
+    return x
+
+
+def cmd_identify(args) -> int:
+    from coflowkit import identify, metric_learning
+
+    eps, weights, source = identify.DEFAULT_EPS, "spark", "CODA's As (spark)"
+    if args.weights:
+        if args.weights in identify.NAMED_WEIGHTS:
+            weights, source = args.weights, args.weights
+        else:
+            d = metric_learning.load(args.weights)
+            weights, source = d["weights"], args.weights
+            eps = d.get("eps", eps)
+    if args.eps is not None:
+        eps = _positive(args.eps, "--eps")
+    tau = _positive(args.tau, "--tau", zero_ok=True)
+    min_bytes = _positive(args.min_bytes, "--min-bytes", zero_ok=True)
+    t = identify.read_table(args.flows)
+    res = identify.identify(
+        t, weights, eps=eps, tau=tau, algorithm=args.algorithm, min_bytes=min_bytes
+    )
+    import pandas as pd
+
+    out = pd.DataFrame({"flow_id": t.flow_id, "label": res.labels})
+    tmp = args.out + ".tmp"
+    out.to_csv(tmp, index=False)
+    os.replace(tmp, args.out)
+    n_labels = len(set(res.labels[res.labels >= 0].tolist()))
+    print(
+        f"{len(t)} flows, {res.identified} identified (>= {min_bytes:g} bytes) into "
+        f"{n_labels} coflows; weights {source}, eps {eps:g}, tau {tau:g}, {args.algorithm}"
+    )
+    if res.quality is not None:
+        q = res.quality
+        print(
+            f"precision {q.precision:.4f}  recall {q.recall:.4f}  accuracy {q.accuracy:.4f}"
+            " (against coflow_id)"
+        )
+    print(f"wrote {args.out}")
+    return 0
+
+
+def cmd_learn_distance(args) -> int:
+    from coflowkit import identify, metric_learning
+
+    t = identify.read_table(args.flows)
+    if t.coflow_id is None:
+        raise UsageError(f"{args.flows}: coflow_id: a labelled flow table is needed to learn")
+    min_bytes = _positive(args.min_bytes, "--min-bytes", zero_ok=True)
+    keep = np.arange(len(t)) if t.bytes is None else np.flatnonzero(t.bytes >= min_bytes)
+    if len(keep) < 2:
+        raise UsageError(f"{args.flows}: fewer than 2 flows of at least {min_bytes:g} bytes")
+    r = identify.records(t, keep)
+    d = metric_learning.learn(r, t.coflow_id[keep], seed=args.seed)
+    d["trained_on"] = os.path.basename(args.flows)
+    metric_learning.save(d, args.out)
+    print("attribute  weight      relative")
+    for name, w, rel in zip(d["attributes"], d["weights"], d["normalized"]):
+        print(f"{name:<10} {w:<11.4g} {rel:.3f}")
+    print(f"wrote {args.out} (use it with coflowkit identify --weights {args.out})")
+    return 0
+
+
 def cmd_bench(args) -> int:
     from coflowkit import bench
 
@@ -494,6 +568,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     m.add_argument("--out", metavar="FILE", help="write the class file of the mcs policy here")
     m.set_defaults(func=cmd_mcs_train)
+
+    i = sub.add_parser(
+        "identify", help="label the flows of a flow table with identified coflows (CODA)"
+    )
+    i.add_argument("--flows", required=True, metavar="PATH", help="flow table, CSV or Parquet")
+    i.add_argument(
+        "--weights",
+        metavar="FILE|NAME",
+        help="learn-distance output, or spark / hadoop (CODA's As / Ah) / equal (default spark)",
+    )
+    i.add_argument("--eps", metavar="X", help="DBSCAN radius (default: the weights file's, or 0.5)")
+    i.add_argument("--tau", default="0.05", metavar="X", help="Rough-DBSCAN leader range")
+    i.add_argument("--algorithm", choices=["rough", "dbscan"], default="rough")
+    i.add_argument(
+        "--min-bytes", default="100000", metavar="B", help="leave out smaller flows (label -1)"
+    )
+    i.add_argument("--out", required=True, metavar="FILE", help="labels CSV: flow_id,label")
+    i.set_defaults(func=cmd_identify)
+
+    d = sub.add_parser(
+        "learn-distance", help="learn CODA's attribute weights from a labelled flow table"
+    )
+    d.add_argument("--flows", required=True, metavar="PATH", help="flow table with coflow_id")
+    d.add_argument("--min-bytes", default="100000", metavar="B", help="leave out smaller flows")
+    d.add_argument("--seed", type=int, default=1, help="seed of the pair sampling")
+    d.add_argument("--out", required=True, metavar="FILE", help="weights JSON")
+    d.set_defaults(func=cmd_learn_distance)
     return p
 
 

@@ -265,7 +265,7 @@ const CODA: &[ParamSpec] = &[
     ParamSpec { name: "eps", default: "0.5", help: "labels=identify: DBSCAN radius ε over leaders" },
     ParamSpec { name: "tau", default: "0.05", help: "labels=identify: leader range τ of Rough-DBSCAN" },
     ParamSpec { name: "interval_s", default: "0.1", help: "labels=identify: identification interval Δ, seconds" },
-    ParamSpec { name: "min_bytes", default: "100000", help: "labels=identify: flows are identified once they have sent this many bytes" },
+    ParamSpec { name: "min_bytes", default: "0", help: "labels=identify: flows are identified once they have sent this many bytes (CODA: 100000; see docs/identification.md)" },
     ParamSpec { name: "max_conductance", default: "0.1", help: "labels=identify: host communities are split while a cut has conductance below this" },
     AALO[0], AALO[1], AALO[2],
     FLOW_QUEUES[0], FLOW_QUEUES[1], FLOW_QUEUES[2],

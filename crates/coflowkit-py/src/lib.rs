@@ -1,6 +1,8 @@
 //! `coflowkit._core`: the thin PyO3 layer. Conversions, GIL release and error
 //! mapping only; everything pleasant lives in the Python package.
 
+mod ident;
+
 use coflowkit_model::{Fabric, ModelError, Workload as RsWorkload};
 use coflowkit_trace::{FlowColumns, Format};
 use pyo3::create_exception;
@@ -473,6 +475,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_policy, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(coda_labels, m)?)?;
+    m.add_function(wrap_pyfunction!(ident::cluster, m)?)?;
+    m.add_function(wrap_pyfunction!(ident::communities, m)?)?;
+    m.add_class::<ident::RoughIdentifier>()?;
     m.add("CoflowkitError", m.py().get_type::<CoflowkitError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
