@@ -197,6 +197,27 @@ impl RoughIdentifier {
             .collect())
     }
 
+    /// Late binding: for each flow of `flows`, the labels other than its own of
+    /// the clusters with a flow within distance `d` of it (CODA §4.2).
+    fn near(&self, py: Python<'_>, flows: Vec<u32>, d: f64) -> PyResult<Vec<Vec<u32>>> {
+        self.check(&flows)?;
+        if !(d.is_finite() && d >= 0.0) {
+            return Err(err(format!("d={d} is not a number >= 0")));
+        }
+        let (r, x) = (&self.records, &self.rough);
+        Ok(py.allow_threads(|| {
+            flows
+                .iter()
+                .map(|&f| {
+                    let mut out = Vec::new();
+                    x.near(r, f, d, x.label(f), &mut out);
+                    out.sort_unstable();
+                    out
+                })
+                .collect()
+        }))
+    }
+
     #[getter]
     fn leaders(&self) -> usize {
         self.rough.leaders()
