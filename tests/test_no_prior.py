@@ -157,7 +157,7 @@ def test_mcs_train_file_feeds_mcs(tmp_path, fb_trace):
 
 def test_coda_parameters_are_checked():
     w = ck.synthetic("fb", seed=2).head(3)
-    with pytest.raises(CoflowkitError, match="coda: labels=x is not one of truth"):
+    with pytest.raises(CoflowkitError, match="coda: labels=x is not one of identify, truth"):
         ck.simulate(w, "coda", params={"labels": "x"})
     with pytest.raises(CoflowkitError, match="late_binding=maybe is not one of true, false"):
         ck.simulate(w, "coda", params={"late_binding": "maybe"})

@@ -306,7 +306,14 @@ fn identify_config(p: &Params) -> Result<IdentifyConfig, ModelError> {
 }
 
 fn coda(p: &Params) -> Result<AnyPolicy, ModelError> {
-    let labeller: Box<dyn Labeller> = if p.text("labels") == "identify" {
+    let name = p.text("labels");
+    if name != "identify" && !LabelSource::NAMES.contains(&name) {
+        return Err(coda_err(format!(
+            "labels={name} is not one of identify, {}",
+            LabelSource::NAMES.join(", ")
+        )));
+    }
+    let labeller: Box<dyn Labeller> = if name == "identify" {
         Box::new(Identify::new(identify_config(p)?).map_err(coda_err)?)
     } else {
         Box::new(
