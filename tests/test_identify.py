@@ -257,25 +257,10 @@ def test_learn_distance_weights_time_and_feed_identify(tmp_path, capsys):
     assert d["normalized"][0] == 1.0
     capsys.readouterr()
     out = tmp_path / "l.csv"
-    # The learned scale has its own units: give eps in them (0.2 s apart is
-    # sqrt(a_t)·0.2; 10 s apart is 50 times more).
-    eps = str(np.sqrt(w["s_time"]) * 1.0)
-    assert (
-        main(
-            [
-                "identify",
-                "--flows",
-                str(src),
-                "--weights",
-                str(wfile),
-                "--eps",
-                eps,
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
+    # The learned weights have their own scale; learn-distance stored the best
+    # radius on the training table with them.
+    assert d["eps"] > 0 and d["tau"] == pytest.approx(d["eps"] / 10)
+    assert main(["identify", "--flows", str(src), "--weights", str(wfile), "--out", str(out)]) == 0
     assert "precision 1.0000  recall 1.0000" in capsys.readouterr().out
 
 

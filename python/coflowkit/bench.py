@@ -21,8 +21,16 @@ DEFAULT_TRACE = os.path.join("..", "shared", "traces", "FB2010-1Hr-150-0.txt")
 
 
 def run_one(
-    trace: str, policy: str, timeout: float, record: str | None = None
+    trace: str,
+    policy: str,
+    timeout: float,
+    record: str | None = None,
+    transforms: tuple[str, ...] = (),
 ) -> tuple[str, float, float, float]:
+    """Times one `simulate`; ``policy`` may carry parameters: ``coda:labels=identify``."""
+    name, *kvs = policy.split(":")
+    extra = [a for kv in kvs for a in ("--param", kv)]
+    extra += [a for t in transforms for a in ("--transform", t)]
     with tempfile.TemporaryDirectory() as out:
         cmd = [
             sys.executable,
@@ -32,7 +40,8 @@ def run_one(
             "--trace",
             trace,
             "--policy",
-            policy,
+            name,
+            *extra,
             "--out",
             out,
             "--quiet",
@@ -76,7 +85,7 @@ def main(args) -> int:
     if args.policies:
         want = [p.strip() for p in args.policies.split(",") if p.strip()]
         for p in want:
-            if p not in names:
+            if p.split(":")[0] not in names:
                 print(
                     f"coflowkit: error: unknown policy '{p}'; valid policies: {', '.join(names)}",
                     file=sys.stderr,
@@ -88,7 +97,8 @@ def main(args) -> int:
         f"Python {platform.python_version()}",
         f"Command: coflowkit bench --trace {trace}"
         + (f" --policies {args.policies}" if args.policies else "")
-        + (f" --record {args.record}" if getattr(args, "record", None) else ""),
+        + (f" --record {args.record}" if getattr(args, "record", None) else "")
+        + "".join(f" --transform {t}" for t in getattr(args, "transform", None) or ()),
         "",
         "| policy | status | wall time (s) | peak RSS (MiB) | mean CCT (s) |",
         "|---|---|---:|---:|---:|",
@@ -96,7 +106,11 @@ def main(args) -> int:
     print("\n".join(lines), flush=True)
     for name in names:
         status, wall, rss, mean_cct = run_one(
-            trace, name, args.timeout, getattr(args, "record", None)
+            trace,
+            name,
+            args.timeout,
+            getattr(args, "record", None),
+            tuple(getattr(args, "transform", None) or ()),
         )
         cct = f"{mean_cct:.4f}" if mean_cct == mean_cct else "-"
         row = f"| {name} | {status} | {wall:.2f} | {rss:.0f} | {cct} |"

@@ -396,17 +396,19 @@ def _positive(text: str, name: str, zero_ok: bool = False) -> float:
 def cmd_identify(args) -> int:
     from coflowkit import identify, metric_learning
 
-    eps, weights, source = identify.DEFAULT_EPS, "spark", "CODA's As (spark)"
+    eps, tau = identify.DEFAULT_EPS, identify.DEFAULT_TAU
+    weights, source = "spark", "CODA's As (spark)"
     if args.weights:
         if args.weights in identify.NAMED_WEIGHTS:
             weights, source = args.weights, args.weights
         else:
             d = metric_learning.load(args.weights)
             weights, source = d["weights"], args.weights
-            eps = d.get("eps", eps)
+            eps, tau = d.get("eps", eps), d.get("tau", tau)
     if args.eps is not None:
         eps = _positive(args.eps, "--eps")
-    tau = _positive(args.tau, "--tau", zero_ok=True)
+    if args.tau is not None:
+        tau = _positive(args.tau, "--tau", zero_ok=True)
     min_bytes = _positive(args.min_bytes, "--min-bytes", zero_ok=True)
     t = identify.read_table(args.flows)
     res = identify.identify(
@@ -445,11 +447,16 @@ def cmd_learn_distance(args) -> int:
         raise UsageError(f"{args.flows}: fewer than 2 flows of at least {min_bytes:g} bytes")
     r = identify.records(t, keep)
     d = metric_learning.learn(r, t.coflow_id[keep], seed=args.seed)
-    d["trained_on"] = os.path.basename(args.flows)
+    eps, tau, q = identify.choose_eps(r, t.coflow_id[keep], d["weights"])
+    d.update(eps=eps, tau=tau, trained_on=os.path.basename(args.flows))
     metric_learning.save(d, args.out)
     print("attribute  weight      relative")
     for name, w, rel in zip(d["attributes"], d["weights"], d["normalized"]):
         print(f"{name:<10} {w:<11.4g} {rel:.3f}")
+    print(
+        f"eps {eps:.4g}, tau {tau:.4g}: the best radius on this table (precision "
+        f"{q.precision:.4f}, recall {q.recall:.4f})"
+    )
     print(f"wrote {args.out} (use it with coflowkit identify --weights {args.out})")
     return 0
 
@@ -545,7 +552,14 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--trace", default=None, help="trace (default ../shared/traces/FB2010-1Hr-150-0.txt)"
     )
-    b.add_argument("--policies", default=None, help="comma-separated (default: all)")
+    b.add_argument(
+        "--policies",
+        default=None,
+        help="comma-separated, each NAME or NAME:K=V:K=V (default: all, with defaults)",
+    )
+    b.add_argument(
+        "--transform", action="append", metavar="SPEC", help="workload transform (repeatable)"
+    )
     b.add_argument("--timeout", type=float, default=1800, help="seconds per policy (default 1800)")
     b.add_argument("--out", help="write the table as Markdown here")
     b.add_argument(
@@ -579,7 +593,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="learn-distance output, or spark / hadoop (CODA's As / Ah) / equal (default spark)",
     )
     i.add_argument("--eps", metavar="X", help="DBSCAN radius (default: the weights file's, or 0.5)")
-    i.add_argument("--tau", default="0.05", metavar="X", help="Rough-DBSCAN leader range")
+    i.add_argument("--tau", metavar="X", help="leader range (default: the weights file's, or 0.05)")
     i.add_argument("--algorithm", choices=["rough", "dbscan"], default="rough")
     i.add_argument(
         "--min-bytes", default="100000", metavar="B", help="leave out smaller flows (label -1)"

@@ -324,3 +324,30 @@ def identify(
         if t.coflow_id is not None:
             q = quality(t.coflow_id[keep], labels[keep])
     return Identified(labels=labels, quality=q, identified=len(keep))
+
+
+def choose_eps(
+    r: dict, truth, weights, steps: int = 25, tau_fraction: float = 0.1, algorithm="rough"
+) -> tuple[float, float, Quality]:
+    """The radius ε (and τ = ``tau_fraction``·ε) that identifies the labelled
+    records ``r`` best (highest accuracy; the smallest ε on ties), searched on a
+    geometric grid spanning the distances between time-adjacent flows. Learned
+    weights have their own scale, so ε must be found in it."""
+    w = _weights(weights)
+    truth = np.asarray(truth)
+    t = np.sort(np.asarray(r["time"], dtype=np.float64))
+    gaps = np.diff(t)
+    gaps = gaps[gaps > 0]
+    if w[0] <= 0 or gaps.size == 0:
+        grid = np.geomspace(1e-3, 1e3, steps)
+    else:
+        lo = math.sqrt(w[0]) * float(np.quantile(gaps, 0.5))
+        hi = math.sqrt(w[0] * max(float(t[-1] - t[0]), 1e-9) ** 2 + sum(w[1:]))
+        grid = np.geomspace(max(lo, hi * 1e-6), hi, steps)
+    best = None
+    for eps in grid:
+        lab = cluster_records(r, w, float(eps), float(eps) * tau_fraction, algorithm)
+        q = quality(truth, lab)
+        if best is None or q.accuracy > best[2].accuracy + 1e-12:
+            best = (float(eps), float(eps) * tau_fraction, q)
+    return best

@@ -488,14 +488,18 @@ def _validate(d, where: str) -> dict:
             raise CoflowkitError(f"{where}: weight of {name} is not a number: {x!r}")
         if not math.isfinite(x) or x < 0:
             raise CoflowkitError(f"{where}: weight of {name} must be finite and >= 0, got {x!r}")
-    if "eps" in d:
-        e = d["eps"]
-        if isinstance(e, bool) or not isinstance(e, (int, float)) or not math.isfinite(e) or e <= 0:
-            raise CoflowkitError(f"{where}: eps must be a number > 0, got {e!r}")
+    for key, low in (("eps", 0.0), ("tau", None)):
+        if key in d:
+            e = d[key]
+            bad = isinstance(e, bool) or not isinstance(e, (int, float)) or not math.isfinite(e)
+            if bad or (e <= 0 if low is not None else e < 0):
+                op = ">" if low is not None else ">="
+                raise CoflowkitError(f"{where}: {key} must be a number {op} 0, got {e!r}")
     out = dict(d)
     out["weights"] = [float(x) for x in w]
-    if "eps" in d:
-        out["eps"] = float(d["eps"])
+    for key in ("eps", "tau"):
+        if key in d:
+            out[key] = float(d[key])
     return out
 
 
