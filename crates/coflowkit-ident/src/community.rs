@@ -18,7 +18,6 @@ use crate::unionfind::UnionFind;
 /// `edges` (`(a, b, w)`, repeats add up, self-loops ignored). Communities are
 /// numbered in order of their smallest host.
 pub fn communities(hosts: usize, edges: &[(u32, u32, f64)], max_conductance: f64) -> Vec<u32> {
-    // Dense symmetric weights over the hosts with traffic.
     let mut uf = UnionFind::new(hosts);
     let mut deg = vec![0.0; hosts];
     for &(a, b, w) in edges {
@@ -58,7 +57,7 @@ pub fn communities(hosts: usize, edges: &[(u32, u32, f64)], max_conductance: f64
 }
 
 /// The best Cheeger cut of the (connected) subgraph on `part`, if its
-/// conductance is below `max_conductance`.
+/// conductance is below `max_conductance`. Sparse: `O(edges)` per power step.
 fn bisect(
     part: &[u32],
     edges: &[(u32, u32, f64)],
@@ -69,22 +68,26 @@ fn bisect(
     for (i, &h) in part.iter().enumerate() {
         at.insert(h, i);
     }
-    let mut w = vec![0.0; n * n];
+    // Sparse symmetric weights of the part: adjacency lists (repeats summed).
+    let mut pairs: std::collections::BTreeMap<(usize, usize), f64> = Default::default();
     for &(a, b, x) in edges {
         if a == b || x <= 0.0 {
             continue;
         }
         if let (Some(&i), Some(&j)) = (at.get(&a), at.get(&b)) {
-            w[i * n + j] += x;
-            w[j * n + i] += x;
+            *pairs.entry((i.min(j), i.max(j))).or_insert(0.0) += x;
         }
     }
-    let deg: Vec<f64> = (0..n).map(|i| w[i * n..(i + 1) * n].iter().sum()).collect();
+    let mut adj: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+    for (&(i, j), &x) in &pairs {
+        adj[i].push((j, x));
+        adj[j].push((i, x));
+    }
+    let deg: Vec<f64> = adj.iter().map(|r| r.iter().map(|e| e.1).sum()).collect();
     let vol: f64 = deg.iter().sum();
     if vol <= 0.0 {
         return None;
     }
-    let s: Vec<f64> = deg.iter().map(|d| d.sqrt()).collect();
     let inv: Vec<f64> = deg
         .iter()
         .map(|&d| if d > 0.0 { 1.0 / d.sqrt() } else { 0.0 })
@@ -95,13 +98,13 @@ fn bisect(
             v.iter_mut().for_each(|x| *x /= z);
         }
     };
-    let mut v1 = s.clone();
+    let mut v1: Vec<f64> = deg.iter().map(|d| d.sqrt()).collect();
     norm(&mut v1);
     let deflate = |v: &mut [f64]| {
         let p: f64 = v.iter().zip(&v1).map(|(a, b)| a * b).sum();
         v.iter_mut().zip(&v1).for_each(|(a, b)| *a -= p * b);
     };
-    // Deterministic start, not orthogonal to any structure in particular.
+    // Deterministic start, not aligned with any structure in particular.
     let mut v: Vec<f64> = (0..n)
         .map(|i| ((i * 7919 + 13) % 101) as f64 - 50.0)
         .collect();
@@ -110,11 +113,7 @@ fn bisect(
     let mut next = vec![0.0; n];
     for _ in 0..1000 {
         for i in 0..n {
-            let row = &w[i * n..(i + 1) * n];
-            let mut acc = 0.0;
-            for j in 0..n {
-                acc += row[j] * inv[j] * v[j];
-            }
+            let acc: f64 = adj[i].iter().map(|&(j, x)| x * inv[j] * v[j]).sum();
             next[i] = 0.5 * (v[i] + inv[i] * acc);
         }
         deflate(&mut next);
@@ -136,14 +135,11 @@ fn bisect(
         inside[i] = true;
         vs += deg[i];
         // Edges of i to the outside enter the cut, edges to the inside leave it.
-        let row = &w[i * n..(i + 1) * n];
-        for j in 0..n {
-            if j != i {
-                if inside[j] {
-                    cut -= row[j];
-                } else {
-                    cut += row[j];
-                }
+        for &(j, x) in &adj[i] {
+            if inside[j] {
+                cut -= x;
+            } else {
+                cut += x;
             }
         }
         let phi = cut / vs.min(vol - vs);
