@@ -324,3 +324,19 @@ def test_identify_parameters_are_checked():
     ]:
         with pytest.raises(CoflowkitError, match=message):
             ck.simulate(w, "coda", params={"labels": "identify", **params})
+
+
+def test_identify_reads_parquet_and_names_rows(tmp_path, capsys):
+    import pandas as pd
+
+    df = pd.read_csv(__import__("io").StringIO(FLOWS))
+    src = tmp_path / "flows.parquet"
+    df.to_parquet(src)
+    out = tmp_path / "labels.csv"
+    assert main(["identify", "--flows", str(src), "--out", str(out)]) == 0
+    assert "precision 1.0000  recall 1.0000" in capsys.readouterr().out
+    assert pd.read_csv(out)["label"].tolist()[5] == -1
+    df.loc[2, "start_s"] = float("nan")
+    df.to_parquet(src)
+    assert main(["identify", "--flows", str(src), "--out", str(out)]) == 2
+    assert "row 3: start_s: missing value" in capsys.readouterr().err

@@ -92,19 +92,19 @@ def _numbers(df, name, path, where, first, kind, optional):
     out = np.empty(len(raw), dtype=np.float64)
     for i, v in enumerate(raw):
         text = v.strip() if isinstance(v, str) else v
+        if text == "" or text is None or (isinstance(text, float) and math.isnan(text)):
+            if not optional:
+                raise CoflowkitError(f"{path}: {where} {i + first}: {name}: missing value")
+            out[i] = math.nan
+            continue
         try:
-            if text == "" or text is None or (isinstance(text, float) and math.isnan(text)):
-                if not optional:
-                    raise ValueError("missing value")
-                x = math.nan
-            else:
-                x = float(text)
-                if not math.isfinite(x):
-                    raise ValueError
-                if kind == "uint" and (x < 0 or not float(x).is_integer()):
-                    raise ValueError
-                if kind == "nonneg" and x < 0:
-                    raise ValueError
+            x = float(text)
+            if not math.isfinite(x):
+                raise ValueError
+            if kind == "uint" and (x < 0 or not float(x).is_integer()):
+                raise ValueError
+            if kind == "nonneg" and x < 0:
+                raise ValueError
         except ValueError:
             what = {"uint": "an integer >= 0", "nonneg": "a number >= 0"}.get(kind, "a number")
             raise CoflowkitError(
