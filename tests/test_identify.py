@@ -340,3 +340,25 @@ def test_identify_reads_parquet_and_names_rows(tmp_path, capsys):
     df.to_parquet(src)
     assert main(["identify", "--flows", str(src), "--out", str(out)]) == 2
     assert "row 3: start_s: missing value" in capsys.readouterr().err
+
+
+def test_simulation_reports_the_labels_it_scheduled_with(tmp_path):
+    from coflowkit import runner
+
+    w = _core.parse_trace("separated", SEPARATED, "flows")
+    r = ck.simulate(w, "coda", params={"labels": "identify"})
+    lab = np.asarray(r.extra["flow_labels"])
+    assert quality([1, 1, 1, 2, 2, 3], lab) == quality([0, 0, 0, 1, 1, 2], [0, 0, 0, 1, 1, 2])
+    assert lab[0] == lab[1] == lab[2] != lab[3] == lab[4] != lab[5]
+    assert "flow_labels" not in ck.simulate(w, "aalo").extra
+    # Through the runner and its cache, too.
+    src = tmp_path / "sep.csv"
+    src.write_text(SEPARATED)
+    job = runner.Job(
+        workload=runner.WorkloadSpec(trace=str(src)),
+        policy="coda",
+        params=(("labels", "identify"),),
+    )
+    for _ in range(2):
+        (res,) = runner.run_jobs([job], cache_dir=str(tmp_path / "c"))
+        assert np.array_equal(res.extra["flow_labels"], lab)

@@ -180,7 +180,8 @@ def result_from_raw(workload: Workload, policy: str, p: dict[str, str], raw: dic
         summary=metrics.summarize(table),
         events=raw["events"],
         policy_calls=raw["policy_calls"],
-        extra={"checks": raw.get("checks", 0)},
+        extra={"checks": raw.get("checks", 0)}
+        | ({"flow_labels": raw["flow_labels"]} if raw.get("flow_labels") is not None else {}),
         series=series,
         progress=progress_rows,
         series_summary=series_summary,

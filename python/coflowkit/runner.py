@@ -135,7 +135,9 @@ def _run_one(job: Job) -> dict[str, Any]:
         None,
     )
     return {
-        k: raw[k] for k in ("finish_s", "events", "policy_calls", "series", "progress") if k in raw
+        k: raw[k]
+        for k in ("finish_s", "events", "policy_calls", "series", "progress", "flow_labels")
+        if k in raw
     }
 
 

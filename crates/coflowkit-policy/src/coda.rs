@@ -272,6 +272,10 @@ impl Coda {
 }
 
 impl NonClairvoyantPolicy for Coda {
+    fn flow_labels(&self) -> Option<Vec<u32>> {
+        Some(self.labels.clone())
+    }
+
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
         let c: &Common = v;
         self.size_for(c);

@@ -217,6 +217,12 @@ pub trait ClairvoyantPolicy: Send {
 
 pub trait NonClairvoyantPolicy: Send {
     fn decide(&mut self, view: &NonClairvoyantView, out: &mut Decision);
+
+    /// For a policy that schedules coflows it identified itself: the label each
+    /// flow had last (by global flow index; `u32::MAX` for a flow never seen).
+    fn flow_labels(&self) -> Option<Vec<u32>> {
+        None
+    }
 }
 
 /// A policy of either information model.
@@ -226,6 +232,14 @@ pub enum AnyPolicy {
 }
 
 impl AnyPolicy {
+    /// See [`NonClairvoyantPolicy::flow_labels`].
+    pub fn flow_labels(&self) -> Option<Vec<u32>> {
+        match self {
+            AnyPolicy::Clairvoyant(_) => None,
+            AnyPolicy::NonClairvoyant(p) => p.flow_labels(),
+        }
+    }
+
     pub fn info(&self) -> Info {
         match self {
             AnyPolicy::Clairvoyant(_) => Info::Clairvoyant,

@@ -411,6 +411,13 @@ fn simulate<'py>(
     d.set_item("checks", r.checks)?;
     d.set_item("active_flow_calls", r.active_flow_calls)?;
     d.set_item("complete", r.complete)?;
+    if let Some(l) = r.flow_labels {
+        let l: Vec<i64> = l
+            .into_iter()
+            .map(|x| if x == u32::MAX { -1 } else { x as i64 })
+            .collect();
+        d.set_item("flow_labels", l)?;
+    }
     if let Some(s) = r.series {
         let t = PyDict::new(py);
         t.set_item("time_s", s.time_s)?;

@@ -58,6 +58,9 @@ pub struct SimResult {
     pub series: Option<Series>,
     /// False when the run stopped at [`SimOptions::horizon_s`] with work left.
     pub complete: bool,
+    /// The labels a policy that schedules identified coflows gave each flow
+    /// (the last label of every flow; `coda`), for measuring identification.
+    pub flow_labels: Option<Vec<u32>>,
 }
 
 /// A simulation that could not complete.
@@ -85,7 +88,10 @@ pub fn simulate(
     opts: &SimOptions,
     progress: Option<Progress>,
 ) -> Result<SimResult, SimError> {
-    Engine::new(w, opts.check_invariants || cfg!(debug_assertions)).run(policy, opts, progress)
+    let mut r = Engine::new(w, opts.check_invariants || cfg!(debug_assertions))
+        .run(policy, opts, progress)?;
+    r.flow_labels = policy.flow_labels();
+    Ok(r)
 }
 
 /// One port per flow from the workload's metadata ([`NO_PORT`] when unknown).
@@ -237,6 +243,7 @@ impl<'w> Engine<'w> {
                 checks: 0,
                 series: None,
                 complete: true,
+                flow_labels: None,
             },
             finished_coflows: 0,
             path_count: vec![0; w.fabric.num_paths()],
