@@ -11,6 +11,7 @@ EXPERIMENTS = {
     "coflex": "Coflex (Sec. IV-V): Table III, Figs. 4-6 on the Facebook trace; micro-benchmark",
     "mcs": "MCS (Sec. VIII): Table I, Figs. 13-18 on the Facebook trace (batched, Poisson loads)",
     "coda-scheduler": "CODA (Secs. 4, 6.4): Figs. 11-13, 15-16, scheduling with wrong coflows",
+    "coda-identify": "CODA (Secs. 3, 6.3, 6.4): Fig. 10, Table 1, Fig. 14, Figs. 11-12 identified",
 }
 
 
@@ -34,6 +35,10 @@ def run(name: str, **kw) -> str:
         from coflowkit.experiments import coda_scheduler
 
         return coda_scheduler.run(**kw)
+    if name == "coda-identify":
+        from coflowkit.experiments import coda_identify
+
+        return coda_identify.run(**kw)
     from coflowkit._core import CoflowkitError
 
     raise CoflowkitError(f"unknown experiment '{name}'; valid: {', '.join(EXPERIMENTS)}")
