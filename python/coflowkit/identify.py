@@ -239,7 +239,8 @@ def records(t: Table, keep: np.ndarray | None = None, max_conductance: float = 0
     return r
 
 
-def _weights(weights) -> tuple:
+def weights_vector(weights) -> tuple:
+    """The 7 weights (ATTRIBUTES order) of a name in NAMED_WEIGHTS or a list."""
     if weights is None:
         weights = "spark"
     if isinstance(weights, str):
@@ -265,7 +266,7 @@ def cluster_records(
     """Cluster numbers of the records ``r`` (see :func:`records`)."""
     if algorithm not in ALGORITHMS:
         raise CoflowkitError(f"algorithm={algorithm} is not one of {', '.join(ALGORITHMS)}")
-    w = _weights(weights)
+    w = weights_vector(weights)
     extra, w_extra = [], []
     for k, attr in enumerate(ATTRIBUTES[1:5], start=1):
         if attr in r and w[k] > 0:
@@ -333,7 +334,7 @@ def choose_eps(
     records ``r`` best (highest accuracy; the smallest ε on ties), searched on a
     geometric grid spanning the distances between time-adjacent flows. Learned
     weights have their own scale, so ε must be found in it."""
-    w = _weights(weights)
+    w = weights_vector(weights)
     truth = np.asarray(truth)
     t = np.sort(np.asarray(r["time"], dtype=np.float64))
     gaps = np.diff(t)

@@ -119,7 +119,9 @@ def pair_features(records, i, j) -> np.ndarray:
     ``records`` is a dict of equally long numpy arrays, one entry per flow:
     ``time`` (s_time, required), ``m_size``, ``v_size``, ``m_int``, ``v_int``
     (floats), ``com`` (int community key) and ``agg`` (int64 key of the
-    destination host and port, -1 when the port is unknown). A missing key means
+    destination host and port; ``coflowkit.identify.records`` aggregates a flow
+    with no port by its destination host, as the clustering does, and never
+    writes -1; a caller may pass -1 for "matches nothing"). A missing key means
     the attribute is unavailable and its column is 0. Numeric columns hold squared
     differences; ``d_com`` is 1 when the communities differ, ``d_prt`` is 1 when
     the aggregation keys differ or either is -1.

@@ -425,7 +425,7 @@ def extended_quality(truth, own, near) -> tuple[labels.Quality, float]:
 def rough_identifier(records: dict, weights, eps: float, tau: float):
     """A :class:`_core.RoughIdentifier` over ``records`` with the paper's kind of
     weights (time, community, port; no packet statistics)."""
-    w = identify._weights(weights)
+    w = identify.weights_vector(weights)
     return _core.RoughIdentifier(
         np.asarray(records["time"], dtype=np.float64).tolist(),
         np.asarray(records["com"], dtype=np.uint64).tolist(),
@@ -544,7 +544,7 @@ def speed_benchmark(setup: SpeedSetup, cfg: Config, weights="hadoop") -> pd.Data
     scratch, and on a few of them the slow exact DBSCANs too (the Rust one with its
     one-dimensional shortcut turned off, and scikit-learn's). One row per timed
     round: counts, times (ms) and each algorithm's precision and recall."""
-    w = identify._weights(weights)
+    w = identify.weights_vector(weights)
     r = setup.records
     n = len(setup.truth)
     time_l = np.asarray(r["time"], dtype=np.float64)
