@@ -57,11 +57,21 @@ def quality(truth, labels) -> Quality:
         )
     if t.size == 0:
         raise CoflowkitError("no flows to compare")
+    return membership_quality(t, np.arange(t.size), lab)
+
+
+def membership_quality(truth, flow, label) -> Quality:
+    """Precision and recall when flows may belong to several identified coflows
+    (late binding's extended coflows): flow ``flow[m]`` is in ``label[m]``.
+    An identified coflow's size is its number of members; a true coflow's, its
+    number of flows. With one membership per flow this is :func:`quality`."""
+    t = np.asarray(truth)
     _, ti = np.unique(t, return_inverse=True)
-    _, li = np.unique(lab, return_inverse=True)
+    _, li = np.unique(np.asarray(label), return_inverse=True)
+    ti, li = ti.reshape(-1), li.reshape(-1)
     nt, nl = ti.max() + 1, li.max() + 1
-    # Flows per (true coflow, label) pair.
-    pair, count = np.unique(ti.astype(np.int64) * nl + li, return_counts=True)
+    # Members per (true coflow, label) pair.
+    pair, count = np.unique(ti[np.asarray(flow)].astype(np.int64) * nl + li, return_counts=True)
     pt, pl = pair // nl, pair % nl
     size_t = np.bincount(ti, minlength=nt)
     size_l = np.bincount(li, minlength=nl)

@@ -405,20 +405,7 @@ def extended_quality(truth, own, near) -> tuple[labels.Quality, float]:
     counts = np.fromiter((len(x) for x in near), dtype=np.int64, count=n)
     flow = np.concatenate([np.arange(n), np.repeat(np.arange(n), counts)])
     lab = np.concatenate([own, np.fromiter((y for x in near for y in x), dtype=np.int64)])
-    _, ti = np.unique(truth, return_inverse=True)
-    _, li = np.unique(lab, return_inverse=True)
-    ti = ti.reshape(-1)
-    li = li.reshape(-1)
-    nt, nl = int(ti.max()) + 1, int(li.max()) + 1
-    pair, count = np.unique(ti[flow].astype(np.int64) * nl + li, return_counts=True)
-    pt, pl = pair // nl, pair % nl
-    size_t = np.bincount(ti, minlength=nt)
-    size_l = np.bincount(li, minlength=nl)
-    best_l = np.zeros(nl, dtype=np.int64)
-    np.maximum.at(best_l, pl, count)
-    best_t = np.zeros(nt, dtype=np.int64)
-    np.maximum.at(best_t, pt, count)
-    q = labels.Quality(float(np.mean(best_l / size_l)), float(np.mean(best_t / size_t)))
+    q = labels.membership_quality(truth, flow, lab)
     return q, float(np.mean(counts > 0))
 
 
