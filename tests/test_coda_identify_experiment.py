@@ -10,7 +10,7 @@ import coflowkit as ck
 import numpy as np
 import pandas as pd
 import pytest
-from coflowkit import identify, labels, runner
+from coflowkit import identify, labels, metric_learning, runner
 from coflowkit.experiments import EXPERIMENTS, common
 from coflowkit.experiments import coda_identify as ci
 from coflowkit.experiments import coda_scheduler as cs
@@ -143,9 +143,9 @@ def test_fig10_tables(report, small_trace):
 def test_learned_weights_table(report):
     out, _ = report
     t = _csv(out, "learned_weights")
-    assert list(t["attribute"]) == list(ci.metric_learning.ATTRIBUTES)
-    assert list(t["paper As"]) == ci.metric_learning.PAPER_WEIGHTS["spark"]
-    assert list(t["paper Ah"]) == ci.metric_learning.PAPER_WEIGHTS["hadoop"]
+    assert list(t["attribute"]) == list(metric_learning.ATTRIBUTES)
+    assert list(t["paper As"]) == metric_learning.PAPER_WEIGHTS["spark"]
+    assert list(t["paper Ah"]) == metric_learning.PAPER_WEIGHTS["hadoop"]
     for key in ci.TRAINING:
         assert (t[f"ours, {key}"] >= 0).all()
         assert t[f"ours, {key} / max"].max() == pytest.approx(1.0)

@@ -266,20 +266,10 @@ def cluster_records(
     """Cluster numbers of the records ``r`` (see :func:`records`)."""
     if algorithm not in ALGORITHMS:
         raise CoflowkitError(f"algorithm={algorithm} is not one of {', '.join(ALGORITHMS)}")
-    w = weights_vector(weights)
-    extra, w_extra = [], []
-    for k, attr in enumerate(ATTRIBUTES[1:5], start=1):
-        if attr in r and w[k] > 0:
-            extra.append(np.asarray(r[attr], dtype=np.float64).tolist())
-            w_extra.append(w[k])
+    cols, w_extra, extra = _columns(r, weights)
     return np.asarray(
         _core.cluster(
-            np.asarray(r["time"], dtype=np.float64).tolist(),
-            np.asarray(r["com"], dtype=np.uint64).tolist(),
-            np.asarray(r["agg"], dtype=np.uint64).tolist(),
-            w[0],
-            w[5],
-            w[6],
+            *cols,
             float(eps),
             extra=extra,
             w_extra=w_extra,
@@ -289,6 +279,35 @@ def cluster_records(
         ),
         dtype=np.int64,
     )
+
+
+def _columns(r: dict, weights) -> tuple[list, list, list]:
+    """The binding's arguments for records ``r``: ``[time, com, agg, a_t, a_com,
+    a_prt]``, and the packet-statistic columns present with a positive weight
+    (their weights, their values)."""
+    w = weights_vector(weights)
+    extra, w_extra = [], []
+    for k, attr in enumerate(ATTRIBUTES[1:5], start=1):
+        if attr in r and w[k] > 0:
+            extra.append(np.asarray(r[attr], dtype=np.float64).tolist())
+            w_extra.append(w[k])
+    cols = [
+        np.asarray(r["time"], dtype=np.float64).tolist(),
+        np.asarray(r["com"], dtype=np.uint64).tolist(),
+        np.asarray(r["agg"], dtype=np.uint64).tolist(),
+        w[0],
+        w[5],
+        w[6],
+    ]
+    return cols, w_extra, extra
+
+
+def rough_identifier(r: dict, weights, eps: float = DEFAULT_EPS, tau: float = DEFAULT_TAU):
+    """An incremental Rough-DBSCAN structure (:class:`_core.RoughIdentifier`) over
+    the records ``r``: flows enter (``insert``) and leave (``remove``) by index,
+    ``cluster()`` re-clusters, ``labels`` and ``near`` read it."""
+    cols, w_extra, extra = _columns(r, weights)
+    return _core.RoughIdentifier(*cols, float(eps), float(tau), extra=extra, w_extra=w_extra)
 
 
 @dataclass(frozen=True)
