@@ -1,15 +1,59 @@
 //! Fabrics: capacitated links and the routing of a flow onto a path of links.
 
+use crate::fattree::{FatTree, Placement};
 use crate::{LinkId, ModelError, PathId, GBPS_BYTES_PER_S};
 use std::collections::HashMap;
 
-/// How flows are routed. New topologies (FatTree with ECMP) add a variant here and a
-/// routing rule in [`Fabric::route`]; policies only ever see link lists.
+/// How flows are routed. A topology adds a variant here and a routing rule in
+/// [`Fabric::route`]; policies only ever see link lists.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Topology {
     /// The non-blocking big switch: `ports` uplinks (links `0..P`) and `ports`
     /// downlinks (links `P..2P`); `src→dst` uses `[up(src), down(dst)]`.
     BigSwitch { ports: u32 },
+    /// A k-ary FatTree with ECMP routing; the trace's ports are placed on its hosts
+    /// (see [`crate::fattree`]).
+    FatTree(Box<FatTree>),
+}
+
+/// Largest FatTree arity accepted (k = 48 has 27,648 hosts; k = 64, 65,536).
+pub const MAX_FATTREE_K: u32 = 64;
+
+/// Parses `KEY=VALUE,...` options of a fabric spec.
+fn options<'a>(spec: &str, opts: &'a str) -> Result<Vec<(&'a str, &'a str)>, ModelError> {
+    opts.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|kv| {
+            kv.split_once('=')
+                .map(|(k, v)| (k.trim(), v.trim()))
+                .ok_or_else(|| {
+                    ModelError::param(
+                        "fabric",
+                        format!("option '{kv}' in '{spec}' is not KEY=VALUE"),
+                    )
+                })
+        })
+        .collect()
+}
+
+/// A link speed in Gbps, > 0.
+fn speed(name: &str, v: &str) -> Result<f64, ModelError> {
+    let x = v
+        .parse::<f64>()
+        .map_err(|_| ModelError::param("fabric", format!("{name}='{v}' is not a number")))?;
+    if !(x.is_finite() && x > 0.0) {
+        return Err(ModelError::param(
+            "fabric",
+            format!("{name} must be > 0, got {v}"),
+        ));
+    }
+    Ok(x)
+}
+
+fn whole(name: &str, v: &str) -> Result<u64, ModelError> {
+    v.parse::<u64>()
+        .map_err(|_| ModelError::param("fabric", format!("{name}='{v}' is not a whole number")))
 }
 
 /// A set of capacitated links plus a routing rule, with interned paths.
@@ -23,6 +67,9 @@ pub struct Fabric {
     /// Dense path lookup for the big switch (`src·P + dst`), built lazily.
     dense: Vec<PathId>,
     interned: HashMap<Vec<LinkId>, PathId>,
+    /// FatTree paths by `(src host · H + dst host) · (k/2)² + ECMP choice`.
+    keyed: HashMap<u64, PathId>,
+    scratch: Vec<LinkId>,
 }
 
 impl Fabric {
@@ -47,11 +94,58 @@ impl Fabric {
             path_links: Vec::new(),
             dense: Vec::new(),
             interned: HashMap::new(),
+            keyed: HashMap::new(),
+            scratch: Vec::new(),
         })
     }
 
-    /// Parses a fabric spec such as `bigswitch`, `bigswitch:gbps=10` or
-    /// `bigswitch:gbps=1,ports=200`. `trace_ports` is the trace's port count, used
+    /// A k-ary FatTree whose host links carry `host_bytes_per_s` and whose
+    /// switch-to-switch links carry `fabric_bytes_per_s`, with the `ports`
+    /// endpoints of a trace placed on its hosts by `placement` (`seed` drives the
+    /// random placement and the ECMP hash).
+    pub fn fat_tree(
+        k: u32,
+        ports: u32,
+        host_bytes_per_s: f64,
+        fabric_bytes_per_s: f64,
+        placement: Placement,
+        seed: u64,
+    ) -> Result<Fabric, ModelError> {
+        if k < 2 || k % 2 == 1 || k > MAX_FATTREE_K {
+            return Err(ModelError::param(
+                "fabric",
+                format!("fattree k must be an even number from 2 to {MAX_FATTREE_K}, got {k}"),
+            ));
+        }
+        if ports == 0 {
+            return Err(ModelError::param("ports", "a fabric needs at least one port"));
+        }
+        for (name, x) in [("host_gbps", host_bytes_per_s), ("fabric_gbps", fabric_bytes_per_s)] {
+            if !(x.is_finite() && x > 0.0) {
+                return Err(ModelError::param(
+                    "fabric",
+                    format!("{name}: link capacity must be a positive number, got {x}"),
+                ));
+            }
+        }
+        let t = FatTree::new(k, ports, placement, seed);
+        let h = t.num_hosts() as usize;
+        let mut capacities = vec![fabric_bytes_per_s; t.num_links()];
+        capacities[..2 * h].fill(host_bytes_per_s);
+        Ok(Fabric {
+            topology: Topology::FatTree(Box::new(t)),
+            capacities,
+            path_offsets: vec![0],
+            path_links: Vec::new(),
+            dense: Vec::new(),
+            interned: HashMap::new(),
+            keyed: HashMap::new(),
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Parses a fabric spec such as `bigswitch`, `bigswitch:gbps=10`,
+    /// `bigswitch:gbps=1,ports=200` or `fattree:k=16,host_gbps=10,placement=rack`. `trace_ports` is the trace's port count, used
     /// when the spec does not set `ports`.
     pub fn from_spec(spec: &str, trace_ports: u32) -> Result<Fabric, ModelError> {
         let spec = spec.trim();
@@ -65,36 +159,13 @@ impl Fabric {
                 let mut up_gbps: Option<f64> = None;
                 let mut down_gbps: Option<f64> = None;
                 let mut ports = trace_ports;
-                for kv in opts.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                    let (k, v) = kv.split_once('=').ok_or_else(|| {
-                        ModelError::param(
-                            "fabric",
-                            format!("option '{kv}' in '{spec}' is not KEY=VALUE"),
-                        )
-                    })?;
-                    let speed = |name: &str| -> Result<f64, ModelError> {
-                        let x = v.trim().parse::<f64>().map_err(|_| {
-                            ModelError::param("fabric", format!("{name}='{v}' is not a number"))
-                        })?;
-                        if !(x.is_finite() && x > 0.0) {
-                            return Err(ModelError::param(
-                                "fabric",
-                                format!("{name} must be > 0, got {v}"),
-                            ));
-                        }
-                        Ok(x)
-                    };
-                    match k.trim() {
-                        "gbps" => gbps = speed("gbps")?,
-                        "up_gbps" => up_gbps = Some(speed("up_gbps")?),
-                        "down_gbps" => down_gbps = Some(speed("down_gbps")?),
+                for (k, v) in options(spec, opts)? {
+                    match k {
+                        "gbps" => gbps = speed("gbps", v)?,
+                        "up_gbps" => up_gbps = Some(speed("up_gbps", v)?),
+                        "down_gbps" => down_gbps = Some(speed("down_gbps", v)?),
                         "ports" => {
-                            ports = v.trim().parse::<u32>().map_err(|_| {
-                                ModelError::param(
-                                    "fabric",
-                                    format!("ports='{v}' is not a whole number"),
-                                )
-                            })?;
+                            ports = whole("ports", v)?.min(u32::MAX as u64) as u32;
                             if ports < trace_ports {
                                 return Err(ModelError::param(
                                     "fabric",
@@ -124,17 +195,84 @@ impl Fabric {
                 }
                 Ok(f)
             }
+            "fattree" | "fat-tree" => {
+                let mut k: Option<u32> = None;
+                let mut host_gbps: Option<f64> = None;
+                let mut fabric_gbps: Option<f64> = None;
+                let mut gbps = 1.0;
+                let mut ports = trace_ports;
+                let mut placement = Placement::Spread;
+                let mut seed = 1u64;
+                for (key, v) in options(spec, opts)? {
+                    match key {
+                        "k" => k = Some(whole("k", v)?.min(u32::MAX as u64) as u32),
+                        "gbps" => gbps = speed("gbps", v)?,
+                        "host_gbps" => host_gbps = Some(speed("host_gbps", v)?),
+                        "fabric_gbps" => fabric_gbps = Some(speed("fabric_gbps", v)?),
+                        "ports" => {
+                            ports = whole("ports", v)?.min(u32::MAX as u64) as u32;
+                            if ports < trace_ports {
+                                return Err(ModelError::param(
+                                    "fabric",
+                                    format!(
+                                        "ports={ports} is smaller than the trace's {trace_ports} ports"
+                                    ),
+                                ));
+                            }
+                        }
+                        "placement" => {
+                            placement = Placement::parse(v).ok_or_else(|| {
+                                ModelError::param(
+                                    "fabric",
+                                    format!(
+                                        "unknown placement '{v}'; valid placements: spread, rack, random"
+                                    ),
+                                )
+                            })?
+                        }
+                        "seed" => seed = whole("seed", v)?,
+                        other => {
+                            return Err(ModelError::param(
+                                "fabric",
+                                format!(
+                                    "unknown fattree option '{other}'; valid options: k, gbps, host_gbps, fabric_gbps, ports, placement, seed"
+                                ),
+                            ))
+                        }
+                    }
+                }
+                let k = k.ok_or_else(|| {
+                    ModelError::param("fabric", format!("'{spec}' needs k (for example fattree:k=8)"))
+                })?;
+                Fabric::fat_tree(
+                    k,
+                    ports,
+                    host_gbps.unwrap_or(gbps) * GBPS_BYTES_PER_S,
+                    fabric_gbps.unwrap_or(gbps) * GBPS_BYTES_PER_S,
+                    placement,
+                    seed,
+                )
+            }
             other => Err(ModelError::param(
                 "fabric",
-                format!("unknown fabric '{other}'; valid fabrics: bigswitch"),
+                format!("unknown fabric '{other}'; valid fabrics: bigswitch, fattree"),
             )),
         }
     }
 
     /// Number of endpoints (ports or hosts).
     pub fn ports(&self) -> u32 {
-        match self.topology {
-            Topology::BigSwitch { ports } => ports,
+        match &self.topology {
+            Topology::BigSwitch { ports } => *ports,
+            Topology::FatTree(t) => t.ports,
+        }
+    }
+
+    /// The FatTree, when the fabric is one.
+    pub fn fat_tree_shape(&self) -> Option<&FatTree> {
+        match &self.topology {
+            Topology::FatTree(t) => Some(t),
+            Topology::BigSwitch { .. } => None,
         }
     }
 
@@ -154,10 +292,11 @@ impl Fabric {
         &self.path_links[a..b]
     }
 
-    /// A readable name for a link (`up3`, `down7`).
+    /// A readable name for a link (`up3`, `down7`; `h5.up`, `e2.a1.down` on a FatTree).
     pub fn link_name(&self, l: LinkId) -> String {
-        match self.topology {
-            Topology::BigSwitch { ports } => {
+        match &self.topology {
+            Topology::FatTree(t) => t.link_name(l),
+            &Topology::BigSwitch { ports } => {
                 if l < ports {
                     format!("up{l}")
                 } else {
@@ -169,8 +308,9 @@ impl Fabric {
 
     /// The link called `name` (as [`Fabric::link_name`] writes it), if any.
     pub fn link_by_name(&self, name: &str) -> Option<LinkId> {
-        match self.topology {
-            Topology::BigSwitch { ports } => {
+        match &self.topology {
+            Topology::FatTree(t) => t.link_by_name(name),
+            &Topology::BigSwitch { ports } => {
                 let (base, num) = if let Some(n) = name.strip_prefix("up") {
                     (0, n)
                 } else if let Some(n) = name.strip_prefix("down") {
@@ -186,8 +326,9 @@ impl Fabric {
     }
 
     /// Routes `src→dst` and returns the interned path. `flow_hash` selects among
-    /// equal-cost paths in topologies that have several (unused by the big switch).
-    pub fn route(&mut self, src: u32, dst: u32, _flow_hash: u64) -> Result<PathId, String> {
+    /// equal-cost paths in topologies that have several (unused by the big switch;
+    /// callers pass the flow id, which stands for the 5-tuple's port pair).
+    pub fn route(&mut self, src: u32, dst: u32, flow_hash: u64) -> Result<PathId, String> {
         let p = self.ports();
         if src >= p {
             return Err(format!(
@@ -201,8 +342,23 @@ impl Fabric {
                 p - 1
             ));
         }
-        match self.topology {
-            Topology::BigSwitch { ports } => {
+        match &self.topology {
+            Topology::FatTree(t) => {
+                let (s, d) = (t.host_of[src as usize], t.host_of[dst as usize]);
+                let c = t.choice(s, d, flow_hash);
+                let per = (t.k as u64 / 2).pow(2);
+                let key = (s as u64 * t.num_hosts() as u64 + d as u64) * per + c as u64;
+                if let Some(&p) = self.keyed.get(&key) {
+                    return Ok(p);
+                }
+                let mut links = std::mem::take(&mut self.scratch);
+                t.links(s, d, c, &mut links);
+                let p = self.push_path(&links);
+                self.scratch = links;
+                self.keyed.insert(key, p);
+                Ok(p)
+            }
+            &Topology::BigSwitch { ports } => {
                 if self.dense.is_empty() {
                     self.dense = vec![PathId::MAX; ports as usize * ports as usize];
                 }
@@ -241,14 +397,33 @@ impl Fabric {
             path_links: Vec::new(),
             dense: Vec::new(),
             interned: HashMap::new(),
+            keyed: HashMap::new(),
+            scratch: Vec::new(),
         }
     }
 
     /// A short description, e.g. `bigswitch:ports=150,gbps=1`, or
     /// `bigswitch:ports=60,up_gbps=1,down_gbps=40` when the two directions differ.
     pub fn describe(&self) -> String {
-        match self.topology {
-            Topology::BigSwitch { ports } => {
+        match &self.topology {
+            Topology::FatTree(t) => {
+                let h = t.num_hosts() as usize;
+                let host = self.capacities[0] / GBPS_BYTES_PER_S;
+                let fab = self.capacities[2 * h] / GBPS_BYTES_PER_S;
+                let speeds = if host == fab {
+                    format!("gbps={host}")
+                } else {
+                    format!("host_gbps={host},fabric_gbps={fab}")
+                };
+                format!(
+                    "fattree:k={},ports={},{speeds},placement={},seed={}",
+                    t.k,
+                    t.ports,
+                    t.placement.name(),
+                    t.seed
+                )
+            }
+            &Topology::BigSwitch { ports } => {
                 let p = ports as usize;
                 let up = self.capacities.first().copied().unwrap_or(0.0) / GBPS_BYTES_PER_S;
                 let down = self.capacities.get(p).copied().unwrap_or(0.0) / GBPS_BYTES_PER_S;
@@ -315,6 +490,53 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("down_gbps must be > 0"));
+    }
+
+    #[test]
+    fn fattree_spec_routes_describes_and_rejects_bad_options() {
+        // k = 4, 4 trace ports spread over 16 hosts: ports on hosts 0, 4, 8, 12
+        // (one per pod). Host links 2 Gbps, fabric links 10 Gbps.
+        let mut f =
+            Fabric::from_spec("fattree:k=4,host_gbps=2,fabric_gbps=10,seed=3", 4).unwrap();
+        assert_eq!(f.ports(), 4);
+        assert_eq!(f.num_links(), 96);
+        assert_eq!(f.capacities[0], 2.0 * GBPS_BYTES_PER_S);
+        assert_eq!(f.capacities[31], 2.0 * GBPS_BYTES_PER_S);
+        assert_eq!(f.capacities[32], 10.0 * GBPS_BYTES_PER_S);
+        // Port 0 (host 0) → port 3 (host 12): six links across the core, starting
+        // at h0.up and ending at h12.down (16 + 12 = 28).
+        let p = f.route(0, 3, 42).unwrap();
+        let links = f.path(p).to_vec();
+        assert_eq!(links.len(), 6);
+        assert_eq!((links[0], links[5]), (0, 28));
+        // The same flow hash gives the same interned path.
+        assert_eq!(f.route(0, 3, 42).unwrap(), p);
+        let d = f.describe();
+        assert_eq!(
+            d,
+            "fattree:k=4,ports=4,host_gbps=2,fabric_gbps=10,placement=spread,seed=3"
+        );
+        let g = Fabric::from_spec(&d, 4).unwrap();
+        assert_eq!(g.describe(), d);
+        assert_eq!(g.capacities, f.capacities);
+        let err = |s: &str| Fabric::from_spec(s, 4).unwrap_err().to_string();
+        assert!(err("fattree").contains("needs k"));
+        assert!(err("fattree:k=5").contains("even number"));
+        assert!(err("fattree:k=66").contains("even number from 2 to 64"));
+        assert!(err("fattree:k=4,placement=near").contains("valid placements: spread"));
+        assert!(err("fattree:k=4,speed=1").contains("valid options: k, gbps"));
+        assert!(err("fattree:k=4,ports=2").contains("smaller than the trace's 4"));
+        assert!(err("fattree:k=4,gbps=-1").contains("gbps must be > 0"));
+    }
+
+    #[test]
+    fn largest_fattree_of_the_stream_paper_builds() {
+        // Table 1 of Stream: k = 48 has 27,648 hosts (6 links per host here).
+        let mut f = Fabric::from_spec("fattree:k=48,placement=random", 150).unwrap();
+        assert_eq!(f.fat_tree_shape().unwrap().num_hosts(), 27_648);
+        assert_eq!(f.num_links(), 6 * 27_648);
+        let p = f.route(0, 149, 1).unwrap();
+        assert!(matches!(f.path(p).len(), 2 | 4 | 6));
     }
 
     #[test]

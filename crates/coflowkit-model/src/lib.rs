@@ -9,11 +9,13 @@
 
 mod error;
 mod fabric;
+pub mod fattree;
 mod rng;
 mod workload;
 
 pub use error::ModelError;
-pub use fabric::{Fabric, Topology};
+pub use fabric::{Fabric, Topology, MAX_FATTREE_K};
+pub use fattree::{FatTree, Placement};
 pub use rng::Pcg32;
 pub use workload::{Coflow, CoflowRecord, Flow, FlowMeta, FlowRecord, Workload, WorkloadBuilder};
 
