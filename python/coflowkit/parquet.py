@@ -81,6 +81,8 @@ def read_parquet_flows(path: str) -> Workload:
         "src_port": _col(table, "src_port", path, "uint", optional=True),
         "dst_port": _col(table, "dst_port", path, "uint", optional=True),
         "tenant": _col(table, "tenant", path, "str", optional=True),
+        "stage": _col(table, "stage", path, "uint", optional=True),
+        "priority": _col(table, "priority", path, "uint", optional=True),
     }
     deps = None
     if "depends_on" in table.column_names:
@@ -98,10 +100,21 @@ def read_parquet_flows(path: str) -> Workload:
     return _core.workload_from_columns(path, **cols, **opt, depends_on=deps)
 
 
+#: Optional whole-number columns written as nullable ``uint32`` (pandas reads a CSV
+#: column with empty cells as floats).
+STAGE_COLUMNS = ["stage", "priority"]
+
+
 def write_parquet_flows(workload: Workload, path: str) -> None:
+    """The CSV flow table's columns (``Workload.to_text("flows")``), with ``stage``
+    and ``priority`` (present when a flow has one) as nullable ``uint32`` columns
+    (empty: null)."""
     import io
 
     import pandas as pd
 
     df = pd.read_csv(io.StringIO(workload.to_text("flows")))
+    for name in STAGE_COLUMNS:
+        if name in df.columns:
+            df[name] = df[name].astype("UInt32")
     df.to_parquet(path, index=False)

@@ -4,7 +4,8 @@ A transform reads the workload's columns (``Workload.flow_columns()``), changes 
 of them with numpy and rebuilds a workload with ``_core.workload_from_columns`` on
 the same fabric (same port count and link rates, unless ``scale`` changes the port
 count). Everything a transform does not change survives it: coflow ids, arrivals,
-weights, flow ids, sizes, start times, ports, tenants and dependencies. Strategic
+weights, flow ids, sizes, start times, ports, tenants, stages, priorities and
+dependencies. Strategic
 reports (``Workload.with_reports``) are not carried: set them after transforming.
 
 Randomness comes only from ``numpy.random.default_rng(seed)`` (every random
@@ -66,8 +67,9 @@ class Flows:
     """A workload as columns, one row per flow in global order (coflows by arrival
     then id, a coflow's flows contiguous), plus what rebuilding it needs.
 
-    Numeric columns are numpy arrays; ``src_port``, ``dst_port``, ``tenant`` (None
-    where absent) and ``depends_on`` (flow ids) are lists. ``arrival_s`` and
+    Numeric columns are numpy arrays; ``src_port``, ``dst_port``, ``tenant``,
+    ``stage``, ``priority`` (None where absent) and ``depends_on`` (flow ids) are
+    lists. ``arrival_s`` and
     ``weight`` are the flow's coflow's. ``coflow`` is each flow's coflow position
     (0, 1, ... in arrival order) and ``first`` the row of each coflow's first flow.
     Transforms change the columns in place and may append rows (``waves``).
@@ -92,6 +94,8 @@ class Flows:
         self.src_port: list = c["src_port"]
         self.dst_port: list = c["dst_port"]
         self.tenant: list = c["tenant"]
+        self.stage: list = c["stage"]
+        self.priority: list = c["priority"]
         self.depends_on: list = c["depends_on"]
         self._index()
 
@@ -142,6 +146,8 @@ class Flows:
         self.src_port = [self.src_port[i] for i in take]
         self.dst_port = [self.dst_port[i] for i in take]
         self.tenant = [self.tenant[i] for i in take]
+        self.stage = [self.stage[i] for i in take]
+        self.priority = [self.priority[i] for i in take]
         deps = [self.depends_on[i] for i in take]
         if any(deps):
             kept = set(self.flow_id.tolist())
@@ -169,6 +175,8 @@ class Flows:
             src_port=opt(self.src_port),
             dst_port=opt(self.dst_port),
             tenant=opt(self.tenant),
+            stage=opt(self.stage),
+            priority=opt(self.priority),
             depends_on=self.depends_on if any(self.depends_on) else None,
         )
         fabric = re.sub(r"ports=\d+", f"ports={self.ports}", self.fabric)
@@ -187,13 +195,19 @@ def _gc_paused():
 
 
 def uplink_capacity(fabric: str) -> float:
-    """Sum of the uplink capacities (bytes/s) of a fabric description such as
-    ``bigswitch:ports=150,gbps=1`` or ``bigswitch:ports=60,up_gbps=1,down_gbps=40``."""
-    opts = dict(kv.split("=", 1) for kv in fabric.split(":", 1)[-1].split(",") if "=" in kv.strip())
+    """Sum of the uplink capacities (bytes/s) of a fabric description: ports x the
+    rate of a host's uplink. Big switch: ``bigswitch:ports=150,gbps=1`` or
+    ``bigswitch:ports=60,up_gbps=1,down_gbps=40`` (``up_gbps``, else ``gbps``).
+    FatTree: ``fattree:k=8,ports=150,gbps=1,...`` or
+    ``fattree:k=8,ports=150,host_gbps=1,fabric_gbps=10,...`` (the host links:
+    ``host_gbps``, else ``gbps``; ``fabric_gbps`` is the switch-to-switch rate)."""
+    kind, _, rest = fabric.partition(":")
+    opts = dict(kv.strip().split("=", 1) for kv in rest.split(",") if "=" in kv)
+    rate_keys = ("host_gbps", "gbps") if kind.strip() == "fattree" else ("up_gbps", "gbps")
     try:
         ports = int(opts["ports"])
-        gbps = float(opts.get("up_gbps", opts.get("gbps")))
-    except (KeyError, TypeError, ValueError):
+        gbps = float(next(opts[k] for k in rate_keys if k in opts))
+    except (KeyError, StopIteration, ValueError):
         raise CoflowkitError(f"cannot read the uplink capacity of fabric '{fabric}'") from None
     return ports * gbps * GBPS_BYTES_PER_S
 
@@ -643,23 +657,199 @@ def waves(flows: Flows, max_senders: int = REQUIRED, max_pairs: int = 2500) -> F
         for i in cur.tolist():
             deps[i] = deps[i] + link if deps[i] else link
     flows.depends_on = deps
-    if extra:
-        rows = np.array([r for r, _, _ in extra])
-        arr = flows.arrival_s[rows]
-        flows.coflow_id = np.concatenate([flows.coflow_id, flows.coflow_id[rows]])
-        flows.flow_id = np.concatenate(
-            [flows.flow_id, np.array([b for _, b, _ in extra], dtype=np.uint64)]
+    _append_barriers(flows, extra)
+    return flows
+
+
+def _append_barriers(flows: Flows, barriers: list[tuple[int, int, list[int]]]) -> None:
+    """Appends one barrier flow per ``(row, flow id, depends_on)``: a flow of
+    ``BARRIER_BYTES`` with the given id and dependencies, in the coflow of flow
+    ``row``, on its path, with its weight, tenant, stage and priority, no ports, and
+    starting at the coflow's arrival. The rows go at the end (``first``/``coflow``
+    are not updated: the columns are ready for :meth:`Flows.build`). Used by
+    ``waves`` and ``dag``; the caller makes the flows that wait for a barrier
+    depend on its id."""
+    if not barriers:
+        return
+    rows = np.array([r for r, _, _ in barriers], dtype=np.int64)
+    take = rows.tolist()
+    arr = flows.arrival_s[rows]
+    flows.coflow_id = np.concatenate([flows.coflow_id, flows.coflow_id[rows]])
+    flows.flow_id = np.concatenate(
+        [flows.flow_id, np.array([b for _, b, _ in barriers], dtype=np.uint64)]
+    )
+    flows.src = np.concatenate([flows.src, flows.src[rows]])
+    flows.dst = np.concatenate([flows.dst, flows.dst[rows]])
+    flows.bytes = np.concatenate([flows.bytes, np.full(len(rows), BARRIER_BYTES)])
+    flows.start_s = np.concatenate([flows.start_s, arr])
+    flows.arrival_s = np.concatenate([flows.arrival_s, arr])
+    flows.weight = np.concatenate([flows.weight, flows.weight[rows]])
+    flows.src_port = flows.src_port + [None] * len(rows)
+    flows.dst_port = flows.dst_port + [None] * len(rows)
+    flows.tenant = flows.tenant + [flows.tenant[r] for r in take]
+    flows.stage = flows.stage + [flows.stage[r] for r in take]
+    flows.priority = flows.priority + [flows.priority[r] for r in take]
+    flows.depends_on = flows.depends_on + [d for _, _, d in barriers]
+
+
+#: The ``dag`` shapes: each sub-coflow's name and the sub-coflows it waits for (its
+#: children), in the order that sets its port rotation (leaves first, the root —
+#: the final stage — last).
+DAG_SHAPES: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    # A TPC-DS query-42-like plan: three scans, two joins, an aggregation.
+    "tpcds": (
+        ("scan_a", ()),
+        ("scan_b", ()),
+        ("scan_c", ()),
+        ("join1", ("scan_a", "scan_b")),
+        ("join2", ("join1", "scan_c")),
+        ("agg", ("join2",)),
+    ),
+    # Facebook Tao's layers: databases, cache leader, cache followers, web server.
+    "tao": (
+        ("db1", ()),
+        ("db2", ()),
+        ("leader", ("db1", "db2")),
+        ("follower1", ("leader",)),
+        ("follower2", ("leader",)),
+        ("web", ("follower1", "follower2")),
+    ),
+}
+
+
+def internal_ids(children: dict[str, Iterable[str]]) -> dict[str, int]:
+    """Stream's internal ids of a DAG of sub-coflows (Algorithm 1 of the Stream
+    paper): ``children[p]`` lists the sub-coflows parent ``p`` waits for. A root (a
+    sub-coflow no one waits for: a final stage) gets 1; every parent proposes its
+    own id + 1 to each of its children; a child whose parents all propose the same
+    ``D`` gets ``D + (number of parents) - 1``, otherwise the largest proposal.
+    Parents are settled before their children (a topological order), so a
+    child's id is set once, from all its parents' proposals."""
+    kids = {p: list(dict.fromkeys(cs)) for p, cs in children.items()}
+    parents: dict[str, list[str]] = {p: [] for p in kids}
+    for p, cs in kids.items():
+        for c in cs:
+            if c not in parents:
+                raise CoflowkitError(f"DAG: sub-coflow {p} waits for unknown sub-coflow {c}")
+            parents[c].append(p)
+    ids: dict[str, int] = {}
+    waiting = {c: len(ps) for c, ps in parents.items()}
+    ready = [c for c, k in waiting.items() if k == 0]
+    while ready:
+        node = ready.pop(0)
+        proposals = [ids[p] + 1 for p in parents[node]]
+        if not proposals:
+            ids[node] = 1
+        elif len(set(proposals)) == 1:
+            ids[node] = proposals[0] + len(proposals) - 1
+        else:
+            ids[node] = max(proposals)
+        for c in kids[node]:
+            waiting[c] -= 1
+            if waiting[c] == 0:
+                ready.append(c)
+    if len(ids) < len(kids):
+        stuck = ", ".join(sorted(set(kids) - set(ids)))
+        raise CoflowkitError(f"DAG: sub-coflows {stuck} are on a cycle")
+    return ids
+
+
+@_register(
+    "each coflow becomes a multi-stage coflow: a DAG of sub-coflows replicating it "
+    "(Stream's many-to-many evaluation)",
+    Param(
+        "shape",
+        "choice",
+        "tpcds: 3 scans -> 2 joins -> aggregation (6 stages); tao: 2 databases -> cache "
+        "leader -> 2 cache followers -> web server (6 stages)",
+        choices=tuple(DAG_SHAPES),
+    ),
+)
+def dag(flows: Flows, shape: str = REQUIRED) -> Flows:
+    """Multi-stage coflows (Stream's many-to-many evaluation: "each DAG structure is
+    made up of sub-coflows that are exact replications of a coflow taken from the
+    original trace; each DAG structure is mapped to a different coflow").
+
+    Each coflow becomes ``S`` sub-coflows (the stages of :data:`DAG_SHAPES`
+    ``[shape]``, S = 6), each a copy of its flows with the same sizes. Stage j (in
+    the shape's order, 0-based) moves every endpoint h to ``(h + j*P // S) mod P``
+    (P = the port count), so stages use different hosts. Flow ids: the copy of
+    flow f in stage j gets ``j*B + f`` with ``B`` = the largest flow id + 1 (stage
+    0 keeps the ids). The ``stage`` column is the sub-coflow's internal id
+    (:func:`internal_ids`, Stream's Algorithm 1: the root is 1); ``priority``,
+    tenant, ports and weight are copied from the original flow.
+
+    A parent waits for all its children through one barrier flow (as ``waves``):
+    ``BARRIER_BYTES``, in the parent stage (its stage id), on the path of the
+    parent's first flow, depending on every flow of its children; every flow of the
+    parent depends on it. Barrier ids are ``S*B``, ``S*B + 1``, ... in coflow order
+    (arrival, id) then stage order. The coflow keeps its id, arrival and weight;
+    leaf flows keep their start times; parent flows start at the arrival (their
+    dependencies gate them). A coflow with a flow that already has dependencies is
+    an error. Deterministic: no random draws."""
+    stages = DAG_SHAPES[shape]
+    names = [name for name, _ in stages]
+    ids = internal_ids(dict(stages))
+    pos = {name: j for j, name in enumerate(names)}
+    has_deps = next((i for i, d in enumerate(flows.depends_on) if d), None)
+    if has_deps is not None:
+        raise CoflowkitError(
+            f"transform dag: coflow {int(flows.coflow_id[has_deps])} already has dependencies "
+            f"(flow {int(flows.flow_id[has_deps])} waits for flow "
+            f"{flows.depends_on[has_deps][0]}); dag needs coflows without dependencies"
         )
-        flows.src = np.concatenate([flows.src, flows.src[rows]])
-        flows.dst = np.concatenate([flows.dst, flows.dst[rows]])
-        flows.bytes = np.concatenate([flows.bytes, np.full(len(rows), BARRIER_BYTES)])
-        flows.start_s = np.concatenate([flows.start_s, arr])
-        flows.arrival_s = np.concatenate([flows.arrival_s, arr])
-        flows.weight = np.concatenate([flows.weight, flows.weight[rows]])
-        flows.src_port = flows.src_port + [None] * len(rows)
-        flows.dst_port = flows.dst_port + [None] * len(rows)
-        flows.tenant = flows.tenant + [flows.tenant[r] for r in rows.tolist()]
-        flows.depends_on = flows.depends_on + [d for _, _, d in extra]
+    S, P, n = len(stages), flows.ports, flows.num_flows
+    block = int(flows.flow_id.max()) + 1
+    num_parents = sum(1 for _, cs in stages if cs)
+    if S * block + num_parents * flows.num_coflows > 2**64:
+        raise CoflowkitError(
+            f"transform dag: flow ids up to {block - 1} leave no room for {S} stages "
+            "of new ids below 2^64"
+        )
+    # New rows: coflow by coflow (arrival order), stage by stage, flows in order.
+    row = np.tile(np.arange(n), S)
+    j = np.repeat(np.arange(S), n)
+    order = np.lexsort((row, j, flows.coflow[row]))
+    row, j = row[order], j[order]
+    leaf = np.array([not cs for _, cs in stages])[j]
+    shift = (np.arange(S) * P // S)[j]
+    arrival = flows.arrival_s[row]
+    take = row.tolist()
+    stage_id = [ids[name] for name in names]
+    flows.coflow_id = flows.coflow_id[row]
+    flows.flow_id = flows.flow_id[row] + j.astype(np.uint64) * np.uint64(block)
+    flows.src = (flows.src[row] + shift) % P
+    flows.dst = (flows.dst[row] + shift) % P
+    flows.bytes = flows.bytes[row]
+    flows.start_s = np.where(leaf, flows.start_s[row], arrival)
+    flows.arrival_s = arrival
+    flows.weight = flows.weight[row]
+    flows.src_port = [flows.src_port[i] for i in take]
+    flows.dst_port = [flows.dst_port[i] for i in take]
+    flows.tenant = [flows.tenant[i] for i in take]
+    flows.priority = [flows.priority[i] for i in take]
+    flows.stage = [stage_id[s] for s in j.tolist()]
+    first, size = flows.first, np.diff(np.append(flows.first, n))
+    flows._index()
+    with _gc_paused():
+        deps: list[list[int]] = [[] for _ in range(len(take))]
+        ids_new = flows.flow_id.tolist()
+        barriers: list[tuple[int, int, list[int]]] = []
+        next_id = S * block
+        for k in range(len(first)):
+            m, base = int(size[k]), S * int(first[k])  # stage j of coflow k: base + j*m + i
+            for name, cs in stages:
+                if not cs:
+                    continue
+                start = base + pos[name] * m
+                waits = [f for c in cs for f in ids_new[base + pos[c] * m : base + pos[c] * m + m]]
+                barriers.append((start, next_id, waits))
+                link = [next_id]
+                for r in range(start, start + m):
+                    deps[r] = link
+                next_id += 1
+    flows.depends_on = deps
+    _append_barriers(flows, barriers)
     return flows
 
 

@@ -16,6 +16,7 @@ pub mod registry;
 pub(crate) mod util;
 
 mod aalo;
+mod baraat;
 mod coda;
 mod coflex;
 mod drf;
@@ -31,12 +32,15 @@ mod pias;
 mod psp;
 mod scf;
 mod sincronia;
+mod spq;
+mod stream;
 mod tcf;
 mod varys;
 
 pub use coda::{Coda, CodaConfig};
 pub use mcs::{Mcs, McsConfig};
 pub use params::{ParamSpec, Params};
+pub use stream::{Stream, StreamConfig};
 pub use registry::{build, find, PolicySpec, REGISTRY};
 pub use util::Thresholds;
 
@@ -71,6 +75,10 @@ pub enum Wakeup {
     CoflowSent { coflow: u32, bytes: f64 },
     /// When flow `flow` (global index) has sent `bytes`.
     FlowSent { flow: u32, bytes: f64 },
+    /// When the active flows whose [`Decision::groups`] entry is `group` have
+    /// together sent `bytes` more than now (a policy's own grouping of flows, such
+    /// as Stream's sub-coflows at one receiver).
+    GroupSent { group: u32, bytes: f64 },
 }
 
 /// What a policy returns: one rate (bytes/s) per active flow, or one strict-priority
@@ -83,6 +91,9 @@ pub struct Decision {
     /// If non-empty, `classes[i]` for `view.active[i]`, and `rates` is ignored.
     pub classes: Vec<u8>,
     pub wakeups: Vec<Wakeup>,
+    /// Group of each active flow (`groups[i]` for `view.active[i]`), read only for
+    /// [`Wakeup::GroupSent`]; dense small numbers, so the driver can index by them.
+    pub groups: Vec<u32>,
     /// Sparse decision: a policy that gives most flows nothing sets `sparse` and
     /// lists in `touched` every position it wrote a non-zero rate to (repeats
     /// allowed); the driver then reads only those, in `O(touched)` instead of
@@ -106,6 +117,7 @@ impl Decision {
         self.all_zero = false;
         self.classes.clear();
         self.wakeups.clear();
+        self.groups.clear();
         self.sparse = false;
         self.touched.clear();
     }
@@ -166,6 +178,14 @@ pub struct Common<'a> {
     /// caching something about a coflow's active flows knows it is stale when this
     /// grows.
     pub coflow_started: &'a [u32],
+    /// Sub-coflow (stage) of each flow in a multi-stage coflow, 0 when the workload
+    /// gives none ([`coflowkit_model::FlowMeta::stage`]).
+    pub flow_stage: &'a [u32],
+    /// Strict-priority class the workload gives each flow (0 when none; `spq`).
+    pub flow_priority: &'a [u32],
+    /// The stage DAG: `(coflow, child stage, parent stage)` for every pair where a
+    /// flow of the parent stage waits for a flow of the child stage; sorted.
+    pub stage_parents: &'a [(u32, u32, u32)],
     /// Active flows per path (indexed by `PathId`).
     pub path_count: &'a [u32],
     /// The paths with at least one active flow (in no particular, but

@@ -2,6 +2,7 @@
 //! tests, its docs/policies page and one line here.
 
 use crate::aalo::Aalo;
+use crate::baraat::Baraat;
 use crate::coda::{Coda, CodaConfig};
 use crate::coflex::Coflex;
 use crate::drf::Drf;
@@ -19,6 +20,8 @@ use crate::pias::Pias;
 use crate::psp::Psp;
 use crate::scf::Scf;
 use crate::sincronia::Sincronia;
+use crate::spq::Spq;
+use crate::stream::{Stream, StreamConfig};
 use crate::tcf::Tcf;
 use crate::varys::Varys;
 use crate::{AnyPolicy, Info, ParamSpec, Params, Thresholds};
@@ -339,6 +342,56 @@ fn coda(p: &Params) -> Result<AnyPolicy, ModelError> {
     }))
 }
 
+const SPQ: &[ParamSpec] = &[ParamSpec {
+    name: "queues",
+    default: "8",
+    help: "number of strict-priority queues K (commodity switches: 8); priorities ≥ K go to the last",
+}];
+
+fn spq(p: &Params) -> Result<AnyPolicy, ModelError> {
+    n(Spq::new(p.usize_in("queues", 1, 64)? as u32))
+}
+
+const BARAAT: &[ParamSpec] = &[ParamSpec {
+    name: "heavy_mb",
+    default: "100",
+    help: "H in MiB: a coflow that has sent H stops blocking and joins the shared heavy class",
+}];
+
+fn baraat(p: &Params) -> Result<AnyPolicy, ModelError> {
+    n(Baraat::new(p.f64_in("heavy_mb", 1e-6, 1e12)? * MIB))
+}
+
+const STREAM: &[ParamSpec] = &[
+    ParamSpec { name: "queues", default: "8", help: "K strict-priority queues (the paper's evaluation: 4)" },
+    ParamSpec { name: "first_threshold_mb", default: "10", help: "τ_0 in MiB (threshold of the highest class)" },
+    ParamSpec { name: "multiplier", default: "10", help: "E: τ_q = τ_0 · E^q (exponentially spaced, as in Aalo)" },
+    ParamSpec { name: "alpha", default: "1", help: "α: weight of the coflow condition H (eq. 2) and of Weighted-Priority W = α ln(m+1)" },
+    ParamSpec { name: "beta", default: "1", help: "β: weight of relayed bytes S (Information-Relay, eq. 5)" },
+    ParamSpec { name: "unit_mb", default: "1", help: "unit of X, S and τ inside eqs. (2)-(5), MiB (sets the scale of H's n/X term)" },
+    ParamSpec { name: "delay_s", default: "0.0001", help: "delay before a class decided by a receiver reaches its senders (one RTT-like step)" },
+    ParamSpec { name: "starvation_s", default: "0", help: "raise a unit one class when none of its flows moved for this long (0: off)" },
+    ParamSpec { name: "weighted", default: "true", help: "Weighted-Priority (W from the stage's internal id)" },
+    ParamSpec { name: "relay", default: "true", help: "Information-Relay (bytes of receivers that share a sender)" },
+    ParamSpec { name: "child_to_parent", default: "true", help: "Child-to-Parent (finished child stages report their bytes)" },
+];
+
+fn stream(p: &Params) -> Result<AnyPolicy, ModelError> {
+    n(Stream::new(StreamConfig {
+        queues: p.usize_in("queues", 1, 64)? as u32,
+        first_threshold: p.f64_in("first_threshold_mb", 1e-9, 1e12)? / p.f64_in("unit_mb", 1e-9, 1e12)?,
+        multiplier: p.f64_in("multiplier", 1.0 + 1e-9, 1e6)?,
+        alpha: p.f64_in("alpha", 0.0, 1e6)?,
+        beta: p.f64_in("beta", 0.0, 1e6)?,
+        unit_bytes: p.f64_in("unit_mb", 1e-9, 1e12)? * MIB,
+        delay_s: p.f64_in("delay_s", 0.0, 1e6)?,
+        starvation_s: p.f64_in("starvation_s", 0.0, 1e9)?,
+        weighted: p.bool("weighted")?,
+        relay: p.bool("relay")?,
+        child_to_parent: p.bool("child_to_parent")?,
+    }))
+}
+
 #[rustfmt::skip]
 pub static REGISTRY: &[PolicySpec] = &[
     PolicySpec { name: "fair", info: Info::NonClairvoyant, summary: "per-flow max-min fairness (TCP-like)", params: &[], build: |_| n(Fair::default()) },
@@ -358,6 +411,9 @@ pub static REGISTRY: &[PolicySpec] = &[
     PolicySpec { name: "naive-tradeoff", info: Info::Clairvoyant, summary: "alpha x DRF shares, then SEBF capped at alpha P* (Coflex Algorithm 1)", params: ALPHA, build: naive_tradeoff },
     PolicySpec { name: "mcs", info: Info::NonClairvoyant, summary: "width classes for the initial queue, double thresholds (bytes narrow, length wide) (MCS)", params: MCS, build: mcs },
     PolicySpec { name: "pias", info: Info::NonClairvoyant, summary: "per-flow multi-level feedback queues, no coflows (PIAS)", params: PIAS, build: pias },
+    PolicySpec { name: "spq", info: Info::NonClairvoyant, summary: "strict-priority switch queues, classes from the workload, max-min inside a class", params: SPQ, build: spq },
+    PolicySpec { name: "baraat", info: Info::NonClairvoyant, summary: "FIFO with limited multiplexing: heavy coflows stop blocking (Baraat)", params: BARAAT, build: baraat },
+    PolicySpec { name: "stream", info: Info::NonClairvoyant, summary: "receiver-driven C-SJF over strict-priority queues, WP/IR/CP (Stream)", params: STREAM, build: stream },
     PolicySpec { name: "coda", info: Info::NonClairvoyant, summary: "D-CLAS over labelled coflows, late binding, per-flow queues inside (CODA)", params: CODA, build: coda },
 ];
 

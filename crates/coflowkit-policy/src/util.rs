@@ -382,6 +382,7 @@ pub(crate) mod testkit {
     use coflowkit_model::{Fabric, PathId};
 
     /// Flows given as (coflow, src, dst, size, sent); coflows numbered 0.. in order.
+    #[derive(Clone)]
     pub struct Case {
         pub fabric: Fabric,
         pub active: Vec<u32>,
@@ -408,6 +409,10 @@ pub(crate) mod testkit {
         /// Ports of each flow (NO_PORT unless a test sets them).
         pub src_port: Vec<u32>,
         pub dst_port: Vec<u32>,
+        /// Stage and priority of each flow (0 unless a test sets them).
+        pub stage: Vec<u32>,
+        pub priority: Vec<u32>,
+        pub stage_parents: Vec<(u32, u32, u32)>,
     }
 
     impl Case {
@@ -439,6 +444,9 @@ pub(crate) mod testkit {
                 dst: Vec::new(),
                 src_port: Vec::new(),
                 dst_port: Vec::new(),
+                stage: vec![0; flows.len()],
+                priority: vec![0; flows.len()],
+                stage_parents: Vec::new(),
             };
             for (i, &(k, s, d, size, sent)) in flows.iter().enumerate() {
                 let k = k as usize;
@@ -500,6 +508,9 @@ pub(crate) mod testkit {
                 flow_dst: &self.dst,
                 flow_src_port: &self.src_port,
                 flow_dst_port: &self.dst_port,
+                flow_stage: &self.stage,
+                flow_priority: &self.priority,
+                stage_parents: &self.stage_parents,
                 sent: &self.sent,
                 coflow_id: &self.coflow_id,
                 coflow_arrival_s: &self.arrival,

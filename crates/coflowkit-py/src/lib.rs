@@ -146,7 +146,7 @@ impl Workload {
 
     /// Per-flow columns in global order: coflow_id, flow_id, index, src, dst, bytes,
     /// start_s, arrival_s and weight (of the flow's coflow), src_port, dst_port and
-    /// tenant (None where absent), depends_on (the flow ids each flow waits for): all
+    /// tenant, stage and priority (None where absent), depends_on (the flow ids each flow waits for): all
     /// that `workload_from_columns` needs to rebuild the workload.
     fn flow_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let w = &self.inner;
@@ -199,6 +199,8 @@ impl Workload {
             w.meta.iter().map(|m| m.tenant.clone()).collect()
         };
         d.set_item("tenant", tenant)?;
+        d.set_item("stage", meta(&|m| m.stage))?;
+        d.set_item("priority", meta(&|m| m.priority))?;
         d.set_item(
             "depends_on",
             w.flows
@@ -262,7 +264,7 @@ fn parse_trace(
 /// may be `None`; `rows` are the 1-based row numbers used in messages.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (source, coflow_id, flow_id, src, dst, bytes, start_s, arrival_s=None, weight=None, src_port=None, dst_port=None, tenant=None, depends_on=None))]
+#[pyo3(signature = (source, coflow_id, flow_id, src, dst, bytes, start_s, arrival_s=None, weight=None, src_port=None, dst_port=None, tenant=None, depends_on=None, stage=None, priority=None))]
 fn workload_from_columns(
     py: Python<'_>,
     source: &str,
@@ -278,6 +280,8 @@ fn workload_from_columns(
     dst_port: Option<Vec<Option<u32>>>,
     tenant: Option<Vec<Option<String>>>,
     depends_on: Option<Vec<Vec<u64>>>,
+    stage: Option<Vec<Option<u32>>>,
+    priority: Option<Vec<Option<u32>>>,
 ) -> PyResult<Workload> {
     let n = flow_id.len();
     let cols = FlowColumns {
@@ -292,6 +296,8 @@ fn workload_from_columns(
         src_port: src_port.unwrap_or_default(),
         dst_port: dst_port.unwrap_or_default(),
         tenant: tenant.unwrap_or_default(),
+        stage: stage.unwrap_or_default(),
+        priority: priority.unwrap_or_default(),
         depends_on: depends_on.unwrap_or_default(),
         rows: (1..=n).collect(),
         ports: None,

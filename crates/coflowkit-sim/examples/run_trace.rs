@@ -16,6 +16,24 @@ fn main() {
         eprintln!("{e}");
         std::process::exit(1)
     });
+    // FABRIC=SPEC (e.g. fattree:k=16) re-routes the trace; FIRST=N keeps N coflows.
+    let w = match std::env::var("FIRST").ok().and_then(|v| v.parse().ok()) {
+        Some(n) => w.head(n),
+        None => w,
+    };
+    let w = match std::env::var("FABRIC") {
+        Ok(spec) => {
+            let f = coflowkit_model::Fabric::from_spec(&spec, w.fabric.ports())
+                .and_then(|f| w.with_fabric(f))
+                .unwrap_or_else(|e| {
+                    eprintln!("{e}");
+                    std::process::exit(2)
+                });
+            eprintln!("fabric {} ({} paths), routed in {:.3}s", f.fabric.describe(), f.fabric.num_paths(), t0.elapsed().as_secs_f64());
+            f
+        }
+        Err(_) => w,
+    };
     let t1 = Instant::now();
     // POLICY[:KEY=VALUE...], e.g. coda:labels=random:intra=false
     let mut parts = args[2].split(':');

@@ -102,6 +102,37 @@ fn port(w: &Workload, get: impl Fn(&FlowMeta) -> Option<u32>) -> Vec<u32> {
     w.meta.iter().map(|m| get(m).unwrap_or(NO_PORT)).collect()
 }
 
+/// One value per flow from the workload's metadata, 0 when unknown.
+fn meta_or_zero(w: &Workload, get: impl Fn(&FlowMeta) -> Option<u32>) -> Vec<u32> {
+    if w.meta.is_empty() {
+        return vec![0; w.flows.len()];
+    }
+    w.meta.iter().map(|m| get(m).unwrap_or(0)).collect()
+}
+
+/// `(coflow, child stage, parent stage)` for every dependency between flows of two
+/// different stages of one coflow, sorted and without repeats.
+fn stage_parents(w: &Workload) -> Vec<(u32, u32, u32)> {
+    let mut out = Vec::new();
+    if w.meta.is_empty() {
+        return out;
+    }
+    for (i, f) in w.flows.iter().enumerate() {
+        let Some(p) = w.meta[i].stage else { continue };
+        for &d in &f.deps {
+            let d = d as usize;
+            if let Some(c) = w.meta[d].stage {
+                if c != p && w.flows[d].coflow == f.coflow {
+                    out.push((f.coflow, c, p));
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 struct Engine<'w> {
     w: &'w Workload,
     check: bool,
@@ -114,6 +145,9 @@ struct Engine<'w> {
     flow_dst: Vec<u32>,
     flow_src_port: Vec<u32>,
     flow_dst_port: Vec<u32>,
+    flow_stage: Vec<u32>,
+    flow_priority: Vec<u32>,
+    stage_parents: Vec<(u32, u32, u32)>,
     size: Vec<f64>,
     coflow_id: Vec<u64>,
     arrival: Vec<f64>,
@@ -209,6 +243,9 @@ impl<'w> Engine<'w> {
             flow_dst: w.flows.iter().map(|f| f.dst).collect(),
             flow_src_port: port(w, |m| m.src_port),
             flow_dst_port: port(w, |m| m.dst_port),
+            flow_stage: meta_or_zero(w, |m| m.stage),
+            flow_priority: meta_or_zero(w, |m| m.priority),
+            stage_parents: stage_parents(w),
             size: w.flows.iter().map(|f| f.size_bytes).collect(),
             coflow_id: w.coflows.iter().map(|c| c.id).collect(),
             arrival: w.coflows.iter().map(|c| c.arrival_s).collect(),
@@ -464,6 +501,9 @@ impl<'w> Engine<'w> {
             flow_dst: &self.flow_dst,
             flow_src_port: &self.flow_src_port,
             flow_dst_port: &self.flow_dst_port,
+            flow_stage: &self.flow_stage,
+            flow_priority: &self.flow_priority,
+            stage_parents: &self.stage_parents,
             sent: &self.sent,
             coflow_id: &self.coflow_id,
             coflow_arrival_s: &self.arrival,
@@ -658,8 +698,32 @@ impl<'w> Engine<'w> {
                 false
             }
         });
+        // Group rates, only when a policy asked for a group wake-up.
+        let mut group_rate: Vec<f64> = Vec::new();
+        if self
+            .decision
+            .wakeups
+            .iter()
+            .any(|w| matches!(w, Wakeup::GroupSent { .. }))
+        {
+            let g = &self.decision.groups;
+            let top = g.iter().copied().max().map_or(0, |m| m as usize + 1);
+            group_rate = vec![0.0; top];
+            for (i, &f) in self.active.iter().enumerate() {
+                if let Some(&k) = g.get(i) {
+                    group_rate[k as usize] += self.rate[f as usize];
+                }
+            }
+        }
         for w in &self.decision.wakeups {
             let t = match *w {
+                Wakeup::GroupSent { group, bytes } => {
+                    let r = group_rate.get(group as usize).copied().unwrap_or(0.0);
+                    if r <= 0.0 || bytes <= 0.0 {
+                        continue;
+                    }
+                    self.now + bytes / r
+                }
                 Wakeup::At(t) => t,
                 Wakeup::CoflowSent { coflow, bytes } => {
                     let r = coflow_rate

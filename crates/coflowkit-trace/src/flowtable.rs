@@ -2,8 +2,9 @@
 //!
 //! Required columns: `coflow_id, flow_id, src, dst, bytes, start_s`. Optional:
 //! `arrival_s` (the coflow's arrival; default its earliest flow start), `weight`
-//! (default 1), `src_port`, `dst_port`, `tenant`, `depends_on` (flow ids separated by
-//! `;`). Other columns are ignored (later features add their own). Within a coflow,
+//! (default 1), `src_port`, `dst_port`, `tenant`, `stage` (the sub-coflow of a
+//! multi-stage coflow, Stream's internal id), `priority` (a strict-priority class,
+//! 0 highest, for `spq`), `depends_on` (flow ids separated by `;`). Other columns are ignored (later features add their own). Within a coflow,
 //! flow index = ascending `flow_id`; `arrival_s` and `weight` must agree across the
 //! coflow's rows.
 
@@ -31,6 +32,8 @@ pub struct FlowColumns {
     pub src_port: Vec<Option<u32>>,
     pub dst_port: Vec<Option<u32>>,
     pub tenant: Vec<Option<String>>,
+    pub stage: Vec<Option<u32>>,
+    pub priority: Vec<Option<u32>>,
     pub depends_on: Vec<Vec<u64>>,
     pub rows: Vec<usize>,
     /// Number of ports of the fabric; `None`: max port + 1.
@@ -82,6 +85,8 @@ impl FlowColumns {
                 self.src_port.len(),
                 self.dst_port.len(),
                 self.tenant.len(),
+                self.stage.len(),
+                self.priority.len(),
                 self.depends_on.len(),
             ]
             .iter()
@@ -168,6 +173,8 @@ impl FlowColumns {
                     src_port: self.src_port.get(i).copied().flatten(),
                     dst_port: self.dst_port.get(i).copied().flatten(),
                     tenant: self.tenant.get(i).cloned().flatten(),
+                    stage: self.stage.get(i).copied().flatten(),
+                    priority: self.priority.get(i).copied().flatten(),
                 },
                 line: self.rows[i],
             })?;
@@ -254,6 +261,7 @@ pub fn read_flow_csv(source: &str, text: &str) -> Result<Workload, ModelError> {
         opt("tenant"),
         opt("depends_on"),
     );
+    let (c_stage, c_prio) = (opt("stage"), opt("priority"));
     let mut cols = FlowColumns::default();
     for (i, line) in lines {
         let lineno = i + 1;
@@ -326,6 +334,8 @@ pub fn read_flow_csv(source: &str, text: &str) -> Result<Workload, ModelError> {
         cols.dst_port.push(opt_port(c_dp, "dst_port")?);
         cols.tenant
             .push(c_t.map(|c| fields[c].clone()).filter(|s| !s.is_empty()));
+        cols.stage.push(opt_port(c_stage, "stage")?);
+        cols.priority.push(opt_port(c_prio, "priority")?);
         let deps = match c_dep.map(|c| fields[c].as_str()) {
             None | Some("") => Vec::new(),
             Some(s) => s
@@ -357,10 +367,14 @@ pub fn read_flow_csv(source: &str, text: &str) -> Result<Workload, ModelError> {
 pub fn write_flow_csv(w: &Workload) -> String {
     use std::fmt::Write;
     let has_meta = !w.meta.is_empty();
+    let has_stage = w.meta.iter().any(|m| m.stage.is_some() || m.priority.is_some());
     let has_deps = w.flows.iter().any(|f| !f.deps.is_empty());
     let mut out = String::from("coflow_id,flow_id,src,dst,bytes,start_s,arrival_s,weight");
     if has_meta {
         out.push_str(",src_port,dst_port,tenant");
+    }
+    if has_stage {
+        out.push_str(",stage,priority");
     }
     if has_deps {
         out.push_str(",depends_on");
@@ -384,6 +398,10 @@ pub fn write_flow_csv(w: &Workload) -> String {
                 t
             };
             write!(out, ",{},{},{}", opt(m.src_port), opt(m.dst_port), t).unwrap();
+        }
+        if has_stage {
+            let m = &w.meta[i];
+            write!(out, ",{},{}", opt(m.stage), opt(m.priority)).unwrap();
         }
         if has_deps {
             let d: Vec<String> = f

@@ -1,0 +1,532 @@
+//! `stream`: decentralized, receiver-driven conditional shortest-job-first over
+//! strict-priority switch queues (Stream, equations (2)-(5) and Algorithm 1). See
+//! docs/policies/stream.md.
+//!
+//! The unit of knowledge is a *receiver unit* u = (coflow, stage, receiver host):
+//! the flows of one (sub-)coflow that one receiver sees. A receiver knows only
+//! what reaches it:
+//!
+//! ```text
+//! X_u      bytes received by u (finished flows included), in units of `unit_mb`
+//! n_u      flows of u seen so far;  n_u^fin  of them finished
+//! m_u      the stage's internal id (Algorithm 1; 1 for single-stage coflows)
+//! S_u      relayed bytes: Σ X_v over the units v of the same coflow that share a
+//!          sender with u (Information-Relay), plus, for a parent stage, the bytes
+//!          of its finished child stages (Child-to-Parent)
+//! τ_q      = τ_0 · E^q, the threshold of u's current class q (0 highest)
+//! H_u      = τ_q · (n_u^fin / n_u + n_u / (β·S_u + X_u))                      (3)
+//! W_u      = α · ln(m_u + 1) if m_u > 1, else 1                              (WP)
+//! P_u      = K − ⌈K · min(1, (τ_q + α·H_u) / (W_u · (β·S_u + X_u)))⌉        (5)
+//!            (0 while β·S_u + X_u = 0); never decreases: P_u = max(P_u, P'_u)
+//! class(f) = P_u − boost_u for every flow f of u (strict priority, max-min inside)
+//! ```
+//!
+//! Information travels with a delay: a class computed at t reaches the senders at
+//! t + `delay_s` (the ACK that carries it), and relayed or child bytes enter S only
+//! through such a computation. Starvation mitigation: a unit none of whose flows
+//! has moved for `starvation_s` is raised one class (boost + 1, reset when it is
+//! next demoted). The crossing of the next class boundary is an exact event: the
+//! policy solves (5) for the X at which P_u grows and asks for a group wake-up.
+
+use crate::{Decision, NonClairvoyantPolicy, NonClairvoyantView, Wakeup};
+use coflowkit_model::TIME_EPS;
+use std::collections::HashMap;
+
+/// Stream's parameters (docs/policies/stream.md).
+#[derive(Debug, Clone)]
+pub struct StreamConfig {
+    pub queues: u32,
+    /// τ_0, in units.
+    pub first_threshold: f64,
+    pub multiplier: f64,
+    pub alpha: f64,
+    pub beta: f64,
+    /// Bytes per unit of the formula (X, S, τ).
+    pub unit_bytes: f64,
+    pub delay_s: f64,
+    /// 0: off.
+    pub starvation_s: f64,
+    pub weighted: bool,
+    pub relay: bool,
+    pub child_to_parent: bool,
+}
+
+impl Default for StreamConfig {
+    fn default() -> Self {
+        StreamConfig {
+            queues: 8,
+            first_threshold: 10.0,
+            multiplier: 10.0,
+            alpha: 1.0,
+            beta: 1.0,
+            unit_bytes: 1_048_576.0,
+            delay_s: 1e-4,
+            starvation_s: 0.0,
+            weighted: true,
+            relay: true,
+            child_to_parent: true,
+        }
+    }
+}
+
+struct Unit {
+    coflow: u32,
+    stage: u32,
+    /// Bytes received (units).
+    x: f64,
+    /// X at the last call (for starvation).
+    x_seen: f64,
+    known: u32,
+    finished: u32,
+    active: u32,
+    /// Class from (5), applied.
+    base: u8,
+    boost: u8,
+    pending: Option<(u8, f64)>,
+    last_progress: f64,
+    /// Child-to-Parent bytes (units), fixed when the unit appears.
+    child: f64,
+    /// Sender hosts, sorted.
+    senders: Vec<u32>,
+}
+
+pub struct Stream {
+    cfg: StreamConfig,
+    unit_of: HashMap<(u32, u32, u32), u32>,
+    units: Vec<Unit>,
+    flow_unit: Vec<u32>,
+    last_sent: Vec<f64>,
+    prev_active: Vec<u32>,
+    /// Units of each coflow (coflow index → unit ids), in creation order.
+    coflow_units: HashMap<u32, Vec<u32>>,
+    /// Coflows whose units changed senders since their peers were computed.
+    peers: HashMap<u32, Vec<u32>>,
+    stale: Vec<u32>,
+    /// Scratch: active units in order of first appearance, and each one's group.
+    order: Vec<u32>,
+    group: Vec<u32>,
+}
+
+impl Stream {
+    pub fn new(cfg: StreamConfig) -> Self {
+        Stream {
+            cfg,
+            unit_of: HashMap::new(),
+            units: Vec::new(),
+            flow_unit: Vec::new(),
+            last_sent: Vec::new(),
+            prev_active: Vec::new(),
+            coflow_units: HashMap::new(),
+            peers: HashMap::new(),
+            stale: Vec::new(),
+            order: Vec::new(),
+            group: Vec::new(),
+        }
+    }
+
+    fn tau(&self, q: u8) -> f64 {
+        self.cfg.first_threshold * self.cfg.multiplier.powi(q as i32)
+    }
+
+    fn weight(&self, stage: u32) -> f64 {
+        if self.cfg.weighted && stage > 1 {
+            self.cfg.alpha * ((stage + 1) as f64).ln()
+        } else {
+            1.0
+        }
+    }
+
+    /// Equation (5): the class of a unit with these inputs, in class `q`'s τ.
+    /// H's n/ΣX term uses the same total β·S + X as the ratio (with X = 0 and
+    /// S > 0, the paper's n/X is undefined).
+    pub fn class(&self, q: u8, x: f64, s: f64, known: u32, finished: u32, stage: u32) -> u8 {
+        let k = self.cfg.queues as f64;
+        let total = self.cfg.beta * s + x;
+        if total <= 0.0 {
+            return 0;
+        }
+        let tau = self.tau(q);
+        let n = known.max(1) as f64;
+        let h = tau * (finished as f64 / n + n / total);
+        let ratio = ((tau + self.cfg.alpha * h) / (self.weight(stage) * total)).min(1.0);
+        let p = k - (k * ratio).ceil();
+        p.clamp(0.0, k - 1.0) as u8
+    }
+
+    /// The X (units) at which (5) first gives a class above `q`, for fixed S, n,
+    /// n^fin and stage; `None` when `q` is the last class.
+    ///
+    /// With T = β·S + X, P > q ⇔ ratio ≤ c, c = (K − q − 1)/K; with
+    /// a = τ(1 + α·n^fin/n), b = α·τ·n and w = W: a + b/T ≤ c·w·T ⇔
+    /// c·w·T² − a·T − b ≥ 0 ⇔ T ≥ (a + √(a² + 4·c·w·b)) / (2·c·w).
+    pub fn crossing(&self, q: u8, s: f64, known: u32, finished: u32, stage: u32) -> Option<f64> {
+        let k = self.cfg.queues as f64;
+        let c = (k - q as f64 - 1.0) / k;
+        if c <= 0.0 {
+            return None;
+        }
+        let tau = self.tau(q);
+        let n = known.max(1) as f64;
+        let a = tau * (1.0 + self.cfg.alpha * finished as f64 / n);
+        let b = self.cfg.alpha * tau * n;
+        let cw = c * self.weight(stage);
+        let t = (a + (a * a + 4.0 * cw * b).sqrt()) / (2.0 * cw);
+        Some(t - self.cfg.beta * s)
+    }
+
+    fn unit_for(&mut self, v: &NonClairvoyantView, f: usize) -> u32 {
+        let key = (v.flow_coflow[f], v.flow_stage[f], v.flow_dst[f]);
+        if let Some(&u) = self.unit_of.get(&key) {
+            return u;
+        }
+        let id = self.units.len() as u32;
+        // Child-to-Parent: the finished child stages' bytes, as their receivers
+        // report them when they complete (the parent starts only then).
+        let mut child = 0.0;
+        if self.cfg.child_to_parent && key.1 != 0 {
+            let (c, p) = (key.0, key.1);
+            let lo = v.stage_parents.partition_point(|e| e.0 < c);
+            for e in v.stage_parents[lo..].iter().take_while(|e| e.0 == c) {
+                if e.2 != p {
+                    continue;
+                }
+                if let Some(us) = self.coflow_units.get(&c) {
+                    for &w in us {
+                        if self.units[w as usize].stage == e.1 {
+                            child += self.units[w as usize].x;
+                        }
+                    }
+                }
+            }
+        }
+        self.units.push(Unit {
+            coflow: key.0,
+            stage: key.1,
+            x: 0.0,
+            x_seen: 0.0,
+            known: 0,
+            finished: 0,
+            active: 0,
+            base: 0,
+            boost: 0,
+            pending: None,
+            last_progress: v.now_s,
+            child,
+            senders: Vec::new(),
+        });
+        self.unit_of.insert(key, id);
+        self.coflow_units.entry(key.0).or_default().push(id);
+        id
+    }
+
+    /// Relayed bytes of `u`: Σ X over the units of its coflow that share a sender.
+    fn relayed(&mut self, u: u32) -> f64 {
+        let c = self.units[u as usize].coflow;
+        let us = &self.coflow_units[&c];
+        if us.len() == 1 {
+            return 0.0;
+        }
+        if !self.peers.contains_key(&u) {
+            let mine = &self.units[u as usize].senders;
+            let list: Vec<u32> = us
+                .iter()
+                .copied()
+                .filter(|&w| w != u && shares(mine, &self.units[w as usize].senders))
+                .collect();
+            self.peers.insert(u, list);
+        }
+        self.peers[&u].iter().map(|&w| self.units[w as usize].x).sum()
+    }
+}
+
+/// Whether two sorted lists have an element in common.
+fn shares(a: &[u32], b: &[u32]) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => return true,
+        }
+    }
+    false
+}
+
+impl NonClairvoyantPolicy for Stream {
+    fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+        let now = v.now_s;
+        let unit = self.cfg.unit_bytes;
+        if self.flow_unit.len() < v.flow_coflow.len() {
+            self.flow_unit.resize(v.flow_coflow.len(), u32::MAX);
+            self.last_sent.resize(v.flow_coflow.len(), 0.0);
+        }
+        // 1. Bytes received since the last call, and the flows that finished (in
+        //    `prev_active`, not in `active`; both ascending).
+        let prev = std::mem::take(&mut self.prev_active);
+        let mut j = 0;
+        for &f in &prev {
+            let fu = f as usize;
+            let u = self.flow_unit[fu] as usize;
+            let d = v.sent[fu] - self.last_sent[fu];
+            if d > 0.0 {
+                self.units[u].x += d / unit;
+                self.last_sent[fu] = v.sent[fu];
+            }
+            while j < v.active.len() && v.active[j] < f {
+                j += 1;
+            }
+            if j >= v.active.len() || v.active[j] != f {
+                self.units[u].finished += 1;
+                self.units[u].active -= 1;
+            }
+        }
+        // 2. Newcomers join (or open) their unit.
+        for &f in v.active {
+            let fu = f as usize;
+            if self.flow_unit[fu] != u32::MAX {
+                continue;
+            }
+            let u = self.unit_for(v, fu);
+            self.flow_unit[fu] = u;
+            self.last_sent[fu] = v.sent[fu];
+            let un = &mut self.units[u as usize];
+            un.x += v.sent[fu] / unit;
+            un.known += 1;
+            un.active += 1;
+            let s = v.flow_src[fu];
+            if let Err(at) = un.senders.binary_search(&s) {
+                un.senders.insert(at, s);
+                self.stale.push(un.coflow);
+            }
+        }
+        if !self.stale.is_empty() {
+            self.stale.sort_unstable();
+            self.stale.dedup();
+            for c in std::mem::take(&mut self.stale) {
+                for &w in &self.coflow_units[&c] {
+                    self.peers.remove(&w);
+                }
+            }
+        }
+        // 3. Active units, in order of first appearance among the active flows.
+        self.order.clear();
+        self.group.clear();
+        let mut slot: HashMap<u32, u32> = HashMap::new();
+        for &f in v.active {
+            let u = self.flow_unit[f as usize];
+            let g = *slot.entry(u).or_insert_with(|| {
+                self.order.push(u);
+                (self.order.len() - 1) as u32
+            });
+            self.group.push(g);
+        }
+        let k_last = (self.cfg.queues - 1) as u8;
+        let mut class_of = vec![0u8; self.order.len()];
+        for gi in 0..self.order.len() {
+            let u = self.order[gi];
+            let s_relay = if self.cfg.relay { self.relayed(u) } else { 0.0 };
+            let un = &self.units[u as usize];
+            let s = s_relay + un.child;
+            // Evaluate at X plus the engine's byte tolerance, so a wake-up at the
+            // crossing sees the crossing.
+            let x = un.x + (1e-9 * un.x).max(1e-6 / unit);
+            let (base, known, fin, stage) = (un.base, un.known, un.finished, un.stage);
+            let p = self.class(base, x, s, known, fin, stage).max(base);
+            let crossing = self.crossing(base, s, known, fin, stage);
+            let starve = self.cfg.starvation_s;
+            let un = &mut self.units[u as usize];
+            if un.x > un.x_seen {
+                un.last_progress = now;
+                un.x_seen = un.x;
+            }
+            if p > un.base {
+                match un.pending {
+                    Some((c, _)) if c >= p => {}
+                    _ => un.pending = Some((p, now + self.cfg.delay_s)),
+                }
+            }
+            if let Some((c, at)) = un.pending {
+                if now + TIME_EPS >= at {
+                    un.base = c;
+                    un.boost = 0;
+                    un.pending = None;
+                }
+            }
+            if starve > 0.0 && now - un.last_progress + TIME_EPS >= starve && un.boost < un.base {
+                un.boost += 1;
+                un.last_progress = now;
+            }
+            class_of[gi] = un.base.min(k_last) - un.boost;
+            match un.pending {
+                Some((_, at)) => out.wakeups.push(Wakeup::At(at)),
+                None => {
+                    if let Some(xc) = crossing {
+                        let more = (xc - un.x) * unit;
+                        if more > 0.0 {
+                            out.wakeups.push(Wakeup::GroupSent {
+                                group: gi as u32,
+                                bytes: more * (1.0 + 1e-12),
+                            });
+                        }
+                    }
+                }
+            }
+            if starve > 0.0 && un.boost < un.base {
+                out.wakeups.push(Wakeup::At(un.last_progress + starve));
+            }
+        }
+        out.classes.clear();
+        out.classes
+            .extend(self.group.iter().map(|&g| class_of[g as usize]));
+        out.groups.clear();
+        out.groups.extend_from_slice(&self.group);
+        self.prev_active = prev;
+        self.prev_active.clear();
+        self.prev_active.extend_from_slice(v.active);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::util::testkit::Case;
+
+    fn cfg(queues: u32) -> StreamConfig {
+        StreamConfig {
+            queues,
+            first_threshold: 10.0,
+            multiplier: 10.0,
+            alpha: 1.0,
+            beta: 1.0,
+            unit_bytes: 1.0,
+            delay_s: 0.0,
+            starvation_s: 0.0,
+            weighted: true,
+            relay: true,
+            child_to_parent: true,
+        }
+    }
+
+    #[test]
+    fn equation_five_by_hand() {
+        let s = Stream::new(cfg(4));
+        // Nothing received yet: highest class.
+        assert_eq!(s.class(0, 0.0, 0.0, 1, 0, 1), 0);
+        // τ_0 = 10, n = 2, n^fin = 0, X = 40: H = 10·(0 + 2/40) = 0.5;
+        // ratio = (10 + 0.5)/40 = 0.2625; P = 4 − ⌈1.05⌉ = 2.
+        assert_eq!(s.class(0, 40.0, 0.0, 2, 0, 1), 2);
+        // One of the two finished: H = 10·(0.5 + 0.05) = 5.5; ratio 15.5/40 =
+        // 0.3875; P = 4 − ⌈1.55⌉ = 2.
+        assert_eq!(s.class(0, 40.0, 0.0, 2, 1, 1), 2);
+        // X = 12: H = 10·(2/12) = 1.667; ratio = 11.667/12 = 0.972; P = 4 − 4 = 0.
+        assert_eq!(s.class(0, 12.0, 0.0, 2, 0, 1), 0);
+        // Relay S = 28 with β = 1 makes the total 40: H = 10·(2/40) = 0.5,
+        // ratio = 10.5/40 = 0.2625, P = 4 − ⌈1.05⌉ = 2.
+        assert_eq!(s.class(0, 12.0, 28.0, 2, 0, 1), 2);
+        // Weighted-Priority, stage m = 4: W = ln 5 = 1.609; X = 12:
+        // ratio = 11.667/(1.609·12) = 0.604, P = 4 − ⌈2.42⌉ = 1.
+        assert_eq!(s.class(0, 12.0, 0.0, 2, 0, 4), 1);
+        // Huge X: the last class, never beyond.
+        assert_eq!(s.class(0, 1e12, 0.0, 2, 0, 1), 3);
+    }
+
+    #[test]
+    fn crossing_solves_equation_five() {
+        let s = Stream::new(cfg(4));
+        for &(q, sr, n, fin, m) in &[(0u8, 0.0, 2u32, 0u32, 1u32), (1, 5.0, 7, 3, 1), (0, 0.0, 150, 20, 4)] {
+            let x = s.crossing(q, sr, n, fin, m).unwrap();
+            assert!(s.class(q, x * (1.0 + 1e-9), sr, n, fin, m) > q, "{q} {x}");
+            assert!(s.class(q, x * (1.0 - 1e-6), sr, n, fin, m) <= q, "{q} {x}");
+        }
+        // n = 1, no relay, class 0 of 4: c = 3/4, a = 10, b = 10:
+        // 0.75·X² − 10·X − 10 ≥ 0 → X = (10 + √(100 + 30))/1.5 = 14.268.
+        let x = s.crossing(0, 0.0, 1, 0, 1).unwrap();
+        assert!((x - (10.0 + 130f64.sqrt()) / 1.5).abs() < 1e-9, "{x}");
+        assert_eq!(s.crossing(3, 0.0, 1, 0, 1), None);
+    }
+
+    #[test]
+    fn receivers_decide_per_unit_and_priorities_only_move_down() {
+        // Coflow 0: two flows into receiver 1 (one unit), 30 B received in all.
+        // Coflow 1: one flow into receiver 2, nothing yet. K = 4, τ_0 = 10 B.
+        let mut c = Case::new(
+            4,
+            10.0,
+            &[(0, 0, 1, 1e6, 20.0), (0, 3, 1, 1e6, 10.0), (1, 0, 2, 1e6, 0.0)],
+        );
+        let mut p = Stream::new(cfg(4));
+        let mut d = Decision::default();
+        d.reset(3);
+        p.decide(&c.non_clairvoyant(), &mut d);
+        // Unit (0, 1): X = 30, n = 2: H = 10·(2/30) = 0.667, ratio = 10.667/30 =
+        // 0.356, P = 4 − ⌈1.42⌉ = 2. Unit (1, 2): 0 → class 0.
+        assert_eq!(d.classes, vec![2, 2, 0]);
+        assert_eq!(d.groups, vec![0, 0, 1]);
+        // Unit (1, 2) asks to be woken at its crossing: n = 1, X* = 14.268.
+        assert!(d.wakeups.iter().any(|w| matches!(w, Wakeup::GroupSent { group: 1, bytes } if (bytes - 14.268).abs() < 1e-3)));
+        // Flow 1 finishes; the class stays 2 (never moves up).
+        c.active = vec![0, 2];
+        c.groups = vec![
+            crate::ActiveCoflow { coflow: 0, start: 0, end: 1 },
+            crate::ActiveCoflow { coflow: 1, start: 1, end: 2 },
+        ];
+        c.count_paths();
+        c.sent[1] = 10.0;
+        d.reset(2);
+        p.decide(&c.non_clairvoyant(), &mut d);
+        assert_eq!(d.classes, vec![2, 0]);
+    }
+
+    #[test]
+    fn information_relay_shares_bytes_between_receivers_of_one_sender() {
+        // Coflow 0: sender 0 sends to receivers 1 and 2 (two units sharing it);
+        // 30 B reached receiver 1, none receiver 2. With relay, receiver 2 sees
+        // S = 30: H = 10·(1/30), ratio = 10.333/30 = 0.344 → P = 4 − ⌈1.38⌉ = 2.
+        let c = Case::new(4, 10.0, &[(0, 0, 1, 1e6, 30.0), (0, 0, 2, 1e6, 0.0)]);
+        let mut d = Decision::default();
+        d.reset(2);
+        Stream::new(cfg(4)).decide(&c.non_clairvoyant(), &mut d);
+        assert_eq!(d.classes[1], 2);
+        let mut off = cfg(4);
+        off.relay = false;
+        d.reset(2);
+        Stream::new(off).decide(&c.non_clairvoyant(), &mut d);
+        assert_eq!(d.classes[1], 0);
+    }
+
+    #[test]
+    fn child_to_parent_and_delay() {
+        // Coflow 0: stage 2 (child, receiver 1, already finished with 50 B) and
+        // stage 1 (parent, receiver 2, just started). The parent's unit gets the
+        // child's 50 B as S: H = 10·(1/50) = 0.2, ratio = 10.2/50 = 0.204 →
+        // P = 4 − ⌈0.816⌉ = 3, but with a
+        // delay of 1 ms the class applies only at t = 1 ms.
+        let mut c = Case::new(4, 10.0, &[(0, 0, 1, 50.0, 50.0), (0, 3, 2, 1e6, 0.0)]);
+        c.stage = vec![2, 1];
+        c.stage_parents = vec![(0, 2, 1)];
+        let mut conf = cfg(4);
+        conf.delay_s = 1e-3;
+        let mut p = Stream::new(conf);
+        let mut d = Decision::default();
+        // First call: only the child is active; it records its 50 B.
+        let mut first = c.clone();
+        first.active = vec![0];
+        first.groups = vec![crate::ActiveCoflow { coflow: 0, start: 0, end: 1 }];
+        first.count_paths();
+        d.reset(1);
+        p.decide(&first.non_clairvoyant(), &mut d);
+        // Then the child is done and the parent starts.
+        c.active = vec![1];
+        c.groups = vec![crate::ActiveCoflow { coflow: 0, start: 0, end: 1 }];
+        c.count_paths();
+        d.reset(1);
+        p.decide(&c.non_clairvoyant(), &mut d);
+        assert_eq!(d.classes, vec![0]);
+        assert_eq!(d.wakeups, vec![Wakeup::At(1e-3)]);
+        d.reset(1);
+        let mut view = c.non_clairvoyant();
+        view.common.now_s = 1e-3;
+        p.decide(&view, &mut d);
+        assert_eq!(d.classes, vec![3]);
+    }
+}
