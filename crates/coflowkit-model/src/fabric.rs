@@ -201,7 +201,7 @@ impl Fabric {
                 let mut fabric_gbps: Option<f64> = None;
                 let mut gbps = 1.0;
                 let mut ports = trace_ports;
-                let mut placement = Placement::Spread;
+                let mut placement = Placement::Rack;
                 let mut seed = 1u64;
                 for (key, v) in options(spec, opts)? {
                     match key {
@@ -344,7 +344,7 @@ impl Fabric {
         }
         match &self.topology {
             Topology::FatTree(t) => {
-                let (s, d) = (t.host_of[src as usize], t.host_of[dst as usize]);
+                let (s, d) = t.hosts(src, dst, flow_hash);
                 let c = t.choice(s, d, flow_hash);
                 let per = (t.k as u64 / 2).pow(2);
                 let key = (s as u64 * t.num_hosts() as u64 + d as u64) * per + c as u64;
@@ -496,8 +496,11 @@ mod tests {
     fn fattree_spec_routes_describes_and_rejects_bad_options() {
         // k = 4, 4 trace ports spread over 16 hosts: ports on hosts 0, 4, 8, 12
         // (one per pod). Host links 2 Gbps, fabric links 10 Gbps.
-        let mut f =
-            Fabric::from_spec("fattree:k=4,host_gbps=2,fabric_gbps=10,seed=3", 4).unwrap();
+        let mut f = Fabric::from_spec(
+            "fattree:k=4,host_gbps=2,fabric_gbps=10,placement=spread,seed=3",
+            4,
+        )
+        .unwrap();
         assert_eq!(f.ports(), 4);
         assert_eq!(f.num_links(), 96);
         assert_eq!(f.capacities[0], 2.0 * GBPS_BYTES_PER_S);

@@ -26,8 +26,10 @@ pub enum Placement {
     /// Port p on host ⌊p·H/P⌋: ports spread evenly over every pod (several ports
     /// share a host when P > H).
     Spread,
-    /// Port p (a rack of the trace) under edge switch p mod E, host slot
-    /// ⌊p/E⌋ mod k/2: racks fill the edge switches round-robin.
+    /// Port p (a rack of the trace) is edge switch p mod E (E = k²/2 edge
+    /// switches, filled round-robin); each flow of the port runs on one of that
+    /// edge switch's k/2 hosts, chosen by a seeded hash of the flow, as the machines
+    /// of a rack. Larger fabrics thus give each rack more hosts and uplinks.
     Rack,
     /// A seeded random permutation of the hosts; port p on host perm[p mod H].
     Random,
@@ -60,7 +62,7 @@ pub struct FatTree {
     pub ports: u32,
     pub placement: Placement,
     pub seed: u64,
-    /// Host of every port.
+    /// Host of every port (`spread`, `random`), or its edge switch (`rack`).
     pub host_of: Vec<u32>,
 }
 
@@ -75,21 +77,19 @@ pub fn mix64(mut x: u64) -> u64 {
 
 impl FatTree {
     /// Hosts, `k³/4`.
-    pub fn hosts(k: u32) -> u64 {
+    pub fn hosts_in(k: u32) -> u64 {
         (k as u64).pow(3) / 4
     }
 
     pub fn new(k: u32, ports: u32, placement: Placement, seed: u64) -> FatTree {
-        let h = Self::hosts(k) as u32;
+        let h = Self::hosts_in(k) as u32;
         let half = k / 2;
         let edges = k * half;
         let host_of = match placement {
             Placement::Spread => (0..ports)
                 .map(|p| ((p as u64 * h as u64) / ports as u64) as u32)
                 .collect(),
-            Placement::Rack => (0..ports)
-                .map(|p| (p % edges) * half + (p / edges) % half)
-                .collect(),
+            Placement::Rack => (0..ports).map(|p| p % edges).collect(),
             Placement::Random => {
                 let mut rng = crate::Pcg32::new(seed, 0x5eed_fa77);
                 let mut perm: Vec<u32> = (0..h).collect();
@@ -112,11 +112,26 @@ impl FatTree {
     }
 
     pub fn num_hosts(&self) -> u32 {
-        Self::hosts(self.k) as u32
+        Self::hosts_in(self.k) as u32
     }
 
     pub fn num_links(&self) -> usize {
         6 * self.num_hosts() as usize
+    }
+
+    /// The hosts of a flow from port `src` to port `dst` (`flow_hash` picks the
+    /// host of a rack under `rack` placement).
+    pub fn hosts(&self, src: u32, dst: u32, flow_hash: u64) -> (u32, u32) {
+        let (a, b) = (self.host_of[src as usize], self.host_of[dst as usize]);
+        match self.placement {
+            Placement::Rack => {
+                let half = (self.k / 2) as u64;
+                let x = mix64(self.seed.rotate_left(17) ^ mix64(flow_hash));
+                let (i, j) = ((x % half) as u32, ((x / half) % half) as u32);
+                (a * self.k / 2 + i, b * self.k / 2 + j)
+            }
+            _ => (a, b),
+        }
     }
 
     /// Number of equal-cost paths between two hosts.
@@ -260,9 +275,17 @@ mod tests {
 
     #[test]
     fn placements() {
-        // k = 4: E = 8 edges, 2 slots. Rack: port p under edge p mod 8, slot ⌊p/8⌋ mod 2.
+        // k = 4: E = 8 edges of 2 hosts. Rack: port p is edge p mod 8; its flows run
+        // on the edge's hosts 2·(p mod 8) and 2·(p mod 8) + 1, by flow hash.
         let t = FatTree::new(4, 10, Placement::Rack, 1);
-        assert_eq!(t.host_of, vec![0, 2, 4, 6, 8, 10, 12, 14, 1, 3]);
+        assert_eq!(t.host_of, vec![0, 1, 2, 3, 4, 5, 6, 7, 0, 1]);
+        let mut seen = [[false; 2]; 2];
+        for id in 0..64 {
+            let (a, b) = t.hosts(9, 3, id);
+            assert!((2..4).contains(&a) && (6..8).contains(&b), "{a} {b}");
+            seen[(a - 2) as usize][(b - 6) as usize] = true;
+        }
+        assert!(seen.iter().flatten().all(|&x| x), "every host pair is used");
         // Spread with more ports than hosts: ⌊p·16/20⌋.
         let s = FatTree::new(4, 20, Placement::Spread, 1);
         assert_eq!(&s.host_of[..6], &[0, 0, 1, 2, 3, 4]);

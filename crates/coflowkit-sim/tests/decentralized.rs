@@ -67,7 +67,7 @@ fn fattree_paths_carry_the_flows() {
         8.0 * MIB,
         4.0 * MIB
     );
-    let f = "fattree:k=4,gbps=1,fabric_gbps=0.5,ports=16";
+    let f = "fattree:k=4,gbps=1,fabric_gbps=0.5,ports=16,placement=spread";
     assert_ccts(&run(&t, Some(f), "fair", &[]), &[0.0625, 0.0625]);
     // Both into host 1: they share h1.down (128): fair gives 64 each until flow 2
     // (4 MiB, capped at 64 by the switch links anyway) ends at 62.5 ms; flow 1 has
