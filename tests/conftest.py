@@ -33,6 +33,16 @@ EXAMPLE_CCTS = {
     "coda": [0.0625, 0.078125, 0.07775],
     # Per-flow queues at 1, 4, 16 MiB (tests/test_no_prior.py walks through it).
     "pias": [0.10175, 0.023625, 0.0545],
+    # No priority column: every flow in class 0, max-min fair inside it, as fair
+    # (test_api.py gives the flows priorities).
+    "spq": [0.10175, 0.03125, 0.0625],
+    # Nobody reaches heavy_mb = 100 MiB: coflows in (arrival, id) order, as fifo.
+    "baraat": [0.0625, 0.078125, 0.07775],
+    # One receiver unit per coflow, m = 1 (W = 1), no relay or child bytes; with
+    # K = 8, tau_0 = 10 MiB and n = 1 a unit leaves class 0 at
+    # T* = (10 + sqrt(100 + 4 * 7/8 * 10)) / (2 * 7/8) = 12.35 MiB, above every
+    # coflow (8, 2, 4 MiB): all in class 0, as fair.
+    "stream": [0.10175, 0.03125, 0.0625],
 }
 
 

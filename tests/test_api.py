@@ -3,7 +3,7 @@ import math
 import coflowkit as ck
 import numpy as np
 import pytest
-from coflowkit import metrics
+from coflowkit import _core, metrics
 from conftest import EXAMPLE_CCTS
 
 
@@ -14,6 +14,25 @@ def test_every_policy_reproduces_the_hand_computed_worked_example(example_path):
         r = ck.simulate(w, policy, check_invariants=True)
         assert r.coflows["cct_s"].tolist() == pytest.approx(want, abs=1e-9), policy
         assert r.extra["checks"] > 0
+
+
+def test_spq_serves_the_priority_column_in_strict_priority(example_path):
+    # The worked example with priorities 1, 0, 0 (coflows 1, 2, 3). f2 (class 0) has
+    # down1 alone: done at 2/128 = 15.625 ms. f1 (class 1) gets 128 MiB/s from then
+    # until f3 (class 0) takes up0 at 16 ms (f1 has 0.048 MiB); f3 ends at 16 + 31.25
+    # = 47.25 ms; f1's 7.952 MiB then take 62.125 ms: done at 109.375 ms.
+    w = ck.load_trace(example_path)
+    c = w.flow_columns()
+    cols = [c[k] for k in ("coflow_id", "flow_id", "src", "dst", "bytes", "start_s")]
+    prio = _core.workload_from_columns(
+        "prio", *cols, arrival_s=c["arrival_s"], priority=[1, 0, 0]
+    ).with_fabric(w.fabric)
+    r = ck.simulate(prio, "spq", check_invariants=True)
+    assert r.coflows["cct_s"].tolist() == pytest.approx([0.109375, 0.015625, 0.03125], abs=1e-9)
+    # Without priorities every flow is in class 0: fair's CCTs.
+    assert ck.simulate(w, "spq").coflows["cct_s"].tolist() == pytest.approx(
+        EXAMPLE_CCTS["fair"], abs=1e-9
+    )
 
 
 def test_coflow_table_columns_and_derived_values(example_path):

@@ -105,10 +105,14 @@ def test_policies_lists_every_policy_with_its_parameters():
         "naive-tradeoff",
         "mcs",
         "pias",
+        "spq",
+        "baraat",
+        "stream",
         "coda",
     ]
     assert "queues=10" in r.stdout and "ordering=dynamic" in r.stdout
     assert "backfill_rounds=1" in r.stdout and "work_conserving=true" in r.stdout
+    assert "heavy_mb=100" in r.stdout and "child_to_parent=true" in r.stdout
 
 
 @pytest.mark.parametrize(

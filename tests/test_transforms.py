@@ -58,8 +58,8 @@ def flows_by_id(w):
 
 
 def rich():
-    """Three coflows with weights, ports, tenants and dependencies, on an 8-port
-    10 Gbps fabric (hosts 0..5 only)."""
+    """Three coflows with weights, ports, tenants, stages, priorities and
+    dependencies, on an 8-port 10 Gbps fabric (hosts 0..5 only)."""
     rows = [
         (1, 1, 0, 1, 1 * MIB, 0.0),
         (1, 2, 2, 1, 2 * MIB, 0.5),
@@ -74,6 +74,8 @@ def rich():
         src_port=[5000, None, 6000, 6001, None],
         dst_port=[80, None, 81, 82, None],
         tenant=["a", "a", None, "b", "c"],
+        stage=[2, 1, None, 1, 1],
+        priority=[0, 0, 3, None, 1],
         depends_on=[[], [1], [], [3], [2, 4]],
     )
     return w.with_fabric("bigswitch:ports=8,gbps=10")
@@ -91,9 +93,12 @@ def test_flow_columns_have_every_field_needed_to_rebuild():
     assert c["src_port"] == [5000, None, 6000, 6001, None]
     assert c["dst_port"] == [80, None, 81, 82, None]
     assert c["tenant"] == ["a", "a", None, "b", "c"]
+    assert c["stage"] == [2, 1, None, 1, 1]
+    assert c["priority"] == [0, 0, 3, None, 1]
     assert c["depends_on"] == [[], [1], [], [3], [2, 4]]
     bare = one_flow_each([0.0, 1.0]).flow_columns()
     assert bare["src_port"] == [None, None] and bare["tenant"] == [None, None]
+    assert bare["stage"] == [None, None] and bare["priority"] == [None, None]
     assert bare["depends_on"] == [[], []]
 
 
@@ -123,7 +128,17 @@ def test_weights_ports_tenants_and_dependencies_survive(spec):
     assert v.fabric == w.fabric
     for fid, f in before.items():
         g = after[fid]
-        for k in ("coflow_id", "src", "dst", "weight", "src_port", "dst_port", "tenant"):
+        for k in (
+            "coflow_id",
+            "src",
+            "dst",
+            "weight",
+            "src_port",
+            "dst_port",
+            "tenant",
+            "stage",
+            "priority",
+        ):
             assert g[k] == f[k], (spec, fid, k)
         assert set(f["depends_on"]) <= set(g["depends_on"]), (spec, fid)
         assert g["start_s"] >= g["arrival_s"]
@@ -133,8 +148,9 @@ def test_ports_transform_keeps_tenants_and_dependencies():
     w = rich()
     v = transforms.apply(w, "ports:model=hadoop")
     c, d = w.flow_columns(), v.flow_columns()
-    for k in ("tenant", "depends_on", "weight", "arrival_s", "start_s", "bytes"):
+    for k in ("tenant", "stage", "priority", "depends_on", "weight", "arrival_s", "start_s"):
         assert c[k] == d[k]
+    assert c["bytes"] == d["bytes"]
     assert d["src_port"] == [13562] * 5
 
 
@@ -218,6 +234,37 @@ def test_poisson_keeps_order_and_offsets():
     assert c["coflow_id"] == [5, 5, 2]
     assert c["arrival_s"][0] == 4.0 and c["start_s"][:2] == [4.0, 4.25]
     assert c["start_s"][2] == c["arrival_s"][2] > 4.0
+
+
+@pytest.mark.parametrize(
+    "fabric,gbps",
+    [
+        ("bigswitch:ports=150,gbps=1", 1),
+        ("bigswitch:ports=150,up_gbps=2,down_gbps=40", 2),
+        ("fattree:k=8,ports=150,gbps=1,placement=spread,seed=1", 1),
+        # The host links count, not the faster switch-to-switch links.
+        ("fattree:k=8,ports=150,host_gbps=2.5,fabric_gbps=10,placement=spread,seed=1", 2.5),
+    ],
+)
+def test_uplink_capacity_is_ports_times_the_host_rate(fabric, gbps):
+    assert transforms.uplink_capacity(fabric) == 150 * gbps * GBPS
+
+
+def test_uplink_capacity_of_an_unreadable_fabric_is_one_clear_error():
+    for fabric in ("fattree:k=8,ports=150,fabric_gbps=10", "bigswitch:gbps=1"):
+        with pytest.raises(CoflowkitError, match="cannot read the uplink capacity of fabric"):
+            transforms.uplink_capacity(fabric)
+
+
+def test_poisson_on_a_fattree_uses_the_host_links():
+    # k=4: 16 hosts; 4 used. Same host rate as the big switch: the same arrivals.
+    w = one_flow_each(np.arange(200) * 0.5)
+    big = transforms.apply(w.with_fabric("bigswitch:ports=4,gbps=1"), "poisson:load=0.5")
+    tree = w.with_fabric("fattree:k=4,ports=4,host_gbps=1,fabric_gbps=10")
+    assert tree.fabric.startswith("fattree:k=4,ports=4,host_gbps=1,fabric_gbps=10")
+    v = transforms.apply(tree, "poisson:load=0.5")
+    assert v.fabric == tree.fabric
+    assert coflow_arrivals(v) == pytest.approx(coflow_arrivals(big), abs=1e-12)
 
 
 # --------------------------------------------------------------------------------
@@ -347,6 +394,23 @@ def test_waves_barrier_flows_above_max_pairs():
     assert v.flow_columns()["depends_on"][3] == [7]
 
 
+def test_waves_barrier_takes_the_stage_priority_and_tenant_of_its_path_flow():
+    # Barrier 7 is on f4's path (2->5), barrier 8 on f6's (4->5).
+    rows = [(1, i + 1, s, d, MIB, 0.0) for i, (s, d) in enumerate(WAVE_PATHS)]
+    w = build(
+        rows,
+        tenant=["t1", "t2", "t3", "t4", "t5", "t6"],
+        stage=[1, 1, 1, 2, 2, None],
+        priority=[5, 4, 3, 2, 1, 0],
+    )
+    c = transforms.apply(w, "waves:max_senders=2,max_pairs=0").flow_columns()
+    assert c["flow_id"][6:] == [7, 8]
+    assert c["tenant"] == ["t1", "t2", "t3", "t4", "t5", "t6", "t4", "t6"]
+    assert c["stage"] == [1, 1, 1, 2, 2, None, 2, None]
+    assert c["priority"] == [5, 4, 3, 2, 1, 0, 2, 0]
+    assert c["src_port"] == [None] * 8
+
+
 @pytest.mark.parametrize("policy", ["fair", "fifo", "aalo", "varys"])
 @pytest.mark.parametrize("max_pairs", [0, 2500])
 def test_waves_cct_by_hand_with_and_without_barriers(policy, max_pairs):
@@ -407,6 +471,8 @@ def test_sample_drops_dependencies_on_dropped_coflows():
     c = v.flow_columns()
     assert c["flow_id"] == [1, 2, 5]
     assert c["depends_on"] == [[], [1], [2]]  # flow 5 depended on 2 and 4 (dropped)
+    assert c["stage"] == [2, 1, 1] and c["priority"] == [0, 0, 1]
+    assert c["tenant"] == ["a", "a", "c"]
 
 
 # --------------------------------------------------------------------------------
@@ -484,6 +550,7 @@ def test_package_level_transform_and_registry():
         "starts",
         "ports",
         "waves",
+        "dag",
         "sample",
         "scale",
     ]

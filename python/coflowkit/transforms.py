@@ -1,4 +1,4 @@
-"""Workload transforms: composable, seeded functions from a workload to a new one.
+"""Workload transforms: composable, deterministic functions from a workload to a new one.
 
 A transform reads the workload's columns (``Workload.flow_columns()``), changes some
 of them with numpy and rebuilds a workload with ``_core.workload_from_columns`` on
@@ -162,23 +162,25 @@ class Flows:
         def opt(col: list) -> list | None:
             return col if any(x is not None for x in col) else None
 
-        w = _core.workload_from_columns(
-            f"{self.source} | {label}",
-            self.coflow_id.tolist(),
-            self.flow_id.tolist(),
-            self.src.tolist(),
-            self.dst.tolist(),
-            self.bytes.tolist(),
-            self.start_s.tolist(),
-            arrival_s=self.arrival_s.tolist(),
-            weight=self.weight.tolist(),
-            src_port=opt(self.src_port),
-            dst_port=opt(self.dst_port),
-            tenant=opt(self.tenant),
-            stage=opt(self.stage),
-            priority=opt(self.priority),
-            depends_on=self.depends_on if any(self.depends_on) else None,
-        )
+        # GC paused while the columns become millions of Python objects (see __init__).
+        with _gc_paused():
+            w = _core.workload_from_columns(
+                f"{self.source} | {label}",
+                self.coflow_id.tolist(),
+                self.flow_id.tolist(),
+                self.src.tolist(),
+                self.dst.tolist(),
+                self.bytes.tolist(),
+                self.start_s.tolist(),
+                arrival_s=self.arrival_s.tolist(),
+                weight=self.weight.tolist(),
+                src_port=opt(self.src_port),
+                dst_port=opt(self.dst_port),
+                tenant=opt(self.tenant),
+                stage=opt(self.stage),
+                priority=opt(self.priority),
+                depends_on=self.depends_on if any(self.depends_on) else None,
+            )
         fabric = re.sub(r"ports=\d+", f"ports={self.ports}", self.fabric)
         return w.with_fabric(fabric)
 
@@ -619,7 +621,8 @@ def waves(flows: Flows, max_senders: int = REQUIRED, max_pairs: int = 2500) -> F
     on the Facebook trace with ``max_senders=10`` that is 7·10^8, too many to hold.
     So when ``a·b > max_pairs`` the waves are linked by a *barrier*: one extra flow
     of the coflow (1e-6 B, the engine's finish tolerance, on the path of wave w+1's
-    first flow, starting at the coflow's arrival, with a new id above every flow id)
+    first flow and with its tenant, stage and priority, starting at the coflow's
+    arrival, with a new id above every flow id)
     that depends on every flow of wave w, and on which every flow of wave w+1
     depends: ``a + b`` dependencies. The barrier finishes at the instant
     wave w ends, whatever rate the policy gives it, so wave w+1 starts exactly then:
@@ -693,8 +696,9 @@ def _append_barriers(flows: Flows, barriers: list[tuple[int, int, list[int]]]) -
 
 
 #: The ``dag`` shapes: each sub-coflow's name and the sub-coflows it waits for (its
-#: children), in the order that sets its port rotation (leaves first, the root —
-#: the final stage — last).
+#: children), in the order that sets its port rotation and its number (the
+#: ``stage`` column, 1 + its position; leaves first, the root — the final stage —
+#: last).
 DAG_SHAPES: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     # A TPC-DS query-42-like plan: three scans, two joins, an aggregation.
     "tpcds": (
@@ -715,43 +719,6 @@ DAG_SHAPES: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("web", ("follower1", "follower2")),
     ),
 }
-
-
-def internal_ids(children: dict[str, Iterable[str]]) -> dict[str, int]:
-    """Stream's internal ids of a DAG of sub-coflows (Algorithm 1 of the Stream
-    paper): ``children[p]`` lists the sub-coflows parent ``p`` waits for. A root (a
-    sub-coflow no one waits for: a final stage) gets 1; every parent proposes its
-    own id + 1 to each of its children; a child whose parents all propose the same
-    ``D`` gets ``D + (number of parents) - 1``, otherwise the largest proposal.
-    Parents are settled before their children (a topological order), so a
-    child's id is set once, from all its parents' proposals."""
-    kids = {p: list(dict.fromkeys(cs)) for p, cs in children.items()}
-    parents: dict[str, list[str]] = {p: [] for p in kids}
-    for p, cs in kids.items():
-        for c in cs:
-            if c not in parents:
-                raise CoflowkitError(f"DAG: sub-coflow {p} waits for unknown sub-coflow {c}")
-            parents[c].append(p)
-    ids: dict[str, int] = {}
-    waiting = {c: len(ps) for c, ps in parents.items()}
-    ready = [c for c, k in waiting.items() if k == 0]
-    while ready:
-        node = ready.pop(0)
-        proposals = [ids[p] + 1 for p in parents[node]]
-        if not proposals:
-            ids[node] = 1
-        elif len(set(proposals)) == 1:
-            ids[node] = proposals[0] + len(proposals) - 1
-        else:
-            ids[node] = max(proposals)
-        for c in kids[node]:
-            waiting[c] -= 1
-            if waiting[c] == 0:
-                ready.append(c)
-    if len(ids) < len(kids):
-        stuck = ", ".join(sorted(set(kids) - set(ids)))
-        raise CoflowkitError(f"DAG: sub-coflows {stuck} are on a cycle")
-    return ids
 
 
 @_register(
@@ -775,22 +742,23 @@ def dag(flows: Flows, shape: str = REQUIRED) -> Flows:
     the shape's order, 0-based) moves every endpoint h to ``(h + j*P // S) mod P``
     (P = the port count), so stages use different hosts. Flow ids: the copy of
     flow f in stage j gets ``j*B + f`` with ``B`` = the largest flow id + 1 (stage
-    0 keeps the ids). The ``stage`` column is the sub-coflow's internal id
-    (:func:`internal_ids`, Stream's Algorithm 1: the root is 1); ``priority``,
+    0 keeps the ids). The ``stage`` column is the sub-coflow's number, ``j + 1``
+    (1..S, unique within the coflow, so sibling sub-coflows are never merged);
+    Stream's internal ids (its Algorithm 1) are not stored: the ``stream`` policy
+    computes them from the stage DAG that the dependencies define. ``priority``,
     tenant, ports and weight are copied from the original flow.
 
     A parent waits for all its children through one barrier flow (as ``waves``):
-    ``BARRIER_BYTES``, in the parent stage (its stage id), on the path of the
+    ``BARRIER_BYTES``, in the parent's stage (its number), on the path of the
     parent's first flow, depending on every flow of its children; every flow of the
     parent depends on it. Barrier ids are ``S*B``, ``S*B + 1``, ... in coflow order
     (arrival, id) then stage order. The coflow keeps its id, arrival and weight;
     leaf flows keep their start times; parent flows start at the arrival (their
     dependencies gate them). A coflow with a flow that already has dependencies is
-    an error. Deterministic: no random draws."""
+    an error. Deterministic: no random draws, and ``shape`` is the only
+    parameter."""
     stages = DAG_SHAPES[shape]
-    names = [name for name, _ in stages]
-    ids = internal_ids(dict(stages))
-    pos = {name: j for j, name in enumerate(names)}
+    pos = {name: j for j, (name, _) in enumerate(stages)}
     has_deps = next((i for i, d in enumerate(flows.depends_on) if d), None)
     if has_deps is not None:
         raise CoflowkitError(
@@ -815,7 +783,6 @@ def dag(flows: Flows, shape: str = REQUIRED) -> Flows:
     shift = (np.arange(S) * P // S)[j]
     arrival = flows.arrival_s[row]
     take = row.tolist()
-    stage_id = [ids[name] for name in names]
     flows.coflow_id = flows.coflow_id[row]
     flows.flow_id = flows.flow_id[row] + j.astype(np.uint64) * np.uint64(block)
     flows.src = (flows.src[row] + shift) % P
@@ -828,7 +795,7 @@ def dag(flows: Flows, shape: str = REQUIRED) -> Flows:
     flows.dst_port = [flows.dst_port[i] for i in take]
     flows.tenant = [flows.tenant[i] for i in take]
     flows.priority = [flows.priority[i] for i in take]
-    flows.stage = [stage_id[s] for s in j.tolist()]
+    flows.stage = (j + 1).tolist()  # the sub-coflow's number
     first, size = flows.first, np.diff(np.append(flows.first, n))
     flows._index()
     with _gc_paused():

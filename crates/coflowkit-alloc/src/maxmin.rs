@@ -16,6 +16,8 @@
 
 use crate::avail;
 use coflowkit_model::{Fabric, PathId};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// `path_item` marker of a path with a saturated link.
 const BLOCKED: u32 = u32::MAX;
@@ -38,6 +40,29 @@ pub struct MaxMin {
     link_items: Vec<u32>,
     touched: Vec<u32>,
     live: Vec<u32>,
+    link_pos: Vec<u32>,
+    link_ver: Vec<u32>,
+    link_pushed: Vec<u32>,
+    heap: BinaryHeap<Reverse<(Share, u32, u32)>>,
+}
+
+/// Groups touching more links than this fill with a heap, fewer with a scan (both
+/// pick the same link every round, so the rates are identical).
+const HEAP_ABOVE_LINKS: usize = 512;
+
+/// A share (bytes/s per unit of weight) with a total order, for the heap.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Share(f64);
+impl Eq for Share {}
+impl PartialOrd for Share {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Share {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
 }
 
 impl MaxMin {
@@ -58,6 +83,9 @@ impl MaxMin {
             self.link_w.resize(nl, 0.0);
             self.link_deg.resize(nl, 0);
             self.link_start.resize(nl, 0);
+            self.link_pos.resize(nl, 0);
+            self.link_ver.resize(nl, 0);
+            self.link_pushed.resize(nl, 0);
         }
     }
 
@@ -188,9 +216,41 @@ impl MaxMin {
             }
         }
         // 4. Progressive filling: each round saturates the link with the smallest
-        //    share (ties: the first in `live`, a deterministic order) and freezes
-        //    its entities. A linear scan beats a heap here: a group touches at most
-        //    a few hundred links, and a heap would be re-keyed after every round.
+        //    share (ties: the link touched first, a deterministic order) and
+        //    freezes its entities.
+        if self.touched.len() > HEAP_ABOVE_LINKS {
+            self.fill_with_heap(fabric);
+        } else {
+            self.fill_with_scan(fabric);
+        }
+        // 5. Write back rates and residuals.
+        for (r, &p) in rates.iter_mut().zip(paths) {
+            let it = self.path_item[p as usize];
+            *r = if it == BLOCKED {
+                0.0
+            } else {
+                self.item_rate[it as usize]
+            };
+        }
+        for &l in &self.touched {
+            let li = l as usize;
+            let used: f64 = {
+                let (a, b) = (
+                    self.link_start[li] as usize,
+                    (self.link_start[li] + self.link_deg[li]) as usize,
+                );
+                self.link_items[a..b]
+                    .iter()
+                    .map(|&i| self.item_w[i as usize] * self.item_rate[i as usize])
+                    .sum()
+            };
+            residual[li] = (residual[li] - used).max(0.0);
+        }
+    }
+
+    /// Progressive filling by a linear scan of the live links per round: cheapest
+    /// when a group touches few links (the big switch).
+    fn fill_with_scan(&mut self, fabric: &Fabric) {
         self.live.clear();
         self.live.extend_from_slice(&self.touched);
         let mut level: f64 = 0.0;
@@ -229,28 +289,63 @@ impl MaxMin {
             let (rem_w, live) = (&self.link_w, &mut self.live);
             live.retain(|&l| rem_w[l as usize] > 0.5);
         }
-        // 5. Write back rates and residuals.
-        for (r, &p) in rates.iter_mut().zip(paths) {
-            let it = self.path_item[p as usize];
-            *r = if it == BLOCKED {
-                0.0
-            } else {
-                self.item_rate[it as usize]
-            };
-        }
-        for &l in &self.touched {
+    }
+
+    /// Progressive filling with the shares in a heap keyed by (share, touched
+    /// position): an entry is current while its link's version is unchanged (a
+    /// freeze bumps the version of every link on the frozen path and pushes its
+    /// new share). Picks exactly the link the scan would, in O(log) per round;
+    /// pays off when a group touches thousands of links (large FatTrees).
+    fn fill_with_heap(&mut self, fabric: &Fabric) {
+        self.heap.clear();
+        for (k, &l) in self.touched.iter().enumerate() {
             let li = l as usize;
-            let used: f64 = {
-                let (a, b) = (
-                    self.link_start[li] as usize,
-                    (self.link_start[li] + self.link_deg[li]) as usize,
-                );
-                self.link_items[a..b]
-                    .iter()
-                    .map(|&i| self.item_w[i as usize] * self.item_rate[i as usize])
-                    .sum()
-            };
-            residual[li] = (residual[li] - used).max(0.0);
+            self.link_pos[li] = k as u32;
+            self.link_ver[li] = 0;
+            self.link_pushed[li] = 0;
+            self.heap
+                .push(Reverse((Share(self.link_rem[li] / self.link_w[li]), k as u32, 0)));
+        }
+        let mut level: f64 = 0.0;
+        while let Some(Reverse((Share(best_share), k, ver))) = self.heap.pop() {
+            let li = self.touched[k as usize] as usize;
+            if ver != self.link_ver[li] || self.link_w[li] <= 0.5 {
+                continue;
+            }
+            level = level.max(best_share);
+            let (a, b) = (
+                self.link_start[li] as usize,
+                (self.link_start[li] + self.link_deg[li]) as usize,
+            );
+            for k in a..b {
+                let i = self.link_items[k] as usize;
+                if self.item_frozen[i] {
+                    continue;
+                }
+                self.item_frozen[i] = true;
+                self.item_rate[i] = level;
+                let w = self.item_w[i];
+                for &m in fabric.path(self.item_path[i]) {
+                    let mi = m as usize;
+                    self.link_rem[mi] -= w * level;
+                    self.link_w[mi] -= w;
+                    self.link_ver[mi] += 1;
+                }
+            }
+            for k in a..b {
+                let i = self.link_items[k] as usize;
+                for &m in fabric.path(self.item_path[i]) {
+                    let mi = m as usize;
+                    if self.link_w[mi] > 0.5 && self.link_pushed[mi] != self.link_ver[mi] {
+                        self.link_pushed[mi] = self.link_ver[mi];
+                        self.heap.push(Reverse((
+                            Share(self.link_rem[mi] / self.link_w[mi]),
+                            self.link_pos[mi],
+                            self.link_ver[mi],
+                        )));
+                    }
+                }
+            }
         }
     }
 

@@ -9,8 +9,8 @@ pub struct FlowMeta {
     pub src_port: Option<u32>,
     pub dst_port: Option<u32>,
     pub tenant: Option<String>,
-    /// Sub-coflow of a multi-stage coflow: its internal id (Stream's Algorithm 1:
-    /// 1 for the final stage, larger for stages further from it).
+    /// Sub-coflow of a multi-stage coflow: a number unique within the coflow (the
+    /// stage DAG comes from the flow dependencies between stages).
     pub stage: Option<u32>,
     /// Strict-priority class the workload gives the flow (0 = highest; `spq`).
     pub priority: Option<u32>,

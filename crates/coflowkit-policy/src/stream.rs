@@ -9,7 +9,8 @@
 //! ```text
 //! X_u      bytes received by u (finished flows included), in units of `unit_mb`
 //! n_u      flows of u seen so far;  n_u^fin  of them finished
-//! m_u      the stage's internal id (Algorithm 1; 1 for single-stage coflows)
+//! m_u      the internal id of u's sub-coflow (Algorithm 1, from the stage DAG the
+//!          flow dependencies define; 1 for single-stage coflows)
 //! S_u      relayed bytes: Σ X_v over the units v of the same coflow that share a
 //!          sender with u (Information-Relay), plus, for a parent stage, the bytes
 //!          of its finished child stages (Child-to-Parent)
@@ -72,6 +73,8 @@ impl Default for StreamConfig {
 struct Unit {
     coflow: u32,
     stage: u32,
+    /// Internal id (Algorithm 1).
+    m: u32,
     /// Bytes received (units).
     x: f64,
     /// X at the last call (for starvation).
@@ -128,9 +131,9 @@ impl Stream {
         self.cfg.first_threshold * self.cfg.multiplier.powi(q as i32)
     }
 
-    fn weight(&self, stage: u32) -> f64 {
-        if self.cfg.weighted && stage > 1 {
-            self.cfg.alpha * ((stage + 1) as f64).ln()
+    fn weight(&self, m: u32) -> f64 {
+        if self.cfg.weighted && m > 1 {
+            self.cfg.alpha * ((m + 1) as f64).ln()
         } else {
             1.0
         }
@@ -139,7 +142,7 @@ impl Stream {
     /// Equation (5): the class of a unit with these inputs, in class `q`'s τ.
     /// H's n/ΣX term uses the same total β·S + X as the ratio (with X = 0 and
     /// S > 0, the paper's n/X is undefined).
-    pub fn class(&self, q: u8, x: f64, s: f64, known: u32, finished: u32, stage: u32) -> u8 {
+    pub fn class(&self, q: u8, x: f64, s: f64, known: u32, finished: u32, m: u32) -> u8 {
         let k = self.cfg.queues as f64;
         let total = self.cfg.beta * s + x;
         if total <= 0.0 {
@@ -148,7 +151,7 @@ impl Stream {
         let tau = self.tau(q);
         let n = known.max(1) as f64;
         let h = tau * (finished as f64 / n + n / total);
-        let ratio = ((tau + self.cfg.alpha * h) / (self.weight(stage) * total)).min(1.0);
+        let ratio = ((tau + self.cfg.alpha * h) / (self.weight(m) * total)).min(1.0);
         let p = k - (k * ratio).ceil();
         p.clamp(0.0, k - 1.0) as u8
     }
@@ -159,7 +162,7 @@ impl Stream {
     /// With T = β·S + X, P > q ⇔ ratio ≤ c, c = (K − q − 1)/K; with
     /// a = τ(1 + α·n^fin/n), b = α·τ·n and w = W: a + b/T ≤ c·w·T ⇔
     /// c·w·T² − a·T − b ≥ 0 ⇔ T ≥ (a + √(a² + 4·c·w·b)) / (2·c·w).
-    pub fn crossing(&self, q: u8, s: f64, known: u32, finished: u32, stage: u32) -> Option<f64> {
+    pub fn crossing(&self, q: u8, s: f64, known: u32, finished: u32, m: u32) -> Option<f64> {
         let k = self.cfg.queues as f64;
         let c = (k - q as f64 - 1.0) / k;
         if c <= 0.0 {
@@ -169,7 +172,7 @@ impl Stream {
         let n = known.max(1) as f64;
         let a = tau * (1.0 + self.cfg.alpha * finished as f64 / n);
         let b = self.cfg.alpha * tau * n;
-        let cw = c * self.weight(stage);
+        let cw = c * self.weight(m);
         let t = (a + (a * a + 4.0 * cw * b).sqrt()) / (2.0 * cw);
         Some(t - self.cfg.beta * s)
     }
@@ -199,9 +202,17 @@ impl Stream {
                 }
             }
         }
+        let m = if key.1 == 0 {
+            1
+        } else {
+            let lo = v.stage_parents.partition_point(|e| e.0 < key.0);
+            let hi = lo + v.stage_parents[lo..].partition_point(|e| e.0 == key.0);
+            internal_id(&v.stage_parents[lo..hi], key.1, &mut Vec::new())
+        };
         self.units.push(Unit {
             coflow: key.0,
             stage: key.1,
+            m,
             x: 0.0,
             x_seen: 0.0,
             known: 0,
@@ -236,6 +247,29 @@ impl Stream {
             self.peers.insert(u, list);
         }
         self.peers[&u].iter().map(|&w| self.units[w as usize].x).sum()
+    }
+}
+
+/// Algorithm 1 of Stream: the internal id of sub-coflow `stage` in a coflow whose
+/// stage DAG is `dag` (`(coflow, child, parent)` entries of that coflow). A stage
+/// with no parent (the final stage, invoked by the job's master) gets 1; every
+/// parent proposes its own id + 1 to its children; a child whose parents all
+/// propose D gets D + |parents| − 1, otherwise the largest proposal. `path`
+/// guards against cycles (a cycle's stage is treated as a root).
+pub fn internal_id(dag: &[(u32, u32, u32)], stage: u32, path: &mut Vec<u32>) -> u32 {
+    if path.contains(&stage) {
+        return 1;
+    }
+    path.push(stage);
+    let mut props = Vec::new();
+    for e in dag.iter().filter(|e| e.1 == stage) {
+        props.push(internal_id(dag, e.2, path) + 1);
+    }
+    path.pop();
+    match (props.iter().min(), props.iter().max()) {
+        (None, _) | (_, None) => 1,
+        (Some(&lo), Some(&hi)) if lo == hi => hi + props.len() as u32 - 1,
+        (_, Some(&hi)) => hi,
     }
 }
 
@@ -330,7 +364,7 @@ impl NonClairvoyantPolicy for Stream {
             // Evaluate at X plus the engine's byte tolerance, so a wake-up at the
             // crossing sees the crossing.
             let x = un.x + (1e-9 * un.x).max(1e-6 / unit);
-            let (base, known, fin, stage) = (un.base, un.known, un.finished, un.stage);
+            let (base, known, fin, stage) = (un.base, un.known, un.finished, un.m);
             let p = self.class(base, x, s, known, fin, stage).max(base);
             let crossing = self.crossing(base, s, known, fin, stage);
             let starve = self.cfg.starvation_s;
@@ -405,6 +439,26 @@ mod tests {
             relay: true,
             child_to_parent: true,
         }
+    }
+
+    #[test]
+    fn algorithm_one_internal_ids_by_hand() {
+        // TPC-DS-like (sub-coflow numbers): scan_a 1, scan_b 2, scan_c 3, join1 4,
+        // join2 5, agg 6; join1 ← scan_a, scan_b; join2 ← join1, scan_c; agg ← join2.
+        let tpcds = [(0, 1, 4), (0, 2, 4), (0, 3, 5), (0, 4, 5), (0, 5, 6)];
+        let ids: Vec<u32> = (1..=6).map(|s| internal_id(&tpcds, s, &mut Vec::new())).collect();
+        // agg 1; join2 2; join1 and scan_c 3; scan_a and scan_b 4.
+        assert_eq!(ids, vec![4, 4, 3, 3, 2, 1]);
+        // Tao-like: db1 1, db2 2, leader 3, follower1 4, follower2 5, web 6;
+        // leader ← db1, db2; each follower ← leader; web ← both followers.
+        let tao = [(0, 1, 3), (0, 2, 3), (0, 3, 4), (0, 3, 5), (0, 4, 6), (0, 5, 6)];
+        let ids: Vec<u32> = (1..=6).map(|s| internal_id(&tao, s, &mut Vec::new())).collect();
+        // web 1; followers 2; leader: both propose 3, two parents → 3 + 2 − 1 = 4;
+        // databases 5.
+        assert_eq!(ids, vec![5, 5, 4, 2, 2, 1]);
+        // Different proposals: the largest. Stage 3 ← parents 1 (id 1) and 2 (id 2).
+        let mixed = [(0, 2, 1), (0, 3, 1), (0, 3, 2)];
+        assert_eq!(internal_id(&mixed, 3, &mut Vec::new()), 3);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! Required columns: `coflow_id, flow_id, src, dst, bytes, start_s`. Optional:
 //! `arrival_s` (the coflow's arrival; default its earliest flow start), `weight`
 //! (default 1), `src_port`, `dst_port`, `tenant`, `stage` (the sub-coflow of a
-//! multi-stage coflow, Stream's internal id), `priority` (a strict-priority class,
+//! multi-stage coflow: a number unique within the coflow), `priority` (a strict-priority class,
 //! 0 highest, for `spq`), `depends_on` (flow ids separated by `;`). Other columns are ignored (later features add their own). Within a coflow,
 //! flow index = ascending `flow_id`; `arrival_s` and `weight` must agree across the
 //! coflow's rows.
