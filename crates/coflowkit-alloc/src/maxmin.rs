@@ -42,7 +42,6 @@ pub struct MaxMin {
     live: Vec<u32>,
     link_pos: Vec<u32>,
     link_ver: Vec<u32>,
-    link_pushed: Vec<u32>,
     heap: BinaryHeap<Reverse<(Share, u32, u32)>>,
 }
 
@@ -85,7 +84,6 @@ impl MaxMin {
             self.link_start.resize(nl, 0);
             self.link_pos.resize(nl, 0);
             self.link_ver.resize(nl, 0);
-            self.link_pushed.resize(nl, 0);
         }
     }
 
@@ -292,24 +290,34 @@ impl MaxMin {
     }
 
     /// Progressive filling with the shares in a heap keyed by (share, touched
-    /// position): an entry is current while its link's version is unchanged (a
-    /// freeze bumps the version of every link on the frozen path and pushes its
-    /// new share). Picks exactly the link the scan would, in O(log) per round;
-    /// pays off when a group touches thousands of links (large FatTrees).
+    /// position). A freeze at level ℓ ≤ s_m only raises the share of the other
+    /// links m it crosses ((c − w·ℓ)/(W − w) ≥ c/W), so an old entry is a lower
+    /// bound: an entry whose link's version changed since it was pushed is put
+    /// back with the link's current share when it reaches the top. The first
+    /// current entry on top is then the smallest share, ties to the smallest
+    /// position: exactly the link the scan picks, at O(log) per round; it pays
+    /// off when a group touches thousands of links (large FatTrees).
     fn fill_with_heap(&mut self, fabric: &Fabric) {
         self.heap.clear();
         for (k, &l) in self.touched.iter().enumerate() {
             let li = l as usize;
             self.link_pos[li] = k as u32;
             self.link_ver[li] = 0;
-            self.link_pushed[li] = 0;
             self.heap
                 .push(Reverse((Share(self.link_rem[li] / self.link_w[li]), k as u32, 0)));
         }
         let mut level: f64 = 0.0;
         while let Some(Reverse((Share(best_share), k, ver))) = self.heap.pop() {
             let li = self.touched[k as usize] as usize;
-            if ver != self.link_ver[li] || self.link_w[li] <= 0.5 {
+            if self.link_w[li] <= 0.5 {
+                continue;
+            }
+            if ver != self.link_ver[li] {
+                self.heap.push(Reverse((
+                    Share(self.link_rem[li] / self.link_w[li]),
+                    k,
+                    self.link_ver[li],
+                )));
                 continue;
             }
             level = level.max(best_share);
@@ -330,20 +338,6 @@ impl MaxMin {
                     self.link_rem[mi] -= w * level;
                     self.link_w[mi] -= w;
                     self.link_ver[mi] += 1;
-                }
-            }
-            for k in a..b {
-                let i = self.link_items[k] as usize;
-                for &m in fabric.path(self.item_path[i]) {
-                    let mi = m as usize;
-                    if self.link_w[mi] > 0.5 && self.link_pushed[mi] != self.link_ver[mi] {
-                        self.link_pushed[mi] = self.link_ver[mi];
-                        self.heap.push(Reverse((
-                            Share(self.link_rem[mi] / self.link_w[mi]),
-                            self.link_pos[mi],
-                            self.link_ver[mi],
-                        )));
-                    }
                 }
             }
         }
