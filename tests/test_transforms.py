@@ -377,6 +377,24 @@ def test_waves_link_every_flow_to_every_flow_of_the_previous_wave():
     assert v.flow_columns()["depends_on"] == [[]] * 6
 
 
+def test_waves_count_splits_each_coflows_senders_into_that_many_waves():
+    # Five senders, count=2: ceil(5/2) = 3 per wave: {0, 1, 2} = f1..f4, {3, 4} = f5 f6.
+    v = transforms.apply(six_flows(), "waves:count=2")
+    assert v.flow_columns()["depends_on"] == [[], [], [], [], [1, 2, 3, 4], [1, 2, 3, 4]]
+    # count=3: ceil(5/3) = 2 per wave, as max_senders=2.
+    assert (
+        transforms.apply(six_flows(), "waves:count=3").flow_columns()["depends_on"]
+        == transforms.apply(six_flows(), "waves:max_senders=2").flow_columns()["depends_on"]
+    )
+    # More waves than senders: one sender per wave (five waves).
+    v = transforms.apply(six_flows(), "waves:count=9")
+    assert v.flow_columns()["depends_on"] == [[], [1], [1], [2, 3], [4], [5]]
+    with pytest.raises(CoflowkitError, match="exactly one of max_senders and count"):
+        transforms.apply(six_flows(), "waves:count=2,max_senders=2")
+    with pytest.raises(CoflowkitError, match="exactly one of max_senders and count"):
+        transforms.apply(six_flows(), "waves")
+
+
 def test_waves_barrier_flows_above_max_pairs():
     # max_pairs=0: every boundary gets a barrier (ids 7 and 8, above every flow id),
     # 1e-6 B on the path of the next wave's first flow, from the coflow's arrival.

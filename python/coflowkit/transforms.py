@@ -600,9 +600,22 @@ def ports(flows: Flows, model: str = REQUIRED, seed: int = 1) -> Flows:
     return flows
 
 
+def _one_of_max_senders_or_count(v: dict[str, Any]) -> str | None:
+    if (v["max_senders"] is None) == (v["count"] is None):
+        return "give exactly one of max_senders and count"
+    return None
+
+
 @_register(
-    "senders in waves of at most max_senders: each wave starts when the previous ends",
+    "senders in waves (at most max_senders each, or count waves): each starts when the previous ends",
     Param("max_senders", "int", "senders per wave (>= 1)", check=lambda x: x >= 1, expect=">= 1"),
+    Param(
+        "count",
+        "int",
+        "waves per coflow (>= 1): ceil(senders / count) senders each",
+        check=lambda x: x >= 1,
+        expect=">= 1",
+    ),
     Param(
         "max_pairs",
         "int",
@@ -610,10 +623,18 @@ def ports(flows: Flows, model: str = REQUIRED, seed: int = 1) -> Flows:
         check=lambda x: x >= 0,
         expect=">= 0",
     ),
+    check=_one_of_max_senders_or_count,
 )
-def waves(flows: Flows, max_senders: int = REQUIRED, max_pairs: int = 2500) -> Flows:
+def waves(
+    flows: Flows,
+    max_senders: int | None = None,
+    count: int | None = None,
+    max_pairs: int = 2500,
+) -> Flows:
     """Multi-wave senders. A coflow's distinct senders, sorted by host, are split
-    into consecutive waves of at most ``max_senders``; every flow of wave w+1
+    into consecutive waves of at most ``max_senders``, or of ``ceil(s / count)``
+    for a coflow of ``s`` senders (so ``count`` waves, fewer when ``s < count``:
+    Stream's multi-wave case studies of 2, 3 and 4 waves); every flow of wave w+1
     depends on every flow of wave w, so a wave starts when the previous one ends
     (flows keep their own start times and dependencies too).
 
@@ -635,8 +656,14 @@ def waves(flows: Flows, max_senders: int = REQUIRED, max_pairs: int = 2500) -> F
     key = flows.coflow.astype(np.int64) * span + flows.src
     pairs, which = np.unique(key, return_inverse=True)  # (coflow, sender), sorted
     pair_coflow = pairs // span
-    rank = np.arange(len(pairs)) - np.searchsorted(pair_coflow, pair_coflow, side="left")
-    wave = (rank // max_senders)[which]
+    first = np.searchsorted(pair_coflow, pair_coflow, side="left")
+    rank = np.arange(len(pairs)) - first
+    if count is not None:
+        senders = np.searchsorted(pair_coflow, pair_coflow, side="right") - first
+        per_wave = -(-senders // count)  # ceil
+    else:
+        per_wave = max_senders
+    wave = (rank // per_wave)[which]
     if not (wave > 0).any():
         return flows
     order = np.lexsort((np.arange(n), wave, flows.coflow))
