@@ -395,6 +395,15 @@ def test_waves_count_splits_each_coflows_senders_into_that_many_waves():
         transforms.apply(six_flows(), "waves")
 
 
+def test_head_keeps_the_first_coflows_like_first():
+    w = one_flow_each([3.0, 1.0, 2.0, 0.5])
+    h = transforms.apply(w, "head:count=2")
+    # Arrivals 0.5 and 1.0 come first (the workload's order).
+    assert h.flow_columns()["arrival_s"] == [0.5, 1.0]
+    assert h.flow_columns() == w.head(2).flow_columns()
+    assert transforms.apply(w, "head:count=10").num_flows == 4
+
+
 def test_waves_barrier_flows_above_max_pairs():
     # max_pairs=0: every boundary gets a barrier (ids 7 and 8, above every flow id),
     # 1e-6 B on the path of the next wave's first flow, from the coflow's arrival.
@@ -569,6 +578,7 @@ def test_package_level_transform_and_registry():
         "ports",
         "waves",
         "dag",
+        "head",
         "sample",
         "scale",
     ]

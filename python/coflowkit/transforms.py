@@ -847,6 +847,21 @@ def dag(flows: Flows, shape: str = REQUIRED) -> Flows:
     return flows
 
 
+@_register(
+    "the first count coflows by arrival (cheaper than --first before a costly transform)",
+    Param(
+        "count", "int", "number of coflows to keep (>= 1)", check=lambda x: x >= 1, expect=">= 1"
+    ),
+)
+def head(flows: Flows, count: int = REQUIRED) -> Flows:
+    """Keeps the first ``count`` coflows in the workload's order (arrival, then id),
+    with all their flows: what ``--first`` does after the transforms, available as
+    a transform so that an expensive one (``dag``) runs on the kept coflows only.
+    Dependencies on flows of dropped coflows are dropped."""
+    flows.keep(flows.coflow < count)
+    return flows
+
+
 def _one_of_fraction_or_count(v: dict[str, Any]) -> str | None:
     if (v["fraction"] is None) == (v["count"] is None):
         return "give exactly one of fraction and count"
