@@ -298,16 +298,21 @@ impl MaxMin {
     /// position: exactly the link the scan picks, at O(log) per round; it pays
     /// off when a group touches thousands of links (large FatTrees).
     fn fill_with_heap(&mut self, fabric: &Fabric) {
-        self.heap.clear();
+        let mut entries = std::mem::take(&mut self.heap).into_vec();
+        entries.clear();
         for (k, &l) in self.touched.iter().enumerate() {
             let li = l as usize;
             self.link_pos[li] = k as u32;
             self.link_ver[li] = 0;
-            self.heap
-                .push(Reverse((Share(self.link_rem[li] / self.link_w[li]), k as u32, 0)));
+            entries.push(Reverse((Share(self.link_rem[li] / self.link_w[li]), k as u32, 0)));
         }
+        self.heap = BinaryHeap::from(entries); // heapify: O(links)
+        let mut unfrozen = self.item_frozen.len();
         let mut level: f64 = 0.0;
-        while let Some(Reverse((Share(best_share), k, ver))) = self.heap.pop() {
+        while unfrozen > 0 {
+            let Some(Reverse((Share(best_share), k, ver))) = self.heap.pop() else {
+                break;
+            };
             let li = self.touched[k as usize] as usize;
             if self.link_w[li] <= 0.5 {
                 continue;
@@ -331,6 +336,7 @@ impl MaxMin {
                     continue;
                 }
                 self.item_frozen[i] = true;
+                unfrozen -= 1;
                 self.item_rate[i] = level;
                 let w = self.item_w[i];
                 for &m in fabric.path(self.item_path[i]) {

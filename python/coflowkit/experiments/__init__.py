@@ -12,6 +12,7 @@ EXPERIMENTS = {
     "mcs": "MCS (Sec. VIII): Table I, Figs. 13-18 on the Facebook trace (batched, Poisson loads)",
     "coda-scheduler": "CODA (Secs. 4, 6.4): Figs. 11-13, 15-16, scheduling with wrong coflows",
     "coda-identify": "CODA (Secs. 3, 6.3, 6.4): Fig. 10, Table 1, Fig. 14, Figs. 11-12 identified",
+    "stream": "Stream (Sec. IV-B): Figs. 6-13 on FatTrees (sizes, waves, bursts, queues, DAGs)",
 }
 
 
@@ -39,6 +40,10 @@ def run(name: str, **kw) -> str:
         from coflowkit.experiments import coda_identify
 
         return coda_identify.run(**kw)
+    if name == "stream":
+        from coflowkit.experiments import stream
+
+        return stream.run(**kw)
     from coflowkit._core import CoflowkitError
 
     raise CoflowkitError(f"unknown experiment '{name}'; valid: {', '.join(EXPERIMENTS)}")
