@@ -26,11 +26,15 @@ def run_one(
     timeout: float,
     record: str | None = None,
     transforms: tuple[str, ...] = (),
+    fabric: str | None = None,
+    first: int | None = None,
 ) -> tuple[str, float, float, float]:
     """Times one `simulate`; ``policy`` may carry parameters: ``coda:labels=identify``."""
     name, *kvs = policy.split(":")
     extra = [a for kv in kvs for a in ("--param", kv)]
     extra += [a for t in transforms for a in ("--transform", t)]
+    extra += ["--fabric", fabric] if fabric else []
+    extra += ["--first", str(first)] if first else []
     with tempfile.TemporaryDirectory() as out:
         cmd = [
             sys.executable,
@@ -74,6 +78,37 @@ def run_one(
         return status, wall, usage.ru_maxrss / 1024.0, mean_cct
 
 
+_ROUTE_CHILD = """
+import json, sys, time
+t0 = time.perf_counter()
+import coflowkit as ck
+w = ck.load_trace(sys.argv[1])
+if sys.argv[3]:
+    w = w.head(int(sys.argv[3]))
+t1 = time.perf_counter()
+w = w.with_fabric(sys.argv[2])
+t2 = time.perf_counter()
+print(json.dumps({"load_s": t1 - t0, "route_s": t2 - t1, "flows": w.num_flows}))
+"""
+
+
+def route_cost(trace: str, fabric: str, first: int | None = None) -> tuple[float, float]:
+    """Loading and routing alone, in a child process: (load s, route s)."""
+    import json
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _ROUTE_CHILD, trace, fabric, str(first or "")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        lines = err.decode(errors="replace").strip().splitlines()
+        raise RuntimeError(lines[-1] if lines else f"exit {proc.returncode}")
+    d = json.loads(out)
+    return d["load_s"], d["route_s"]
+
+
 def main(args) -> int:
     from coflowkit import api
 
@@ -98,11 +133,22 @@ def main(args) -> int:
         f"Command: coflowkit bench --trace {trace}"
         + (f" --policies {args.policies}" if args.policies else "")
         + (f" --record {args.record}" if getattr(args, "record", None) else "")
-        + "".join(f" --transform {t}" for t in getattr(args, "transform", None) or ()),
+        + "".join(f" --transform {t}" for t in getattr(args, "transform", None) or ())
+        + (f" --fabric {args.fabric}" if getattr(args, "fabric", None) else "")
+        + (f" --first {args.first}" if getattr(args, "first", None) else ""),
         "",
         "| policy | status | wall time (s) | peak RSS (MiB) | mean CCT (s) |",
         "|---|---|---:|---:|---:|",
     ]
+    fabric = getattr(args, "fabric", None)
+    first = getattr(args, "first", None)
+    if fabric:
+        load_s, route_s = route_cost(trace, fabric, first)
+        lines.insert(
+            -3,
+            f"Path computation alone (load the trace, then route every flow on {fabric}): "
+            f"load {load_s:.2f} s, routing {route_s:.2f} s",
+        )
     print("\n".join(lines), flush=True)
     for name in names:
         status, wall, rss, mean_cct = run_one(
@@ -111,6 +157,8 @@ def main(args) -> int:
             args.timeout,
             getattr(args, "record", None),
             tuple(getattr(args, "transform", None) or ()),
+            fabric,
+            first,
         )
         cct = f"{mean_cct:.4f}" if mean_cct == mean_cct else "-"
         row = f"| {name} | {status} | {wall:.2f} | {rss:.0f} | {cct} |"

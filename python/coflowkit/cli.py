@@ -560,6 +560,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--transform", action="append", metavar="SPEC", help="workload transform (repeatable)"
     )
+    b.add_argument("--fabric", help="fabric spec, e.g. fattree:k=16 (default: the big switch)")
+    b.add_argument("--first", type=int, help="only the first N coflows of the trace")
     b.add_argument("--timeout", type=float, default=1800, help="seconds per policy (default 1800)")
     b.add_argument("--out", help="write the table as Markdown here")
     b.add_argument(
