@@ -16,6 +16,21 @@ def test_every_policy_reproduces_the_hand_computed_worked_example(example_path):
         assert r.extra["checks"] > 0
 
 
+def test_every_policy_runs_on_a_fattree_that_adds_no_contention(example_path):
+    # The worked example's ports on a k = 4 FatTree, spread placement: port 0 on
+    # host 0 (pod 0), port 1 on host 8 (pod 2). Flows 0->1, 1->1, 0->0 contend on the
+    # host links h0.up, h8.down exactly as on up0, down1 of the big switch; f1's
+    # four switch links carry nothing else. So every policy gives the big switch's
+    # CCTs, on 2- and 6-link paths.
+    w = ck.load_trace(example_path).with_fabric("fattree:k=4,placement=spread")
+    assert w.fabric.startswith("fattree:k=4,ports=2,gbps=1,placement=spread")
+    for policy, want in EXAMPLE_CCTS.items():
+        r = ck.simulate(w, policy, check_invariants=True)
+        assert r.coflows["cct_s"].tolist() == pytest.approx(want, abs=1e-9), policy
+        # Isolated CCTs follow the real paths: the bottleneck is one 1G host link.
+        assert r.coflows["isolated_s"].tolist() == pytest.approx([1 / 16, 1 / 64, 1 / 32])
+
+
 def test_spq_serves_the_priority_column_in_strict_priority(example_path):
     # The worked example with priorities 1, 0, 0 (coflows 1, 2, 3). f2 (class 0) has
     # down1 alone: done at 2/128 = 15.625 ms. f1 (class 1) gets 128 MiB/s from then

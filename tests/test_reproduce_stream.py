@@ -1,0 +1,111 @@
+"""`coflowkit reproduce stream` on a shrunken plan (one small FatTree, few coflows):
+the files it writes, and its tables against direct `coflowkit.simulate` runs."""
+
+import coflowkit as ck
+import numpy as np
+import pandas as pd
+import pytest
+from coflowkit import cli
+from coflowkit.experiments import EXPERIMENTS, stream
+
+N = 8  # coflows replayed in every experiment
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory):
+    from conftest import SHARED_TRACE
+
+    if not SHARED_TRACE.exists():
+        pytest.fail(f"the Facebook trace is missing: expected it at {SHARED_TRACE}")
+    d = tmp_path_factory.mktemp("stream")
+    mp = pytest.MonkeyPatch()
+    # The shape of the evaluation, on fabrics small enough for a test.
+    mp.setattr(stream, "KS", (4, 8))
+    mp.setattr(stream, "WAVES", (2,))
+    mp.setattr(stream, "QUEUE_COUNTS", (2, 4))
+    mp.setattr(stream, "HEAVY_MB", (10, 100))
+    argv = ["reproduce", "stream", "--trace", str(SHARED_TRACE), "--coflows", str(N)]
+    try:
+        assert cli.main([*argv, "--out", str(d), "--workers", "1", "--no-cache"]) == 0
+    finally:
+        mp.undo()
+    return d
+
+
+def _csv(out, name):
+    return pd.read_csv(out / f"{name}.csv")
+
+
+def test_registered():
+    assert "stream" in EXPERIMENTS
+
+
+def test_writes_every_table_figure_and_the_report(out):
+    for name in ["fig6", "improvement", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12",
+                 "fig13", "ablation", "baraat_threshold"]:
+        assert (out / f"{name}.csv").exists(), name
+    for name in ["fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "fig13"]:
+        assert (out / f"{name}.png").stat().st_size > 1000, name
+    report = (out / "report.md").read_text()
+    assert "## Fig. 6" in report and "## Fig. 13" in report
+    assert "Differences from the paper" in report
+
+
+def test_fig6_matches_direct_simulations(out):
+    from conftest import SHARED_TRACE
+
+    fig6 = _csv(out, "fig6")
+    assert len(fig6) == 2 * 2 * 4  # k in (4, 8), 1G and 10G, four policies
+    w = ck.load_trace(str(SHARED_TRACE)).head(N)
+    r = ck.simulate(w, "stream", params={"queues": "4"}, fabric="fattree:k=4,gbps=1")
+    row = fig6[(fig6.k == 4) & (fig6.gbps == 1) & (fig6.policy == "Stream")]
+    assert row["avg CCT (s)"].item() == pytest.approx(r.coflows["cct_s"].mean(), rel=1e-12)
+    mice = r.coflows["size_bytes"] < 100 * 1048576
+    assert row["mice CCT (s)"].item() == pytest.approx(r.coflows["cct_s"][mice].mean(), rel=1e-12)
+
+
+def test_improvements_are_ratios_of_the_fig6_means(out):
+    fig6 = _csv(out, "fig6").set_index(["gbps", "k", "policy"])
+    imp = _csv(out, "improvement")
+    for _, row in imp.iterrows():
+        col = "avg CCT (s)" if row["CCT"] == "avg" else "mice CCT (s)"
+        for k in (4, 8):
+            want = fig6.loc[(row["gbps"], k, row["compared"]), col] / fig6.loc[
+                (row["gbps"], k, "Stream"), col
+            ]
+            assert row[f"k={k}"] == pytest.approx(want, rel=1e-9)
+        assert row["mean over k"] == pytest.approx(np.mean([row["k=4"], row["k=8"]]), rel=1e-9)
+    # The paper's 1G headline ratios are carried beside ours.
+    paper = imp[(imp.gbps == 1) & (imp.CCT == "avg")].set_index("compared")["paper"]
+    assert paper.to_dict() == {"Baraat": 1.4, "Fair Sharing": 1.77, "Aalo": 0.87}
+
+
+def test_queue_and_heavy_tables_use_the_right_runs(out):
+    fig11 = _csv(out, "fig11").set_index("queues")
+    fig6 = _csv(out, "fig6").set_index(["gbps", "k", "policy"])
+    # K = 4 is the Fig. 6 run itself.
+    assert fig11.loc[4, "Stream mean CCT (s)"] == pytest.approx(
+        fig6.loc[(1, 8, "Stream"), "avg CCT (s)"], rel=1e-12
+    )
+    heavy = _csv(out, "baraat_threshold").set_index("heavy_mb")
+    assert heavy.loc[100, "Baraat mean CCT (s)"] == pytest.approx(
+        fig6.loc[(1, 8, "Baraat"), "avg CCT (s)"], rel=1e-12
+    )
+
+
+def test_dag_runs_replay_multi_stage_coflows(out):
+    from conftest import SHARED_TRACE
+
+    # The TPC-DS DAG of the first N coflows: each coflow is six sub-coflows (plus
+    # 1e-6 B barriers), so six times its original's size; a DAG runs its stages
+    # one after another, so it takes longer than its original alone.
+    w = ck.transform(ck.load_trace(str(SHARED_TRACE)), f"head:count={N}")
+    d = ck.transform(w, "dag:shape=tpcds")
+    assert d.num_coflows == N
+    r = ck.simulate(d, "fair", fabric="fattree:k=8,gbps=1")
+    orig = ck.simulate(w, "fair", fabric="fattree:k=8,gbps=1")
+    ratio = r.coflows["size_bytes"].to_numpy() / orig.coflows["size_bytes"].to_numpy()
+    assert ratio == pytest.approx(np.full(N, 6.0), rel=1e-9)
+    assert (r.coflows["cct_s"].to_numpy() > orig.coflows["isolated_s"].to_numpy()).all()
+    fig12 = _csv(out, "fig12")
+    assert set(fig12["compared"]) == {"Baraat", "Fair Sharing", "Aalo"}
