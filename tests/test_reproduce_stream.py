@@ -41,8 +41,19 @@ def test_registered():
 
 
 def test_writes_every_table_figure_and_the_report(out):
-    for name in ["fig6", "improvement", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12",
-                 "fig13", "ablation", "baraat_threshold"]:
+    for name in [
+        "fig6",
+        "improvement",
+        "fig7",
+        "fig8",
+        "fig9",
+        "fig10",
+        "fig11",
+        "fig12",
+        "fig13",
+        "ablation",
+        "baraat_threshold",
+    ]:
         assert (out / f"{name}.csv").exists(), name
     for name in ["fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "fig13"]:
         assert (out / f"{name}.png").stat().st_size > 1000, name
@@ -70,9 +81,10 @@ def test_improvements_are_ratios_of_the_fig6_means(out):
     for _, row in imp.iterrows():
         col = "avg CCT (s)" if row["CCT"] == "avg" else "mice CCT (s)"
         for k in (4, 8):
-            want = fig6.loc[(row["gbps"], k, row["compared"]), col] / fig6.loc[
-                (row["gbps"], k, "Stream"), col
-            ]
+            want = (
+                fig6.loc[(row["gbps"], k, row["compared"]), col]
+                / fig6.loc[(row["gbps"], k, "Stream"), col]
+            )
             assert row[f"k={k}"] == pytest.approx(want, rel=1e-9)
         assert row["mean over k"] == pytest.approx(np.mean([row["k=4"], row["k=8"]]), rel=1e-9)
     # The paper's 1G headline ratios are carried beside ours.

@@ -607,7 +607,7 @@ def _one_of_max_senders_or_count(v: dict[str, Any]) -> str | None:
 
 
 @_register(
-    "senders in waves (at most max_senders each, or count waves): each starts when the previous ends",
+    "senders in waves (at most max_senders each, or count waves), each after the previous",
     Param("max_senders", "int", "senders per wave (>= 1)", check=lambda x: x >= 1, expect=">= 1"),
     Param(
         "count",

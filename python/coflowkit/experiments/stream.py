@@ -115,7 +115,9 @@ def plan(trace: str, sample: dict[str, int], extra: tuple[str, ...] = ()):
     qs = spec(sample["queues"])
     for q in QUEUE_COUNTS:
         if q != QUEUES:
-            out.append((("queues", q), runner.Job(qs, "stream", (("queues", str(q)),), fabric(8, 1))))
+            out.append(
+                (("queues", q), runner.Job(qs, "stream", (("queues", str(q)),), fabric(8, 1)))
+            )
     for shape in DAG_SHAPES:
         ds = runner.WorkloadSpec(
             trace=trace, transforms=(*extra, f"head:count={sample['dag']}", f"dag:shape={shape}")
@@ -140,7 +142,10 @@ def means(r, bounds: tuple[float, ...]) -> dict[str, float]:
     df = r.coflows
     cat = category(df["size_bytes"].to_numpy(), bounds)
     cct = df["cct_s"].to_numpy()
-    d = {"avg": float(cct.mean()), "mice": float(cct[cat == 0].mean()) if (cat == 0).any() else np.nan}
+    d = {
+        "avg": float(cct.mean()),
+        "mice": float(cct[cat == 0].mean()) if (cat == 0).any() else np.nan,
+    }
     for i, c in enumerate(CATEGORIES):
         d[c] = float(cct[cat == i].mean()) if (cat == i).any() else np.nan
         d[f"n_{c}"] = int((cat == i).sum())
@@ -182,11 +187,23 @@ def run(
         for k in KS:
             for name in POLICIES:
                 m = means(res[("size", k, g, name)], SIZE_A)
-                rows.append({"gbps": g, "k": k, "policy": name, "avg CCT (s)": m["avg"],
-                             "mice CCT (s)": m["mice"], "coflows": len(res[("size", k, g, name)].coflows)})
+                rows.append(
+                    {
+                        "gbps": g,
+                        "k": k,
+                        "policy": name,
+                        "avg CCT (s)": m["avg"],
+                        "mice CCT (s)": m["mice"],
+                        "coflows": len(res[("size", k, g, name)].coflows),
+                    }
+                )
     fig6 = pd.DataFrame(rows)
     o.add("## Fig. 6: CCT against the network size\n")
-    o.add(o.table("fig6", fig6, "Mean CCT and mean CCT of mice coflows (category I, < 100 MB) per fabric"))
+    o.add(
+        o.table(
+            "fig6", fig6, "Mean CCT and mean CCT of mice coflows (category I, < 100 MB) per fabric"
+        )
+    )
     fig, axes = p.subplots(2, 2, figsize=(10, 7))
     for i, g in enumerate(SPEEDS):
         for j, col in enumerate(("mice CCT (s)", "avg CCT (s)")):
@@ -209,27 +226,52 @@ def run(
                 vals = [per_k[k][name][col] for k in KS]
                 mean = float(np.nanmean(vals))
                 paper = PAPER.get((col, g, name), np.nan)
-                rows.append({"gbps": g, "CCT": col, "compared": name,
-                             **{f"k={k}": v for k, v in zip(KS, vals)},
-                             "mean over k": mean, "paper": paper,
-                             "ours / paper": ratio_note(mean, paper)})
+                rows.append(
+                    {
+                        "gbps": g,
+                        "CCT": col,
+                        "compared": name,
+                        **{f"k={k}": v for k, v in zip(KS, vals)},
+                        "mean over k": mean,
+                        "paper": paper,
+                        "ours / paper": ratio_note(mean, paper),
+                    }
+                )
     head = pd.DataFrame(rows)
     o.add("### Improvement of Stream (compared CCT / Stream's CCT)\n")
-    o.add(o.table("improvement", head, "Stream's improvement per fabric; the paper's numbers are "
-                  "its averages over the network sizes (Sec. IV-B)"))
+    o.add(
+        o.table(
+            "improvement",
+            head,
+            "Stream's improvement per fabric; the paper's numbers are "
+            "its averages over the network sizes (Sec. IV-B)",
+        )
+    )
 
     # ---- Fig. 7: per category on k = 8 --------------------------------------------
     rows = []
     for g in SPEEDS:
         imp = improvement(res, ("size", 8, g), SIZE_A, cols=("avg", *CATEGORIES))
         for name in COMPARED:
-            rows.append({"gbps": g, "compared": name, **{c: imp[name][c] for c in CATEGORIES},
-                         "Avg": imp[name]["avg"]})
+            rows.append(
+                {
+                    "gbps": g,
+                    "compared": name,
+                    **{c: imp[name][c] for c in CATEGORIES},
+                    "Avg": imp[name]["avg"],
+                }
+            )
     fig7 = pd.DataFrame(rows)
     counts = means(res[("size", 8, 1, "Stream")], SIZE_A)
     o.add("## Fig. 7: improvement per size category (Table 3, Size A), 8 pods\n")
-    o.add(o.table("fig7", fig7, "Compared CCT / Stream's CCT per category; coflows per category: "
-                  + ", ".join(f"{c} {counts['n_' + c]}" for c in CATEGORIES)))
+    o.add(
+        o.table(
+            "fig7",
+            fig7,
+            "Compared CCT / Stream's CCT per category; coflows per category: "
+            + ", ".join(f"{c} {counts['n_' + c]}" for c in CATEGORIES),
+        )
+    )
     o.add(o.figure("fig7", _bars(p, fig7, "gbps", SPEEDS, "G")))
 
     # ---- Fig. 8: waves ---------------------------------------------------------
@@ -237,11 +279,24 @@ def run(
     for w in WAVES:
         imp = improvement(res, ("waves", w), SIZE_A, cols=("avg", *CATEGORIES))
         for name in COMPARED:
-            rows.append({"waves": w, "compared": name, **{c: imp[name][c] for c in CATEGORIES},
-                         "Avg": imp[name]["avg"]})
+            rows.append(
+                {
+                    "waves": w,
+                    "compared": name,
+                    **{c: imp[name][c] for c in CATEGORIES},
+                    "Avg": imp[name]["avg"],
+                }
+            )
     fig8 = pd.DataFrame(rows)
     o.add("## Fig. 8: multi-wave coflows, 8 pods, 1G\n")
-    o.add(o.table("fig8", fig8, "Compared CCT / Stream's CCT with each coflow's senders in 2, 3 or 4 waves (`waves:count=N`)"))
+    o.add(
+        o.table(
+            "fig8",
+            fig8,
+            "Compared CCT / Stream's CCT with each coflow's senders in 2, 3 or 4 waves "
+            "(`waves:count=N`)",
+        )
+    )
     o.add(o.figure("fig8", _bars(p, fig8, "waves", WAVES, " waves")))
 
     # ---- Figs. 9-10: bursty -------------------------------------------------------
@@ -249,11 +304,21 @@ def run(
     for g in SPEEDS:
         imp = improvement(res, ("bursty", g), SIZE_A, cols=("avg", *CATEGORIES))
         for name in COMPARED:
-            rows.append({"gbps": g, "compared": name, **{c: imp[name][c] for c in CATEGORIES},
-                         "Avg": imp[name]["avg"]})
+            rows.append(
+                {
+                    "gbps": g,
+                    "compared": name,
+                    **{c: imp[name][c] for c in CATEGORIES},
+                    "Avg": imp[name]["avg"],
+                }
+            )
     fig9 = pd.DataFrame(rows)
     o.add("## Fig. 9: bursty traffic (all coflows arrive together), 8 pods\n")
-    o.add(o.table("fig9", fig9, "Compared CCT / Stream's CCT, every coflow of the sample arriving at once"))
+    o.add(
+        o.table(
+            "fig9", fig9, "Compared CCT / Stream's CCT, every coflow of the sample arriving at once"
+        )
+    )
     o.add(o.figure("fig9", _bars(p, fig9, "gbps", SPEEDS, "G")))
     fig, axes = p.subplots(1, 2, figsize=(10, 3.5))
     rows = []
@@ -262,8 +327,15 @@ def run(
             df = res[("bursty", g, name)].coflows.sort_values(["finish_s", "coflow_id"])
             c = df["cct_s"].to_numpy()[:100]
             ax.plot(np.arange(1, len(c) + 1), c, label=name)
-            rows.append({"gbps": g, "policy": name, "first completed": len(c),
-                         "mean CCT of them (s)": float(c.mean()), "last of them (s)": float(c[-1])})
+            rows.append(
+                {
+                    "gbps": g,
+                    "policy": name,
+                    "first completed": len(c),
+                    "mean CCT of them (s)": float(c.mean()),
+                    "last of them (s)": float(c[-1]),
+                }
+            )
         ax.set_xlabel("coflows in completion order")
         ax.set_ylabel("CCT (s)")
         ax.set_title(f"{g}G")
@@ -278,9 +350,14 @@ def run(
     for q in QUEUE_COUNTS:
         r = res[("size", 8, 1, "Stream")] if q == QUEUES else res[("queues", q)]
         m = means(r, SIZE_A)
-        rows.append({"queues": q, "Stream mean CCT (s)": m["avg"],
-                     "improvement over fair": fair["avg"] / m["avg"],
-                     "mice improvement over fair": fair["mice"] / m["mice"]})
+        rows.append(
+            {
+                "queues": q,
+                "Stream mean CCT (s)": m["avg"],
+                "improvement over fair": fair["avg"] / m["avg"],
+                "mice improvement over fair": fair["mice"] / m["mice"],
+            }
+        )
     fig11 = pd.DataFrame(rows)
     o.add("## Fig. 11: number of priority queues, 8 pods, 1G\n")
     o.add(o.table("fig11", fig11, "Stream with K queues against per-flow fair sharing"))
@@ -298,11 +375,23 @@ def run(
         for g in SPEEDS:
             imp = improvement(res, ("dag", shape, g), SIZE_B, cols=("avg", *CATEGORIES))
             for name in COMPARED:
-                rows.append({"gbps": g, "compared": name, **{c: imp[name][c] for c in CATEGORIES},
-                             "Avg": imp[name]["avg"]})
+                rows.append(
+                    {
+                        "gbps": g,
+                        "compared": name,
+                        **{c: imp[name][c] for c in CATEGORIES},
+                        "Avg": imp[name]["avg"],
+                    }
+                )
         df = pd.DataFrame(rows)
-        o.add(f"## {fig_no.replace('fig', 'Fig. ')}: many-to-many, {DAG_SHAPES[shape]} DAGs, 8 pods\n")
-        o.add(o.table(fig_no, df, f"Compared CCT / Stream's CCT per Size B category (`dag:shape={shape}`)"))
+        o.add(
+            f"## {fig_no.replace('fig', 'Fig. ')}: many-to-many, {DAG_SHAPES[shape]} DAGs, 8 pods\n"
+        )
+        o.add(
+            o.table(
+                fig_no, df, f"Compared CCT / Stream's CCT per Size B category (`dag:shape={shape}`)"
+            )
+        )
         o.add(o.figure(fig_no, _bars(p, df, "gbps", SPEEDS, "G")))
 
     # ---- ablations ---------------------------------------------------------------
@@ -312,13 +401,24 @@ def run(
         m = means(res[("ablation", label)], SIZE_B)
         rows.append({"Stream": label, "mean CCT (s)": m["avg"], "× all": m["avg"] / base["avg"]})
     o.add("## Ablations (not in the paper)\n")
-    o.add(o.table("ablation", pd.DataFrame(rows), "Stream on the Tao DAGs, 8 pods, 1G, without each mechanism"))
+    o.add(
+        o.table(
+            "ablation",
+            pd.DataFrame(rows),
+            "Stream on the Tao DAGs, 8 pods, 1G, without each mechanism",
+        )
+    )
     b100 = means(res[("size", 8, 1, "Baraat")], SIZE_A)["avg"]
     rows = []
     for h in HEAVY_MB:
         m = b100 if h == 100 else means(res[("heavy", h)], SIZE_A)["avg"]
-        rows.append({"heavy_mb": h, "Baraat mean CCT (s)": m,
-                     "improvement of Stream": m / means(res[("size", 8, 1, "Stream")], SIZE_A)["avg"]})
+        rows.append(
+            {
+                "heavy_mb": h,
+                "Baraat mean CCT (s)": m,
+                "improvement of Stream": m / means(res[("size", 8, 1, "Stream")], SIZE_A)["avg"],
+            }
+        )
     o.add(o.table("baraat_threshold", pd.DataFrame(rows), "Baraat's heavy threshold, 8 pods, 1G"))
 
     o.add(_differences(res, head, sample))
@@ -337,8 +437,12 @@ def _differences(res: dict, head: pd.DataFrame, sample: dict[str, int]) -> str:
     big = [x for x in big if np.isfinite(x)] or [1.0]
     k8 = {n: imp(("size", k0, 1), n) for n in COMPARED}
     off = head[head["ours / paper"].astype(str).str.contains(">25%")]
-    fig6 = {(k, g, n): means(res[("size", k, g, n)], SIZE_A) for k in KS for g in SPEEDS
-            for n in POLICIES}
+    fig6 = {
+        (k, g, n): means(res[("size", k, g, n)], SIZE_A)
+        for k in KS
+        for g in SPEEDS
+        for n in POLICIES
+    }
     util = fig6[(k0, 1, "Fair Sharing")]["avg"] / fig6[(k1, 1, "Fair Sharing")]["avg"]
     cat_aalo = improvement(res, ("size", 8, 1), SIZE_A, cols=CATEGORIES)["Aalo"]
     worst_aalo = max((v, c) for c, v in cat_aalo.items() if np.isfinite(v))
@@ -352,7 +456,7 @@ def _differences(res: dict, head: pd.DataFrame, sample: dict[str, int]) -> str:
 The causes, from this run's numbers:
 
 * **The sample, and what it does to the network sizes.** Each run replays the first
-  {sample['many-to-one']} coflows of the trace (the first minutes of the hour), not
+  {sample["many-to-one"]} coflows of the trace (the first minutes of the hour), not
   all 526: on this 2-core machine one FatTree run of the whole trace takes hours
   (every flow finishes at its own instant on its own ECMP path, and every event
   re-solves max-min over some 10^4 paths of up to 6 links). With the racks on edge
@@ -362,8 +466,8 @@ The causes, from this run's numbers:
   k > {k0} every compared policy is within {fmt(max(abs(x - 1) for x in big))}
   of Stream (ratios {fmt(min(big))} to {fmt(max(big))}). The paper's "mean over k"
   averages fabrics that stay loaded under the whole hour; ours averages one loaded
-  fabric (k = {k0}: Baraat {fmt(k8['Baraat'])}, fair {fmt(k8['Fair Sharing'])},
-  Aalo {fmt(k8['Aalo'])}) with {len(KS) - 1} nearly idle ones, which pulls every ratio
+  fabric (k = {k0}: Baraat {fmt(k8["Baraat"])}, fair {fmt(k8["Fair Sharing"])},
+  Aalo {fmt(k8["Aalo"])}) with {len(KS) - 1} nearly idle ones, which pulls every ratio
   to 1. The k = {k0} column is the comparable one. The same holds, more strongly, at 10G.
 * **Aalo is slower than Stream here (the paper: Aalo 13% faster).** Both use 4 queues
   with thresholds 10 MiB, 100 MiB, 1 GiB; Aalo serves the coflows of a queue in FIFO
@@ -380,7 +484,7 @@ The causes, from this run's numbers:
 * **Bursty traffic (Fig. 9).** With every coflow arriving at once, Stream serves the
   mice of class 0 together, max-min (the flat curve of the paper's Fig. 10), while
   FIFO (Baraat, Aalo's first queue) finishes them one after another: for category I,
-  Baraat {fmt(burst_i['Baraat'])}x and Aalo {fmt(burst_i['Aalo'])}x Stream's CCT (< 1:
+  Baraat {fmt(burst_i["Baraat"])}x and Aalo {fmt(burst_i["Aalo"])}x Stream's CCT (< 1:
   they are faster). Processor sharing of equal jobs has a larger mean than FIFO; the
   paper's gains come from large coflows that FIFO puts ahead of mice (category II here:
   see the table). Stream still beats fair sharing and, on average, Baraat.
@@ -388,16 +492,16 @@ The causes, from this run's numbers:
   first queue after 10 MiB in all; a Stream receiver counts only its own sub-coflow
   (plus relayed and child bytes), so the sub-coflows of large DAGs stay in class 0
   longer and share it with the mice: category I under Aalo is
-  {fmt(dag_i['tpcds'])}x (TPC-DS) and {fmt(dag_i['tao'])}x (Tao) Stream's CCT. The paper
+  {fmt(dag_i["tpcds"])}x (TPC-DS) and {fmt(dag_i["tao"])}x (Tao) Stream's CCT. The paper
   reports the opposite (Stream 1.79x and 2.81x better for category I); its DAG sizes
   and thresholds for mice sub-coflows ("the threshold for highest priority is
   configured to detect mice sub-coflows") are not given, and the cause of the gap is
-  not established here. Only {sample['dag']} DAGs are replayed.
+  not established here. Only {sample["dag"]} DAGs are replayed.
 * **Ablations.** On the Tao DAGs, without Information-Relay Stream's mean CCT is
-  {fmt(abl['no Information-Relay'] / base)}x, without Child-to-Parent
-  {fmt(abl['no Child-to-Parent'] / base)}x, without Weighted-Priority
-  {fmt(abl['no Weighted-Priority'] / base)}x, without all three
-  {fmt(abl['none of the three'] / base)}x the full policy's: with α = β = 1 (the paper
+  {fmt(abl["no Information-Relay"] / base)}x, without Child-to-Parent
+  {fmt(abl["no Child-to-Parent"] / base)}x, without Weighted-Priority
+  {fmt(abl["no Weighted-Priority"] / base)}x, without all three
+  {fmt(abl["none of the three"] / base)}x the full policy's: with α = β = 1 (the paper
   gives no values) the mechanisms do not all help on this sample.
 * **Queues (Fig. 11).** As in the paper, the gain shows diminishing returns in the
   number of queues (see the table); with τ_0 = 10 MiB and E = 10 few units of this
@@ -438,5 +542,7 @@ def _preamble(sample: dict[str, int], o: Output) -> str:
         "on edge switches (docs/fabrics.md). Runs replay the first "
         + ", ".join(f"{v} coflows ({k})" for k, v in sample.items())
         + " of the trace, not the whole hour: see 'Differences from the paper'.\n"
-        + "Numbers are printed with " + fmt(3.14159) + "-style 3 significant digits."
+        + "Numbers are printed with "
+        + fmt(3.14159)
+        + "-style 3 significant digits."
     )
