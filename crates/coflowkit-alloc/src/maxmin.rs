@@ -304,7 +304,11 @@ impl MaxMin {
             let li = l as usize;
             self.link_pos[li] = k as u32;
             self.link_ver[li] = 0;
-            entries.push(Reverse((Share(self.link_rem[li] / self.link_w[li]), k as u32, 0)));
+            entries.push(Reverse((
+                Share(self.link_rem[li] / self.link_w[li]),
+                k as u32,
+                0,
+            )));
         }
         self.heap = BinaryHeap::from(entries); // heapify: O(links)
         let mut unfrozen = self.item_frozen.len();

@@ -118,9 +118,15 @@ impl Fabric {
             ));
         }
         if ports == 0 {
-            return Err(ModelError::param("ports", "a fabric needs at least one port"));
+            return Err(ModelError::param(
+                "ports",
+                "a fabric needs at least one port",
+            ));
         }
-        for (name, x) in [("host_gbps", host_bytes_per_s), ("fabric_gbps", fabric_bytes_per_s)] {
+        for (name, x) in [
+            ("host_gbps", host_bytes_per_s),
+            ("fabric_gbps", fabric_bytes_per_s),
+        ] {
             if !(x.is_finite() && x > 0.0) {
                 return Err(ModelError::param(
                     "fabric",
@@ -242,7 +248,10 @@ impl Fabric {
                     }
                 }
                 let k = k.ok_or_else(|| {
-                    ModelError::param("fabric", format!("'{spec}' needs k (for example fattree:k=8)"))
+                    ModelError::param(
+                        "fabric",
+                        format!("'{spec}' needs k (for example fattree:k=8)"),
+                    )
                 })?;
                 Fabric::fat_tree(
                     k,

@@ -214,15 +214,14 @@ impl FatTree {
             return (i < h).then_some(if up { i } else { h + i });
         }
         let (first, second) = body.split_once('.')?;
-        let (block, x, y, xmax) = if let (Some(e), Some(a)) =
-            (first.strip_prefix('e'), second.strip_prefix('a'))
-        {
-            (if up { 2 } else { 3 }, num(e)?, num(a)?, self.k * half)
-        } else if let (Some(a), Some(c)) = (first.strip_prefix('a'), second.strip_prefix('c')) {
-            (if up { 4 } else { 5 }, num(a)?, num(c)?, self.k * half)
-        } else {
-            return None;
-        };
+        let (block, x, y, xmax) =
+            if let (Some(e), Some(a)) = (first.strip_prefix('e'), second.strip_prefix('a')) {
+                (if up { 2 } else { 3 }, num(e)?, num(a)?, self.k * half)
+            } else if let (Some(a), Some(c)) = (first.strip_prefix('a'), second.strip_prefix('c')) {
+                (if up { 4 } else { 5 }, num(a)?, num(c)?, self.k * half)
+            } else {
+                return None;
+            };
         (x < xmax && y < half).then_some(block * h + x * half + y)
     }
 }
@@ -258,7 +257,14 @@ mod tests {
         let names: Vec<String> = v.iter().map(|&l| t.link_name(l)).collect();
         assert_eq!(
             names,
-            ["h0.up", "e0.a1.up", "a1.c1.up", "a7.c1.down", "e6.a1.down", "h13.down"]
+            [
+                "h0.up",
+                "e0.a1.up",
+                "a1.c1.up",
+                "a7.c1.down",
+                "e6.a1.down",
+                "h13.down"
+            ]
         );
     }
 
@@ -268,7 +274,15 @@ mod tests {
         for l in 0..t.num_links() as u32 {
             assert_eq!(t.link_by_name(&t.link_name(l)), Some(l), "{l}");
         }
-        for bad in ["h54.up", "h01.up", "e18.a0.up", "e0.a3.up", "x.up", "h1", "a0.c3.down"] {
+        for bad in [
+            "h54.up",
+            "h01.up",
+            "e18.a0.up",
+            "e0.a3.up",
+            "x.up",
+            "h1",
+            "a0.c3.down",
+        ] {
             assert_eq!(t.link_by_name(bad), None, "{bad}");
         }
     }
@@ -295,7 +309,10 @@ mod tests {
         sorted.sort_unstable();
         assert_eq!(sorted, (0..16).collect::<Vec<_>>());
         assert_eq!(r1, FatTree::new(4, 16, Placement::Random, 1));
-        assert_ne!(r1.host_of, FatTree::new(4, 16, Placement::Random, 2).host_of);
+        assert_ne!(
+            r1.host_of,
+            FatTree::new(4, 16, Placement::Random, 2).host_of
+        );
     }
 
     #[test]

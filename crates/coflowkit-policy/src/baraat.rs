@@ -97,8 +97,16 @@ mod tests {
         let mut c2 = c.clone();
         c2.active = vec![0, 2];
         c2.groups = vec![
-            crate::ActiveCoflow { coflow: 0, start: 0, end: 1 },
-            crate::ActiveCoflow { coflow: 2, start: 1, end: 2 },
+            crate::ActiveCoflow {
+                coflow: 0,
+                start: 0,
+                end: 1,
+            },
+            crate::ActiveCoflow {
+                coflow: 2,
+                start: 1,
+                end: 2,
+            },
         ];
         c2.count_paths();
         let mut d = Decision::default();

@@ -40,8 +40,8 @@ mod varys;
 pub use coda::{Coda, CodaConfig};
 pub use mcs::{Mcs, McsConfig};
 pub use params::{ParamSpec, Params};
-pub use stream::{Stream, StreamConfig};
 pub use registry::{build, find, PolicySpec, REGISTRY};
+pub use stream::{Stream, StreamConfig};
 pub use util::Thresholds;
 
 /// An unknown port in [`Common::flow_src_port`] / [`Common::flow_dst_port`].

@@ -345,7 +345,8 @@ fn coda(p: &Params) -> Result<AnyPolicy, ModelError> {
 const SPQ: &[ParamSpec] = &[ParamSpec {
     name: "queues",
     default: "8",
-    help: "number of strict-priority queues K (commodity switches: 8); priorities ≥ K go to the last",
+    help:
+        "number of strict-priority queues K (commodity switches: 8); priorities ≥ K go to the last",
 }];
 
 fn spq(p: &Params) -> Result<AnyPolicy, ModelError> {
@@ -363,23 +364,68 @@ fn baraat(p: &Params) -> Result<AnyPolicy, ModelError> {
 }
 
 const STREAM: &[ParamSpec] = &[
-    ParamSpec { name: "queues", default: "8", help: "K strict-priority queues (the paper's evaluation: 4)" },
-    ParamSpec { name: "first_threshold_mb", default: "10", help: "τ_0 in MiB (threshold of the highest class)" },
-    ParamSpec { name: "multiplier", default: "10", help: "E: τ_q = τ_0 · E^q (exponentially spaced, as in Aalo)" },
-    ParamSpec { name: "alpha", default: "1", help: "α: weight of the coflow condition H (eq. 2) and of Weighted-Priority W = α ln(m+1)" },
-    ParamSpec { name: "beta", default: "1", help: "β: weight of relayed bytes S (Information-Relay, eq. 5)" },
-    ParamSpec { name: "unit_mb", default: "1", help: "unit of X, S and τ inside eqs. (2)-(5), MiB (sets the scale of H's n/X term)" },
-    ParamSpec { name: "delay_s", default: "0.0001", help: "delay before a class decided by a receiver reaches its senders (one RTT-like step)" },
-    ParamSpec { name: "starvation_s", default: "0", help: "raise a unit one class when none of its flows moved for this long (0: off)" },
-    ParamSpec { name: "weighted", default: "true", help: "Weighted-Priority (W from the stage's internal id)" },
-    ParamSpec { name: "relay", default: "true", help: "Information-Relay (bytes of receivers that share a sender)" },
-    ParamSpec { name: "child_to_parent", default: "true", help: "Child-to-Parent (finished child stages report their bytes)" },
+    ParamSpec {
+        name: "queues",
+        default: "8",
+        help: "K strict-priority queues (the paper's evaluation: 4)",
+    },
+    ParamSpec {
+        name: "first_threshold_mb",
+        default: "10",
+        help: "τ_0 in MiB (threshold of the highest class)",
+    },
+    ParamSpec {
+        name: "multiplier",
+        default: "10",
+        help: "E: τ_q = τ_0 · E^q (exponentially spaced, as in Aalo)",
+    },
+    ParamSpec {
+        name: "alpha",
+        default: "1",
+        help: "α: weight of the coflow condition H (eq. 2) and of Weighted-Priority W = α ln(m+1)",
+    },
+    ParamSpec {
+        name: "beta",
+        default: "1",
+        help: "β: weight of relayed bytes S (Information-Relay, eq. 5)",
+    },
+    ParamSpec {
+        name: "unit_mb",
+        default: "1",
+        help: "unit of X, S and τ inside eqs. (2)-(5), MiB (sets the scale of H's n/X term)",
+    },
+    ParamSpec {
+        name: "delay_s",
+        default: "0.0001",
+        help: "delay before a class decided by a receiver reaches its senders (one RTT-like step)",
+    },
+    ParamSpec {
+        name: "starvation_s",
+        default: "0",
+        help: "raise a unit one class when none of its flows moved for this long (0: off)",
+    },
+    ParamSpec {
+        name: "weighted",
+        default: "true",
+        help: "Weighted-Priority (W from the stage's internal id)",
+    },
+    ParamSpec {
+        name: "relay",
+        default: "true",
+        help: "Information-Relay (bytes of receivers that share a sender)",
+    },
+    ParamSpec {
+        name: "child_to_parent",
+        default: "true",
+        help: "Child-to-Parent (finished child stages report their bytes)",
+    },
 ];
 
 fn stream(p: &Params) -> Result<AnyPolicy, ModelError> {
     n(Stream::new(StreamConfig {
         queues: p.usize_in("queues", 1, 64)? as u32,
-        first_threshold: p.f64_in("first_threshold_mb", 1e-9, 1e12)? / p.f64_in("unit_mb", 1e-9, 1e12)?,
+        first_threshold: p.f64_in("first_threshold_mb", 1e-9, 1e12)?
+            / p.f64_in("unit_mb", 1e-9, 1e12)?,
         multiplier: p.f64_in("multiplier", 1.0 + 1e-9, 1e6)?,
         alpha: p.f64_in("alpha", 0.0, 1e6)?,
         beta: p.f64_in("beta", 0.0, 1e6)?,

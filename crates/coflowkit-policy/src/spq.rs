@@ -42,7 +42,15 @@ mod tests {
     #[test]
     fn classes_come_from_the_workload_capped_at_the_last_queue() {
         // Three flows with priorities 0, 5 and 2 on K = 4 queues: classes 0, 3, 2.
-        let mut c = Case::new(2, 10.0, &[(0, 0, 1, 9.0, 0.0), (1, 0, 1, 9.0, 0.0), (2, 1, 0, 9.0, 0.0)]);
+        let mut c = Case::new(
+            2,
+            10.0,
+            &[
+                (0, 0, 1, 9.0, 0.0),
+                (1, 0, 1, 9.0, 0.0),
+                (2, 1, 0, 9.0, 0.0),
+            ],
+        );
         c.priority = vec![0, 5, 2];
         let mut d = Decision::default();
         d.reset(3);

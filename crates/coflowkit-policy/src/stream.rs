@@ -246,7 +246,10 @@ impl Stream {
                 .collect();
             self.peers.insert(u, list);
         }
-        self.peers[&u].iter().map(|&w| self.units[w as usize].x).sum()
+        self.peers[&u]
+            .iter()
+            .map(|&w| self.units[w as usize].x)
+            .sum()
     }
 }
 
@@ -446,13 +449,24 @@ mod tests {
         // TPC-DS-like (sub-coflow numbers): scan_a 1, scan_b 2, scan_c 3, join1 4,
         // join2 5, agg 6; join1 ← scan_a, scan_b; join2 ← join1, scan_c; agg ← join2.
         let tpcds = [(0, 1, 4), (0, 2, 4), (0, 3, 5), (0, 4, 5), (0, 5, 6)];
-        let ids: Vec<u32> = (1..=6).map(|s| internal_id(&tpcds, s, &mut Vec::new())).collect();
+        let ids: Vec<u32> = (1..=6)
+            .map(|s| internal_id(&tpcds, s, &mut Vec::new()))
+            .collect();
         // agg 1; join2 2; join1 and scan_c 3; scan_a and scan_b 4.
         assert_eq!(ids, vec![4, 4, 3, 3, 2, 1]);
         // Tao-like: db1 1, db2 2, leader 3, follower1 4, follower2 5, web 6;
         // leader ← db1, db2; each follower ← leader; web ← both followers.
-        let tao = [(0, 1, 3), (0, 2, 3), (0, 3, 4), (0, 3, 5), (0, 4, 6), (0, 5, 6)];
-        let ids: Vec<u32> = (1..=6).map(|s| internal_id(&tao, s, &mut Vec::new())).collect();
+        let tao = [
+            (0, 1, 3),
+            (0, 2, 3),
+            (0, 3, 4),
+            (0, 3, 5),
+            (0, 4, 6),
+            (0, 5, 6),
+        ];
+        let ids: Vec<u32> = (1..=6)
+            .map(|s| internal_id(&tao, s, &mut Vec::new()))
+            .collect();
         // web 1; followers 2; leader: both propose 3, two parents → 3 + 2 − 1 = 4;
         // databases 5.
         assert_eq!(ids, vec![5, 5, 4, 2, 2, 1]);
@@ -487,7 +501,11 @@ mod tests {
     #[test]
     fn crossing_solves_equation_five() {
         let s = Stream::new(cfg(4));
-        for &(q, sr, n, fin, m) in &[(0u8, 0.0, 2u32, 0u32, 1u32), (1, 5.0, 7, 3, 1), (0, 0.0, 150, 20, 4)] {
+        for &(q, sr, n, fin, m) in &[
+            (0u8, 0.0, 2u32, 0u32, 1u32),
+            (1, 5.0, 7, 3, 1),
+            (0, 0.0, 150, 20, 4),
+        ] {
             let x = s.crossing(q, sr, n, fin, m).unwrap();
             assert!(s.class(q, x * (1.0 + 1e-9), sr, n, fin, m) > q, "{q} {x}");
             assert!(s.class(q, x * (1.0 - 1e-6), sr, n, fin, m) <= q, "{q} {x}");
@@ -506,7 +524,11 @@ mod tests {
         let mut c = Case::new(
             4,
             10.0,
-            &[(0, 0, 1, 1e6, 20.0), (0, 3, 1, 1e6, 10.0), (1, 0, 2, 1e6, 0.0)],
+            &[
+                (0, 0, 1, 1e6, 20.0),
+                (0, 3, 1, 1e6, 10.0),
+                (1, 0, 2, 1e6, 0.0),
+            ],
         );
         let mut p = Stream::new(cfg(4));
         let mut d = Decision::default();
@@ -517,12 +539,22 @@ mod tests {
         assert_eq!(d.classes, vec![2, 2, 0]);
         assert_eq!(d.groups, vec![0, 0, 1]);
         // Unit (1, 2) asks to be woken at its crossing: n = 1, X* = 14.268.
-        assert!(d.wakeups.iter().any(|w| matches!(w, Wakeup::GroupSent { group: 1, bytes } if (bytes - 14.268).abs() < 1e-3)));
+        assert!(d.wakeups.iter().any(
+            |w| matches!(w, Wakeup::GroupSent { group: 1, bytes } if (bytes - 14.268).abs() < 1e-3)
+        ));
         // Flow 1 finishes; the class stays 2 (never moves up).
         c.active = vec![0, 2];
         c.groups = vec![
-            crate::ActiveCoflow { coflow: 0, start: 0, end: 1 },
-            crate::ActiveCoflow { coflow: 1, start: 1, end: 2 },
+            crate::ActiveCoflow {
+                coflow: 0,
+                start: 0,
+                end: 1,
+            },
+            crate::ActiveCoflow {
+                coflow: 1,
+                start: 1,
+                end: 2,
+            },
         ];
         c.count_paths();
         c.sent[1] = 10.0;
@@ -565,13 +597,21 @@ mod tests {
         // First call: only the child is active; it records its 50 B.
         let mut first = c.clone();
         first.active = vec![0];
-        first.groups = vec![crate::ActiveCoflow { coflow: 0, start: 0, end: 1 }];
+        first.groups = vec![crate::ActiveCoflow {
+            coflow: 0,
+            start: 0,
+            end: 1,
+        }];
         first.count_paths();
         d.reset(1);
         p.decide(&first.non_clairvoyant(), &mut d);
         // Then the child is done and the parent starts.
         c.active = vec![1];
-        c.groups = vec![crate::ActiveCoflow { coflow: 0, start: 0, end: 1 }];
+        c.groups = vec![crate::ActiveCoflow {
+            coflow: 0,
+            start: 0,
+            end: 1,
+        }];
         c.count_paths();
         d.reset(1);
         p.decide(&c.non_clairvoyant(), &mut d);

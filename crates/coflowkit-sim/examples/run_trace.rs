@@ -29,7 +29,12 @@ fn main() {
                     eprintln!("{e}");
                     std::process::exit(2)
                 });
-            eprintln!("fabric {} ({} paths), routed in {:.3}s", f.fabric.describe(), f.fabric.num_paths(), t0.elapsed().as_secs_f64());
+            eprintln!(
+                "fabric {} ({} paths), routed in {:.3}s",
+                f.fabric.describe(),
+                f.fabric.num_paths(),
+                t0.elapsed().as_secs_f64()
+            );
             f
         }
         Err(_) => w,

@@ -104,7 +104,10 @@ fn spq_serves_the_workload_classes_in_strict_priority() {
 fn baraat_worked_example() {
     // FIFO (default H = 100 MiB, nobody is heavy): coflow 1 first (62.5 ms), then
     // coflow 2 (31.25 ms more).
-    assert_ccts(&run(&two(0.0, None), None, "baraat", &[]), &[0.0625, 0.09375]);
+    assert_ccts(
+        &run(&two(0.0, None), None, "baraat", &[]),
+        &[0.0625, 0.09375],
+    );
     // H = 5 MiB: coflow 1 turns heavy at 39.0625 ms (5 MiB at 128); coflow 2
     // (4 MiB, never heavy) then runs first and ends at 39.0625 + 31.25 = 70.3125
     // ms; coflow 1's last 3 MiB end at 70.3125 + 23.4375 = 93.75 ms.
@@ -134,7 +137,10 @@ fn stream_worked_example() {
         ("first_threshold_mb", "1"),
         ("delay_s", "0"),
     ];
-    assert_ccts(&run(&two(16.0, None), None, "stream", &p), &[0.09375, 0.046875]);
+    assert_ccts(
+        &run(&two(16.0, None), None, "stream", &p),
+        &[0.09375, 0.046875],
+    );
     // With a 1 ms delay each class change reaches the senders 1 ms later: coflow 1
     // is demoted at 16.625 ms, after coflow 2 arrived (16 ms), so the two share
     // down1 from 16 to 16.625 ms (class 0 both); coflow 2's own demotion comes at
@@ -144,5 +150,8 @@ fn stream_worked_example() {
     q[2] = ("delay_s", "0.001");
     let delayed = run(&two(16.0, None), None, "stream", &q);
     assert!((delayed[1] - 0.046875).abs() > 1e-6, "{delayed:?}");
-    assert!((delayed[0] - 0.09375).abs() < 1e-9, "work-conserving: {delayed:?}");
+    assert!(
+        (delayed[0] - 0.09375).abs() < 1e-9,
+        "work-conserving: {delayed:?}"
+    );
 }

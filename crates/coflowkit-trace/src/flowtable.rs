@@ -367,7 +367,10 @@ pub fn read_flow_csv(source: &str, text: &str) -> Result<Workload, ModelError> {
 pub fn write_flow_csv(w: &Workload) -> String {
     use std::fmt::Write;
     let has_meta = !w.meta.is_empty();
-    let has_stage = w.meta.iter().any(|m| m.stage.is_some() || m.priority.is_some());
+    let has_stage = w
+        .meta
+        .iter()
+        .any(|m| m.stage.is_some() || m.priority.is_some());
     let has_deps = w.flows.iter().any(|f| !f.deps.is_empty());
     let mut out = String::from("coflow_id,flow_id,src,dst,bytes,start_s,arrival_s,weight");
     if has_meta {
