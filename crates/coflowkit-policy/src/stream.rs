@@ -359,7 +359,7 @@ impl NonClairvoyantPolicy for Stream {
         }
         let k_last = (self.cfg.queues - 1) as u8;
         let mut class_of = vec![0u8; self.order.len()];
-        for gi in 0..self.order.len() {
+        for (gi, class) in class_of.iter_mut().enumerate() {
             let u = self.order[gi];
             let s_relay = if self.cfg.relay { self.relayed(u) } else { 0.0 };
             let un = &self.units[u as usize];
@@ -393,7 +393,7 @@ impl NonClairvoyantPolicy for Stream {
                 un.boost += 1;
                 un.last_progress = now;
             }
-            class_of[gi] = un.base.min(k_last) - un.boost;
+            *class = un.base.min(k_last) - un.boost;
             match un.pending {
                 Some((_, at)) => out.wakeups.push(Wakeup::At(at)),
                 None => {
