@@ -246,6 +246,34 @@ impl MaxMin {
         }
     }
 
+    /// Freezes the unfrozen entities of saturated link `li` at `level`, takes their
+    /// rates from the links they cross (bumping those links' versions, which the
+    /// heap reads) and returns how many froze.
+    fn freeze(&mut self, fabric: &Fabric, li: usize, level: f64) -> usize {
+        let (a, b) = (
+            self.link_start[li] as usize,
+            (self.link_start[li] + self.link_deg[li]) as usize,
+        );
+        let mut frozen = 0;
+        for k in a..b {
+            let i = self.link_items[k] as usize;
+            if self.item_frozen[i] {
+                continue;
+            }
+            self.item_frozen[i] = true;
+            frozen += 1;
+            self.item_rate[i] = level;
+            let w = self.item_w[i];
+            for &m in fabric.path(self.item_path[i]) {
+                let mi = m as usize;
+                self.link_rem[mi] -= w * level;
+                self.link_w[mi] -= w;
+                self.link_ver[mi] = self.link_ver[mi].wrapping_add(1);
+            }
+        }
+        frozen
+    }
+
     /// Progressive filling by a linear scan of the live links per round: cheapest
     /// when a group touches few links (the big switch).
     fn fill_with_scan(&mut self, fabric: &Fabric) {
@@ -265,24 +293,7 @@ impl MaxMin {
             }
             let li = self.live[best] as usize;
             level = level.max(best_share);
-            let (a, b) = (
-                self.link_start[li] as usize,
-                (self.link_start[li] + self.link_deg[li]) as usize,
-            );
-            for k in a..b {
-                let i = self.link_items[k] as usize;
-                if self.item_frozen[i] {
-                    continue;
-                }
-                self.item_frozen[i] = true;
-                self.item_rate[i] = level;
-                let w = self.item_w[i];
-                for &m in fabric.path(self.item_path[i]) {
-                    let mi = m as usize;
-                    self.link_rem[mi] -= w * level;
-                    self.link_w[mi] -= w;
-                }
-            }
+            self.freeze(fabric, li, level);
             // Drop links with no unfrozen entity left (the saturated one included).
             let (rem_w, live) = (&self.link_w, &mut self.live);
             live.retain(|&l| rem_w[l as usize] > 0.5);
@@ -330,26 +341,7 @@ impl MaxMin {
                 continue;
             }
             level = level.max(best_share);
-            let (a, b) = (
-                self.link_start[li] as usize,
-                (self.link_start[li] + self.link_deg[li]) as usize,
-            );
-            for k in a..b {
-                let i = self.link_items[k] as usize;
-                if self.item_frozen[i] {
-                    continue;
-                }
-                self.item_frozen[i] = true;
-                unfrozen -= 1;
-                self.item_rate[i] = level;
-                let w = self.item_w[i];
-                for &m in fabric.path(self.item_path[i]) {
-                    let mi = m as usize;
-                    self.link_rem[mi] -= w * level;
-                    self.link_w[mi] -= w;
-                    self.link_ver[mi] += 1;
-                }
-            }
+            unfrozen -= self.freeze(fabric, li, level);
         }
     }
 

@@ -51,6 +51,18 @@ fn speed(name: &str, v: &str) -> Result<f64, ModelError> {
     Ok(x)
 }
 
+/// A `ports=` option: a whole number, at least the trace's port count.
+fn port_count(v: &str, trace_ports: u32) -> Result<u32, ModelError> {
+    let ports = whole("ports", v)?.min(u32::MAX as u64) as u32;
+    if ports < trace_ports {
+        return Err(ModelError::param(
+            "fabric",
+            format!("ports={ports} is smaller than the trace's {trace_ports} ports"),
+        ));
+    }
+    Ok(ports)
+}
+
 fn whole(name: &str, v: &str) -> Result<u64, ModelError> {
     v.parse::<u64>()
         .map_err(|_| ModelError::param("fabric", format!("{name}='{v}' is not a whole number")))
@@ -170,17 +182,7 @@ impl Fabric {
                         "gbps" => gbps = speed("gbps", v)?,
                         "up_gbps" => up_gbps = Some(speed("up_gbps", v)?),
                         "down_gbps" => down_gbps = Some(speed("down_gbps", v)?),
-                        "ports" => {
-                            ports = whole("ports", v)?.min(u32::MAX as u64) as u32;
-                            if ports < trace_ports {
-                                return Err(ModelError::param(
-                                    "fabric",
-                                    format!(
-                                        "ports={ports} is smaller than the trace's {trace_ports} ports"
-                                    ),
-                                ));
-                            }
-                        }
+                        "ports" => ports = port_count(v, trace_ports)?,
                         other => {
                             return Err(ModelError::param(
                                 "fabric",
@@ -215,17 +217,7 @@ impl Fabric {
                         "gbps" => gbps = speed("gbps", v)?,
                         "host_gbps" => host_gbps = Some(speed("host_gbps", v)?),
                         "fabric_gbps" => fabric_gbps = Some(speed("fabric_gbps", v)?),
-                        "ports" => {
-                            ports = whole("ports", v)?.min(u32::MAX as u64) as u32;
-                            if ports < trace_ports {
-                                return Err(ModelError::param(
-                                    "fabric",
-                                    format!(
-                                        "ports={ports} is smaller than the trace's {trace_ports} ports"
-                                    ),
-                                ));
-                            }
-                        }
+                        "ports" => ports = port_count(v, trace_ports)?,
                         "placement" => {
                             placement = Placement::parse(v).ok_or_else(|| {
                                 ModelError::param(

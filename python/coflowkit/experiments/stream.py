@@ -249,19 +249,7 @@ def run(
     )
 
     # ---- Fig. 7: per category on k = 8 --------------------------------------------
-    rows = []
-    for g in SPEEDS:
-        imp = improvement(res, ("size", 8, g), SIZE_A, cols=("avg", *CATEGORIES))
-        for name in COMPARED:
-            rows.append(
-                {
-                    "gbps": g,
-                    "compared": name,
-                    **{c: imp[name][c] for c in CATEGORIES},
-                    "Avg": imp[name]["avg"],
-                }
-            )
-    fig7 = pd.DataFrame(rows)
+    fig7 = _per_category(res, "gbps", {g: ("size", 8, g) for g in SPEEDS}, SIZE_A)
     counts = means(res[("size", 8, 1, "Stream")], SIZE_A)
     o.add("## Fig. 7: improvement per size category (Table 3, Size A), 8 pods\n")
     o.add(
@@ -275,19 +263,7 @@ def run(
     o.add(o.figure("fig7", _bars(p, fig7, "gbps", SPEEDS, "G")))
 
     # ---- Fig. 8: waves ---------------------------------------------------------
-    rows = []
-    for w in WAVES:
-        imp = improvement(res, ("waves", w), SIZE_A, cols=("avg", *CATEGORIES))
-        for name in COMPARED:
-            rows.append(
-                {
-                    "waves": w,
-                    "compared": name,
-                    **{c: imp[name][c] for c in CATEGORIES},
-                    "Avg": imp[name]["avg"],
-                }
-            )
-    fig8 = pd.DataFrame(rows)
+    fig8 = _per_category(res, "waves", {w: ("waves", w) for w in WAVES}, SIZE_A)
     o.add("## Fig. 8: multi-wave coflows, 8 pods, 1G\n")
     o.add(
         o.table(
@@ -300,19 +276,7 @@ def run(
     o.add(o.figure("fig8", _bars(p, fig8, "waves", WAVES, " waves")))
 
     # ---- Figs. 9-10: bursty -------------------------------------------------------
-    rows = []
-    for g in SPEEDS:
-        imp = improvement(res, ("bursty", g), SIZE_A, cols=("avg", *CATEGORIES))
-        for name in COMPARED:
-            rows.append(
-                {
-                    "gbps": g,
-                    "compared": name,
-                    **{c: imp[name][c] for c in CATEGORIES},
-                    "Avg": imp[name]["avg"],
-                }
-            )
-    fig9 = pd.DataFrame(rows)
+    fig9 = _per_category(res, "gbps", {g: ("bursty", g) for g in SPEEDS}, SIZE_A)
     o.add("## Fig. 9: bursty traffic (all coflows arrive together), 8 pods\n")
     o.add(
         o.table(
@@ -371,19 +335,7 @@ def run(
 
     # ---- Figs. 12-13: DAGs --------------------------------------------------------
     for fig_no, shape in (("fig12", "tpcds"), ("fig13", "tao")):
-        rows = []
-        for g in SPEEDS:
-            imp = improvement(res, ("dag", shape, g), SIZE_B, cols=("avg", *CATEGORIES))
-            for name in COMPARED:
-                rows.append(
-                    {
-                        "gbps": g,
-                        "compared": name,
-                        **{c: imp[name][c] for c in CATEGORIES},
-                        "Avg": imp[name]["avg"],
-                    }
-                )
-        df = pd.DataFrame(rows)
+        df = _per_category(res, "gbps", {g: ("dag", shape, g) for g in SPEEDS}, SIZE_B)
         o.add(
             f"## {fig_no.replace('fig', 'Fig. ')}: many-to-many, {DAG_SHAPES[shape]} DAGs, 8 pods\n"
         )
@@ -507,6 +459,18 @@ The causes, from this run's numbers:
   number of queues (see the table); with τ_0 = 10 MiB and E = 10 few units of this
   sample get past the third class, so 3 and more queues give the same schedule.
 """
+
+
+def _per_category(res: dict, by: str, keys: dict, bounds: tuple[float, ...]) -> pd.DataFrame:
+    """One row per (value of ``by``, compared policy): compared CCT / Stream's CCT
+    per Table 3 category and on average, for the runs ``keys[value]``."""
+    rows = []
+    for value, key in keys.items():
+        imp = improvement(res, key, bounds, cols=("avg", *CATEGORIES))
+        for name in COMPARED:
+            row = {by: value, "compared": name, **{c: imp[name][c] for c in CATEGORIES}}
+            rows.append({**row, "Avg": imp[name]["avg"]})
+    return pd.DataFrame(rows)
 
 
 def _cost(key: tuple) -> float:
