@@ -64,3 +64,25 @@ def fb_trace():
 def _isolated_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("COFLOWKIT_CACHE", str(tmp_path / "cache"))
     os.environ.setdefault("NO_COLOR", "1")
+
+
+def build(rows, ports=None, **optional):
+    """A workload from ``(coflow_id, flow_id, src, dst, bytes, start_s)`` rows;
+    ``optional`` columns (arrival_s, weight, src_port, stage, ...) are per-row lists;
+    ``ports`` puts it on a big switch of that many 1 Gbps ports."""
+    from coflowkit import _core
+
+    cols = list(zip(*rows))
+    w = _core.workload_from_columns(
+        "hand",
+        [int(x) for x in cols[0]],
+        [int(x) for x in cols[1]],
+        [int(x) for x in cols[2]],
+        [int(x) for x in cols[3]],
+        [float(x) for x in cols[4]],
+        [float(x) for x in cols[5]],
+        **optional,
+    )
+    if ports is not None:
+        w = w.with_fabric(f"bigswitch:ports={ports},gbps=1")
+    return w

@@ -8,30 +8,12 @@ import coflowkit as ck
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from coflowkit import _core, transforms
+from coflowkit import transforms
 from coflowkit._core import CoflowkitError
+from conftest import build
 
 MIB = 1_048_576.0
 BARRIER = 1e-6
-
-
-def build(rows, ports=None, **optional):
-    """A workload from ``(coflow_id, flow_id, src, dst, bytes, start_s)`` rows;
-    ``optional`` columns are per-row lists."""
-    cols = list(zip(*rows))
-    w = _core.workload_from_columns(
-        "hand",
-        [int(x) for x in cols[0]],
-        [int(x) for x in cols[1]],
-        [int(x) for x in cols[2]],
-        [int(x) for x in cols[3]],
-        [float(x) for x in cols[4]],
-        [float(x) for x in cols[5]],
-        **optional,
-    )
-    if ports is not None:
-        w = w.with_fabric(f"bigswitch:ports={ports},gbps=1")
-    return w
 
 
 def table(w):

@@ -11,30 +11,12 @@ import coflowkit as ck
 import numpy as np
 import pandas as pd
 import pytest
-from coflowkit import _core, runner, transforms
+from coflowkit import runner, transforms
 from coflowkit._core import CoflowkitError
+from conftest import build
 
 MIB = 1_048_576.0
 GBPS = 1024**3 / 8  # bytes/s
-
-
-def build(rows, ports=None, **optional):
-    """A workload from ``(coflow_id, flow_id, src, dst, bytes, start_s)`` rows;
-    ``optional`` columns (arrival_s, weight, src_port, ...) are per-row lists."""
-    cols = list(zip(*rows))
-    w = _core.workload_from_columns(
-        "hand",
-        [int(x) for x in cols[0]],
-        [int(x) for x in cols[1]],
-        [int(x) for x in cols[2]],
-        [int(x) for x in cols[3]],
-        [float(x) for x in cols[4]],
-        [float(x) for x in cols[5]],
-        **optional,
-    )
-    if ports is not None:
-        w = w.with_fabric(f"bigswitch:ports={ports}")
-    return w
 
 
 def one_flow_each(arrivals, sizes=None, ports=4):

@@ -99,16 +99,24 @@ impl Fabric {
                 format!("link capacity must be a positive number, got {bytes_per_s}"),
             ));
         }
-        Ok(Fabric {
-            topology: Topology::BigSwitch { ports },
-            capacities: vec![bytes_per_s; 2 * ports as usize],
+        Ok(Fabric::new(
+            Topology::BigSwitch { ports },
+            vec![bytes_per_s; 2 * ports as usize],
+        ))
+    }
+
+    /// A fabric of these links with no path interned yet.
+    fn new(topology: Topology, capacities: Vec<f64>) -> Fabric {
+        Fabric {
+            topology,
+            capacities,
             path_offsets: vec![0],
             path_links: Vec::new(),
             dense: Vec::new(),
             interned: HashMap::new(),
             keyed: HashMap::new(),
             scratch: Vec::new(),
-        })
+        }
     }
 
     /// A k-ary FatTree whose host links carry `host_bytes_per_s` and whose
@@ -150,16 +158,7 @@ impl Fabric {
         let h = t.num_hosts() as usize;
         let mut capacities = vec![fabric_bytes_per_s; t.num_links()];
         capacities[..2 * h].fill(host_bytes_per_s);
-        Ok(Fabric {
-            topology: Topology::FatTree(Box::new(t)),
-            capacities,
-            path_offsets: vec![0],
-            path_links: Vec::new(),
-            dense: Vec::new(),
-            interned: HashMap::new(),
-            keyed: HashMap::new(),
-            scratch: Vec::new(),
-        })
+        Ok(Fabric::new(Topology::FatTree(Box::new(t)), capacities))
     }
 
     /// Parses a fabric spec such as `bigswitch`, `bigswitch:gbps=10`,
@@ -391,16 +390,7 @@ impl Fabric {
 
     /// The same links with no interned paths (for re-routing a workload).
     pub fn cleared(&self) -> Fabric {
-        Fabric {
-            topology: self.topology.clone(),
-            capacities: self.capacities.clone(),
-            path_offsets: vec![0],
-            path_links: Vec::new(),
-            dense: Vec::new(),
-            interned: HashMap::new(),
-            keyed: HashMap::new(),
-            scratch: Vec::new(),
-        }
+        Fabric::new(self.topology.clone(), self.capacities.clone())
     }
 
     /// A short description, e.g. `bigswitch:ports=150,gbps=1`, or
