@@ -2,6 +2,7 @@
 //! mapping only; everything pleasant lives in the Python package.
 
 mod ident;
+mod live;
 
 use coflowkit_model::{Fabric, ModelError, Workload as RsWorkload};
 use coflowkit_trace::{FlowColumns, Format};
@@ -491,6 +492,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ident::cluster, m)?)?;
     m.add_function(wrap_pyfunction!(ident::communities, m)?)?;
     m.add_class::<ident::RoughIdentifier>()?;
+    m.add_class::<live::LiveScheduler>()?;
     m.add("CoflowkitError", m.py().get_type::<CoflowkitError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
