@@ -1,0 +1,1 @@
+"""The real runtime: master, agents, testbed."""

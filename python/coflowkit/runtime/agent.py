@@ -1,0 +1,320 @@
+"""`coflowkit agent`: observe this host's TCP flows, report them, enforce decisions.
+
+Every interval Δ the agent dumps the host's TCP sockets (netlink sock_diag with
+tcp_info), keeps the connections this host sends on (local address one of the
+host's, at least ``threshold`` bytes acknowledged, still open), and reports to the
+master what changed: new flows, flows whose acknowledged bytes grew, flows that
+ended. Decisions from the master become HTB classes and u32 filters on the egress
+device (:mod:`coflowkit.runtime.tc`), changed incrementally.
+
+Fail-open: when nothing authenticated has come from the master for
+``timeout_rounds`` × Δ (or the connection drops), the agent removes everything it
+installed, so traffic falls back to plain TCP sharing, and reconnects; on its next
+session it reports every flow it tracks again. On exit it removes everything too.
+"""
+
+from __future__ import annotations
+
+import logging
+import selectors
+import signal
+import socket
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+
+from coflowkit._core import CoflowkitError
+from coflowkit.runtime import proto, sockdiag
+from coflowkit.runtime.tc import TcBatch, TcPlan
+
+log = logging.getLogger("coflowkit.agent")
+
+# A flow is open (still sending) in these states; FIN_WAIT2 and later mean our FIN
+# was acknowledged, so every byte was.
+OPEN_STATES = (
+    sockdiag.TCP_ESTABLISHED,
+    sockdiag.TCP_CLOSE_WAIT,
+    sockdiag.TCP_FIN_WAIT1,
+    sockdiag.TCP_LAST_ACK,
+)
+DUMP_MASK = sockdiag.states_mask(*OPEN_STATES)
+
+
+@dataclass(slots=True)
+class Tracked:
+    fid: int
+    sent: int
+    reported: int
+    first_seen: float
+    match: tuple[str, int, str, int]
+
+
+def device_addrs(dev: str) -> list[str]:
+    """IPv4 addresses of ``dev`` (``ip -4 -o addr show dev DEV``)."""
+    r = subprocess.run(
+        ["ip", "-4", "-o", "addr", "show", "dev", dev], capture_output=True, text=True
+    )
+    if r.returncode != 0:
+        raise CoflowkitError(f"device {dev}: {r.stderr.strip() or 'not found'}")
+    addrs = [line.split()[3].split("/")[0] for line in r.stdout.splitlines() if " inet " in line]
+    if not addrs:
+        raise CoflowkitError(f"device {dev} has no IPv4 address")
+    return addrs
+
+
+class Observer:
+    """The flow table of one host, diffed round by round."""
+
+    def __init__(self, addrs: list[str], threshold: int):
+        self.addrs = set(addrs)
+        self.threshold = threshold
+        self.flows: dict[tuple[str, int, str, int], Tracked] = {}
+        self.seen: dict[tuple[str, int, str, int], float] = {}
+        self.next_fid = 1
+
+    def round(self, conns: list[sockdiag.TcpConn], now: float) -> proto.Report:
+        """Folds one dump into the table; returns what changed."""
+        rep = proto.Report(now)
+        present: set[tuple[str, int, str, int]] = set()
+        seen: dict[tuple[str, int, str, int], float] = {}
+        for c in conns:
+            if c.src not in self.addrs or c.state not in OPEN_STATES:
+                continue
+            key = (c.src, c.sport, c.dst, c.dport)
+            first = self.seen.get(key, now)
+            t = self.flows.get(key)
+            if t is None:
+                if c.bytes_acked < self.threshold:
+                    seen[key] = first  # too small so far: remember when it began
+                    continue
+                t = Tracked(self.next_fid, c.bytes_acked, c.bytes_acked, first, key)
+                self.next_fid += 1
+                self.flows[key] = t
+                rep.new.append(proto.NewFlow(t.fid, c.sport, c.dst, c.dport, first, c.bytes_acked))
+            elif c.bytes_acked != t.reported:
+                t.sent = t.reported = c.bytes_acked
+                rep.updated.append((t.fid, c.bytes_acked))
+            present.add(key)
+        self.seen = seen
+        for key in [k for k in self.flows if k not in present]:
+            t = self.flows.pop(key)
+            rep.gone.append((t.fid, t.sent))
+        return rep
+
+    def everything(self, now: float) -> proto.Report:
+        """Every tracked flow as new (the first report of a session)."""
+        return proto.Report(
+            now,
+            [
+                proto.NewFlow(t.fid, t.match[1], t.match[2], t.match[3], t.first_seen, t.sent)
+                for t in self.flows.values()
+            ],
+        )
+
+    def matches(self) -> dict[int, tuple[str, int, str, int]]:
+        return {t.fid: t.match for t in self.flows.values()}
+
+
+class Agent:
+    def __init__(
+        self,
+        master: tuple[str, int],
+        secret: bytes,
+        host: int,
+        dev: str,
+        link_bytes_per_s: float,
+        interval: float = 0.02,
+        threshold: int = 100_000,
+        timeout_rounds: int = 10,
+        addrs: list[str] | None = None,
+        enforce: bool = True,
+        name: str | None = None,
+    ):
+        if interval <= 0:
+            raise CoflowkitError(f"interval must be positive, got {interval}")
+        if timeout_rounds < 1:
+            raise CoflowkitError(f"timeout must be at least one interval, got {timeout_rounds}")
+        self.master = master
+        self.secret = secret
+        self.host = host
+        self.dev = dev
+        self.interval = interval
+        self.timeout = timeout_rounds * interval
+        self.addrs = addrs or device_addrs(dev)
+        self.name = name or socket.gethostname()
+        self.observer = Observer(self.addrs, threshold)
+        self.plan = TcPlan(dev, link_bytes_per_s)
+        self.enforce = enforce
+        self.tc: TcBatch | None = None
+        self.tree = False
+        self.stop = threading.Event()
+        self.sock: socket.socket | None = None
+        self.chan: proto.Channel | None = None
+        self.session = False
+        self.last_heard = 0.0
+        self.rounds = 0
+        self.decisions_applied = 0
+        self.fail_opens = 0
+        self.last_change: float | None = None
+
+    # -- enforcement ---------------------------------------------------------
+    def _tc(self, lines: list[str]) -> None:
+        if not lines or not self.enforce:
+            return
+        if self.tc is None:
+            self.tc = TcBatch()
+        self.tc.run(lines)
+        for e in self.tc.take_errors():
+            log.warning("%s", e)
+
+    def _fail_open(self, why: str) -> None:
+        if self.tree:
+            log.warning("failing open (%s): removing every limit on %s", why, self.dev)
+            self._tc(self.plan.teardown())
+            self.tree = False
+            self.fail_opens += 1
+
+    def _apply(self, decisions: list[tuple[int, int, float]]) -> None:
+        if not self.tree and any(k != proto.UNLIMITED for _, k, _ in decisions):
+            self._tc(self.plan.setup())
+            self.tree = True
+        self._tc(self.plan.apply(decisions, self.observer.matches()))
+        self.decisions_applied += len(decisions)
+        self.last_change = time.time()
+
+    # -- connection ----------------------------------------------------------
+    def _connect(self) -> None:
+        s = socket.create_connection(self.master, timeout=2.0)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        s.setblocking(False)
+        self.sock, self.chan, self.session = s, proto.Channel(self.secret), False
+        self.last_heard = time.monotonic()
+
+    def _drop(self, why: str) -> None:
+        if self.sock is not None:
+            log.warning("connection to master %s:%d closed: %s", *self.master, why)
+            try:
+                self.sock.close()
+            except OSError:
+                pass
+        self.sock = self.chan = None
+        self.session = False
+        self._fail_open(why)
+
+    def _send(self, mtype: int, payload: bytes) -> None:
+        assert self.sock is not None and self.chan is not None
+        data = self.chan.frame(mtype, payload)
+        self.sock.setblocking(True)
+        try:
+            self.sock.sendall(data)
+        finally:
+            self.sock.setblocking(False)
+
+    def _receive(self) -> None:
+        assert self.sock is not None and self.chan is not None
+        try:
+            data = self.sock.recv(1 << 20)
+        except BlockingIOError:
+            return
+        if not data:
+            raise ConnectionError("master closed the connection")
+        for mtype, payload in self.chan.feed(data):
+            self.last_heard = time.monotonic()
+            if mtype == proto.CHALLENGE:
+                hello = proto.Hello(self.host, int(self.interval * 1000), self.addrs, self.name)
+                self._send(proto.HELLO, proto.encode_hello(hello))
+                self._send(proto.REPORT, proto.encode_report(self.observer.everything(time.time())))
+                self.session = True
+            elif mtype == proto.DECISIONS:
+                self._apply(proto.decode_decisions(payload))
+            elif mtype == proto.ERROR:
+                raise ConnectionError(f"master refused: {payload.decode(errors='replace')}")
+
+    def run(self, duration: float | None = None) -> None:
+        """Runs until :meth:`close` is called (or ``duration`` seconds)."""
+        end = None if duration is None else time.monotonic() + duration
+        sel = selectors.DefaultSelector()
+        diag = sockdiag.SockDiag()
+        subprocess.run(["tc", "qdisc", "del", "dev", self.dev, "root"], capture_output=True)
+        next_round = time.monotonic()
+        next_connect = 0.0
+        try:
+            while not self.stop.is_set() and (end is None or time.monotonic() < end):
+                now = time.monotonic()
+                if self.sock is None and now >= next_connect:
+                    try:
+                        self._connect()
+                        sel.register(self.sock, selectors.EVENT_READ)
+                    except OSError as e:
+                        log.info("master %s:%d unreachable: %s", *self.master, e)
+                        next_connect = now + min(1.0, 5 * self.interval)
+                if now >= next_round:
+                    next_round += self.interval
+                    if next_round < now:
+                        next_round = now + self.interval
+                    self._round(diag)
+                if self.sock is not None and time.monotonic() - self.last_heard > self.timeout:
+                    sel.unregister(self.sock)
+                    self._drop(f"silent for {self.timeout:.3f} s")
+                    next_connect = time.monotonic() + self.interval
+                wait = max(0.0, next_round - time.monotonic())
+                for key, _ in sel.select(timeout=wait):
+                    try:
+                        self._receive()
+                    except (OSError, ConnectionError, proto.ProtocolError) as e:
+                        sel.unregister(key.fileobj)
+                        self._drop(str(e))
+                        next_connect = time.monotonic() + self.interval
+        finally:
+            if self.sock is not None:
+                sel.unregister(self.sock)
+                self._drop("agent stopping")
+            self._fail_open("agent stopping")
+            if self.tc is not None:
+                self.tc.close()
+            diag.close()
+            sel.close()
+
+    def _round(self, diag: sockdiag.SockDiag) -> None:
+        self.rounds += 1
+        rep = self.observer.round(diag.dump(DUMP_MASK), time.time())
+        for fid, _ in rep.gone:
+            self._tc(self.plan.forget(fid))
+        if self.session and (rep.new or rep.updated or rep.gone or self.rounds % 5 == 0):
+            try:
+                self._send(proto.REPORT, proto.encode_report(rep))
+            except OSError as e:
+                self._drop(str(e))
+
+    def close(self) -> None:
+        self.stop.set()
+
+
+def main(args) -> int:
+    """Entry point of ``coflowkit agent`` (arguments parsed by the CLI)."""
+    host, _, port = args.master.rpartition(":")
+    if not host or not port.isdigit():
+        raise CoflowkitError(f"--master must be HOST:PORT, got {args.master!r}")
+    agent = Agent(
+        (host, int(port)),
+        proto.read_secret(args.secret_file),
+        args.host,
+        args.dev,
+        args.gbps * 1e9 / 8 / (1514 / 1448) if args.gbps else 10e9 / 8,
+        interval=args.interval_ms / 1000,
+        threshold=args.threshold,
+        timeout_rounds=args.timeout_rounds,
+        enforce=not args.observe_only,
+    )
+
+    def stop(*_):
+        agent.close()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    log.info(
+        "agent %d on %s (%s) -> master %s", args.host, args.dev, ", ".join(agent.addrs), args.master
+    )
+    agent.run()
+    return 0

@@ -1,0 +1,218 @@
+"""Enforcing decisions with Linux traffic control, incrementally.
+
+The tree on the agent's egress device::
+
+    1:      htb root (no default class: unmatched traffic is not shaped)
+    1:1     htb rate LINK ceil LINK   (parent of every flow class)
+    1:N     one class per scheduled flow, N = 2..4095 (hex in tc syntax):
+              rate decision:  rate R ceil R
+              class decision: rate MIN ceil LINK prio min(class, 7)  (HTB lends
+              spare capacity to the lowest prio first: strict priority)
+    800::N  u32 filter matching the flow's 5-tuple (TCP, IPv4) -> 1:N
+
+A round's changes are one batch of ``tc`` lines: add (class, then filter), change
+(class only) or remove (filter, then class). Nothing is rebuilt. Rates arrive as
+goodput (payload bytes/s, what policies and the simulator count); tc counts bits of
+whole frames, so rates are multiplied by ``overhead`` (frame bytes per payload byte,
+1514/1448 for 1500-byte MTU with TCP timestamps).
+"""
+
+from __future__ import annotations
+
+import collections
+import subprocess
+import threading
+from dataclasses import dataclass
+
+from coflowkit._core import CoflowkitError
+from coflowkit.runtime.proto import CLASS, RATE, UNLIMITED
+
+FRAME_OVERHEAD = 1514 / 1448
+MAX_SLOTS = 0xFFF  # u32 node ids and class minors 2..0xfff
+QUANTUM = 30280  # 20 full frames; an explicit quantum keeps HTB's r2q warnings away
+PRIO_LEVELS = 8
+
+
+def _bits(rate_bits: float) -> str:
+    return f"{max(int(round(rate_bits)), 8)}bit"
+
+
+@dataclass(slots=True)
+class Installed:
+    slot: int
+    kind: int
+    value: float
+    match: tuple[str, int, str, int]
+
+
+class TcPlan:
+    """What is installed on one device, and the tc lines that move it to a new state."""
+
+    def __init__(
+        self,
+        dev: str,
+        link_bytes_per_s: float,
+        overhead: float = FRAME_OVERHEAD,
+        min_fraction: float = 0.005,
+    ):
+        if link_bytes_per_s <= 0:
+            raise CoflowkitError(f"link rate must be positive, got {link_bytes_per_s}")
+        if overhead < 1.0:
+            raise CoflowkitError(
+                f"overhead must be >= 1 (frame bytes per payload byte), got {overhead}"
+            )
+        if not 0.0 <= min_fraction < 1.0:
+            raise CoflowkitError(f"min_fraction must be in [0, 1), got {min_fraction}")
+        self.dev = dev
+        self.overhead = overhead
+        self.link_bits = link_bytes_per_s * 8 * overhead
+        # A paused flow keeps a trickle (min_fraction of the link) so that TCP keeps
+        # its ACK clock instead of backing off its retransmission timer.
+        self.min_bits = max(self.link_bits * min_fraction, 8000.0)
+        self.installed: dict[int, Installed] = {}
+        self._free = list(range(MAX_SLOTS, 1, -1))
+
+    def setup(self) -> list[str]:
+        d = self.dev
+        return [
+            f"qdisc add dev {d} root handle 1: htb",
+            f"class add dev {d} parent 1: classid 1:1 htb rate {_bits(self.link_bits)} "
+            f"ceil {_bits(self.link_bits)} quantum {QUANTUM}",
+        ]
+
+    def teardown(self) -> list[str]:
+        self.installed.clear()
+        self._free = list(range(MAX_SLOTS, 1, -1))
+        return [f"qdisc del dev {self.dev} root"]
+
+    def _class_args(self, kind: int, value: float) -> str:
+        if kind == RATE:
+            r = _bits(max(value * 8 * self.overhead, self.min_bits))
+            return f"htb rate {r} ceil {r} quantum {QUANTUM}"
+        prio = min(max(int(value), 0), PRIO_LEVELS - 1)
+        return f"htb rate {_bits(self.min_bits)} ceil {_bits(self.link_bits)} quantum {QUANTUM} prio {prio}"
+
+    def apply(
+        self,
+        decisions: list[tuple[int, int, float]],
+        matches: dict[int, tuple[str, int, str, int]],
+    ) -> list[str]:
+        """tc lines for ``decisions`` ``(fid, kind, value)``; ``matches[fid]`` is the
+        flow's (src ip, src port, dst ip, dst port). UNLIMITED removes a flow's
+        class; a decision for an unknown flow or one equal to what is installed
+        produces nothing."""
+        d = self.dev
+        lines: list[str] = []
+        for fid, kind, value in decisions:
+            cur = self.installed.get(fid)
+            if kind == UNLIMITED:
+                if cur is not None:
+                    lines += self._remove(fid)
+                continue
+            if kind not in (RATE, CLASS):
+                raise CoflowkitError(f"flow {fid}: unknown decision kind {kind}")
+            if cur is not None:
+                if cur.kind == kind and cur.value == value:
+                    continue
+                cur.kind, cur.value = kind, value
+                lines.append(
+                    f"class change dev {d} parent 1:1 classid 1:{cur.slot:x} {self._class_args(kind, value)}"
+                )
+                continue
+            m = matches.get(fid)
+            if m is None or not self._free:
+                continue
+            slot = self._free.pop()
+            self.installed[fid] = Installed(slot, kind, value, m)
+            src, sport, dst, dport = m
+            lines.append(
+                f"class add dev {d} parent 1:1 classid 1:{slot:x} {self._class_args(kind, value)}"
+            )
+            lines.append(
+                f"filter add dev {d} parent 1: protocol ip prio 1 handle 800::{slot:x} u32 "
+                f"match ip src {src}/32 match ip dst {dst}/32 "
+                f"match ip sport {sport} 0xffff match ip dport {dport} 0xffff flowid 1:{slot:x}"
+            )
+        return lines
+
+    def forget(self, fid: int) -> list[str]:
+        """The flow is gone: remove its class if it has one."""
+        return self._remove(fid) if fid in self.installed else []
+
+    def _remove(self, fid: int) -> list[str]:
+        cur = self.installed.pop(fid)
+        self._free.append(cur.slot)
+        d = self.dev
+        return [
+            f"filter del dev {d} parent 1: protocol ip prio 1 handle 800::{cur.slot:x} u32",
+            f"class del dev {d} classid 1:{cur.slot:x}",
+        ]
+
+
+class TcBatch:
+    """A long-lived ``tc -force -batch -`` fed one line per change: no process per
+    round. Errors (tc reports them by line number) are collected for the log."""
+
+    def __init__(self, argv_prefix: list[str] | None = None):
+        self.argv = [*(argv_prefix or []), "tc", "-force", "-batch", "-"]
+        self.lines_sent = 0
+        # The last lines sent (tc names a failed line by its number in the stream).
+        self.history: collections.deque[str] = collections.deque(maxlen=65536)
+        self.errors: list[str] = []
+        self._lock = threading.Lock()
+        try:
+            self.proc = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                text=True,
+                bufsize=1,
+            )
+        except FileNotFoundError:
+            raise CoflowkitError(
+                "tc (iproute2) is not installed: apt-get install iproute2"
+            ) from None
+        self._reader = threading.Thread(target=self._read_errors, daemon=True)
+        self._reader.start()
+
+    def _read_errors(self) -> None:
+        assert self.proc.stderr is not None
+        pending: list[str] = []
+        for line in self.proc.stderr:
+            line = line.rstrip()
+            if line.startswith("Command failed -:"):
+                n = int(line.rsplit(":", 1)[1])
+                with self._lock:
+                    back = self.lines_sent - n
+                    cmd = self.history[-1 - back] if 0 <= back < len(self.history) else "?"
+                    self.errors.append(f"tc failed: {cmd}: {'; '.join(pending) or 'error'}")
+                pending = []
+            elif line and not line.startswith("Warning"):
+                pending.append(line)
+
+    def run(self, lines: list[str]) -> None:
+        if not lines:
+            return
+        if self.proc.poll() is not None:
+            raise CoflowkitError(f"tc batch process exited with {self.proc.returncode}")
+        with self._lock:
+            self.history.extend(lines)
+            self.lines_sent += len(lines)
+        assert self.proc.stdin is not None
+        self.proc.stdin.write("".join(line + "\n" for line in lines))
+        self.proc.stdin.flush()
+
+    def take_errors(self) -> list[str]:
+        with self._lock:
+            e, self.errors = self.errors, []
+        return e
+
+    def close(self) -> None:
+        if self.proc.stdin and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self._reader.join(timeout=1)

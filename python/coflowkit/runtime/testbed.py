@@ -1,0 +1,433 @@
+"""`coflowkit testbed`: a cluster of network namespaces on one machine.
+
+Layout (``up``)::
+
+    cfk-h0 .. cfk-h{N-1}   one namespace per host: eth0 10.77.0.(i+1)/24 (data),
+                           ctl0 10.78.0.(i+1)/24 (management)
+    cfk-sw                 the switch: bridge br0 joins p0..p{N-1} (data), bridge brc
+                           joins c0..c{N-1} and the root namespace's cfk-ctl
+                           (10.78.0.254, where the master listens)
+
+Every data port is shaped to X in both directions at the switch: p_i's egress (the
+host's downlink) by an HTB class of rate X, and p_i's ingress (the host's uplink)
+redirected to ifb_i, shaped the same way. The hosts' own egress stays free for the
+agents' HTB trees. The management network is not shaped.
+
+``run`` replays a scaled workload with real TCP (:mod:`coflowkit.runtime.traffic`)
+under a master and one agent per host, then simulates the same workload with the
+goodput measured on the testbed's links, and writes both and their comparison.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+import numpy as np
+
+from coflowkit import api
+from coflowkit import transforms as T
+from coflowkit._core import CoflowkitError, Workload
+
+PREFIX = "cfk"
+SWITCH = f"{PREFIX}-sw"
+DATA_NET = "10.77.0"
+CTL_NET = "10.78.0"
+MASTER_IP = f"{CTL_NET}.254"
+MASTER_PORT = 7470
+STATE_FILE = "/run/coflowkit-testbed.json"
+
+
+def host_ns(i: int) -> str:
+    return f"{PREFIX}-h{i}"
+
+
+def host_ip(i: int) -> str:
+    return f"{DATA_NET}.{i + 1}"
+
+
+def _sh(args: list[str], check: bool = True) -> subprocess.CompletedProcess:
+    r = subprocess.run(args, capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise CoflowkitError(f"testbed: `{' '.join(args)}` failed: {r.stderr.strip() or r.returncode}")
+    return r
+
+
+def _need_tools() -> None:
+    if os.geteuid() != 0:
+        raise CoflowkitError("testbed: network namespaces need root")
+    for tool in ("ip", "tc"):
+        if subprocess.run(["which", tool], capture_output=True).returncode != 0:
+            raise CoflowkitError(f"testbed: `{tool}` not found (apt-get install iproute2)")
+
+
+def namespaces() -> list[str]:
+    r = _sh(["ip", "netns", "list"], check=False)
+    return [line.split()[0] for line in r.stdout.splitlines() if line.startswith(f"{PREFIX}-")]
+
+
+def down() -> int:
+    """Removes every namespace and link of the testbed; returns how many namespaces."""
+    _need_tools()
+    names = namespaces()
+    for ns in names:
+        _sh(["ip", "netns", "pids", ns], check=False)
+        pids = _sh(["ip", "netns", "pids", ns], check=False).stdout.split()
+        for pid in pids:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+        _sh(["ip", "netns", "del", ns], check=False)
+    _sh(["ip", "link", "del", f"{PREFIX}-ctl"], check=False)
+    if os.path.exists(STATE_FILE):
+        os.remove(STATE_FILE)
+    return len(names)
+
+
+def _shape(ns: str, dev: str, bits: int) -> list[list[str]]:
+    return [
+        ["tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1"],
+        ["tc", "-n", ns, "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
+         "rate", f"{bits}bit", "ceil", f"{bits}bit", "quantum", "30280"],
+        ["tc", "-n", ns, "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "pfifo", "limit", "1000"],
+    ]  # fmt: skip
+
+
+def up(hosts: int, gbps: float) -> dict:
+    """Builds the testbed (removing any leftover first); returns its description."""
+    _need_tools()
+    if not 2 <= hosts <= 200:
+        raise CoflowkitError(f"testbed: --hosts must be in 2..200, got {hosts}")
+    if not 0.001 <= gbps <= 40:
+        raise CoflowkitError(f"testbed: --gbps must be in [0.001, 40], got {gbps}")
+    down()
+    bits = int(round(gbps * 1e9))
+    cmds: list[list[str]] = [["ip", "netns", "add", SWITCH]]
+    sw = ["ip", "-n", SWITCH]
+    cmds += [
+        [*sw, "link", "set", "lo", "up"],
+        [*sw, "link", "add", "br0", "type", "bridge"],
+        [*sw, "link", "add", "brc", "type", "bridge"],
+        [*sw, "link", "set", "br0", "up"],
+        [*sw, "link", "set", "brc", "up"],
+        ["ip", "link", "add", f"{PREFIX}-ctl", "type", "veth", "peer", "name", "ctl", "netns", SWITCH],
+        ["ip", "addr", "add", f"{MASTER_IP}/24", "dev", f"{PREFIX}-ctl"],
+        ["ip", "link", "set", f"{PREFIX}-ctl", "up"],
+        [*sw, "link", "set", "ctl", "master", "brc", "up"],
+    ]
+    for i in range(hosts):
+        ns = host_ns(i)
+        h = ["ip", "-n", ns]
+        cmds += [
+            ["ip", "netns", "add", ns],
+            [*h, "link", "set", "lo", "up"],
+            [*sw, "link", "add", f"p{i}", "type", "veth", "peer", "name", "eth0", "netns", ns],
+            [*sw, "link", "add", f"c{i}", "type", "veth", "peer", "name", "ctl0", "netns", ns],
+            [*h, "addr", "add", f"{host_ip(i)}/24", "dev", "eth0"],
+            [*h, "addr", "add", f"{CTL_NET}.{i + 1}/24", "dev", "ctl0"],
+            [*h, "link", "set", "eth0", "up"],
+            [*h, "link", "set", "ctl0", "up"],
+            [*sw, "link", "set", f"p{i}", "master", "br0", "up"],
+            [*sw, "link", "set", f"c{i}", "master", "brc", "up"],
+            [*sw, "link", "add", f"ifb{i}", "type", "ifb"],
+            [*sw, "link", "set", f"ifb{i}", "txqueuelen", "1000", "up"],
+            *_shape(SWITCH, f"p{i}", bits),
+            *_shape(SWITCH, f"ifb{i}", bits),
+            ["tc", "-n", SWITCH, "qdisc", "add", "dev", f"p{i}", "handle", "ffff:", "ingress"],
+            ["tc", "-n", SWITCH, "filter", "add", "dev", f"p{i}", "parent", "ffff:", "protocol", "all", "u32",
+             "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", f"ifb{i}"],
+        ]  # fmt: skip
+    try:
+        for c in cmds:
+            _sh(c)
+    except CoflowkitError:
+        down()
+        raise
+    state = {"hosts": hosts, "gbps": gbps, "ips": [host_ip(i) for i in range(hosts)], "master": MASTER_IP}
+    with open(STATE_FILE, "w", encoding="utf-8") as fh:
+        json.dump(state, fh)
+    return state
+
+
+def state() -> dict | None:
+    if not os.path.exists(STATE_FILE) or SWITCH not in namespaces():
+        return None
+    with open(STATE_FILE, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+# -- workload ----------------------------------------------------------------
+
+
+def workload(trace: str, hosts: int, coflows: int, bytes_scale: float, time_scale: float, min_flow: float) -> Workload:
+    """The testbed's workload: the first ``coflows`` coflows of ``trace``, sizes ×
+    ``bytes_scale``, times × ``time_scale``, racks spread on ``hosts`` ports with
+    even bytes (``scale`` transform, ``mapping=balanced``); then one flow per
+    (coflow, source host, destination host) carrying their bytes (a host opens one
+    connection per peer and shuffle), no flow from a host to itself (it would not
+    cross the network), and every flow at least ``min_flow`` bytes (so the agents,
+    which ignore flows below 100 KB, see all of them)."""
+    w = api.load_trace(trace)
+    w = T.apply(T.apply(w, "head", count=coflows), "scale", bytes=bytes_scale, ports=hosts, time=time_scale, mapping="balanced")
+    f = T.Flows(w)
+    f.keep(f.src != f.dst)
+    if f.num_flows == 0:
+        raise CoflowkitError(f"testbed: no flow between distinct hosts in the first {coflows} coflows")
+    key = (f.coflow.astype(np.int64) * hosts + f.src) * hosts + f.dst
+    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    total = np.bincount(inv, weights=f.bytes)
+    start = np.full(len(first), np.inf)
+    np.minimum.at(start, inv, f.start_s)
+    keep = np.zeros(len(key), dtype=bool)
+    keep[first] = True
+    f.bytes = np.maximum(np.round(total[inv]), min_flow)
+    f.start_s = start[inv]
+    f.depends_on = [[] for _ in range(f.num_flows)]
+    f.keep(keep)
+    return f.build(f"testbed({os.path.basename(trace)}, {coflows} coflows)")
+
+
+def plan(w: Workload, t0: float, ips: list[str], deadline_s: float) -> dict:
+    c = w.flow_columns()
+    flows = []
+    next_port: dict[int, int] = {}
+    for i in range(len(c["flow_id"])):
+        dst = int(c["dst"][i])
+        port = next_port.get(dst, 20000)
+        next_port[dst] = port + 1
+        flows.append(
+            {
+                "id": i,
+                "coflow": int(c["coflow_id"][i]),
+                "src": int(c["src"][i]),
+                "dst": dst,
+                "port": port,
+                "bytes": int(c["bytes"][i]),
+                "start_s": float(c["start_s"][i]),
+            }
+        )
+    return {"t0": t0, "hosts": ips, "flows": flows, "deadline_s": deadline_s}
+
+
+# -- processes ----------------------------------------------------------------
+
+
+def _python(ns: str | None, *args: str) -> list[str]:
+    base = [sys.executable, "-m", *args]
+    return (["ip", "netns", "exec", ns] if ns else []) + base
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    pkg = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = pkg + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def _http(url: str, body: dict | None = None, timeout: float = 5.0):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        raw = r.read()
+    return raw.decode() if url.endswith("/metrics") else json.loads(raw)
+
+
+def measure_goodput(ips: list[str], gbps: float, out: str, seconds: float = 2.0) -> float:
+    """Payload bytes/s of one TCP flow host 0 -> host 1 for ``seconds`` (no agent)."""
+    size = int(gbps * 1e9 / 8 * seconds)
+    p = {"t0": time.time() + 1.0, "hosts": ips[:2], "deadline_s": 60,
+         "flows": [{"id": 0, "coflow": 0, "src": 0, "dst": 1, "port": 19999, "bytes": size, "start_s": 0.0}]}  # fmt: skip
+    res = _run_workers(p, out, "goodput", hosts=2)
+    f = res["flows"][0]
+    if f["error"]:
+        raise CoflowkitError(f"testbed: goodput probe failed: {f['error']}")
+    # Skip TCP's start: the rate over the flow's second half would need the
+    # receiver's byte clock; the whole flow is close enough at 2 s (slow start
+    # costs a few RTTs of ~1 ms here).
+    return size / (f["end"] - f["start"])
+
+
+def _run_workers(p: dict, out: str, tag: str, hosts: int) -> dict:
+    from coflowkit.runtime import traffic
+
+    path = os.path.join(out, f"{tag}-plan.json")
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(p, fh)
+    procs = []
+    for i in range(hosts):
+        res = os.path.join(out, f"{tag}-host{i}.json")
+        procs.append(
+            (res, subprocess.Popen(
+                _python(host_ns(i), "coflowkit.runtime.traffic", "--plan", path, "--host", str(i), "--out", res),
+                env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+        )  # fmt: skip
+    results = []
+    for res, proc in procs:
+        try:
+            _, err = proc.communicate(timeout=p["deadline_s"] + (p["t0"] - time.time()) + 30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise CoflowkitError(f"testbed: traffic worker for {res} did not finish") from None
+        if proc.returncode not in (0, 3):
+            raise CoflowkitError(f"testbed: traffic worker failed ({proc.returncode}): {err.strip()}")
+        with open(res, encoding="utf-8") as fh:
+            results.append(json.load(fh))
+    return traffic.collect(results, p)
+
+
+class Cluster:
+    """A master and one agent per host, started and stopped together."""
+
+    def __init__(self, policy: str, params: dict, hosts: int, gbps: float, goodput: float, out: str, interval_ms: int):
+        self.out = out
+        secret_file = os.path.join(out, "secret")
+        fd = os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.write(fd, secrets.token_hex(32).encode())
+        os.close(fd)
+        self.http = "127.0.0.1:7471"
+        params_args = [a for k, v in params.items() for a in ("--param", f"{k}={v}")]
+        self.logs = [open(os.path.join(out, "master.log"), "w")]
+        self.master = subprocess.Popen(
+            _python(None, "coflowkit", "master", "--policy", policy, *params_args, "--hosts", str(hosts),
+                    "--gbps", str(gbps), "--goodput", f"{goodput * 8 / (gbps * 1e9):.6f}",
+                    "--listen", f"{MASTER_IP}:{MASTER_PORT}", "--http", self.http,
+                    "--secret-file", secret_file, "--interval-ms", str(interval_ms)),
+            env=_env(), stdout=self.logs[0], stderr=subprocess.STDOUT)  # fmt: skip
+        self.agents = []
+        for i in range(hosts):
+            log = open(os.path.join(out, f"agent{i}.log"), "w")
+            self.logs.append(log)
+            self.agents.append(
+                subprocess.Popen(
+                    _python(host_ns(i), "coflowkit", "agent", "--master", f"{MASTER_IP}:{MASTER_PORT}",
+                            "--host", str(i), "--dev", "eth0", "--gbps", str(gbps),
+                            "--secret-file", secret_file, "--interval-ms", str(interval_ms)),
+                    env=_env(), stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+            )
+        deadline = time.time() + 30
+        while True:
+            if self.master.poll() is not None:
+                raise CoflowkitError(f"testbed: the master exited ({self.master.returncode}); see {out}/master.log")
+            try:
+                if _http(f"http://{self.http}/api/health", timeout=1)["agents"] == hosts:
+                    break
+            except OSError:
+                pass
+            if time.time() > deadline:
+                self.stop()
+                raise CoflowkitError(f"testbed: agents did not all connect in 30 s; see {out}/agent*.log")
+            time.sleep(0.2)
+
+    def register(self, w: Workload, p: dict) -> None:
+        by: dict[int, list] = {}
+        for f in p["flows"]:
+            by.setdefault(f["coflow"], []).append({"src": f["src"], "dst": f["dst"], "dst_port": f["port"], "size": f["bytes"]})
+        for cid, flows in by.items():
+            _http(f"http://{self.http}/api/coflows", {"id": cid, "flows": flows})
+
+    def metrics(self) -> str:
+        return _http(f"http://{self.http}/metrics")
+
+    def stop(self) -> None:
+        for a in self.agents:
+            a.send_signal(signal.SIGTERM)
+        for a in self.agents:
+            try:
+                a.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                a.kill()
+        self.master.send_signal(signal.SIGTERM)
+        try:
+            self.master.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.master.kill()
+        for log in self.logs:
+            log.close()
+
+
+def _prom(text: str, name: str) -> float:
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return float("nan")
+
+
+def run(
+    trace: str,
+    policy: str,
+    params: dict,
+    out: str,
+    hosts: int = 16,
+    gbps: float = 0.1,
+    coflows: int = 40,
+    bytes_scale: float = 0.01,
+    time_scale: float = 0.1,
+    min_flow: float = 300e3,
+    interval_ms: int = 20,
+) -> dict:
+    """Replays the scaled workload for real under ``policy`` and simulates it; see the module doc."""
+    from coflowkit.cli import write_run
+
+    os.makedirs(out, exist_ok=True)
+    st = state()
+    if st is None or st["hosts"] != hosts or st["gbps"] != gbps:
+        st = up(hosts, gbps)
+    w = workload(trace, hosts, coflows, bytes_scale, time_scale, min_flow)
+    goodput = measure_goodput(st["ips"], gbps, out)
+    cluster = Cluster(policy, params, hosts, gbps, goodput, out, interval_ms)
+    try:
+        sim_w = w.with_fabric(f"bigswitch:gbps={goodput * 8 / 1e9:.6f}")
+        sim = api.simulate(sim_w, policy, params)
+        makespan = float(np.nanmax(sim.coflows["finish_s"].to_numpy()))
+        p = plan(w, time.time() + 3.0, st["ips"], deadline_s=max(60.0, 4 * makespan))
+        cluster.register(w, p)
+        real = _run_workers(p, out, "traffic", hosts)
+        prom = cluster.metrics()
+    finally:
+        cluster.stop()
+    errors = [f for f in real["flows"] if f["error"]]
+    if errors:
+        raise CoflowkitError(
+            f"testbed: {len(errors)} of {len(real['flows'])} flows failed, first: flow {errors[0]['id']}: {errors[0]['error']}"
+        )
+    ids = list(w.coflow_columns()["coflow_id"])
+    end = {c["coflow"]: c["end"] for c in real["coflows"]}
+    finish = np.array([end[int(i)] for i in ids], dtype=float)
+    result = api.result_from_raw(sim_w, policy, dict(params), {"finish_s": finish, "events": 0, "policy_calls": int(_prom(prom, "coflowkit_round_seconds_count"))})
+    write_run(result, out)
+    write_run(sim, os.path.join(out, "sim"))
+    real_cct = result.coflows["cct_s"].to_numpy()
+    sim_cct = sim.coflows["cct_s"].to_numpy()
+    comp = result.coflows[["coflow_id"]].copy()
+    comp["real_cct_s"] = real_cct
+    comp["sim_cct_s"] = sim_cct
+    comp["error"] = (real_cct - sim_cct) / sim_cct
+    comp.to_csv(os.path.join(out, "comparison.csv"), index=False)
+    rounds = _prom(prom, "coflowkit_round_seconds_count")
+    summary = {
+        "policy": policy,
+        "params": dict(params),
+        "hosts": hosts,
+        "gbps": gbps,
+        "goodput_bytes_per_s": goodput,
+        "coflows": int(len(ids)),
+        "flows": len(p["flows"]),
+        "real_mean_cct_s": float(np.mean(real_cct)),
+        "sim_mean_cct_s": float(np.mean(sim_cct)),
+        "mean_cct_error": float(np.mean(real_cct) / np.mean(sim_cct) - 1),
+        "median_coflow_error": float(np.median(np.abs(comp["error"]))),
+        "master_round_mean_s": _prom(prom, "coflowkit_round_seconds_sum") / max(rounds, 1),
+        "master_round_max_s": _prom(prom, "coflowkit_round_seconds_max"),
+        "decisions_sent": _prom(prom, "coflowkit_decisions_sent_total"),
+    }
+    with open(os.path.join(out, "comparison.json"), "w", encoding="utf-8") as fh:
+        json.dump(summary, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+    return summary
