@@ -42,6 +42,8 @@ CTL_NET = "10.78.0"
 MASTER_IP = f"{CTL_NET}.254"
 MASTER_PORT = 7470
 STATE_FILE = "/run/coflowkit-testbed.json"
+CC = "echo"
+CC_FILE = "/proc/sys/net/ipv4/tcp_congestion_control"
 
 
 def host_ns(i: int) -> str:
@@ -128,6 +130,11 @@ def up(hosts: int, gbps: float) -> dict:
         cmds += [
             ["ip", "netns", "add", ns],
             [*h, "link", "set", "lo", "up"],
+            # Hosts run a loss-based TCP, CUBIC or else Reno (this machine defaults to
+            # BBR, whose bandwidth probing takes tens of RTTs to climb back after a
+            # flow is paused and resumed; some kernels refuse CUBIC as a namespace
+            # default).
+            ["ip", "netns", "exec", ns, "sh", "-c", f"{CC} cubic > {CC_FILE} 2>/dev/null || {CC} reno > {CC_FILE}"],
             [*sw, "link", "add", f"p{i}", "type", "veth", "peer", "name", "eth0", "netns", ns],
             [*sw, "link", "add", f"c{i}", "type", "veth", "peer", "name", "ctl0", "netns", ns],
             [*h, "addr", "add", f"{host_ip(i)}/24", "dev", "eth0"],

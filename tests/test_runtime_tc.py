@@ -1,0 +1,116 @@
+"""tc command generation against hand-written invocations, and the same lines
+accepted by the kernel in a namespace of the test's own."""
+
+import subprocess
+import uuid
+
+import pytest
+
+from coflowkit.runtime import proto
+from coflowkit.runtime.tc import TcBatch, TcPlan
+
+M = {7: ("10.0.0.1", 40000, "10.0.0.2", 5001), 8: ("10.0.0.1", 40001, "10.0.0.3", 5002)}
+
+
+def plan():
+    # 1448 payload bytes per 1514-byte frame; a link of 12.5e6 payload B/s is
+    # 12.5e6 * 8 * 1514 / 1448 = 104,558,011 bit/s on the wire.
+    return TcPlan("eth0", 12.5e6, min_fraction=0.01)
+
+
+def test_setup_and_teardown():
+    p = plan()
+    assert p.setup() == [
+        "qdisc add dev eth0 root handle 1: htb",
+        "class add dev eth0 parent 1: classid 1:1 htb rate 104558011bit ceil 104558011bit quantum 30280",
+    ]
+    assert p.teardown() == ["qdisc del dev eth0 root"]
+
+
+def test_add_change_remove_are_incremental():
+    p = plan()
+    # 1e6 B/s goodput = 8e6 * 1514/1448 = 8,364,641 bit/s.
+    lines = p.apply([(7, proto.RATE, 1e6)], M)
+    assert lines == [
+        "class add dev eth0 parent 1:1 classid 1:2 htb rate 8364641bit ceil 8364641bit quantum 30280",
+        "filter add dev eth0 parent 1: protocol ip prio 1 handle 800::2 u32 match ip src 10.0.0.1/32 "
+        "match ip dst 10.0.0.2/32 match ip sport 40000 0xffff match ip dport 5001 0xffff flowid 1:2",
+    ]
+    # Same decision again: nothing. New rate: one class change, no filter work.
+    assert p.apply([(7, proto.RATE, 1e6)], M) == []
+    assert p.apply([(7, proto.RATE, 2e6)], M) == [
+        "class change dev eth0 parent 1:1 classid 1:2 htb rate 16729282bit ceil 16729282bit quantum 30280"
+    ]
+    # A paused flow keeps the floor: 1% of the link = 1,045,580 bit/s.
+    assert p.apply([(7, proto.RATE, 0.0)], M) == [
+        "class change dev eth0 parent 1:1 classid 1:2 htb rate 1045580bit ceil 1045580bit quantum 30280"
+    ]
+    # A class decision: strict priority by HTB prio (capped at 7), borrowing up to the link.
+    lines = p.apply([(8, proto.CLASS, 9.0)], M)
+    assert lines[0] == (
+        "class add dev eth0 parent 1:1 classid 1:3 htb rate 1045580bit ceil 104558011bit quantum 30280 prio 7"
+    )
+    assert "handle 800::3" in lines[1] and "flowid 1:3" in lines[1]
+    # UNLIMITED removes: filter first, then class; the slot is reused.
+    assert p.apply([(7, proto.UNLIMITED, 0.0)], M) == [
+        "filter del dev eth0 parent 1: protocol ip prio 1 handle 800::2 u32",
+        "class del dev eth0 classid 1:2",
+    ]
+    assert p.forget(8) == [
+        "filter del dev eth0 parent 1: protocol ip prio 1 handle 800::3 u32",
+        "class del dev eth0 classid 1:3",
+    ]
+    assert p.forget(8) == []
+    assert p.apply([(8, proto.RATE, 1e6)], M)[0].startswith("class add dev eth0 parent 1:1 classid 1:3 ")
+    # Unknown flows (not observed here) are ignored.
+    assert p.apply([(99, proto.RATE, 1e6)], M) == []
+
+
+def test_slot_numbers_are_hex_in_tc_syntax():
+    p = plan()
+    matches = {i: ("10.0.0.1", 1000 + i, "10.0.0.2", 80) for i in range(20)}
+    lines = p.apply([(i, proto.RATE, 1e6) for i in range(20)], matches)
+    # The 15th flow gets slot 16 = 0x10.
+    assert "classid 1:10 " in lines[2 * 14] and "handle 800::10 " in lines[2 * 14 + 1]
+
+
+def test_bad_parameters():
+    with pytest.raises(proto.CoflowkitError, match="link rate must be positive"):
+        TcPlan("eth0", 0)
+    with pytest.raises(proto.CoflowkitError, match="overhead must be >= 1"):
+        TcPlan("eth0", 1e6, overhead=0.5)
+
+
+def test_the_kernel_accepts_the_generated_lines():
+    """Runs a plan's lines through `tc -batch` in a namespace created here (CI runs
+    as root: failing to create it is a failure, not a skip)."""
+    ns = f"cfktc-{uuid.uuid4().hex[:6]}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        subprocess.run(["ip", "-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", "peer0"], check=True)
+        p = plan()
+        tc = TcBatch(["ip", "netns", "exec", ns])
+        tc.run(p.setup())
+        tc.run(p.apply([(7, proto.RATE, 1e6), (8, proto.CLASS, 2.0)], M))
+        tc.run(p.apply([(7, proto.RATE, 3e6)], M))
+        tc.run(p.forget(8))
+        tc.close()
+        assert tc.take_errors() == []
+        classes = subprocess.run(
+            ["tc", "-n", ns, "class", "show", "dev", "eth0"], capture_output=True, text=True, check=True
+        ).stdout
+        # 3e6 B/s goodput -> 25,093,923 bit/s, which tc prints rounded.
+        assert "class htb 1:2 parent 1:1 " in classes and "rate 25093Kbit ceil 25093Kbit" in classes
+        assert "1:3" not in classes
+        filters = subprocess.run(
+            ["tc", "-n", ns, "filter", "show", "dev", "eth0"], capture_output=True, text=True, check=True
+        ).stdout
+        assert "flowid 1:2" in filters and "match 0a000001/ffffffff at 12" in filters
+        # A line the kernel refuses is reported with the command that failed.
+        tc2 = TcBatch(["ip", "netns", "exec", ns])
+        tc2.run(["class del dev eth0 classid 1:99"])
+        tc2.close()
+        errs = tc2.take_errors()
+        assert len(errs) == 1 and "class del dev eth0 classid 1:99" in errs[0]
+    finally:
+        subprocess.run(["ip", "netns", "del", ns])
