@@ -698,7 +698,7 @@ def add_runtime_parsers(sub) -> None:
     t.add_argument("--policy", default="varys", help="policy for run (default varys)")
     t.add_argument("--param", action="append", metavar="K=V", help="policy parameter")
     t.add_argument("--coflows", type=int, default=40, help="first N coflows of the trace")
-    t.add_argument("--bytes-scale", type=float, default=0.01, help="factor on flow sizes")
+    t.add_argument("--bytes-scale", type=float, default=0.005, help="factor on flow sizes")
     t.add_argument("--time-scale", type=float, default=0.1, help="factor on arrival times")
     t.add_argument("--interval-ms", type=int, default=20, help="Δ of master and agents")
     t.add_argument("--out", default="testbed-run", help="output directory")

@@ -5,16 +5,25 @@ use coflowkit_policy::NO_PORT;
 use coflowkit_runtime::{Declared, Live, SlotState};
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
 
 /// The policy of a running master: registry policy objects fed observed bytes.
-/// Unsendable: the master calls it from its round thread only.
-#[pyclass(module = "coflowkit._core", unsendable)]
+/// A mutex makes it shareable between Python threads (the master uses one).
+#[pyclass(module = "coflowkit._core")]
 pub struct LiveScheduler {
-    inner: Live,
+    inner: Mutex<Live>,
 }
 
 fn port(p: Option<u32>) -> u32 {
     p.unwrap_or(NO_PORT)
+}
+
+impl LiveScheduler {
+    fn live(&self) -> MutexGuard<'_, Live> {
+        // A panic inside a policy poisons the lock; the state is still the last
+        // consistent one, so keep going.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 #[pymethods]
@@ -29,29 +38,31 @@ impl LiveScheduler {
         bytes_per_s: f64,
     ) -> PyResult<Self> {
         let inner = Live::new(policy, &params, hosts, bytes_per_s).map_err(model_err)?;
-        Ok(LiveScheduler { inner })
+        Ok(LiveScheduler {
+            inner: Mutex::new(inner),
+        })
     }
 
     /// `clairvoyant` or `non-clairvoyant`.
     #[getter]
     fn info(&self) -> &'static str {
-        self.inner.info().name()
+        self.live().info().name()
     }
 
     #[getter]
     fn rounds(&self) -> u64 {
-        self.inner.rounds()
+        self.live().rounds()
     }
 
     #[getter]
     fn num_flows(&self) -> usize {
-        self.inner.num_flows()
+        self.live().num_flows()
     }
 
     /// Registers coflow `id` with flows `(src, dst, dst_port, size or None)`;
     /// returns the first of its contiguous flow slots.
     fn register(
-        &mut self,
+        &self,
         id: u64,
         flows: Vec<(u32, u32, Option<u32>, Option<f64>)>,
         now: f64,
@@ -65,12 +76,12 @@ impl LiveScheduler {
                 size,
             })
             .collect();
-        self.inner.register(id, &d, now).map_err(model_err)
+        self.live().register(id, &d, now).map_err(model_err)
     }
 
     /// A flow of no registered coflow (a coflow of its own, id `id`); its slot.
     fn add_single(
-        &mut self,
+        &self,
         id: u64,
         src: u32,
         dst: u32,
@@ -78,32 +89,32 @@ impl LiveScheduler {
         dst_port: u32,
         now: f64,
     ) -> PyResult<u32> {
-        self.inner
+        self.live()
             .add_single(id, src, dst, src_port, dst_port, now)
             .map_err(model_err)
     }
 
     /// A declared slot was seen on the network.
-    fn start(&mut self, flow: u32, src_port: u32, now: f64) -> PyResult<()> {
-        self.inner.start(flow, src_port, now).map_err(model_err)
+    fn start(&self, flow: u32, src_port: u32, now: f64) -> PyResult<()> {
+        self.live().start(flow, src_port, now).map_err(model_err)
     }
 
     /// Acknowledged bytes of many flows at once.
-    fn update(&mut self, flows: Vec<u32>, sent: Vec<f64>) -> PyResult<()> {
+    fn update(&self, flows: Vec<u32>, sent: Vec<f64>) -> PyResult<()> {
         for (f, b) in flows.into_iter().zip(sent) {
-            self.inner.set_sent(f, b).map_err(model_err)?;
+            self.live().set_sent(f, b).map_err(model_err)?;
         }
         Ok(())
     }
 
     /// The flow is done; the coflow's CCT if it was its last flow.
-    fn finish(&mut self, flow: u32, now: f64) -> PyResult<Option<f64>> {
-        self.inner.finish(flow, now).map_err(model_err)
+    fn finish(&self, flow: u32, now: f64) -> PyResult<Option<f64>> {
+        self.live().finish(flow, now).map_err(model_err)
     }
 
     /// `declared`, `active` or `finished`.
     fn state(&self, flow: u32) -> Option<&'static str> {
-        self.inner.slot_state(flow).map(|s| match s {
+        self.live().slot_state(flow).map(|s| match s {
             SlotState::Declared => "declared",
             SlotState::Active => "active",
             SlotState::Finished => "finished",
@@ -111,18 +122,18 @@ impl LiveScheduler {
     }
 
     fn coflow_of(&self, flow: u32) -> Option<u64> {
-        self.inner.slot_coflow_id(flow)
+        self.live().slot_coflow_id(flow)
     }
 
     /// `(id, arrival, finish or nan, width, bytes sent)` per coflow.
     fn coflows(&self) -> Vec<(u64, f64, f64, u32, f64)> {
-        self.inner.coflows().collect()
+        self.live().coflows().collect()
     }
 
     /// One round at `now`: `(flows, rates, classes)`, class -1 for rate policies
     /// and 255 for backfilled flows (a clairvoyant policy's flows without a size).
-    fn decide(&mut self, py: Python<'_>, now: f64) -> (Vec<u32>, Vec<f64>, Vec<i32>) {
-        let d = py.allow_threads(|| self.inner.decide(now));
+    fn decide(&self, py: Python<'_>, now: f64) -> (Vec<u32>, Vec<f64>, Vec<i32>) {
+        let d = py.allow_threads(|| self.live().decide(now));
         let mut flows = Vec::with_capacity(d.len());
         let mut rates = Vec::with_capacity(d.len());
         let mut classes = Vec::with_capacity(d.len());

@@ -98,7 +98,7 @@ def _shape(ns: str, dev: str, bits: int) -> list[list[str]]:
         ["tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1"],
         ["tc", "-n", ns, "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
          "rate", f"{bits}bit", "ceil", f"{bits}bit", "quantum", "30280"],
-        ["tc", "-n", ns, "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "pfifo", "limit", "1000"],
+        ["tc", "-n", ns, "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "pfifo", "limit", "100"],
     ]  # fmt: skip
 
 
@@ -139,6 +139,10 @@ def up(hosts: int, gbps: float) -> dict:
             [*sw, "link", "add", f"c{i}", "type", "veth", "peer", "name", "ctl0", "netns", ns],
             [*h, "addr", "add", f"{host_ip(i)}/24", "dev", "eth0"],
             [*h, "addr", "add", f"{CTL_NET}.{i + 1}/24", "dev", "ctl0"],
+            # One MSS per packet (no GSO super-packets): an HTB class held at a low
+            # rate then releases a packet every few ms instead of a 64 KB burst a
+            # second, so TCP keeps its ACK clock and never backs off into RTOs.
+            [*h, "link", "set", "dev", "eth0", "gso_max_segs", "1"],
             [*h, "link", "set", "eth0", "up"],
             [*h, "link", "set", "ctl0", "up"],
             [*sw, "link", "set", f"p{i}", "master", "br0", "up"],
@@ -374,7 +378,7 @@ def run(
     hosts: int = 16,
     gbps: float = 0.1,
     coflows: int = 40,
-    bytes_scale: float = 0.01,
+    bytes_scale: float = 0.005,
     time_scale: float = 0.1,
     min_flow: float = 300e3,
     interval_ms: int = 20,
