@@ -644,8 +644,13 @@ def cmd_testbed(args) -> int:
     elif args.action == "down":
         n = testbed.down()
         print(f"testbed down: removed {n} namespaces")
+    elif args.action == "bench":
+        from coflowkit.runtime import bench
+
+        print(bench.run(args.out))
     else:
         trace = args.trace or default_trace()
+        args.out = args.out or "testbed-run"
         s = testbed.run(
             trace, args.policy, parse_kv(args.param), args.out, hosts=args.hosts, gbps=args.gbps,
             coflows=args.coflows, bytes_scale=args.bytes_scale, time_scale=args.time_scale,
@@ -691,8 +696,8 @@ def add_runtime_parsers(sub) -> None:
     m.set_defaults(func=cmd_master)
 
     t = sub.add_parser("testbed", help="a cluster of network namespaces: up, down, run (root)")
-    t.add_argument("action", choices=["up", "down", "run"])
-    t.add_argument("--hosts", type=int, default=16, help="hosts (default 16)")
+    t.add_argument("action", choices=["up", "down", "run", "bench"])
+    t.add_argument("--hosts", type=int, default=8, help="hosts (default 8)")
     t.add_argument("--gbps", type=float, default=0.1, help="host link rate (default 0.1)")
     t.add_argument("--trace", metavar="PATH", help="trace to replay (default: the FB trace)")
     t.add_argument("--policy", default="varys", help="policy for run (default varys)")
@@ -701,7 +706,7 @@ def add_runtime_parsers(sub) -> None:
     t.add_argument("--bytes-scale", type=float, default=0.005, help="factor on flow sizes")
     t.add_argument("--time-scale", type=float, default=0.1, help="factor on arrival times")
     t.add_argument("--interval-ms", type=int, default=20, help="Δ of master and agents")
-    t.add_argument("--out", default="testbed-run", help="output directory")
+    t.add_argument("--out", help="output directory (run: default testbed-run)")
     t.set_defaults(func=cmd_testbed)
 
 

@@ -375,7 +375,7 @@ def run(
     policy: str,
     params: dict,
     out: str,
-    hosts: int = 16,
+    hosts: int = 8,
     gbps: float = 0.1,
     coflows: int = 40,
     bytes_scale: float = 0.005,
