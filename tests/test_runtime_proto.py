@@ -10,7 +10,6 @@ import urllib.error
 import urllib.request
 
 import pytest
-
 from coflowkit.runtime import proto
 from coflowkit.runtime.master import Master
 
@@ -35,7 +34,9 @@ def test_every_message_round_trips():
         [(2, 999)],
     )
     dec = [(7, proto.RATE, 1.25e6), (5, proto.CLASS, 3.0), (6, proto.UNLIMITED, 0.0)]
-    frames = a.frame(proto.HELLO, proto.encode_hello(hello)) + a.frame(proto.REPORT, proto.encode_report(rep))
+    frames = a.frame(proto.HELLO, proto.encode_hello(hello)) + a.frame(
+        proto.REPORT, proto.encode_report(rep)
+    )
     # Split anywhere: the reader reassembles.
     got = m.feed(frames[:7]) + m.feed(frames[7:50]) + m.feed(frames[50:])
     assert [t for t, _ in got] == [proto.HELLO, proto.REPORT]
@@ -75,7 +76,9 @@ def test_tampering_replay_and_reordering_are_refused():
         m3.feed(f1)
 
 
-def frame_raw(version=proto.VERSION, mtype=proto.REPORT, magic=b"CK", payload=b"", nonce=b"n" * 16, seq=0):
+def frame_raw(
+    version=proto.VERSION, mtype=proto.REPORT, magic=b"CK", payload=b"", nonce=b"n" * 16, seq=0
+):
     import hashlib
     import hmac
 
@@ -156,7 +159,9 @@ class FakeAgent:
 
 @pytest.fixture
 def master():
-    m = Master("fair", {}, 3, 10e6, SECRET, listen=("127.0.0.1", 0), http=("127.0.0.1", 0), interval=0.01)
+    m = Master(
+        "fair", {}, 3, 10e6, SECRET, listen=("127.0.0.1", 0), http=("127.0.0.1", 0), interval=0.01
+    )
     t = threading.Thread(target=m.run, daemon=True)
     t.start()
     yield m
@@ -173,7 +178,9 @@ def connect(master, host, ip):
 
 def http(m, path, body=None):
     url = f"http://{m.http_address[0]}:{m.http_address[1]}{path}"
-    data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+    data = (
+        None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+    )
     try:
         with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=5) as r:
             raw = r.read().decode()
@@ -253,7 +260,10 @@ def test_registration_api_groups_flows_into_coflows(master):
         ({"id": 78}, "a registration is"),
         ({"id": 78, "flows": [{"src": 0, "dst": 9, "dst_port": 1}]}, "host 9 is out of range"),
         ({"id": 78, "flows": [{"src": 0, "dst": 1}]}, "flows[0]: missing dst_port"),
-        ({"id": 78, "flows": [{"src": "1.2.3.4", "dst": 1, "dst_port": 1}]}, "unknown host '1.2.3.4'"),
+        (
+            {"id": 78, "flows": [{"src": "1.2.3.4", "dst": 1, "dst_port": 1}]},
+            "unknown host '1.2.3.4'",
+        ),
         ({"id": 77, "flows": [{"src": 0, "dst": 1, "dst_port": 1}]}, "already registered"),
     ]:
         status, body = http(master, "/api/coflows", bad)

@@ -5,7 +5,6 @@ import subprocess
 import uuid
 
 import pytest
-
 from coflowkit.runtime import proto
 from coflowkit.runtime.tc import TcBatch, TcPlan
 
@@ -61,7 +60,9 @@ def test_add_change_remove_are_incremental():
         "class del dev eth0 classid 1:3",
     ]
     assert p.forget(8) == []
-    assert p.apply([(8, proto.RATE, 1e6)], M)[0].startswith("class add dev eth0 parent 1:1 classid 1:3 ")
+    assert p.apply([(8, proto.RATE, 1e6)], M)[0].startswith(
+        "class add dev eth0 parent 1:1 classid 1:3 "
+    )
     # Unknown flows (not observed here) are ignored.
     assert p.apply([(99, proto.RATE, 1e6)], M) == []
 
@@ -87,7 +88,10 @@ def test_the_kernel_accepts_the_generated_lines():
     ns = f"cfktc-{uuid.uuid4().hex[:6]}"
     subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
-        subprocess.run(["ip", "-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", "peer0"], check=True)
+        subprocess.run(
+            ["ip", "-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", "peer0"],
+            check=True,
+        )
         p = plan()
         tc = TcBatch(["ip", "netns", "exec", ns])
         tc.run(p.setup())
@@ -97,13 +101,19 @@ def test_the_kernel_accepts_the_generated_lines():
         tc.close()
         assert tc.take_errors() == []
         classes = subprocess.run(
-            ["tc", "-n", ns, "class", "show", "dev", "eth0"], capture_output=True, text=True, check=True
+            ["tc", "-n", ns, "class", "show", "dev", "eth0"],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         # 3e6 B/s goodput -> 25,093,923 bit/s, which tc prints rounded.
         assert "class htb 1:2 parent 1:1 " in classes and "rate 25093Kbit ceil 25093Kbit" in classes
         assert "1:3" not in classes
         filters = subprocess.run(
-            ["tc", "-n", ns, "filter", "show", "dev", "eth0"], capture_output=True, text=True, check=True
+            ["tc", "-n", ns, "filter", "show", "dev", "eth0"],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         assert "flowid 1:2" in filters and "match 0a000001/ffffffff at 12" in filters
         # A line the kernel refuses is reported with the command that failed.

@@ -13,15 +13,19 @@ import time
 
 import pandas as pd
 import pytest
-
 from coflowkit.runtime import testbed
 
-TRACE = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "traces", "FB2010-1Hr-150-0.txt")
+TRACE = os.path.join(
+    os.path.dirname(__file__), "..", "..", "shared", "traces", "FB2010-1Hr-150-0.txt"
+)
 
 
 def qdiscs(i: int) -> str:
     return subprocess.run(
-        ["tc", "-n", testbed.host_ns(i), "qdisc", "show", "dev", "eth0"], capture_output=True, text=True, check=True
+        ["tc", "-n", testbed.host_ns(i), "qdisc", "show", "dev", "eth0"],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
 
 
@@ -34,18 +38,28 @@ def bed():
 
 
 def test_up_builds_a_shaped_big_switch(bed):
-    assert bed["hosts"] == 4 and set(testbed.namespaces()) == {"cfk-sw"} | {f"cfk-h{i}" for i in range(4)}
+    assert bed["hosts"] == 4 and set(testbed.namespaces()) == {"cfk-sw"} | {
+        f"cfk-h{i}" for i in range(4)
+    }
     # Every port is shaped both ways at the switch: p_i egress and ifb_i (p_i's ingress).
     for dev in ("p2", "ifb2"):
-        out = subprocess.run(["tc", "-n", "cfk-sw", "class", "show", "dev", dev], capture_output=True, text=True).stdout
+        out = subprocess.run(
+            ["tc", "-n", "cfk-sw", "class", "show", "dev", dev], capture_output=True, text=True
+        ).stdout
         assert "rate 100Mbit ceil 100Mbit" in out, (dev, out)
-    addr = subprocess.run(["ip", "-n", "cfk-h3", "-4", "-o", "addr", "show", "dev", "eth0"], capture_output=True, text=True)
+    addr = subprocess.run(
+        ["ip", "-n", "cfk-h3", "-4", "-o", "addr", "show", "dev", "eth0"],
+        capture_output=True,
+        text=True,
+    )
     assert f" {testbed.host_ip(3)}/24 " in addr.stdout
 
 
 def test_run_replays_real_tcp_and_matches_the_simulation(bed, tmp_path):
     out = str(tmp_path / "run")
-    s = testbed.run(TRACE, "varys", {}, out, hosts=4, gbps=0.1, coflows=8, bytes_scale=0.002, time_scale=0.1)
+    s = testbed.run(
+        TRACE, "varys", {}, out, hosts=4, gbps=0.1, coflows=8, bytes_scale=0.002, time_scale=0.1
+    )
     # The goodput of a 100 Mbit/s link is 100e6 * 1448/1514 = 95.6 Mbit/s (payload
     # share of a 1514-byte frame); the probe must find it within 3%.
     assert s["goodput_bytes_per_s"] * 8 / 1e6 == pytest.approx(95.6, rel=0.03)
@@ -70,13 +84,21 @@ def test_agents_fail_open_when_the_master_dies(bed, tmp_path):
     secret = tmp_path / "secret"
     secret.write_text("s" * 32)
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(os.path.dirname(__file__), "..", "python") + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = (
+        os.path.join(os.path.dirname(__file__), "..", "python")
+        + os.pathsep
+        + env.get("PYTHONPATH", "")
+    )
     py = [sys.executable, "-m", "coflowkit"]
     master = subprocess.Popen(
         [*py, "master", "--policy", "fair", "--hosts", "4", "--gbps", "0.1", "--listen", f"{testbed.MASTER_IP}:7480",
          "--http", "off", "--secret-file", str(secret)], env=env, stderr=subprocess.DEVNULL)  # fmt: skip
     agent = subprocess.Popen(
         ["ip", "netns", "exec", "cfk-h0", *py, "agent", "--master", f"{testbed.MASTER_IP}:7480", "--host", "0",
+         "--dev", "eth0", "--gbps", "0.1", "--secret-file", str(secret)], env=env, stderr=subprocess.DEVNULL)  # fmt: skip
+    # The receiver's agent announces host 1's address (flows to unknown hosts are not scheduled).
+    agent1 = subprocess.Popen(
+        ["ip", "netns", "exec", "cfk-h1", *py, "agent", "--master", f"{testbed.MASTER_IP}:7480", "--host", "1",
          "--dev", "eth0", "--gbps", "0.1", "--secret-file", str(secret)], env=env, stderr=subprocess.DEVNULL)  # fmt: skip
     sink = subprocess.Popen(
         ["ip", "netns", "exec", "cfk-h1", sys.executable, "-c",
@@ -101,7 +123,7 @@ def test_agents_fail_open_when_the_master_dies(bed, tmp_path):
             time.sleep(0.01)
         assert "htb" not in qdiscs(0)
     finally:
-        for p in (src, sink, agent, master):
+        for p in (src, sink, agent, agent1, master):
             if p is not None and p.poll() is None:
                 p.send_signal(signal.SIGTERM)
                 try:

@@ -632,7 +632,9 @@ def cmd_master(args) -> int:
 def _log_setup(level: str) -> None:
     import logging
 
-    logging.basicConfig(level=level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s"
+    )
 
 
 def cmd_testbed(args) -> int:
@@ -640,7 +642,9 @@ def cmd_testbed(args) -> int:
 
     if args.action == "up":
         st = testbed.up(args.hosts, args.gbps)
-        print(f"testbed up: {st['hosts']} hosts at {st['gbps']} Gbit/s ({st['ips'][0]} .. {st['ips'][-1]})")
+        print(
+            f"testbed up: {st['hosts']} hosts at {st['gbps']} Gbit/s ({st['ips'][0]} .. {st['ips'][-1]})"
+        )
     elif args.action == "down":
         n = testbed.down()
         print(f"testbed down: removed {n} namespaces")
@@ -656,26 +660,46 @@ def cmd_testbed(args) -> int:
             coflows=args.coflows, bytes_scale=args.bytes_scale, time_scale=args.time_scale,
             interval_ms=args.interval_ms,
         )  # fmt: skip
-        print(f"testbed run: {s['policy']} on {s['hosts']} hosts, {s['coflows']} coflows, {s['flows']} flows")
+        print(
+            f"testbed run: {s['policy']} on {s['hosts']} hosts, {s['coflows']} coflows, {s['flows']} flows"
+        )
         print(f"  measured goodput   {s['goodput_bytes_per_s'] * 8 / 1e6:.1f} Mbit/s per link")
         print(f"  mean CCT real      {s['real_mean_cct_s']:.3f} s")
         print(f"  mean CCT simulated {s['sim_mean_cct_s']:.3f} s")
-        print(f"  error              {100 * s['mean_cct_error']:+.1f}% (median per-coflow |error| {100 * s['median_coflow_error']:.1f}%)")
-        print(f"  master round       mean {1e3 * s['master_round_mean_s']:.2f} ms, max {1e3 * s['master_round_max_s']:.2f} ms")
-        print(f"  wrote {args.out}/coflows.csv, summary.json, sim/, comparison.csv, comparison.json")
+        print(
+            f"  error              {100 * s['mean_cct_error']:+.1f}% (median per-coflow |error| {100 * s['median_coflow_error']:.1f}%)"
+        )
+        print(
+            f"  master round       mean {1e3 * s['master_round_mean_s']:.2f} ms, max {1e3 * s['master_round_max_s']:.2f} ms"
+        )
+        print(
+            f"  wrote {args.out}/coflows.csv, summary.json, sim/, comparison.csv, comparison.json"
+        )
     return 0
 
 
 def add_runtime_parsers(sub) -> None:
-    a = sub.add_parser("agent", help="per-host agent: observe TCP flows, report, enforce rates (root)")
-    a.add_argument("--master", required=True, metavar="HOST:PORT", help="the master's agent address")
-    a.add_argument("--host", type=int, required=True, help="this host's index in the master's fabric")
+    a = sub.add_parser(
+        "agent", help="per-host agent: observe TCP flows, report, enforce rates (root)"
+    )
+    a.add_argument(
+        "--master", required=True, metavar="HOST:PORT", help="the master's agent address"
+    )
+    a.add_argument(
+        "--host", type=int, required=True, help="this host's index in the master's fabric"
+    )
     a.add_argument("--dev", required=True, help="egress device to shape (e.g. eth0)")
     a.add_argument("--gbps", type=float, default=10.0, help="the device's link rate (default 10)")
-    a.add_argument("--secret-file", required=True, metavar="FILE", help="shared secret (>= 16 bytes)")
+    a.add_argument(
+        "--secret-file", required=True, metavar="FILE", help="shared secret (>= 16 bytes)"
+    )
     a.add_argument("--interval-ms", type=float, default=20.0, help="report interval Δ (default 20)")
-    a.add_argument("--threshold", type=int, default=100_000, help="ignore flows below this many bytes")
-    a.add_argument("--timeout-rounds", type=int, default=10, help="fail open after this many silent Δ")
+    a.add_argument(
+        "--threshold", type=int, default=100_000, help="ignore flows below this many bytes"
+    )
+    a.add_argument(
+        "--timeout-rounds", type=int, default=10, help="fail open after this many silent Δ"
+    )
     a.add_argument("--observe-only", action="store_true", help="report but never touch tc")
     a.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
     a.set_defaults(func=cmd_agent)
@@ -685,10 +709,16 @@ def add_runtime_parsers(sub) -> None:
     m.add_argument("--param", action="append", metavar="K=V", help="policy parameter (repeatable)")
     m.add_argument("--hosts", type=int, required=True, help="number of hosts (agents 0..N-1)")
     m.add_argument("--gbps", type=float, required=True, help="host link rate")
-    m.add_argument("--goodput", type=float, default=1448 / 1514, help="payload share of the link rate")
+    m.add_argument(
+        "--goodput", type=float, default=1448 / 1514, help="payload share of the link rate"
+    )
     m.add_argument("--listen", default="127.0.0.1:7470", metavar="HOST:PORT", help="agent address")
-    m.add_argument("--http", default="127.0.0.1:7471", metavar="HOST:PORT", help="HTTP API (or off)")
-    m.add_argument("--secret-file", required=True, metavar="FILE", help="shared secret (>= 16 bytes)")
+    m.add_argument(
+        "--http", default="127.0.0.1:7471", metavar="HOST:PORT", help="HTTP API (or off)"
+    )
+    m.add_argument(
+        "--secret-file", required=True, metavar="FILE", help="shared secret (>= 16 bytes)"
+    )
     m.add_argument("--interval-ms", type=float, default=20.0, help="round interval Δ (default 20)")
     m.add_argument("--membership", default="registry", choices=["registry", "none"])
     m.add_argument("--enforce", default="rates", choices=["rates", "classes"])

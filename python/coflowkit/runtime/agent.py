@@ -157,6 +157,7 @@ class Agent:
         self.decisions_applied = 0
         self.fail_opens = 0
         self.last_change: float | None = None
+        self.unsent_gone: list[tuple[int, int]] = []
 
     # -- enforcement ---------------------------------------------------------
     def _tc(self, lines: list[str]) -> None:
@@ -224,7 +225,9 @@ class Agent:
             if mtype == proto.CHALLENGE:
                 hello = proto.Hello(self.host, int(self.interval * 1000), self.addrs, self.name)
                 self._send(proto.HELLO, proto.encode_hello(hello))
-                self._send(proto.REPORT, proto.encode_report(self.observer.everything(time.time())))
+                first = self.observer.everything(time.time())
+                first.gone, self.unsent_gone = self.unsent_gone, []
+                self._send(proto.REPORT, proto.encode_report(first))
                 self.session = True
             elif mtype == proto.DECISIONS:
                 self._apply(proto.decode_decisions(payload))
@@ -281,7 +284,11 @@ class Agent:
         rep = self.observer.round(diag.dump(DUMP_MASK), time.time())
         for fid, _ in rep.gone:
             self._tc(self.plan.forget(fid))
-        if self.session and (rep.new or rep.updated or rep.gone or self.rounds % 5 == 0):
+        if not self.session:
+            # Ends seen while disconnected go out with the next session's first report.
+            self.unsent_gone += rep.gone
+            return
+        if rep.new or rep.updated or rep.gone or self.rounds % 5 == 0:
             try:
                 self._send(proto.REPORT, proto.encode_report(rep))
             except OSError as e:

@@ -39,10 +39,29 @@ def enforcement(rates=(1e6, 2.5e6, 5e6, 10e6)) -> dict:
         subprocess.run(["ip", "netns", "del", n], capture_output=True)
         subprocess.run(["ip", "netns", "add", n], check=True)
     try:
-        subprocess.run(["ip", "-n", a, "link", "add", "eth0", "type", "veth", "peer", "name", "eth0", "netns", b], check=True)
+        subprocess.run(
+            [
+                "ip",
+                "-n",
+                a,
+                "link",
+                "add",
+                "eth0",
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "eth0",
+                "netns",
+                b,
+            ],
+            check=True,
+        )
         for n, ip in ((a, "10.79.0.1"), (b, "10.79.0.2")):
             subprocess.run(["ip", "-n", n, "addr", "add", f"{ip}/24", "dev", "eth0"], check=True)
-            subprocess.run(["ip", "-n", n, "link", "set", "dev", "eth0", "gso_max_segs", "1"], check=True)
+            subprocess.run(
+                ["ip", "-n", n, "link", "set", "dev", "eth0", "gso_max_segs", "1"], check=True
+            )
             subprocess.run(["ip", "-n", n, "link", "set", "eth0", "up"], check=True)
             subprocess.run(["ip", "-n", n, "link", "set", "lo", "up"], check=True)
         sink = subprocess.Popen(_ns(b, sys.executable, "-c",
@@ -54,11 +73,15 @@ def enforcement(rates=(1e6, 2.5e6, 5e6, 10e6)) -> dict:
         time.sleep(0.5)
 
         def acked() -> int:
-            out = subprocess.run(_ns(a, "ss", "-tni", "dst", "10.79.0.2"), capture_output=True, text=True).stdout
+            out = subprocess.run(
+                _ns(a, "ss", "-tni", "dst", "10.79.0.2"), capture_output=True, text=True
+            ).stdout
             m = re.search(r"bytes_acked:(\d+)", out)
             return int(m.group(1)) if m else 0
 
-        out = subprocess.run(_ns(a, "ss", "-tn", "dst", "10.79.0.2"), capture_output=True, text=True).stdout
+        out = subprocess.run(
+            _ns(a, "ss", "-tn", "dst", "10.79.0.2"), capture_output=True, text=True
+        ).stdout
         sport = int(re.search(r"10\.79\.0\.1:(\d+)", out).group(1))
         plan = TcPlan("eth0", 1.25e9 / (1514 / 1448))  # a 10 Gbit/s link
         tc = TcBatch(["ip", "netns", "exec", a])
@@ -140,7 +163,13 @@ def agent_cpu(flows: int = 100, rounds: int = 250, interval: float = 0.02) -> di
     diag.close()
     for s in conns + peers + [srv]:
         s.close()
-    return {"flows": reported, "rounds": rounds, "cpu_per_round_s": cpu / rounds, "cpu_share": cpu / (rounds * interval), "wall_s": wall}
+    return {
+        "flows": reported,
+        "rounds": rounds,
+        "cpu_per_round_s": cpu / rounds,
+        "cpu_share": cpu / (rounds * interval),
+        "wall_s": wall,
+    }
 
 
 def sockdiag_open():
@@ -165,7 +194,9 @@ class _Null:
         return id(self)
 
 
-def master_round(hosts: int = 16, flows: int = 1000, rounds: int = 200, policy: str = "fair") -> dict:
+def master_round(
+    hosts: int = 16, flows: int = 1000, rounds: int = 200, policy: str = "fair"
+) -> dict:
     m = Master(policy, {}, hosts, 12.5e6, b"k" * 32, listen=("127.0.0.1", 0), http=None)
     sessions = []
     for h in range(hosts):
@@ -174,7 +205,12 @@ def master_round(hosts: int = 16, flows: int = 1000, rounds: int = 200, policy: 
         sessions.append(s)
     per = flows // hosts
     for h, s in enumerate(sessions):
-        new = [proto.NewFlow(i, 30000 + i, f"10.0.{(h + 1 + i % (hosts - 1)) % hosts}.1", 5000 + i, 0.0, 200_000) for i in range(per)]
+        new = [
+            proto.NewFlow(
+                i, 30000 + i, f"10.0.{(h + 1 + i % (hosts - 1)) % hosts}.1", 5000 + i, 0.0, 200_000
+            )
+            for i in range(per)
+        ]
         m._report(s, proto.Report(0.0, new))
     times = []
     payloads = []
@@ -183,7 +219,9 @@ def master_round(hosts: int = 16, flows: int = 1000, rounds: int = 200, policy: 
         # would, decode and apply as the master does, then the round itself.
         t0 = time.perf_counter()
         for s in sessions:
-            rep = proto.Report(0.0, updated=[(i, 200_000 + 1000 * (r + 1) * (1 + i % 7)) for i in range(per)])
+            rep = proto.Report(
+                0.0, updated=[(i, 200_000 + 1000 * (r + 1) * (1 + i % 7)) for i in range(per)]
+            )
             m._report(s, proto.decode_report(proto.encode_report(rep)))
         m.round()
         times.append(time.perf_counter() - t0)
@@ -201,12 +239,19 @@ def master_round(hosts: int = 16, flows: int = 1000, rounds: int = 200, policy: 
 
 
 def run(out: str | None) -> str:
-    lines = ["# Runtime benchmarks", "", "Command: `coflowkit testbed bench" + (f" --out {out}`" if out else "`"), ""]
+    lines = [
+        "# Runtime benchmarks",
+        "",
+        "Command: `coflowkit testbed bench" + (f" --out {out}`" if out else "`"),
+        "",
+    ]
     e = enforcement()
     lines += ["## Enforcement accuracy (one flow limited to R, goodput over 1 s)", "", "| R (MB/s) | goodput (MB/s) | ratio | new rate in force after |", "|---|---|---|---|"]  # fmt: skip
     for r in e["rows"]:
         settle = "n/a" if r["settle_s"] is None else f"{1e3 * r['settle_s']:.0f} ms"
-        lines.append(f"| {r['rate'] / 1e6:.2f} | {r['goodput'] / 1e6:.3f} | {r['goodput'] / r['rate']:.3f} | {settle} |")
+        lines.append(
+            f"| {r['rate'] / 1e6:.2f} | {r['goodput'] / 1e6:.3f} | {r['goodput'] / r['rate']:.3f} | {settle} |"
+        )
     lines += ["", f"tc errors: {len(e['tc_errors'])}", ""]
     a = agent_cpu()
     lines += ["## Agent CPU (observation round at Δ = 20 ms)", "",

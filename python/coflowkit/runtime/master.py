@@ -86,6 +86,7 @@ class Master:
         self.ip_host: dict[str, int] = {}
         self.pending: dict[tuple[int, int, int], collections.deque[int]] = {}
         self.slot_owner: dict[int, tuple[int, int]] = {}  # slot -> (host, fid)
+        self.host_flows: dict[int, dict[int, int]] = {}  # host -> fid -> slot
         self.slot_info: dict[
             int, tuple[int, int, int, int]
         ] = {}  # slot -> (src, dst, sport, dport)
@@ -230,10 +231,11 @@ class Master:
         old = self.by_host.get(h.host)
         if old is not None and old is not s:
             log.warning("host %d reconnected from %s; dropping its old session", h.host, s.peer)
-            for slot in old.flows.values():
-                self.pushed.pop(slot, None)
-            s.flows = old.flows
-            old.flows = {}
+        # A host's flows outlive its sessions: after a reconnect the agent reports
+        # them again under the same numbers and they keep their slots.
+        s.flows = self.host_flows.setdefault(h.host, {})
+        for slot in s.flows.values():
+            self.pushed.pop(slot, None)
         s.host, s.addrs = h.host, h.addrs
         self.by_host[h.host] = s
         for a in h.addrs:

@@ -27,6 +27,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 import numpy as np
@@ -57,7 +58,9 @@ def host_ip(i: int) -> str:
 def _sh(args: list[str], check: bool = True) -> subprocess.CompletedProcess:
     r = subprocess.run(args, capture_output=True, text=True)
     if check and r.returncode != 0:
-        raise CoflowkitError(f"testbed: `{' '.join(args)}` failed: {r.stderr.strip() or r.returncode}")
+        raise CoflowkitError(
+            f"testbed: `{' '.join(args)}` failed: {r.stderr.strip() or r.returncode}"
+        )
     return r
 
 
@@ -119,7 +122,19 @@ def up(hosts: int, gbps: float) -> dict:
         [*sw, "link", "add", "brc", "type", "bridge"],
         [*sw, "link", "set", "br0", "up"],
         [*sw, "link", "set", "brc", "up"],
-        ["ip", "link", "add", f"{PREFIX}-ctl", "type", "veth", "peer", "name", "ctl", "netns", SWITCH],
+        [
+            "ip",
+            "link",
+            "add",
+            f"{PREFIX}-ctl",
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "ctl",
+            "netns",
+            SWITCH,
+        ],
         ["ip", "addr", "add", f"{MASTER_IP}/24", "dev", f"{PREFIX}-ctl"],
         ["ip", "link", "set", f"{PREFIX}-ctl", "up"],
         [*sw, "link", "set", "ctl", "master", "brc", "up"],
@@ -161,7 +176,12 @@ def up(hosts: int, gbps: float) -> dict:
     except CoflowkitError:
         down()
         raise
-    state = {"hosts": hosts, "gbps": gbps, "ips": [host_ip(i) for i in range(hosts)], "master": MASTER_IP}
+    state = {
+        "hosts": hosts,
+        "gbps": gbps,
+        "ips": [host_ip(i) for i in range(hosts)],
+        "master": MASTER_IP,
+    }
     with open(STATE_FILE, "w", encoding="utf-8") as fh:
         json.dump(state, fh)
     return state
@@ -177,7 +197,9 @@ def state() -> dict | None:
 # -- workload ----------------------------------------------------------------
 
 
-def workload(trace: str, hosts: int, coflows: int, bytes_scale: float, time_scale: float, min_flow: float) -> Workload:
+def workload(
+    trace: str, hosts: int, coflows: int, bytes_scale: float, time_scale: float, min_flow: float
+) -> Workload:
     """The testbed's workload: the first ``coflows`` coflows of ``trace``, sizes ×
     ``bytes_scale``, times × ``time_scale``, racks spread on ``hosts`` ports with
     even bytes (``scale`` transform, ``mapping=balanced``); then one flow per
@@ -186,11 +208,20 @@ def workload(trace: str, hosts: int, coflows: int, bytes_scale: float, time_scal
     cross the network), and every flow at least ``min_flow`` bytes (so the agents,
     which ignore flows below 100 KB, see all of them)."""
     w = api.load_trace(trace)
-    w = T.apply(T.apply(w, "head", count=coflows), "scale", bytes=bytes_scale, ports=hosts, time=time_scale, mapping="balanced")
+    w = T.apply(
+        T.apply(w, "head", count=coflows),
+        "scale",
+        bytes=bytes_scale,
+        ports=hosts,
+        time=time_scale,
+        mapping="balanced",
+    )
     f = T.Flows(w)
     f.keep(f.src != f.dst)
     if f.num_flows == 0:
-        raise CoflowkitError(f"testbed: no flow between distinct hosts in the first {coflows} coflows")
+        raise CoflowkitError(
+            f"testbed: no flow between distinct hosts in the first {coflows} coflows"
+        )
     key = (f.coflow.astype(np.int64) * hosts + f.src) * hosts + f.dst
     _, first, inv = np.unique(key, return_index=True, return_inverse=True)
     total = np.bincount(inv, weights=f.bytes)
@@ -245,8 +276,13 @@ def _env() -> dict:
 def _http(url: str, body: dict | None = None, timeout: float = 5.0):
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=timeout) as r:
-        raw = r.read()
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            raw = r.read()
+    except urllib.error.HTTPError as e:
+        raise CoflowkitError(
+            f"testbed: master {url}: {e.code} {e.read().decode(errors='replace')}"
+        ) from None
     return raw.decode() if url.endswith("/metrics") else json.loads(raw)
 
 
@@ -287,7 +323,9 @@ def _run_workers(p: dict, out: str, tag: str, hosts: int) -> dict:
             proc.kill()
             raise CoflowkitError(f"testbed: traffic worker for {res} did not finish") from None
         if proc.returncode not in (0, 3):
-            raise CoflowkitError(f"testbed: traffic worker failed ({proc.returncode}): {err.strip()}")
+            raise CoflowkitError(
+                f"testbed: traffic worker failed ({proc.returncode}): {err.strip()}"
+            )
         with open(res, encoding="utf-8") as fh:
             results.append(json.load(fh))
     return traffic.collect(results, p)
@@ -296,7 +334,16 @@ def _run_workers(p: dict, out: str, tag: str, hosts: int) -> dict:
 class Cluster:
     """A master and one agent per host, started and stopped together."""
 
-    def __init__(self, policy: str, params: dict, hosts: int, gbps: float, goodput: float, out: str, interval_ms: int):
+    def __init__(
+        self,
+        policy: str,
+        params: dict,
+        hosts: int,
+        gbps: float,
+        goodput: float,
+        out: str,
+        interval_ms: int,
+    ):
         self.out = out
         secret_file = os.path.join(out, "secret")
         fd = os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -317,15 +364,36 @@ class Cluster:
             self.logs.append(log)
             self.agents.append(
                 subprocess.Popen(
-                    _python(host_ns(i), "coflowkit", "agent", "--master", f"{MASTER_IP}:{MASTER_PORT}",
-                            "--host", str(i), "--dev", "eth0", "--gbps", str(gbps),
-                            "--secret-file", secret_file, "--interval-ms", str(interval_ms)),
-                    env=_env(), stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+                    _python(
+                        host_ns(i),
+                        "coflowkit",
+                        "agent",
+                        "--master",
+                        f"{MASTER_IP}:{MASTER_PORT}",
+                        "--host",
+                        str(i),
+                        "--dev",
+                        "eth0",
+                        "--gbps",
+                        str(gbps),
+                        "--secret-file",
+                        secret_file,
+                        "--interval-ms",
+                        str(interval_ms),
+                        "--timeout-rounds",
+                        "25",
+                    ),
+                    env=_env(),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )  # fmt: skip
             )
         deadline = time.time() + 30
         while True:
             if self.master.poll() is not None:
-                raise CoflowkitError(f"testbed: the master exited ({self.master.returncode}); see {out}/master.log")
+                raise CoflowkitError(
+                    f"testbed: the master exited ({self.master.returncode}); see {out}/master.log"
+                )
             try:
                 if _http(f"http://{self.http}/api/health", timeout=1)["agents"] == hosts:
                     break
@@ -333,13 +401,17 @@ class Cluster:
                 pass
             if time.time() > deadline:
                 self.stop()
-                raise CoflowkitError(f"testbed: agents did not all connect in 30 s; see {out}/agent*.log")
+                raise CoflowkitError(
+                    f"testbed: agents did not all connect in 30 s; see {out}/agent*.log"
+                )
             time.sleep(0.2)
 
     def register(self, w: Workload, p: dict) -> None:
         by: dict[int, list] = {}
         for f in p["flows"]:
-            by.setdefault(f["coflow"], []).append({"src": f["src"], "dst": f["dst"], "dst_port": f["port"], "size": f["bytes"]})
+            by.setdefault(f["coflow"], []).append(
+                {"src": f["src"], "dst": f["dst"], "dst_port": f["port"], "size": f["bytes"]}
+            )
         for cid, flows in by.items():
             _http(f"http://{self.http}/api/coflows", {"id": cid, "flows": flows})
 
@@ -411,7 +483,16 @@ def run(
     ids = list(w.coflow_columns()["coflow_id"])
     end = {c["coflow"]: c["end"] for c in real["coflows"]}
     finish = np.array([end[int(i)] for i in ids], dtype=float)
-    result = api.result_from_raw(sim_w, policy, dict(params), {"finish_s": finish, "events": 0, "policy_calls": int(_prom(prom, "coflowkit_round_seconds_count"))})
+    result = api.result_from_raw(
+        sim_w,
+        policy,
+        dict(params),
+        {
+            "finish_s": finish,
+            "events": 0,
+            "policy_calls": int(_prom(prom, "coflowkit_round_seconds_count")),
+        },
+    )
     write_run(result, out)
     write_run(sim, os.path.join(out, "sim"))
     real_cct = result.coflows["cct_s"].to_numpy()
