@@ -16,8 +16,8 @@
 use coflowkit_alloc::MaxMin;
 use coflowkit_model::{Fabric, ModelError, PathId};
 use coflowkit_policy::{
-    registry, ActiveCoflow, AnyPolicy, ClairvoyantView, Common, Decision, Info,
-    NonClairvoyantView, NO_PORT,
+    registry, ActiveCoflow, AnyPolicy, ClairvoyantView, Common, Decision, Info, NonClairvoyantView,
+    NO_PORT,
 };
 use std::collections::BTreeMap;
 
@@ -172,7 +172,10 @@ impl Live {
         if h >= self.hosts {
             return Err(param(
                 what,
-                format!("host {h} is out of range (the fabric has {} hosts)", self.hosts),
+                format!(
+                    "host {h} is out of range (the fabric has {} hosts)",
+                    self.hosts
+                ),
             ));
         }
         Ok(())
@@ -182,7 +185,10 @@ impl Live {
     /// first slot. Sizes must be positive when given.
     pub fn register(&mut self, id: u64, flows: &[Declared], now: f64) -> Result<u32, ModelError> {
         if self.by_id.contains_key(&id) {
-            return Err(param("coflow", format!("coflow {id} is already registered")));
+            return Err(param(
+                "coflow",
+                format!("coflow {id} is already registered"),
+            ));
         }
         if flows.is_empty() {
             return Err(param("flows", format!("coflow {id} declares no flow")));
@@ -241,7 +247,8 @@ impl Live {
         self.weight.push(1.0);
         self.width.push(flows.len() as u32);
         self.first_flow.push(first);
-        self.length.push(per_port.values().cloned().fold(0.0, f64::max));
+        self.length
+            .push(per_port.values().cloned().fold(0.0, f64::max));
         self.csize.push(total);
         self.coflow_sent.push(0.0);
         self.coflow_started.push(0);
@@ -329,7 +336,10 @@ impl Live {
     pub fn set_sent(&mut self, f: u32, bytes: f64) -> Result<(), ModelError> {
         let i = self.check_slot(f)?;
         if !bytes.is_finite() || bytes < 0.0 {
-            return Err(param("bytes", format!("flow slot {f}: bad byte count {bytes}")));
+            return Err(param(
+                "bytes",
+                format!("flow slot {f}: bad byte count {bytes}"),
+            ));
         }
         let grown = bytes - self.sent[i];
         if grown <= 0.0 {
@@ -478,8 +488,7 @@ impl Live {
                 .collect();
             let mut ends = Vec::new();
             for k in 1..=pos.len() {
-                if k == pos.len() || d.classes[pos[k] as usize] != d.classes[pos[k - 1] as usize]
-                {
+                if k == pos.len() || d.classes[pos[k] as usize] != d.classes[pos[k - 1] as usize] {
                     ends.push(k);
                 }
             }
@@ -516,13 +525,8 @@ impl Live {
                 .map(|&f| self.flow_path[f as usize])
                 .collect();
             let mut r = vec![0.0; paths.len()];
-            self.mm.priority(
-                &self.fabric,
-                &mut residual,
-                &paths,
-                &[paths.len()],
-                &mut r,
-            );
+            self.mm
+                .priority(&self.fabric, &mut residual, &paths, &[paths.len()], &mut r);
             out.extend(self.hidden.iter().zip(r).map(|(&f, rate)| FlowDecision {
                 flow: f,
                 rate,
@@ -660,7 +664,9 @@ mod tests {
         assert!(e.to_string().contains("host 5 is out of range"), "{e}");
         let e = l.register(1, &[decl(1, 1, 1, None)], 0.0).unwrap_err();
         assert!(e.to_string().contains("both host 1"), "{e}");
-        let e = l.register(1, &[decl(0, 1, 1, Some(-3.0))], 0.0).unwrap_err();
+        let e = l
+            .register(1, &[decl(0, 1, 1, Some(-3.0))], 0.0)
+            .unwrap_err();
         assert!(e.to_string().contains("positive"), "{e}");
         assert!(l.finish(9, 0.0).is_err());
         assert!(Live::new("nope", &BTreeMap::new(), 2, 1.0).is_err());
