@@ -9,6 +9,7 @@
 //! * [`NonClairvoyantPolicy`] gets a [`NonClairvoyantView`]: each active flow's links
 //!   and bytes sent so far, each coflow's known width; no sizes.
 
+pub mod drive;
 pub mod identify;
 pub mod labels;
 mod params;

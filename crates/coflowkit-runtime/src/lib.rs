@@ -15,6 +15,7 @@
 
 use coflowkit_alloc::MaxMin;
 use coflowkit_model::{Fabric, ModelError, PathId};
+use coflowkit_policy::drive::{class_rates, group_active};
 use coflowkit_policy::{
     registry, ActiveCoflow, AnyPolicy, ClairvoyantView, Common, Decision, Info, NonClairvoyantView,
     NO_PORT,
@@ -411,26 +412,16 @@ impl Live {
         })
     }
 
-    fn rebuild_groups(&mut self) {
-        self.groups.clear();
-        let mut i = 0;
-        while i < self.active.len() {
-            let k = self.flow_coflow[self.active[i] as usize];
-            let past = self.first_flow[k as usize] + self.width[k as usize];
-            let end = i + self.active[i..].partition_point(|&f| f < past);
-            self.groups.push(ActiveCoflow {
-                coflow: k,
-                start: i as u32,
-                end: end as u32,
-            });
-            i = end;
-        }
-    }
-
     /// One round: the policy's decision for every active flow at time `now`.
     pub fn decide(&mut self, now: f64) -> Vec<FlowDecision> {
         self.rounds += 1;
-        self.rebuild_groups();
+        group_active(
+            &self.active,
+            &self.flow_coflow,
+            &self.first_flow,
+            &self.width,
+            &mut self.groups,
+        );
         self.decision.reset(self.active.len());
         let common = Common {
             now_s: now,
@@ -479,25 +470,19 @@ impl Live {
         let mut rates = vec![0.0; self.active.len()];
         if classes {
             // Strict priority across classes, max-min within one (as the engine).
-            let d = &self.decision;
-            let mut pos: Vec<u32> = (0..self.active.len() as u32).collect();
-            pos.sort_by_key(|&i| (d.classes[i as usize], i));
-            let paths: Vec<PathId> = pos
+            let paths: Vec<PathId> = self
+                .active
                 .iter()
-                .map(|&i| self.flow_path[self.active[i as usize] as usize])
+                .map(|&f| self.flow_path[f as usize])
                 .collect();
-            let mut ends = Vec::new();
-            for k in 1..=pos.len() {
-                if k == pos.len() || d.classes[pos[k] as usize] != d.classes[pos[k - 1] as usize] {
-                    ends.push(k);
-                }
-            }
-            let mut r = vec![0.0; pos.len()];
-            self.mm
-                .priority(&self.fabric, &mut residual, &paths, &ends, &mut r);
-            for (k, &i) in pos.iter().enumerate() {
-                rates[i as usize] = r[k];
-            }
+            class_rates(
+                &mut self.mm,
+                &self.fabric,
+                &mut residual,
+                &paths,
+                &self.decision.classes,
+                &mut rates,
+            );
         } else {
             for (i, &f) in self.active.iter().enumerate() {
                 let r = self.decision.rates[i].max(0.0);

@@ -1,6 +1,7 @@
 use crate::series::{Recorder, Recording, Series, State};
 use coflowkit_alloc::MaxMin;
 use coflowkit_model::{finish_threshold, FlowMeta, PathId, Workload, TIME_EPS};
+use coflowkit_policy::drive::{class_rates, group_active};
 use coflowkit_policy::{
     ActiveCoflow, AnyPolicy, ClairvoyantView, Common, Decision, NonClairvoyantView, Wakeup, NO_PORT,
 };
@@ -472,19 +473,13 @@ impl<'w> Engine<'w> {
     /// global numbering, so each range ends at the first active flow past the
     /// coflow's last flow: a binary search, `O(groups · log active)`.
     fn rebuild_groups(&mut self) {
-        self.groups.clear();
-        let mut i = 0;
-        while i < self.active.len() {
-            let k = self.flow_coflow[self.active[i] as usize];
-            let past = self.first_flow[k as usize] + self.width[k as usize];
-            let end = i + self.active[i..].partition_point(|&f| f < past);
-            self.groups.push(ActiveCoflow {
-                coflow: k,
-                start: i as u32,
-                end: end as u32,
-            });
-            i = end;
-        }
+        group_active(
+            &self.active,
+            &self.flow_coflow,
+            &self.first_flow,
+            &self.width,
+            &mut self.groups,
+        );
     }
 
     fn call_policy(&mut self, policy: &mut AnyPolicy) {
@@ -603,29 +598,23 @@ impl<'w> Engine<'w> {
         }
     }
 
-    /// Strict priority across classes, max-min fair within a class (the flow-level
-    /// model of strict-priority switch queues).
+    /// Strict priority across classes, max-min fair within a class.
     fn classes_to_rates(&mut self) {
-        let d = &mut self.decision;
-        let mut pos: Vec<u32> = (0..self.active.len() as u32).collect();
-        pos.sort_by_key(|&i| (d.classes[i as usize], i));
-        let paths: Vec<PathId> = pos
+        let paths: Vec<PathId> = self
+            .active
             .iter()
-            .map(|&i| self.flow_path[self.active[i as usize] as usize])
+            .map(|&f| self.flow_path[f as usize])
             .collect();
-        let mut ends = Vec::new();
-        for k in 1..=pos.len() {
-            if k == pos.len() || d.classes[pos[k] as usize] != d.classes[pos[k - 1] as usize] {
-                ends.push(k);
-            }
-        }
         let mut residual = self.w.fabric.capacities.clone();
-        let mut r = vec![0.0; pos.len()];
-        self.mm
-            .priority(&self.w.fabric, &mut residual, &paths, &ends, &mut r);
-        for (k, &i) in pos.iter().enumerate() {
-            d.rates[i as usize] = r[k];
-        }
+        let d = &mut self.decision;
+        class_rates(
+            &mut self.mm,
+            &self.w.fabric,
+            &mut residual,
+            &paths,
+            &d.classes,
+            &mut d.rates,
+        );
     }
 
     fn check_rates(&mut self, policy_name: &str) -> Result<(), SimError> {
