@@ -189,10 +189,17 @@ def http(m, path, body=None):
         return e.code, json.loads(e.read().decode())
 
 
+def wait_hosts(master, n):
+    deadline = time.time() + 5
+    while len(master.by_host) < n and time.time() < deadline:
+        time.sleep(0.01)
+    assert len(master.by_host) == n
+
+
 def test_master_decides_max_min_rates_and_pushes_only_changes(master):
     a0 = connect(master, 0, "10.0.0.1")
-    connect(master, 1, "10.0.0.2")
-    connect(master, 2, "10.0.0.3")
+    others = [connect(master, 1, "10.0.0.2"), connect(master, 2, "10.0.0.3")]
+    wait_hosts(master, 3)  # the three HELLOs arrive on three sockets, in any order
     # Host 0 sends two flows (to hosts 1 and 2): 5 MB/s each on its 10 MB/s uplink.
     rep = proto.Report(
         1.0,
@@ -213,6 +220,44 @@ def test_master_decides_max_min_rates_and_pushes_only_changes(master):
     assert proto.decode_decisions(f[1]) == [(2, proto.RATE, pytest.approx(10e6))]
     status, flows = http(master, "/api/flows")
     assert status == 200 and [x["dst"] for x in flows] == [2]
+    assert len(others) == 2  # the other agents stayed connected throughout
+
+
+def test_flow_to_a_host_whose_agent_is_not_connected_yet_is_held_then_scheduled(master):
+    a0 = connect(master, 0, "10.0.0.1")
+    a1 = connect(master, 1, "10.0.0.2")
+    wait_hosts(master, 2)
+    rep = proto.Report(
+        1.0,
+        [
+            proto.NewFlow(1, 40000, "10.0.0.2", 5001, 0.9, 200_000),
+            proto.NewFlow(2, 40001, "10.0.0.3", 5002, 0.9, 200_000),
+        ],
+    )
+    a0.send(proto.REPORT, proto.encode_report(rep))
+    # Only flow 1 can be placed: it has the whole 10 MB/s uplink.
+    f = a0.read(lambda f: f[0] == proto.DECISIONS and proto.decode_decisions(f[1]))
+    assert proto.decode_decisions(f[1]) == [(1, proto.RATE, pytest.approx(10e6))]
+    assert master.metrics["unresolved_flows"] == 1
+    # Flow 2's bytes keep being counted while it is held.
+    a0.send(proto.REPORT, proto.encode_report(proto.Report(1.1, updated=[(2, 300_000)])))
+    time.sleep(0.05)
+    a0.frames.clear()
+    # Host 2's agent arrives: flow 2 is scheduled, and the uplink is shared.
+    a2 = connect(master, 2, "10.0.0.3")
+    got: dict[int, float] = {}
+    deadline = time.time() + 5
+    while set(got) != {1, 2} and time.time() < deadline:
+        f = a0.read(lambda f: f[0] == proto.DECISIONS and proto.decode_decisions(f[1]))
+        got.update({fid: v for fid, _, v in proto.decode_decisions(f[1])})
+        a0.frames.remove(f)
+    assert got == {1: pytest.approx(5e6), 2: pytest.approx(5e6)}
+    assert master.metrics["unresolved_flows"] == 0
+    status, flows = http(master, "/api/flows")
+    assert status == 200 and sorted(x["dst"] for x in flows) == [1, 2]
+    status, coflows = http(master, "/api/coflows")  # unregistered flows are coflows of their own
+    assert status == 200 and sorted(c["bytes_sent"] for c in coflows) == [200_000, 300_000]
+    assert a1 is not None and a2 is not None
 
 
 def test_unauthenticated_and_malformed_agents_are_rejected_without_harm(master):

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -13,9 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from coflowkit.runtime import traffic
+from coflowkit.runtime import testbed, traffic
 
-ROOT = Path(__file__).resolve().parents[1]
 H0, H1, H2 = "127.0.0.1", "127.0.0.2", "127.0.0.3"
 TIMEOUT = 10.0  # seconds for any one worker process
 
@@ -50,10 +48,7 @@ def write_plan(tmp_path: Path, flows: list[dict], *, hosts=(H0, H1), t0=None, de
 
 def start_worker(plan_path: Path, host: int, tmp_path: Path) -> tuple[subprocess.Popen, Path, Path]:
     out, ready = tmp_path / f"out{host}.json", tmp_path / f"ready{host}"
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(ROOT / "python"), *filter(None, [env.get("PYTHONPATH")])]
-    )
+    env = testbed.child_env()  # the workers import the coflowkit these tests import
     proc = subprocess.Popen(
         [sys.executable, "-m", "coflowkit.runtime.traffic"]
         + ["--plan", str(plan_path), "--host", str(host), "--out", str(out), "--ready", str(ready)],

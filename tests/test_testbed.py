@@ -83,12 +83,7 @@ def test_agents_fail_open_when_the_master_dies(bed, tmp_path):
     """A long flow gets a class; SIGKILL the master; within 10 Δ the agent removes it."""
     secret = tmp_path / "secret"
     secret.write_text("s" * 32)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = (
-        os.path.join(os.path.dirname(__file__), "..", "python")
-        + os.pathsep
-        + env.get("PYTHONPATH", "")
-    )
+    env = testbed.child_env()  # the master and agent import the coflowkit these tests import
     py = [sys.executable, "-m", "coflowkit"]
     master = subprocess.Popen(
         [*py, "master", "--policy", "fair", "--hosts", "4", "--gbps", "0.1", "--listen", f"{testbed.MASTER_IP}:7480",

@@ -87,6 +87,9 @@ class Master:
         self.pending: dict[tuple[int, int, int], collections.deque[int]] = {}
         self.slot_owner: dict[int, tuple[int, int]] = {}  # slot -> (host, fid)
         self.host_flows: dict[int, dict[int, int]] = {}  # host -> fid -> slot
+        # Flows whose destination no agent has announced yet: held (with their
+        # latest byte count) until that agent says hello. host -> fid -> NewFlow
+        self.unresolved: dict[int, dict[int, proto.NewFlow]] = {}
         self.slot_info: dict[
             int, tuple[int, int, int, int]
         ] = {}  # slot -> (src, dst, sport, dport)
@@ -106,7 +109,8 @@ class Master:
             "rejected_messages": 0,
             "decisions_sent": 0,
             "reports": 0,
-            "unknown_destinations": 0,
+            "unresolved_flows": 0,
+            "ignored_flows": 0,
         }
         self.httpd = None
         if http is not None:
@@ -241,6 +245,36 @@ class Master:
         for a in h.addrs:
             self.ip_host[a] = h.host
         log.info("agent %s is host %d (%s)", s.peer, h.host, ", ".join(h.addrs))
+        # Flows towards the addresses just announced are scheduled from now on.
+        now = self.now()
+        for src, held in self.unresolved.items():
+            for fid in [fid for fid, f in held.items() if f.dst in self.ip_host]:
+                if self._admit(src, held.pop(fid), now):
+                    self.dirty = True
+        self.metrics["unresolved_flows"] = sum(map(len, self.unresolved.values()))
+
+    def _admit(self, src: int, f: proto.NewFlow, now: float) -> bool:
+        """Give a reported flow a slot; False if its destination is not (yet) a host."""
+        dst = self.ip_host.get(f.dst)
+        if dst is None:
+            self.unresolved.setdefault(src, {})[f.fid] = f
+            return False
+        if dst == src:
+            self.metrics["ignored_flows"] += 1
+            return False
+        flows = self.host_flows.setdefault(src, {})
+        q = self.pending.get((src, dst, f.dport)) if self.membership == "registry" else None
+        if q:
+            slot = q.popleft()
+            self.live.start(slot, f.sport, now)
+        else:
+            slot = self.live.add_single(self.next_single, src, dst, f.sport, f.dport, now)
+            self.next_single += 1
+        flows[f.fid] = slot
+        self.slot_owner[slot] = (src, f.fid)
+        self.slot_info[slot] = (src, dst, f.sport, f.dport)
+        self.live.update([slot], [float(f.sent)])
+        return True
 
     def _report(self, s: Session, r: proto.Report) -> None:
         self.metrics["reports"] += 1
@@ -249,26 +283,13 @@ class Master:
         now = self.now()
         live = self.live
         assert s.host is not None
+        held = self.unresolved.setdefault(s.host, {})
         for f in r.new:
             if f.fid in s.flows:
-                slot = s.flows[f.fid]
-                live.update([slot], [float(f.sent)])
-                continue
-            dst = self.ip_host.get(f.dst)
-            if dst is None or dst == s.host:
-                self.metrics["unknown_destinations"] += 1
-                continue
-            q = self.pending.get((s.host, dst, f.dport)) if self.membership == "registry" else None
-            if q:
-                slot = q.popleft()
-                live.start(slot, f.sport, now)
+                live.update([s.flows[f.fid]], [float(f.sent)])
             else:
-                slot = live.add_single(self.next_single, s.host, dst, f.sport, f.dport, now)
-                self.next_single += 1
-            s.flows[f.fid] = slot
-            self.slot_owner[slot] = (s.host, f.fid)
-            self.slot_info[slot] = (s.host, dst, f.sport, f.dport)
-            live.update([slot], [float(f.sent)])
+                held.pop(f.fid, None)
+                self._admit(s.host, f, now)
         if r.updated:
             slots, sent = [], []
             for fid, b in r.updated:
@@ -276,8 +297,11 @@ class Master:
                 if slot is not None:
                     slots.append(slot)
                     sent.append(float(b))
+                elif fid in held:
+                    held[fid].sent = b
             live.update(slots, sent)
         for fid, b in r.gone:
+            held.pop(fid, None)
             slot = s.flows.pop(fid, None)
             if slot is None:
                 continue
@@ -286,6 +310,7 @@ class Master:
             self.pushed.pop(slot, None)
             self.rates.pop(slot, None)
             self.slot_owner.pop(slot, None)
+        self.metrics["unresolved_flows"] = sum(map(len, self.unresolved.values()))
 
     # -- rounds ----------------------------------------------------------------
     def round(self) -> float:
@@ -450,6 +475,9 @@ class Master:
             "# HELP coflowkit_decisions_sent_total Decision changes pushed to agents.",
             "# TYPE coflowkit_decisions_sent_total counter",
             f"coflowkit_decisions_sent_total {m['decisions_sent']}",
+            "# HELP coflowkit_unresolved_flows Reported flows held until their destination's agent connects.",
+            "# TYPE coflowkit_unresolved_flows gauge",
+            f"coflowkit_unresolved_flows {m['unresolved_flows']}",
         ]
         return "\n".join(lines) + "\n"
 

@@ -266,7 +266,9 @@ def _python(ns: str | None, *args: str) -> list[str]:
     return (["ip", "netns", "exec", ns] if ns else []) + base
 
 
-def _env() -> dict:
+def child_env() -> dict:
+    """Environment for child processes: they import this very coflowkit package
+    (installed or a source tree), whatever the working directory."""
     env = dict(os.environ)
     pkg = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = pkg + os.pathsep + env.get("PYTHONPATH", "")
@@ -313,7 +315,7 @@ def _run_workers(p: dict, out: str, tag: str, hosts: int) -> dict:
         procs.append(
             (res, subprocess.Popen(
                 _python(host_ns(i), "coflowkit.runtime.traffic", "--plan", path, "--host", str(i), "--out", res),
-                env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+                env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
         )  # fmt: skip
     results = []
     for res, proc in procs:
@@ -357,7 +359,7 @@ class Cluster:
                     "--gbps", str(gbps), "--goodput", f"{goodput * 8 / (gbps * 1e9):.6f}",
                     "--listen", f"{MASTER_IP}:{MASTER_PORT}", "--http", self.http,
                     "--secret-file", secret_file, "--interval-ms", str(interval_ms)),
-            env=_env(), stdout=self.logs[0], stderr=subprocess.STDOUT)  # fmt: skip
+            env=child_env(), stdout=self.logs[0], stderr=subprocess.STDOUT)  # fmt: skip
         self.agents = []
         for i in range(hosts):
             log = open(os.path.join(out, f"agent{i}.log"), "w")
@@ -383,7 +385,7 @@ class Cluster:
                         "--timeout-rounds",
                         "25",
                     ),
-                    env=_env(),
+                    env=child_env(),
                     stdout=log,
                     stderr=subprocess.STDOUT,
                 )  # fmt: skip
