@@ -478,3 +478,26 @@ def test_live_recovers_after_a_failed_dump(monkeypatch: pytest.MonkeyPatch) -> N
         diag.dump(family=socket.AF_INET6)
     with pytest.raises(SockDiagError, match="closed"):
         diag.dump()
+
+
+def test_live_silent_kernel_times_out_with_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A netlink message without NLM_F_REQUEST gets no reply at all: the receive
+    # timeout (SO_RCVTIMEO) must end the dump with one clear error.
+    with _open_sockdiag() as diag:
+        diag.close()
+    diag = SockDiag(timeout=0.05)
+    real = sd.build_request
+
+    def silent(*args: object, **kw: object) -> bytes:
+        req = bytearray(real(*args, **kw))
+        req[6:8] = b"\0\0"  # nlmsg_flags = 0
+        return bytes(req)
+
+    monkeypatch.setattr(sd, "build_request", silent)
+    t0 = time.monotonic()
+    with pytest.raises(SockDiagError, match=r"no reply from the kernel within 0\.05 s"):
+        diag.dump()
+    assert time.monotonic() - t0 < 2.0
+    monkeypatch.undo()
+    assert isinstance(diag.dump(), list)  # the next dump works on a fresh socket
+    diag.close()

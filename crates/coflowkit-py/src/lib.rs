@@ -3,6 +3,7 @@
 
 mod ident;
 mod live;
+mod observe;
 
 use coflowkit_model::{Fabric, ModelError, Workload as RsWorkload};
 use coflowkit_trace::{FlowColumns, Format};
@@ -493,6 +494,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ident::communities, m)?)?;
     m.add_class::<ident::RoughIdentifier>()?;
     m.add_class::<live::LiveScheduler>()?;
+    m.add_class::<observe::FlowTable>()?;
+    m.add_function(wrap_pyfunction!(observe::parse_sock_diag, m)?)?;
     m.add("CoflowkitError", m.py().get_type::<CoflowkitError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

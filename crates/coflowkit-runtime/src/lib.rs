@@ -13,6 +13,9 @@
 //! hidden from the network: they share what the policy left on their links, max-min
 //! (lowest priority, work-conserving).
 
+pub mod observe;
+pub mod sockdiag;
+
 use coflowkit_alloc::MaxMin;
 use coflowkit_model::{Fabric, ModelError, PathId};
 use coflowkit_policy::drive::{class_rates, group_active};

@@ -22,9 +22,8 @@ import socket
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
 
-from coflowkit._core import CoflowkitError
+from coflowkit._core import CoflowkitError, FlowTable
 from coflowkit.runtime import proto, sockdiag
 from coflowkit.runtime.tc import TcBatch, TcPlan
 
@@ -41,15 +40,6 @@ OPEN_STATES = (
 DUMP_MASK = sockdiag.states_mask(*OPEN_STATES)
 
 
-@dataclass(slots=True)
-class Tracked:
-    fid: int
-    sent: int
-    reported: int
-    first_seen: float
-    match: tuple[str, int, str, int]
-
-
 def device_addrs(dev: str) -> list[str]:
     """IPv4 addresses of ``dev`` (``ip -4 -o addr show dev DEV``)."""
     r = subprocess.run(
@@ -64,56 +54,37 @@ def device_addrs(dev: str) -> list[str]:
 
 
 class Observer:
-    """The flow table of one host, diffed round by round."""
+    """The flow table of one host, diffed round by round.
+
+    The table and the diff live in Rust (:class:`coflowkit._core.FlowTable`,
+    coflowkit-runtime's ``observe``): the agent's sock_diag dump goes to it raw,
+    and no Python object is built for a socket that has not changed.
+    """
 
     def __init__(self, addrs: list[str], threshold: int):
-        self.addrs = set(addrs)
-        self.threshold = threshold
-        self.flows: dict[tuple[str, int, str, int], Tracked] = {}
-        self.seen: dict[tuple[str, int, str, int], float] = {}
-        self.next_fid = 1
+        self.addrs = list(addrs)
+        self.table = FlowTable(self.addrs, threshold, list(OPEN_STATES))
 
-    def round(self, conns: list[sockdiag.TcpConn], now: float) -> proto.Report:
-        """Folds one dump into the table; returns what changed."""
-        rep = proto.Report(now)
-        present: set[tuple[str, int, str, int]] = set()
-        seen: dict[tuple[str, int, str, int], float] = {}
-        for c in conns:
-            if c.src not in self.addrs or c.state not in OPEN_STATES:
-                continue
-            key = (c.src, c.sport, c.dst, c.dport)
-            first = self.seen.get(key, now)
-            t = self.flows.get(key)
-            if t is None:
-                if c.bytes_acked < self.threshold:
-                    seen[key] = first  # too small so far: remember when it began
-                    continue
-                t = Tracked(self.next_fid, c.bytes_acked, c.bytes_acked, first, key)
-                self.next_fid += 1
-                self.flows[key] = t
-                rep.new.append(proto.NewFlow(t.fid, c.sport, c.dst, c.dport, first, c.bytes_acked))
-            elif c.bytes_acked != t.reported:
-                t.sent = t.reported = c.bytes_acked
-                rep.updated.append((t.fid, c.bytes_acked))
-            present.add(key)
-        self.seen = seen
-        for key in [k for k in self.flows if k not in present]:
-            t = self.flows.pop(key)
-            rep.gone.append((t.fid, t.sent))
-        return rep
+    def round(self, diag: sockdiag.SockDiag, now: float) -> proto.Report:
+        """One dump folded into the table; returns what changed.
+
+        A failed dump raises :class:`~coflowkit.runtime.sockdiag.SockDiagError`
+        and changes nothing."""
+        table = self.table
+        table.begin()
+        diag.dump_into(table, DUMP_MASK)
+        new, updated, gone = table.end(now)
+        return proto.Report(now, [proto.NewFlow(*f) for f in new], updated, gone)
 
     def everything(self, now: float) -> proto.Report:
         """Every tracked flow as new (the first report of a session)."""
-        return proto.Report(
-            now,
-            [
-                proto.NewFlow(t.fid, t.match[1], t.match[2], t.match[3], t.first_seen, t.sent)
-                for t in self.flows.values()
-            ],
-        )
+        return proto.Report(now, [proto.NewFlow(*f) for f in self.table.everything()])
 
     def matches(self) -> dict[int, tuple[str, int, str, int]]:
-        return {t.fid: t.match for t in self.flows.values()}
+        return self.table.matches()
+
+    def __len__(self) -> int:
+        return len(self.table)
 
 
 class Agent:
@@ -206,11 +177,16 @@ class Agent:
     def _send(self, mtype: int, payload: bytes) -> None:
         assert self.sock is not None and self.chan is not None
         data = self.chan.frame(mtype, payload)
-        self.sock.setblocking(True)
         try:
-            self.sock.sendall(data)
-        finally:
-            self.sock.setblocking(False)
+            sent = self.sock.send(data)  # almost always whole: one system call
+        except BlockingIOError:
+            sent = 0
+        if sent < len(data):  # the master is slow to read: block for the rest
+            self.sock.setblocking(True)
+            try:
+                self.sock.sendall(data[sent:])
+            finally:
+                self.sock.setblocking(False)
 
     def _receive(self) -> None:
         assert self.sock is not None and self.chan is not None
@@ -281,7 +257,11 @@ class Agent:
 
     def _round(self, diag: sockdiag.SockDiag) -> None:
         self.rounds += 1
-        rep = self.observer.round(diag.dump(DUMP_MASK), time.time())
+        try:
+            rep = self.observer.round(diag, time.time())
+        except sockdiag.SockDiagError as e:
+            log.warning("observation round %d skipped: %s", self.rounds, e)
+            return
         for fid, _ in rep.gone:
             self._tc(self.plan.forget(fid))
         if not self.session:

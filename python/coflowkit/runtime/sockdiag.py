@@ -28,9 +28,11 @@ bytes only (plus 1 once a FIN has been received). Sockets without a ``tcp_info``
 in the reply (``TIME_WAIT`` and ``SYN_RECV`` minisockets) report 0 for both, and
 inode 0.
 
-The parser is the hot path: it precompiles its ``struct.Struct`` objects, walks
-each message once and builds one :class:`TcpConn` per socket; see
-:func:`bench_parse` for its cost.
+The parser is the agent's hot path and is written in Rust (coflowkit-runtime's
+``sockdiag``). The agent does not build a :class:`TcpConn` per socket: it feeds
+the raw reply to a :class:`coflowkit._core.FlowTable` (:meth:`SockDiag.dump_into`),
+which filters and diffs in Rust. :func:`parse_dump` gives the same sockets as
+Python objects, for tools and tests; :func:`bench_parse` times it.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ import time
 from dataclasses import dataclass, fields
 from typing import Callable, Union
 
-from coflowkit._core import CoflowkitError
+from coflowkit._core import CoflowkitError, FlowTable, parse_sock_diag
 
 __all__ = [
     "ALL_STATES_MASK",
@@ -145,13 +147,6 @@ _REQ_V2 = struct.Struct("=BBBxI48x")
 # __u32 if; __u32 cookie[2] } at offset 4; then __u32 expires, rqueue, wqueue,
 # uid, inode (host order) at offsets 52..71.
 INET_DIAG_MSG_LEN = 72
-# The hot layout: nlmsghdr + inet_diag_msg (88 bytes) read in one host-order
-# call: nlmsg_len, nlmsg_type, nlmsg_seq, family, state, sport and dport (still
-# big-endian: converted with ntohs), src[0] and dst[0] (the IPv4 address bytes)
-# and inode.
-_DIAG_HEAD = struct.Struct("=IHxxI4xBBxxHH4s12x4s12x12x16xI")
-_DIAG_HEAD_LEN = _DIAG_HEAD.size  # 88 = NLMSGHDR_LEN + INET_DIAG_MSG_LEN
-_MSG_ADDR6 = struct.Struct("=8x16s16s")  # src, dst of an AF_INET6 inet_diag_msg
 _U32 = struct.Struct("=I")
 
 # struct nlattr: __u16 nla_len (header included), __u16 nla_type; payload follows,
@@ -179,13 +174,12 @@ NLA_HDRLEN = _NLATTR.size  # 4
 # counters; both arrived in 4.1). A field the attribute does not hold entirely
 # is reported as 0; an attribute shorter than 104 bytes cannot be a tcp_info of
 # any kernel and is rejected as malformed.
+# (The parser itself is Rust: crates/coflowkit-runtime/src/sockdiag.rs; these
+# numbers serve build_request and the synthetic replies of the benchmark.)
 TCPI_BYTES_ACKED_OFFSET = 120
 TCPI_BYTES_RECEIVED_OFFSET = 128
 TCPI_MIN_LEN = 104
-_TCPI_ACKED_END = TCPI_BYTES_ACKED_OFFSET + 8  # 128
 _TCPI_BOTH_END = TCPI_BYTES_RECEIVED_OFFSET + 8  # 136
-_INFO_BYTES_OFFSET = NLA_HDRLEN + TCPI_BYTES_ACKED_OFFSET  # from the attribute start
-_INFO_ATTR_FULL_LEN = NLA_HDRLEN + _TCPI_BOTH_END  # nla_len holding both counters
 _U64 = struct.Struct("=Q")
 _U64X2 = struct.Struct("=QQ")
 _S32 = struct.Struct("=i")
@@ -297,136 +291,29 @@ def parse_dump(data: Buffer, *, seq: int | None = None) -> tuple[list[TcpConn], 
 
     Raises :class:`SockDiagError` for an ``NLMSG_ERROR`` reply (naming the
     errno), and for truncated or malformed input, naming the byte offset and
-    the problem; never ``IndexError`` or ``struct.error``.
+    the problem. The parser is the Rust one the agent's flow table uses
+    (``coflowkit-runtime``'s ``sockdiag``); this wraps its sockets in
+    :class:`TcpConn` objects.
     """
-    conns: list[TcpConn] = []
+    raw, done, error = parse_sock_diag(bytes(data), seq)
+    if error is not None:
+        raise _error(error)
+    conns = []
     append = conns.append
-    unpack_head = _DIAG_HEAD.unpack_from
-    unpack_nla = _NLATTR.unpack_from
-    unpack_bytes = _U64X2.unpack_from
-    new_conn = _new_conn
     ntoa = socket.inet_ntoa
-    ntohs = socket.ntohs
-    af_inet = socket.AF_INET
-    n = len(data)
-    off = 0
-    while off < n:
-        if n - off >= _DIAG_HEAD_LEN:
-            # Header and inet_diag_msg in one call; for shorter message types the
-            # diag fields hold the next message's bytes and are not used.
-            mlen, mtype, mseq, family, state, sport, dport, src, dst, inode = unpack_head(data, off)
-        elif n - off >= NLMSGHDR_LEN:
-            mlen, mtype, _flags, mseq, _pid = _NLMSGHDR.unpack_from(data, off)
-            family = state = sport = dport = inode = 0
-            src = dst = b""
+    for family, state, src, sport, dst, dport, acked, received, inode in raw:
+        if family == socket.AF_INET:
+            src_s, dst_s = ntoa(src[:4]), ntoa(dst[:4])
         else:
-            raise SockDiagError(
-                f"truncated netlink header at offset {off}: {n - off} bytes left, "
-                f"need {NLMSGHDR_LEN}"
-            )
-        end = off + mlen
-        if mlen < NLMSGHDR_LEN:
-            raise SockDiagError(
-                f"malformed netlink message at offset {off}: nlmsg_len {mlen} is shorter "
-                f"than its {NLMSGHDR_LEN}-byte header"
-            )
-        if end > n:
-            raise SockDiagError(
-                f"truncated netlink message at offset {off}: nlmsg_len {mlen} exceeds "
-                f"the {n - off} bytes left in the buffer"
-            )
-        if seq is not None and mseq != seq:
-            raise SockDiagError(
-                f"netlink message at offset {off} has sequence number {mseq}, expected {seq}"
-            )
-
-        if mtype == SOCK_DIAG_BY_FAMILY:
-            if mlen < _DIAG_HEAD_LEN:  # also guarantees the one-call unpack above
-                raise SockDiagError(
-                    f"truncated inet_diag_msg at offset {off + NLMSGHDR_LEN}: "
-                    f"{mlen - NLMSGHDR_LEN} bytes, need {INET_DIAG_MSG_LEN}"
-                )
-            acked = received = 0
-            a = off + _DIAG_HEAD_LEN
-            while a + NLA_HDRLEN <= end:
-                alen, atype = unpack_nla(data, a)
-                if alen < NLA_HDRLEN or a + alen > end:
-                    raise SockDiagError(
-                        f"malformed netlink attribute at offset {a}: nla_len {alen} "
-                        f"(the message has {end - a} bytes left)"
-                    )
-                if atype & NLA_TYPE_MASK == INET_DIAG_INFO:
-                    if alen >= _INFO_ATTR_FULL_LEN:  # the usual case, inlined
-                        acked, received = unpack_bytes(data, a + _INFO_BYTES_OFFSET)
-                    else:
-                        acked, received = _tcp_info_bytes(data, a, alen)
-                    break  # nothing else is needed from this message
-                a = (a + alen + 3) & ~3  # NLA_ALIGN (offsets stay 4-aligned)
-            else:
-                if a < end:
-                    raise SockDiagError(
-                        f"truncated netlink attribute at offset {a}: {end - a} bytes left "
-                        f"in the message, need {NLA_HDRLEN}"
-                    )
-            if family == af_inet:
-                src_s = ntoa(src)
-                dst_s = ntoa(dst)
-            else:
-                src_s, dst_s = _addresses(data, off + NLMSGHDR_LEN, family)
-            append(
-                new_conn(src_s, ntohs(sport), dst_s, ntohs(dport), state, acked, received, inode)
-            )
-        elif mtype == NLMSG_DONE:
-            if mlen >= NLMSGHDR_LEN + 4:
-                code = _S32.unpack_from(data, off + NLMSGHDR_LEN)[0]
-                if code < 0:
-                    raise SockDiagError(
-                        f"sock_diag dump ended with an error at offset {off}: {_errno_text(-code)}"
-                    )
-            return conns, True
-        elif mtype == NLMSG_ERROR:
-            if mlen < NLMSGHDR_LEN + 4:
-                raise SockDiagError(
-                    f"truncated NLMSG_ERROR at offset {off}: nlmsg_len {mlen}, need "
-                    f"{NLMSGHDR_LEN + 4}"
-                )
-            code = _S32.unpack_from(data, off + NLMSGHDR_LEN)[0]
-            if code != 0:  # 0 is an acknowledgement, not an error
-                raise SockDiagError(
-                    f"sock_diag request failed (NLMSG_ERROR at offset {off}): {_errno_text(-code)}"
-                )
-        elif mtype == NLMSG_OVERRUN:
-            raise SockDiagError(f"NLMSG_OVERRUN at offset {off}: the kernel lost data")
-        # NLMSG_NOOP and unknown types carry nothing for us.
-        off += (mlen + 3) & ~3
-    return conns, False
+            src_s = socket.inet_ntop(socket.AF_INET6, src)
+            dst_s = socket.inet_ntop(socket.AF_INET6, dst)
+        append(_new_conn(src_s, sport, dst_s, dport, state, acked, received, inode))
+    return conns, done
 
 
-def _tcp_info_bytes(data: Buffer, a: int, alen: int) -> tuple[int, int]:
-    """(bytes_acked, bytes_received) of the INET_DIAG_INFO attribute at offset ``a``."""
-    plen = alen - NLA_HDRLEN
-    base = a + NLA_HDRLEN + TCPI_BYTES_ACKED_OFFSET
-    if plen >= _TCPI_BOTH_END:
-        return _U64X2.unpack_from(data, base)
-    if plen < TCPI_MIN_LEN:
-        raise SockDiagError(
-            f"INET_DIAG_INFO attribute at offset {a} holds {plen} bytes, "
-            f"too short for a tcp_info (at least {TCPI_MIN_LEN})"
-        )
-    if plen >= _TCPI_ACKED_END:  # a 4.1-era kernel between the two fields
-        return _U64.unpack_from(data, base)[0], 0
-    return 0, 0  # before Linux 4.1: no byte counters
-
-
-def _addresses(data: Buffer, msg_off: int, family: int) -> tuple[str, str]:
-    """Source and destination of a non-AF_INET inet_diag_msg in text form."""
-    if family != socket.AF_INET6:
-        raise SockDiagError(
-            f"inet_diag_msg at offset {msg_off} has address family {family}, "
-            f"expected AF_INET ({socket.AF_INET}) or AF_INET6 ({socket.AF_INET6})"
-        )
-    src, dst = _MSG_ADDR6.unpack_from(data, msg_off)
-    return socket.inet_ntop(family, src), socket.inet_ntop(family, dst)
+def _error(error: tuple[str, int | None]) -> SockDiagError:
+    message, code = error
+    return SockDiagError(message + (_errno_text(code) if code is not None else ""))
 
 
 class SockDiag:
@@ -456,7 +343,15 @@ class SockDiag:
         except (OSError, AttributeError) as exc:
             raise SockDiagError(f"cannot open a NETLINK_SOCK_DIAG socket: {exc}") from exc
         try:
-            sock.settimeout(self._timeout)
+            # The timeout is the kernel's (SO_RCVTIMEO) on a blocking socket, so
+            # each recv is one system call (settimeout would add a poll()).
+            sock.setblocking(True)
+            if self._timeout is not None:
+                sec = int(self._timeout)
+                usec = max(1 if sec == 0 else 0, int((self._timeout - sec) * 1e6))
+                sock.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("@ll", sec, usec)
+                )
             sock.bind((0, 0))  # the kernel assigns our port id
         except OSError as exc:
             sock.close()
@@ -467,6 +362,36 @@ class SockDiag:
         self, states_mask: int = ALL_STATES_MASK, family: int = socket.AF_INET
     ) -> list[TcpConn]:
         """Every TCP socket of ``family`` in the selected states, with its byte counters."""
+        conns: list[TcpConn] = []
+
+        def consume(datagram: memoryview, seq: int) -> bool:
+            part, done = parse_dump(datagram, seq=seq)
+            conns.extend(part)
+            return done
+
+        self._exchange(states_mask, family, consume)
+        return conns
+
+    def dump_into(self, table: FlowTable, states_mask: int = ALL_STATES_MASK) -> None:
+        """One IPv4 dump fed, datagram by datagram, to an agent's flow table.
+
+        The caller brackets it with ``table.begin()`` and ``table.end(now)``; a
+        dump that fails raises here and leaves the table as it was.
+        """
+
+        def consume(datagram: memoryview, seq: int) -> bool:
+            done, error = table.feed(bytes(datagram), seq)
+            if error is not None:
+                raise _error(error)
+            return done
+
+        self._exchange(states_mask, socket.AF_INET, consume)
+
+    def _exchange(
+        self, states_mask: int, family: int, consume: Callable[[memoryview, int], bool]
+    ) -> None:
+        """Sends one dump request and hands each reply datagram to ``consume``
+        until it reports ``NLMSG_DONE``."""
         view = self._view
         if self._closed or view is None:
             raise SockDiagError("the SockDiag socket is closed")
@@ -476,7 +401,6 @@ class SockDiag:
         self._seq = self._seq % 0xFFFFFFFF + 1
         seq = self._seq
         request = build_request(states_mask, family, seq=seq)
-        conns: list[TcpConn] = []
         try:
             sock.sendto(request, (0, 0))
             while True:
@@ -487,14 +411,16 @@ class SockDiag:
                     )
                 if nbytes == 0:
                     raise SockDiagError("empty read from the netlink socket before NLMSG_DONE")
-                part, done = parse_dump(view[:nbytes], seq=seq)
-                conns += part
-                if done:
-                    return conns
+                if consume(view[:nbytes], seq):
+                    return
         except BaseException as exc:
             # Drop the socket with whatever of the reply is still queued on it.
             sock.close()
             self._sock = None
+            if isinstance(exc, BlockingIOError):  # SO_RCVTIMEO expired
+                raise SockDiagError(
+                    f"sock_diag dump failed: no reply from the kernel within {self._timeout} s"
+                ) from exc
             if isinstance(exc, OSError):
                 raise SockDiagError(f"sock_diag dump failed: {exc}") from exc
             raise

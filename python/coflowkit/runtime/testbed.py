@@ -20,6 +20,7 @@ goodput measured on the testbed's links, and writes both and their comparison.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -45,6 +46,13 @@ MASTER_PORT = 7470
 STATE_FILE = "/run/coflowkit-testbed.json"
 CC = "echo"
 CC_FILE = "/proc/sys/net/ipv4/tcp_congestion_control"
+# Each host namespace gets a TCP established-hash table of its own, sized for a
+# host with a few thousand connections. Without it every namespace shares the
+# machine's table (262,144 buckets here), and each agent's sock_diag dump walks
+# all of it every Δ (about 1.9 % of a core per agent on this machine; see
+# docs/results/runtime/bench.md).
+EHASH_SYSCTL = "/proc/sys/net/ipv4/tcp_child_ehash_entries"
+HOST_EHASH_BUCKETS = 4096
 
 
 def host_ns(i: int) -> str:
@@ -103,6 +111,28 @@ def _shape(ns: str, dev: str, bits: int) -> list[list[str]]:
          "rate", f"{bits}bit", "ceil", f"{bits}bit", "quantum", "30280"],
         ["tc", "-n", ns, "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "pfifo", "limit", "100"],
     ]  # fmt: skip
+
+
+@contextlib.contextmanager
+def own_tcp_tables(buckets: int = HOST_EHASH_BUCKETS):
+    """Network namespaces created inside get their own TCP established-hash
+    table of ``buckets`` buckets (``net.ipv4.tcp_child_ehash_entries``, Linux
+    6.1 and later), as separate hosts have; the setting is restored on exit.
+    Yields ``buckets``, or ``None`` where the kernel has no such setting (the
+    namespaces then share the machine's table)."""
+    try:
+        with open(EHASH_SYSCTL, encoding="ascii") as fh:
+            old = fh.read().strip()
+    except OSError:
+        yield None
+        return
+    with open(EHASH_SYSCTL, "w", encoding="ascii") as fh:
+        fh.write(str(buckets))
+    try:
+        yield buckets
+    finally:
+        with open(EHASH_SYSCTL, "w", encoding="ascii") as fh:
+            fh.write(old)
 
 
 def up(hosts: int, gbps: float) -> dict:
@@ -171,14 +201,16 @@ def up(hosts: int, gbps: float) -> dict:
              "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", f"ifb{i}"],
         ]  # fmt: skip
     try:
-        for c in cmds:
-            _sh(c)
+        with own_tcp_tables() as buckets:
+            for c in cmds:
+                _sh(c)
     except CoflowkitError:
         down()
         raise
     state = {
         "hosts": hosts,
         "gbps": gbps,
+        "tcp_ehash_buckets_per_host": buckets,
         "ips": [host_ip(i) for i in range(hosts)],
         "master": MASTER_IP,
     }
