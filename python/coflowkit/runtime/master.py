@@ -348,6 +348,8 @@ class Master:
                     continue
             self.pushed[slot] = want
             out[owner[0]].append((owner[1], want[0], want[1]))
+        # The API shows this round before any agent hears of it.
+        self._publish()
         mono = time.monotonic()
         for host, s in list(self.by_host.items()):
             items = out.get(host, [])
@@ -367,7 +369,6 @@ class Master:
         m["round_seconds_sum"] += dt
         m["round_seconds_last"] = dt
         m["round_seconds_max"] = max(m["round_seconds_max"], dt)
-        self._publish()
         return dt
 
     def _publish(self) -> None:
