@@ -137,6 +137,11 @@ impl FlowTable {
         self.table().everything().iter().map(new_tuple).collect()
     }
 
+    /// `(src, sport, dst, dport)` of flow `fid`, or None if it is not tracked.
+    fn match_of(&self, fid: u64) -> Option<Match> {
+        self.table().key_of(fid).as_ref().map(tuple)
+    }
+
     /// `{fid: (src, sport, dst, dport)}` of every tracked flow.
     fn matches(&self) -> std::collections::BTreeMap<u64, Match> {
         self.table()

@@ -161,6 +161,11 @@ impl FlowTable {
             .collect()
     }
 
+    /// The 4-tuple of flow `fid`, if it is tracked.
+    pub fn key_of(&self, fid: u64) -> Option<Key> {
+        self.flows.get(&fid).map(|t| t.key)
+    }
+
     /// Flow id and 4-tuple of every tracked flow.
     pub fn matches(&self) -> Vec<(u64, Key)> {
         self.flows.iter().map(|(&fid, t)| (fid, t.key)).collect()
@@ -218,6 +223,7 @@ mod tests {
         assert_eq!(c.gone, vec![(1, 200_000)]);
         assert_eq!(c.updated, vec![(2, 250_000)]);
         assert_eq!(t.matches(), vec![(2, (H, 2, P, 5001))]);
+        assert_eq!((t.key_of(2), t.key_of(1)), (Some((H, 2, P, 5001)), None));
         assert_eq!(t.everything()[0].sent, 250_000);
     }
 

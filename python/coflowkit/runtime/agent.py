@@ -80,8 +80,13 @@ class Observer:
         """Every tracked flow as new (the first report of a session)."""
         return proto.Report(now, [proto.NewFlow(*f) for f in self.table.everything()])
 
-    def matches(self) -> dict[int, tuple[str, int, str, int]]:
-        return self.table.matches()
+    def matches(self, fids=None) -> dict[int, tuple[str, int, str, int]]:
+        """``{fid: (src, sport, dst, dport)}`` of the tracked flows among ``fids``
+        (all of them if None)."""
+        if fids is None:
+            return self.table.matches()
+        match_of = self.table.match_of
+        return {fid: m for fid in fids if (m := match_of(fid)) is not None}
 
     def __len__(self) -> int:
         return len(self.table)
@@ -151,7 +156,8 @@ class Agent:
         if not self.tree and any(k != proto.UNLIMITED for _, k, _ in decisions):
             self._tc(self.plan.setup())
             self.tree = True
-        self._tc(self.plan.apply(decisions, self.observer.matches()))
+        matches = self.observer.matches(fid for fid, _, _ in decisions)
+        self._tc(self.plan.apply(decisions, matches))
         self.decisions_applied += len(decisions)
         self.last_change = time.time()
 
@@ -206,7 +212,9 @@ class Agent:
                 self._send(proto.REPORT, proto.encode_report(first))
                 self.session = True
             elif mtype == proto.DECISIONS:
-                self._apply(proto.decode_decisions(payload))
+                decisions = proto.decode_decisions(payload)
+                if decisions:  # an empty one is the master's heartbeat
+                    self._apply(decisions)
             elif mtype == proto.ERROR:
                 raise ConnectionError(f"master refused: {payload.decode(errors='replace')}")
 
