@@ -189,6 +189,16 @@ def http(m, path, body=None):
         return e.code, json.loads(e.read().decode())
 
 
+# Host 0's report of two new flows of 200 KB: flow 1 to host 1, flow 2 to host 2.
+TWO_FLOWS = proto.Report(
+    1.0,
+    [
+        proto.NewFlow(1, 40000, "10.0.0.2", 5001, 0.9, 200_000),
+        proto.NewFlow(2, 40001, "10.0.0.3", 5002, 0.9, 200_000),
+    ],
+)
+
+
 def wait_hosts(master, n):
     deadline = time.time() + 5
     while len(master.by_host) < n and time.time() < deadline:
@@ -201,14 +211,7 @@ def test_master_decides_max_min_rates_and_pushes_only_changes(master):
     others = [connect(master, 1, "10.0.0.2"), connect(master, 2, "10.0.0.3")]
     wait_hosts(master, 3)  # the three HELLOs arrive on three sockets, in any order
     # Host 0 sends two flows (to hosts 1 and 2): 5 MB/s each on its 10 MB/s uplink.
-    rep = proto.Report(
-        1.0,
-        [
-            proto.NewFlow(1, 40000, "10.0.0.2", 5001, 0.9, 200_000),
-            proto.NewFlow(2, 40001, "10.0.0.3", 5002, 0.9, 200_000),
-        ],
-    )
-    a0.send(proto.REPORT, proto.encode_report(rep))
+    a0.send(proto.REPORT, proto.encode_report(TWO_FLOWS))
     f = a0.read(lambda f: f[0] == proto.DECISIONS and proto.decode_decisions(f[1]))
     dec = sorted(proto.decode_decisions(f[1]))
     assert [(fid, k) for fid, k, _ in dec] == [(1, proto.RATE), (2, proto.RATE)]
@@ -227,14 +230,7 @@ def test_flow_to_a_host_whose_agent_is_not_connected_yet_is_held_then_scheduled(
     a0 = connect(master, 0, "10.0.0.1")
     a1 = connect(master, 1, "10.0.0.2")
     wait_hosts(master, 2)
-    rep = proto.Report(
-        1.0,
-        [
-            proto.NewFlow(1, 40000, "10.0.0.2", 5001, 0.9, 200_000),
-            proto.NewFlow(2, 40001, "10.0.0.3", 5002, 0.9, 200_000),
-        ],
-    )
-    a0.send(proto.REPORT, proto.encode_report(rep))
+    a0.send(proto.REPORT, proto.encode_report(TWO_FLOWS))
     # Only flow 1 can be placed: it has the whole 10 MB/s uplink.
     f = a0.read(lambda f: f[0] == proto.DECISIONS and proto.decode_decisions(f[1]))
     assert proto.decode_decisions(f[1]) == [(1, proto.RATE, pytest.approx(10e6))]

@@ -6,6 +6,8 @@
 * agent CPU: a whole ``coflowkit agent`` process (its own namespace, 100 flows
   whose counts change every round, a master deciding their rates) at Δ = 20 ms,
   as a share of one core, with the host's TCP hash table its own or shared;
+* change latency: from a new flow's connection to the other flow's halved
+  limit being in force (observation, decision and enforcement);
 * master round: 16 agents, 1,000 active flows all reporting new byte counts every
   round; reports applied, policy decision, changes encoded and sent.
 
@@ -169,12 +171,43 @@ def agent_cpu(
     ``seconds``, after the flows are reported. ``own_tables``: the namespaces
     have TCP hash tables of their own (as testbed hosts do), or share the
     machine's, which every dump then walks."""
+    a, ips = "cfkbench-a", ("10.79.1.1", "10.79.1.2")
+    with _two_hosts(ips, own_tables) as (env, agent, procs):
+        sender = subprocess.Popen(
+            _ns(a, sys.executable, "-c", _SENDER, ips[1], "7999", str(flows), str(rate)),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
+        procs.append(sender)
+        if sender.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"the sender failed ({sender.wait()})")
+        time.sleep(2.0)  # the flows cross the threshold and are reported
+        pid = _agent_pid(agent.pid)
+        d0 = _metric(a, f"http://{ips[0]}:7471/metrics", "coflowkit_decisions_sent_total")
+        c0, t0 = _cpu_ns(pid), time.monotonic()
+        time.sleep(seconds)
+        c1, t1 = _cpu_ns(pid), time.monotonic()
+        d1 = _metric(a, f"http://{ips[0]}:7471/metrics", "coflowkit_decisions_sent_total")
+        tracked = _count_flows(a, ips[0])
+        sender.stdin.close()
+        return {
+            "flows": flows,
+            "sockets_sending": tracked,
+            "seconds": t1 - t0,
+            "cpu_share": (c1 - c0) / 1e9 / (t1 - t0),
+            "decisions": d1 - d0,
+        }
+
+
+@contextlib.contextmanager
+def _two_hosts(ips: tuple[str, str], own_tables: bool = True):
+    """Hosts ``cfkbench-a`` (0) and ``cfkbench-b`` (1) joined by a veth; a
+    receiver sink on b (port 7999); a master (``fair``, every flow alone, links
+    of 1 Gbit/s, HTTP on a's port 7471) on a; an agent on each host. Yields the
+    child environment, host a's agent process and the list of processes, which
+    are all stopped (and the namespaces deleted) on exit."""
     a, b = "cfkbench-a", "cfkbench-b"
-    ips = ("10.79.1.1", "10.79.1.2")
     procs: list[subprocess.Popen] = []
     try:
         _veth_pair(a, b, ips, own_tables)
-
         with tempfile.TemporaryDirectory() as tmp:
             secret = os.path.join(tmp, "secret")
             with open(secret, "w") as fh:
@@ -190,40 +223,15 @@ def agent_cpu(
                     "--secret-file", secret, "--log-level", "warning"),
                 env=env))  # fmt: skip
             time.sleep(1.0)
-            agent = subprocess.Popen(
-                _ns(a, *py, "agent", "--master", f"{ips[0]}:7470", "--host", "0", "--dev", "eth0",
-                    "--gbps", "1", "--secret-file", secret, "--log-level", "warning"),
-                env=env)  # fmt: skip
-            procs.append(agent)
             # The receivers' host has an agent too, so the master knows where
             # the flows go and decides (and the agent enforces) their rates.
-            procs.append(subprocess.Popen(
-                _ns(b, *py, "agent", "--master", f"{ips[0]}:7470", "--host", "1", "--dev", "eth0",
-                    "--gbps", "1", "--secret-file", secret, "--log-level", "warning"),
-                env=env))  # fmt: skip
+            for ns, host in ((a, 0), (b, 1)):
+                procs.append(subprocess.Popen(
+                    _ns(ns, *py, "agent", "--master", f"{ips[0]}:7470", "--host", str(host), "--dev", "eth0",
+                        "--gbps", "1", "--secret-file", secret, "--log-level", "warning"),
+                    env=env))  # fmt: skip
             time.sleep(1.0)
-            sender = subprocess.Popen(
-                _ns(a, sys.executable, "-c", _SENDER, ips[1], "7999", str(flows), str(rate)),
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
-            procs.append(sender)
-            if sender.stdout.readline().strip() != "ready":
-                raise RuntimeError(f"the sender failed ({sender.wait()})")
-            time.sleep(2.0)  # the flows cross the threshold and are reported
-            pid = _agent_pid(agent.pid)
-            d0 = _metric(a, f"http://{ips[0]}:7471/metrics", "coflowkit_decisions_sent_total")
-            c0, t0 = _cpu_ns(pid), time.monotonic()
-            time.sleep(seconds)
-            c1, t1 = _cpu_ns(pid), time.monotonic()
-            d1 = _metric(a, f"http://{ips[0]}:7471/metrics", "coflowkit_decisions_sent_total")
-            tracked = _count_flows(a, ips[0])
-            sender.stdin.close()
-            return {
-                "flows": flows,
-                "sockets_sending": tracked,
-                "seconds": t1 - t0,
-                "cpu_share": (c1 - c0) / 1e9 / (t1 - t0),
-                "decisions": d1 - d0,
-            }
+            yield env, procs[2], procs
     finally:
         for p in reversed(procs):
             if p.poll() is None:
@@ -233,6 +241,7 @@ def agent_cpu(
                 p.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 p.kill()
+                p.wait()
         for n in (a, b):
             subprocess.run(["ip", "netns", "del", n], capture_output=True)
 
@@ -243,6 +252,69 @@ def _agent_pid(wrapper: int) -> int:
         if b"agent" not in fh.read():
             raise RuntimeError(f"process {wrapper} is not the agent")
     return wrapper
+
+
+_STREAM = """
+import socket, sys, time
+c = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+print(time.monotonic(), flush=True)
+chunk = b"x" * 65536
+while True:
+    c.sendall(chunk)
+"""
+
+_RATE = re.compile(r"class htb 1:(\d+) parent 1:1 .*?rate (\d+(?:\.\d+)?)([KMG]?)bit")
+
+
+def _leaf_rates(ns: str) -> dict[int, float]:
+    """{HTB minor: rate in bit/s} of the agent's per-flow classes on ``ns``'s eth0."""
+    out = subprocess.run(
+        ["tc", "-n", ns, "class", "show", "dev", "eth0"], capture_output=True, text=True
+    ).stdout
+    mult = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}
+    return {int(m.group(1)): float(m.group(2)) * mult[m.group(3)] for m in _RATE.finditer(out)}
+
+
+def change_latency(trials: int = 5, timeout: float = 5.0) -> dict:
+    """Time from a new flow's connection to the limits it causes being in force.
+
+    A master (``fair``) and two agents as in :func:`agent_cpu`, links of
+    1 Gbit/s. One flow runs alone at the whole link. A second flow from the same
+    host starts: the agent sees it in its next dump (it passes 100 KB within a
+    millisecond), the master decides at once (a new flow triggers a round) and
+    halves the first flow's rate, and that agent changes the first flow's HTB
+    class. Measured: from the second connection's establishment to ``tc class
+    show`` reporting both flows' classes at half the link, polled about every
+    5 ms (the spawn of ``tc``)."""
+    a, ips = "cfkbench-a", ("10.79.2.1", "10.79.2.2")
+    lat = []
+    with _two_hosts(ips) as (env, _, procs):
+        stream = _ns(a, sys.executable, "-c", _STREAM, ips[1], "7999")
+        first = subprocess.Popen(stream, stdout=subprocess.PIPE, text=True, env=env)
+        procs.append(first)
+        first.stdout.readline()
+
+        def wait(cond) -> float | None:
+            end = time.monotonic() + timeout
+            while time.monotonic() < end:
+                if cond(_leaf_rates(a)):
+                    return time.monotonic()
+            return None
+
+        full = 0.9e9  # one flow alone: its class is at (about) the link rate
+        if wait(lambda r: len(r) == 1 and max(r.values()) > full) is None:
+            raise RuntimeError("the first flow never got its class")
+        for _ in range(trials):
+            second = subprocess.Popen(stream, stdout=subprocess.PIPE, text=True, env=env)
+            t0 = float(second.stdout.readline())
+            t1 = wait(lambda r: len(r) == 2 and all(0.4e9 < v < 0.6e9 for v in r.values()))
+            lat.append(None if t1 is None else t1 - t0)
+            second.kill()
+            second.wait()
+            if wait(lambda r: len(r) == 1 and max(r.values()) > full) is None:
+                raise RuntimeError("the first flow did not get the link back")
+    done = sorted(x for x in lat if x is not None)
+    return {"trials": trials, "missed": trials - len(done), "latencies_s": done}
 
 
 def _ehash_buckets() -> str:
@@ -358,6 +430,13 @@ def run(out: str | None) -> str:
               f"| this machine's, {_ehash_buckets()} buckets, shared | {100 * shared['cpu_share']:.2f} |", "",
               "A sock_diag dump walks every bucket of the table, empty or not: the difference between the "
               "two rows is that walk (docs/runtime.md, Limits).", ""]  # fmt: skip
+    ch = change_latency()
+    shown = ", ".join(f"{1e3 * x:.0f}" for x in ch["latencies_s"])
+    lines += ["## Limits change after a decision (new flow → other flow's class halved)", "",
+              f"{ch['trials']} trials, Δ = 20 ms: {shown} ms from the new connection to both classes "
+              f"at half the link in `tc class show` (polled every ~5 ms); missed (over 5 s): {ch['missed']}. "
+              "Target: within 2 Δ = 40 ms of the decision; these times also hold the observation "
+              "(up to one Δ) and the decision.", ""]  # fmt: skip
     for pol in ("fair", "varys", "aalo"):
         mr = master_round(policy=pol)
         lines += [f"## Master round ({mr['hosts']} agents, {mr['flows']} flows, `{pol}`)", "",
