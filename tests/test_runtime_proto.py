@@ -326,3 +326,23 @@ def test_registration_api_groups_flows_into_coflows(master):
     assert by_id[77]["bytes_sent"] == 400_000
     singles = [c for c in coflows if not c["registered"]]
     assert len(singles) == 1 and singles[0]["bytes_sent"] == 200_000
+
+
+def test_small_rate_changes_are_pushed_when_they_matter_to_the_flow(master):
+    # 40 flows share host 0's 10 MB/s uplink: 250 kB/s each. One ends: the 39
+    # others get 10/39 MB/s, +2.6 % for each flow but only +0.06 % of the link.
+    # All 39 must be told, or the link would stay 2.5 % idle.
+    a0 = connect(master, 0, "10.0.0.1")
+    a1 = connect(master, 1, "10.0.0.2")
+    wait_hosts(master, 2)
+    new = [proto.NewFlow(i, 40000 + i, "10.0.0.2", 5001, 0.9, 200_000) for i in range(1, 41)]
+    a0.send(proto.REPORT, proto.encode_report(proto.Report(1.0, new)))
+    f = a0.read(lambda f: f[0] == proto.DECISIONS and proto.decode_decisions(f[1]))
+    assert [v for *_, v in proto.decode_decisions(f[1])] == pytest.approx([10e6 / 40] * 40)
+    a0.frames.clear()
+    a0.send(proto.REPORT, proto.encode_report(proto.Report(1.1, gone=[(40, 1_000_000)])))
+    f = a0.read(lambda f: f[0] == proto.DECISIONS and proto.decode_decisions(f[1]))
+    dec = proto.decode_decisions(f[1])
+    assert sorted(fid for fid, _, _ in dec) == list(range(1, 40))
+    assert [v for *_, v in dec] == pytest.approx([10e6 / 39] * 39)
+    assert a1 is not None

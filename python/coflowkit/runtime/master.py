@@ -341,9 +341,8 @@ class Master:
             if have is not None and have[0] == want[0]:
                 if want[0] == proto.CLASS and have[1] == want[1]:
                     continue
-                if (
-                    want[0] == proto.RATE
-                    and abs(have[1] - want[1]) <= self.hysteresis * self.capacity
+                if want[0] == proto.RATE and abs(have[1] - want[1]) <= self.hysteresis * max(
+                    have[1], want[1]
                 ):
                     continue
             self.pushed[slot] = want
