@@ -346,3 +346,30 @@ def test_small_rate_changes_are_pushed_when_they_matter_to_the_flow(master):
     assert sorted(fid for fid, _, _ in dec) == list(range(1, 40))
     assert [v for *_, v in dec] == pytest.approx([10e6 / 39] * 39)
     assert a1 is not None
+
+
+def test_paused_flows_trickle_and_the_favoured_flow_leaves_them_room():
+    # Varys on host 0's 10 MB/s uplink: coflow 1 (1 MB) goes first at the whole
+    # link, coflow 2 (5 MB) is paused. The agent sends a paused flow at its
+    # floor, 0.5 % of the link (50 kB/s), so the master gives coflow 1 the rest:
+    # 9.95 MB/s, and tells flow 2 zero.
+    m = Master("varys", {}, 3, 10e6, SECRET, listen=("127.0.0.1", 0), http=None, interval=0.01)
+    t = threading.Thread(target=m.run, daemon=True)
+    t.start()
+    try:
+        for cid, dst, port, size in ((1, 1, 5001, 1e6), (2, 2, 5002, 5e6)):
+            body = {"id": cid, "flows": [{"src": 0, "dst": dst, "dst_port": port, "size": size}]}
+            assert m.submit(body)[0] == "ok"
+        agents = [connect(m, h, f"10.0.0.{h + 1}") for h in range(3)]
+        wait_hosts(m, 3)
+        agents[0].send(proto.REPORT, proto.encode_report(TWO_FLOWS))
+        got: dict[int, float] = {}
+        deadline = time.time() + 5
+        while set(got) != {1, 2} and time.time() < deadline:
+            f = agents[0].read(lambda f: f[0] == proto.DECISIONS and proto.decode_decisions(f[1]))
+            got.update({fid: v for fid, _, v in proto.decode_decisions(f[1])})
+            agents[0].frames.remove(f)
+        assert got == {1: pytest.approx(10e6 - 0.005 * 10e6), 2: 0.0}
+    finally:
+        m.close()
+        t.join(timeout=5)

@@ -30,6 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from coflowkit._core import CoflowkitError, LiveScheduler
 from coflowkit.runtime import proto
+from coflowkit.runtime.tc import PAUSED_FLOOR
 
 log = logging.getLogger("coflowkit.master")
 
@@ -326,6 +327,8 @@ class Master:
             except CoflowkitError as e:
                 reply.put(("error", str(e)))
         flows, rates, classes = self.live.decide(self.now())
+        if self.enforce == "rates":
+            rates = self._room_for_trickles(flows, rates)
         out: dict[int, list[tuple[int, int, float]]] = collections.defaultdict(list)
         self.rates = {}
         for slot, rate, cls in zip(flows, rates, classes):
@@ -369,6 +372,45 @@ class Master:
         m["round_seconds_last"] = dt
         m["round_seconds_max"] = max(m["round_seconds_max"], dt)
         return dt
+
+    def _room_for_trickles(self, flows: list[int], rates: list[float]) -> list[float]:
+        """Rates scaled so that each link also carries the trickles of its
+        paused and slow flows.
+
+        An agent sends a flow decided below ``PAUSED_FLOOR`` of the link at that
+        floor (tc.py), bandwidth the policy did not give out. On each link
+        (a host's uplink, a host's downlink) the other flows' rates are scaled
+        by ``(C - trickles) / their sum`` when they would not fit, and a flow
+        takes the smaller factor of its two links. Without this, a priority
+        policy's paused flows took up to 0.5 % of the link each from the flows
+        it favoured."""
+        floor = PAUSED_FLOOR * self.capacity
+        trickle: collections.Counter = collections.Counter()
+        big: collections.Counter = collections.Counter()
+        links = []
+        for slot, rate in zip(flows, rates):
+            src, dst = self.slot_info.get(slot, (-1, -1))[:2]
+            up, down = (0, src), (1, dst)
+            links.append((up, down))
+            if rate < floor:
+                trickle[up] += floor
+                trickle[down] += floor
+            else:
+                big[up] += rate
+                big[down] += rate
+        if not trickle:
+            return rates
+        scale = {
+            link: max(0.0, self.capacity - trickle[link]) / total
+            for link, total in big.items()
+            if total + trickle[link] > self.capacity * (1 + 1e-9)
+        }
+        if not scale:
+            return rates
+        return [
+            rate if rate < floor else rate * min(scale.get(up, 1.0), scale.get(down, 1.0), 1.0)
+            for rate, (up, down) in zip(rates, links)
+        ]
 
     def _publish(self) -> None:
         coflows = []

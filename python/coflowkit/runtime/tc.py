@@ -28,6 +28,9 @@ from coflowkit._core import CoflowkitError
 from coflowkit.runtime.proto import CLASS, RATE, UNLIMITED
 
 FRAME_OVERHEAD = 1514 / 1448
+# A flow decided a rate below this share of the link is sent at it (a trickle
+# that keeps TCP's ACK clock); the master leaves room for these trickles.
+PAUSED_FLOOR = 0.005
 MAX_SLOTS = 0xFFF  # u32 node ids and class minors 2..0xfff
 QUANTUM = 30280  # 20 full frames; an explicit quantum keeps HTB's r2q warnings away
 PRIO_LEVELS = 8
@@ -53,7 +56,7 @@ class TcPlan:
         dev: str,
         link_bytes_per_s: float,
         overhead: float = FRAME_OVERHEAD,
-        min_fraction: float = 0.005,
+        min_fraction: float = PAUSED_FLOOR,
     ):
         if link_bytes_per_s <= 0:
             raise CoflowkitError(f"link rate must be positive, got {link_bytes_per_s}")
