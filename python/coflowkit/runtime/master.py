@@ -363,6 +363,10 @@ class Master:
                 s.sock.setblocking(False)
                 s.last_sent = mono
                 self.metrics["decisions_sent"] += len(items)
+                if items and log.isEnabledFor(logging.DEBUG):
+                    log.debug(
+                        "pushed %d decisions to host %d at %.6f", len(items), host, time.time()
+                    )
             except OSError as e:
                 log.warning("sending to host %d failed: %s", host, e)
         dt = time.perf_counter() - t
