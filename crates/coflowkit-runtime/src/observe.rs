@@ -200,7 +200,10 @@ mod tests {
     fn threshold_first_seen_updates_and_ends() {
         let mut t = FlowTable::new(vec![H], 100_000, OPEN);
         // Two small connections: nothing to report, but their start is remembered.
-        assert_eq!(round(&mut t, &[(1, 1, 50_000), (2, 1, 10)], 1.0), Changes::default());
+        assert_eq!(
+            round(&mut t, &[(1, 1, 50_000), (2, 1, 10)], 1.0),
+            Changes::default()
+        );
         // Flow 1 crosses the threshold: new, with the time it was first seen.
         let c = round(&mut t, &[(1, 1, 150_000), (2, 1, 20)], 1.02);
         assert_eq!(
@@ -214,7 +217,10 @@ mod tests {
         );
         assert!(c.updated.is_empty() && c.gone.is_empty());
         // Unchanged bytes: nothing; changed: one update.
-        assert_eq!(round(&mut t, &[(1, 1, 150_000), (2, 1, 20)], 1.04), Changes::default());
+        assert_eq!(
+            round(&mut t, &[(1, 1, 150_000), (2, 1, 20)], 1.04),
+            Changes::default()
+        );
         let c = round(&mut t, &[(1, 1, 200_000), (2, 1, 200_000)], 1.06);
         assert_eq!(c.updated, vec![(1, 200_000)]);
         assert_eq!((c.new[0].fid, c.new[0].first_seen), (2, 1.0));
@@ -240,6 +246,12 @@ mod tests {
         t.begin();
         assert!(t.feed(&dump(&[])[..10], Some(1)).is_err());
         let c = round(&mut t, &[(1, 1, 160_000)], 1.1);
-        assert_eq!(c, Changes { updated: vec![(1, 160_000)], ..Changes::default() });
+        assert_eq!(
+            c,
+            Changes {
+                updated: vec![(1, 160_000)],
+                ..Changes::default()
+            }
+        );
     }
 }

@@ -336,16 +336,42 @@ pub(crate) mod tests {
 
     #[test]
     fn sockets_and_done_are_read_with_their_counters() {
-        let mut d = socket_msg(9, [10, 0, 0, 1], 40000, [10, 0, 0, 2], 5001, 1, 300_001, 0, 280);
-        d.extend(socket_msg(9, [10, 0, 0, 2], 5001, [10, 0, 0, 1], 40000, 1, 0, 300_000, 280));
+        let mut d = socket_msg(
+            9,
+            [10, 0, 0, 1],
+            40000,
+            [10, 0, 0, 2],
+            5001,
+            1,
+            300_001,
+            0,
+            280,
+        );
+        d.extend(socket_msg(
+            9,
+            [10, 0, 0, 2],
+            5001,
+            [10, 0, 0, 1],
+            40000,
+            1,
+            0,
+            300_000,
+            280,
+        ));
         d.extend(done(9));
         let (conns, done) = parse_dump(&d, Some(9)).unwrap();
         assert!(done);
         assert_eq!(conns.len(), 2);
         assert_eq!(conns[0].src4(), [10, 0, 0, 1]);
         assert_eq!((conns[0].sport, conns[0].dport), (40000, 5001));
-        assert_eq!((conns[0].bytes_acked, conns[0].bytes_received), (300_001, 0));
-        assert_eq!((conns[1].bytes_acked, conns[1].bytes_received), (0, 300_000));
+        assert_eq!(
+            (conns[0].bytes_acked, conns[0].bytes_received),
+            (300_001, 0)
+        );
+        assert_eq!(
+            (conns[1].bytes_acked, conns[1].bytes_received),
+            (0, 300_000)
+        );
         assert_eq!(conns[1].inode, 4242);
     }
 
@@ -372,7 +398,10 @@ pub(crate) mod tests {
             if cut == 0 || cut == first || cut == second {
                 let (conns, done) = r.unwrap();
                 assert!(!done);
-                assert_eq!(conns.len(), [0, first, second].iter().position(|&x| x == cut).unwrap());
+                assert_eq!(
+                    conns.len(),
+                    [0, first, second].iter().position(|&x| x == cut).unwrap()
+                );
             } else {
                 assert!(r.is_err(), "cut at {cut} parsed");
             }
@@ -383,12 +412,18 @@ pub(crate) mod tests {
     fn errors_name_offset_and_errno() {
         let e = parse_dump(&nlmsg(NLMSG_ERROR, 1, &(-22i32).to_ne_bytes()), None).unwrap_err();
         assert_eq!(e.errno, Some(22));
-        assert_eq!(e.message, "sock_diag request failed (NLMSG_ERROR at offset 0): ");
+        assert_eq!(
+            e.message,
+            "sock_diag request failed (NLMSG_ERROR at offset 0): "
+        );
         assert!(e.to_string().contains("Invalid argument"), "{e}");
         let e = parse_dump(&nlmsg(NLMSG_DONE, 1, &(-4i32).to_ne_bytes()), None).unwrap_err();
         assert_eq!(e.errno, Some(4));
         let e = parse_dump(&done(2), Some(1)).unwrap_err();
-        assert_eq!(e.message, "netlink message at offset 0 has sequence number 2, expected 1");
+        assert_eq!(
+            e.message,
+            "netlink message at offset 0 has sequence number 2, expected 1"
+        );
         let mut bad = done(1);
         bad[0] = 12;
         let e = parse_dump(&bad, None).unwrap_err();
