@@ -725,14 +725,16 @@ def add_runtime_parsers(sub) -> None:
     m.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
     m.set_defaults(func=cmd_master)
 
+    from coflowkit.runtime.testbed import DEFAULT_GBPS
+
     t = sub.add_parser("testbed", help="a cluster of network namespaces: up, down, run (root)")
     t.add_argument("action", choices=["up", "down", "run", "bench"])
     t.add_argument("--hosts", type=int, default=8, help="hosts (default 8)")
     t.add_argument(
         "--gbps",
         type=float,
-        default=0.025,
-        help="host link rate, Gbit/s (default 0.025: 8 hosts at 25 Mbit/s, what 2 cores carry)",
+        default=DEFAULT_GBPS,
+        help=f"host link rate, Gbit/s (default {DEFAULT_GBPS}: 8 hosts at that rate are what 2 cores carry)",
     )
     t.add_argument("--trace", metavar="PATH", help="trace to replay (default: the FB trace)")
     t.add_argument("--policy", default="varys", help="policy for run (default varys)")

@@ -45,6 +45,9 @@ CTL_NET = "10.78.0"
 MASTER_IP = f"{CTL_NET}.254"
 MASTER_PORT = 7470
 STATE_FILE = "/run/coflowkit-testbed.json"
+# The default host link rate, Gbit/s: 8 hosts at 25 Mbit/s is what this 2-core
+# machine carries faithfully (docs/results/testbed/README.md).
+DEFAULT_GBPS = 0.025
 CC = "echo"
 CC_FILE = "/proc/sys/net/ipv4/tcp_congestion_control"
 # Each host namespace gets a TCP established-hash table of its own, sized for a
@@ -498,7 +501,7 @@ def run(
     params: dict,
     out: str,
     hosts: int = 8,
-    gbps: float = 0.1,
+    gbps: float = DEFAULT_GBPS,
     coflows: int = 40,
     bytes_scale: float = 0.005,
     time_scale: float = 0.1,
