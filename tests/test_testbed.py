@@ -37,6 +37,19 @@ def bed():
     assert testbed.namespaces() == []
 
 
+def test_simulated_links_carry_the_measured_goodput(tmp_path):
+    """The simulator counts gbps as CoflowSim does (1024³ bit/s); the testbed must
+    convert the goodput it measured, not relabel it. One 10 MiB flow alone on a
+    link of 2.5e6 B/s takes 10 * 2**20 / 2.5e6 = 4.194304 s."""
+    from coflowkit import api
+
+    trace = tmp_path / "one.txt"
+    trace.write_text("8 1\n1 0 1 0 1 1:10.0\n")
+    w = api.load_trace(str(trace)).with_fabric(testbed.sim_fabric(8, 2.5e6))
+    cct = api.simulate(w, "fair", {}).coflows["cct_s"].to_numpy()
+    assert cct == pytest.approx([10 * 2**20 / 2.5e6], rel=1e-6)
+
+
 def test_up_builds_a_shaped_big_switch(bed):
     assert bed["hosts"] == 4 and set(testbed.namespaces()) == {"cfk-sw"} | {
         f"cfk-h{i}" for i in range(4)
