@@ -4,11 +4,12 @@ Rust flow table (threshold, first-seen time, updates, end), and its failure mode
 from __future__ import annotations
 
 import socket
+import struct
 import time
 
 import pytest
 from coflowkit.runtime import sockdiag
-from coflowkit.runtime.agent import Observer
+from coflowkit.runtime.agent import Observer, discovery_rounds, ehash_buckets
 
 TIMEOUT_S = 5.0
 
@@ -19,11 +20,11 @@ def received(sock: socket.socket, n: int) -> None:
         got += len(sock.recv(1 << 20))
 
 
-def until(obs: Observer, diag: sockdiag.SockDiag, port: int, check, now: float):
+def until(obs: Observer, diag: sockdiag.SockDiag, port: int, check, now: float, full=True):
     """Rounds (same `now`) until `check(report, flows)` holds for our connection."""
     deadline = time.monotonic() + TIMEOUT_S
     while True:
-        rep = obs.round(diag, now)
+        rep = obs.round(diag, now, full).report()
         mine = {fid for fid, m in obs.matches().items() if m[1] == port}
         if check(rep, mine):
             return rep, mine
@@ -31,7 +32,13 @@ def until(obs: Observer, diag: sockdiag.SockDiag, port: int, check, now: float):
         time.sleep(0.01)
 
 
-def test_observer_reports_a_connection_from_threshold_to_end():
+@pytest.mark.parametrize("full", [True, False], ids=["dumps", "lookups"])
+@pytest.mark.parametrize("reset", [False, True], ids=["fin", "rst"])
+def test_observer_reports_a_connection_from_threshold_to_end(full, reset):
+    """The same life seen by dumps and by exact lookups (after the dump that
+    found the connection); the report is the Rust-encoded payload, read back by
+    the protocol's decoder. A connection reset is destroyed at once: its lookup
+    is answered ENOENT; a closed one lingers in TIME_WAIT or FIN_WAIT2."""
     srv = socket.create_server(("127.0.0.1", 0))
     client = socket.create_connection(srv.getsockname())
     peer, _ = srv.accept()
@@ -42,31 +49,38 @@ def test_observer_reports_a_connection_from_threshold_to_end():
         # 50 KB: under the threshold, not a flow yet; its first-seen time is kept.
         client.sendall(b"x" * 50_000)
         received(peer, 50_000)
-        rep = obs.round(diag, 10.0)
-        assert all(f.sport != port for f in rep.new)
+        r = obs.round(diag, 10.0, full=True)
+        assert all(f.sport != port for f in r.report().new)
         # 150 KB in all: a new flow, first seen at 10.0. The initiator's
         # bytes_acked counts its SYN: 150,001.
         client.sendall(b"x" * 100_000)
         received(peer, 100_000)
-        rep, mine = until(obs, diag, port, lambda r, m: m, 10.5)
+        rep, mine = until(obs, diag, port, lambda r, m: m, 10.5, full)
         new = [f for f in rep.new if f.sport == port]
         assert len(new) == 1 and len(mine) == 1
         f = new[0]
         assert (f.dst, f.dport, f.first_seen, f.sent) == ("127.0.0.1", dst_port, 10.0, 150_001)
+        assert rep.time == 10.5
         # The receiving socket (bytes_acked 0) is never a flow.
         assert all(m[1] != peer.getsockname()[1] for m in obs.matches().values())
         # More bytes: one update, with the new count.
         client.sendall(b"x" * 10_000)
         received(peer, 10_000)
-        rep, _ = until(obs, diag, port, lambda r, m: any(u[0] == f.fid for u in r.updated), 11.0)
+        rep, _ = until(
+            obs, diag, port, lambda r, m: any(u[0] == f.fid for u in r.updated), 11.0, full
+        )
         assert (f.fid, 160_001) in rep.updated
-        # Unchanged: nothing about it.
-        rep = obs.round(diag, 11.5)
+        # Unchanged: nothing about it, and nothing changed at all.
+        r = obs.round(diag, 11.5, full)
+        rep = r.report()
         assert all(u[0] != f.fid for u in rep.updated) and all(g[0] != f.fid for g in rep.gone)
-        # Closed: gone, with its last count (the FIN's +1 may or may not be in).
+        assert r.changed == bool(rep.new or rep.updated or rep.gone)
+        # Ended: gone, with its last count (the FIN's +1 may or may not be in).
+        if reset:
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         client.close()
         peer.close()
-        rep, mine = until(obs, diag, port, lambda r, m: not m, 12.0)
+        rep, mine = until(obs, diag, port, lambda r, m: not m, 12.0, full)
         gone = dict(rep.gone)
         assert gone[f.fid] in (160_001, 160_002)
         # A session's first report re-announces what is tracked: not this flow.
@@ -74,7 +88,30 @@ def test_observer_reports_a_connection_from_threshold_to_end():
     srv.close()
 
 
-def test_a_failed_dump_raises_and_changes_nothing():
+def test_lookups_find_no_new_connection_and_the_next_dump_does():
+    srv = socket.create_server(("127.0.0.1", 0))
+    obs = Observer(["127.0.0.1"], 100_000)
+    with sockdiag.SockDiag() as diag:
+        obs.round(diag, 1.0, full=True)
+        client = socket.create_connection(srv.getsockname())
+        peer, _ = srv.accept()
+        port = client.getsockname()[1]
+        client.sendall(b"x" * 200_000)
+        received(peer, 200_000)
+        time.sleep(0.05)  # the last ACK is in
+        r = obs.round(diag, 2.0, full=False)
+        assert all(f.sport != port for f in r.report().new)
+        rep, mine = until(obs, diag, port, lambda r, m: m, 3.0, full=True)
+        (f,) = [f for f in rep.new if f.sport == port]
+        # Seen first by that dump: its first-seen time is the dump's.
+        assert f.first_seen == 3.0 and f.sent == 200_001
+    client.close()
+    peer.close()
+    srv.close()
+
+
+@pytest.mark.parametrize("full", [True, False], ids=["dump", "lookups"])
+def test_a_failed_round_raises_and_changes_nothing(full):
     srv = socket.create_server(("127.0.0.1", 0))
     client = socket.create_connection(srv.getsockname())
     peer, _ = srv.accept()
@@ -85,31 +122,36 @@ def test_a_failed_dump_raises_and_changes_nothing():
         received(peer, 200_000)
         _, mine = until(obs, diag, port, lambda r, m: m, 1.0)
         (fid,) = mine
-
-        real = obs.table
-
-        class Broken:  # the table is fed a malformed datagram mid-dump
-            def begin(self):
-                real.begin()
-
-            def feed(self, data, seq):
-                real.feed(data[: len(data) // 2 + 1], None)
-                return real.feed(b"\x08\0\0\0" + bytes(12), None)
-
-            def end(self, now):
-                return real.end(now)
-
-        obs.table = Broken()
-        with pytest.raises(sockdiag.SockDiagError, match="nlmsg_len 8"):
-            obs.round(diag, 2.0)
-        obs.table = real
-        # Still tracked, not reported gone, no spurious update.
-        rep = obs.round(diag, 3.0)
+        client.sendall(b"x" * 10_000)
+        received(peer, 10_000)
+        # The netlink socket dies under the round (as when the kernel drops it).
+        diag._sock.close()
+        with pytest.raises(sockdiag.SockDiagError, match="Bad file descriptor"):
+            obs.round(diag, 2.0, full)
+        # A fresh socket next round: still tracked, not gone, the update not lost.
+        rep, _ = until(obs, diag, port, lambda r, m: any(u[0] == fid for u in r.updated), 3.0, full)
         assert fid in obs.matches() and all(g[0] != fid for g in rep.gone)
-        assert all(u[0] != fid for u in rep.updated)
+        assert (fid, 210_001) in rep.updated
     client.close()
     peer.close()
     srv.close()
+
+
+@pytest.mark.parametrize(
+    "buckets, rounds",
+    [(None, 1), (4096, 1), (32768, 1), (32769, 2), (262_144, 8), (1 << 20, 10)],
+)
+def test_discovery_rounds_follow_the_hash_table(buckets, rounds):
+    assert discovery_rounds(buckets) == rounds
+
+
+def test_ehash_buckets_reads_the_sysctl(tmp_path):
+    p = tmp_path / "tcp_ehash_entries"
+    p.write_text("-262144\n")  # a namespace sharing the machine's table
+    assert ehash_buckets(str(p)) == 262_144
+    p.write_text("4096\n")
+    assert ehash_buckets(str(p)) == 4096
+    assert ehash_buckets(str(tmp_path / "missing")) is None
 
 
 def test_bad_addresses_and_states_are_refused():

@@ -700,6 +700,15 @@ def add_runtime_parsers(sub) -> None:
     a.add_argument(
         "--timeout-rounds", type=int, default=10, help="fail open after this many silent Δ"
     )
+    a.add_argument(
+        "--discover-every",
+        type=int,
+        default=None,
+        metavar="N",
+        help="dump all TCP sockets (finding new ones) every N rounds, and look up only the "
+        "known ones in between (default: from the TCP hash table's size, 1 up to 32768 "
+        "buckets, at most 10)",
+    )
     a.add_argument("--observe-only", action="store_true", help="report but never touch tc")
     a.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
     a.set_defaults(func=cmd_agent)

@@ -2,10 +2,12 @@
 //! `sockdiag` and `observe`). Kernel errors come back as `(message, errno)` for
 //! Python to word (it knows errno names); the caller raises `SockDiagError`.
 
+use coflowkit_runtime::nlio::Poller;
 use coflowkit_runtime::observe::{FlowTable as Table, Key, NewFlow};
 use coflowkit_runtime::sockdiag::{self, DiagError};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use std::net::Ipv4Addr;
 use std::sync::Mutex;
 
@@ -71,6 +73,7 @@ fn new_tuple(f: &NewFlow) -> NewTuple {
 #[pyclass(module = "coflowkit._core")]
 pub struct FlowTable {
     inner: Mutex<Table>,
+    poller: Mutex<Poller>,
 }
 
 impl FlowTable {
@@ -78,6 +81,10 @@ impl FlowTable {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
+
+/// What [`FlowTable::poll`] returns: the REPORT payload, whether anything
+/// changed, the flows gone `(fid, bytes)`, and the error if the round failed.
+type Polled = (Py<PyBytes>, bool, Vec<(u64, u64)>, DiagErr);
 
 #[pymethods]
 impl FlowTable {
@@ -103,6 +110,7 @@ impl FlowTable {
         }
         Ok(FlowTable {
             inner: Mutex::new(Table::new(a, threshold, mask)),
+            poller: Mutex::new(Poller::new()),
         })
     }
 
@@ -130,6 +138,35 @@ impl FlowTable {
     fn end(&self, now: f64) -> (Vec<NewTuple>, Vec<(u64, u64)>, Vec<(u64, u64)>) {
         let c = self.table().end(now);
         (c.new.iter().map(new_tuple).collect(), c.updated, c.gone)
+    }
+
+    /// One whole observation round on the bound `NETLINK_SOCK_DIAG` socket
+    /// `fd`, with netlink sequence number `seq`: a dump (`full`) or exact
+    /// lookups of the sockets the table knows. Returns the round's REPORT
+    /// payload at time `now`, whether anything changed, and the gone flows; a
+    /// failed round changes nothing and returns its error (the socket must
+    /// then be closed: part of a reply may still be queued on it).
+    fn poll(&self, py: Python<'_>, fd: i32, seq: u32, full: bool, now: f64) -> Polled {
+        let r = py.allow_threads(|| {
+            let mut table = self.table();
+            let mut poller = self.poller.lock().unwrap_or_else(|e| e.into_inner());
+            table.begin();
+            let io = if full {
+                poller.dump(fd, &mut table, seq)
+            } else {
+                poller.lookup(fd, &mut table, seq)
+            };
+            io.map(|()| table.end(now))
+        });
+        match r {
+            Ok(c) => (
+                PyBytes::new(py, &c.encode(now)).unbind(),
+                !c.is_empty(),
+                c.gone,
+                None,
+            ),
+            Err(e) => (PyBytes::new(py, b"").unbind(), false, Vec::new(), err(e)),
+        }
     }
 
     /// Every tracked flow as new (a session's first report), in id order.

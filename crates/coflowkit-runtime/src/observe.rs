@@ -8,8 +8,13 @@
 //! time its acknowledged bytes change, and gone when its socket leaves the dump
 //! (closed, or out of the open states). A failed dump changes nothing: the
 //! sockets of a round are applied only in `end`.
+//!
+//! A round can also look up only the sockets the table knows
+//! ([`FlowTable::lookup_keys`], then [`FlowTable::feed_lookups`] with the
+//! replies): the same changes except new connections, which only a dump finds,
+//! without the dump's walk over the kernel's whole connection hash table.
 
-use crate::sockdiag::{parse_each, DiagError, AF_INET};
+use crate::sockdiag::{parse_each, parse_replies, Conn, DiagError, AF_INET};
 use std::collections::{BTreeMap, HashMap};
 
 /// Local address, local port, remote address, remote port.
@@ -29,6 +34,41 @@ pub struct Changes {
     pub new: Vec<NewFlow>,
     pub updated: Vec<(u64, u64)>,
     pub gone: Vec<(u64, u64)>,
+}
+
+impl Changes {
+    pub fn is_empty(&self) -> bool {
+        self.new.is_empty() && self.updated.is_empty() && self.gone.is_empty()
+    }
+
+    /// The payload of the protocol's REPORT message at time `now` (the layout
+    /// of docs/runtime.md and `coflowkit.runtime.proto`, little-endian):
+    /// `time f64, n u32, n × (fid u32, sport u16, dst [4], dport u16,
+    /// first_seen f64, sent u64)`, then the updated and the gone flows, each
+    /// `n u32, n × (fid u32, bytes u64)`. Flow ids are u32 on the wire.
+    pub fn encode(&self, now: f64) -> Vec<u8> {
+        let mut out = Vec::with_capacity(
+            20 + 28 * self.new.len() + 12 * (self.updated.len() + self.gone.len()),
+        );
+        out.extend_from_slice(&now.to_le_bytes());
+        out.extend_from_slice(&(self.new.len() as u32).to_le_bytes());
+        for f in &self.new {
+            out.extend_from_slice(&(f.fid as u32).to_le_bytes());
+            out.extend_from_slice(&f.key.1.to_le_bytes());
+            out.extend_from_slice(&f.key.2);
+            out.extend_from_slice(&f.key.3.to_le_bytes());
+            out.extend_from_slice(&f.first_seen.to_le_bytes());
+            out.extend_from_slice(&f.sent.to_le_bytes());
+        }
+        for list in [&self.updated, &self.gone] {
+            out.extend_from_slice(&(list.len() as u32).to_le_bytes());
+            for &(fid, bytes) in list {
+                out.extend_from_slice(&(fid as u32).to_le_bytes());
+                out.extend_from_slice(&bytes.to_le_bytes());
+            }
+        }
+        out
+    }
 }
 
 struct Tracked {
@@ -81,17 +121,41 @@ impl FlowTable {
         self.batch.clear();
     }
 
+    /// The TCP states (bit s for state s) a dump asks for.
+    pub fn states(&self) -> u32 {
+        self.states
+    }
+
+    fn keep(addrs: &[[u8; 4]], states: u32, batch: &mut Vec<(Key, u64)>, c: &Conn) {
+        if c.family == AF_INET
+            && states & (1u32 << (c.state & 31)) != 0
+            && addrs.contains(&c.src4())
+        {
+            batch.push(((c.src4(), c.sport, c.dst4(), c.dport), c.bytes_acked));
+        }
+    }
+
     /// One reply datagram of the round's dump; true once `NLMSG_DONE` is seen.
     pub fn feed(&mut self, data: &[u8], seq: Option<u32>) -> Result<bool, DiagError> {
         let (addrs, states, batch) = (&self.addrs, self.states, &mut self.batch);
-        parse_each(data, seq, |c| {
-            if c.family == AF_INET
-                && states & (1u32 << (c.state & 31)) != 0
-                && addrs.contains(&c.src4())
-            {
-                batch.push(((c.src4(), c.sport, c.dst4(), c.dport), c.bytes_acked));
-            }
-        })
+        parse_each(data, seq, |c| Self::keep(addrs, states, batch, c))
+    }
+
+    /// What a lookup round asks the kernel for: every tracked flow in id order,
+    /// then every connection still under the threshold by first-seen time.
+    pub fn lookup_keys(&self) -> Vec<Key> {
+        let mut small: Vec<(f64, Key)> = self.small.iter().map(|(k, &t)| (t, *k)).collect();
+        small.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut keys: Vec<Key> = self.flows.values().map(|t| t.key).collect();
+        keys.extend(small.into_iter().map(|(_, k)| k));
+        keys
+    }
+
+    /// Replies to the round's exact lookups (one datagram or more); returns
+    /// how many requests they answered, found or not.
+    pub fn feed_lookups(&mut self, data: &[u8], seq: Option<u32>) -> Result<usize, DiagError> {
+        let (addrs, states, batch) = (&self.addrs, self.states, &mut self.batch);
+        parse_replies(data, seq, |c| Self::keep(addrs, states, batch, c))
     }
 
     /// Applies the round's sockets at time `now` and returns what changed.
@@ -116,7 +180,12 @@ impl FlowTable {
                 continue;
             }
             let fid = self.next_fid;
-            self.next_fid += 1;
+            // Ids are u32 on the wire: after 2³² − 1 flows they start again at 1.
+            self.next_fid = if fid >= u64::from(u32::MAX) {
+                1
+            } else {
+                fid + 1
+            };
             self.index.insert(key, fid);
             self.flows.insert(
                 fid,
@@ -175,7 +244,7 @@ impl FlowTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sockdiag::tests::{done, socket_msg};
+    use crate::sockdiag::tests::{done, nlmsg, socket_msg};
 
     const OPEN: u32 = (1 << 1) | (1 << 4) | (1 << 8) | (1 << 9);
     const H: [u8; 4] = [10, 0, 0, 1];
@@ -231,6 +300,75 @@ mod tests {
         assert_eq!(t.matches(), vec![(2, (H, 2, P, 5001))]);
         assert_eq!((t.key_of(2), t.key_of(1)), (Some((H, 2, P, 5001)), None));
         assert_eq!(t.everything()[0].sent, 250_000);
+    }
+
+    #[test]
+    fn lookups_ask_for_known_sockets_and_see_the_same_changes() {
+        let mut t = FlowTable::new(vec![H], 100_000, OPEN);
+        round(&mut t, &[(3, 1, 50_000)], 1.0); // small, first seen at 1.0
+        round(&mut t, &[(3, 1, 50_000), (2, 1, 10)], 1.5); // small, first seen at 1.5
+        round(&mut t, &[(3, 1, 50_000), (2, 1, 10), (9, 1, 500_000)], 2.0); // flow 1
+                                                                            // Tracked flows by id, then small connections by first-seen time.
+        assert_eq!(
+            t.lookup_keys(),
+            vec![(H, 9, P, 5001), (H, 3, P, 5001), (H, 2, P, 5001)]
+        );
+        // Replies: port 3 crossed the threshold, port 9 is gone (ENOENT), port 2
+        // unchanged.
+        let mut d = socket_msg(5, H, 3, P, 5001, 1, 120_000, 0, 280);
+        d.extend(nlmsg(2, 5, &(-2i32).to_ne_bytes()));
+        d.extend(socket_msg(5, H, 2, P, 5001, 1, 10, 0, 280));
+        t.begin();
+        assert_eq!(t.feed_lookups(&d, Some(5)), Ok(3));
+        let c = t.end(2.5);
+        assert_eq!(c.gone, vec![(1, 500_000)]);
+        assert_eq!(
+            c.new,
+            vec![NewFlow {
+                fid: 2,
+                key: (H, 3, P, 5001),
+                first_seen: 1.0,
+                sent: 120_000
+            }]
+        );
+        assert!(c.updated.is_empty() && !c.is_empty());
+        assert_eq!(t.lookup_keys(), vec![(H, 3, P, 5001), (H, 2, P, 5001)]);
+    }
+
+    #[test]
+    fn reports_encode_little_endian_as_the_protocol_says() {
+        let c = Changes {
+            new: vec![NewFlow {
+                fid: 7,
+                key: (H, 40000, P, 5001),
+                first_seen: 1.5,
+                sent: 123_456,
+            }],
+            updated: vec![(3, 1000), (4, 2000)],
+            gone: vec![(5, 99)],
+        };
+        let b = c.encode(2.25);
+        let mut want = Vec::new();
+        want.extend_from_slice(&2.25f64.to_le_bytes());
+        want.extend_from_slice(&1u32.to_le_bytes());
+        want.extend_from_slice(&7u32.to_le_bytes());
+        want.extend_from_slice(&40000u16.to_le_bytes());
+        want.extend_from_slice(&P);
+        want.extend_from_slice(&5001u16.to_le_bytes());
+        want.extend_from_slice(&1.5f64.to_le_bytes());
+        want.extend_from_slice(&123_456u64.to_le_bytes());
+        want.extend_from_slice(&2u32.to_le_bytes());
+        for (f, n) in [(3u32, 1000u64), (4, 2000)] {
+            want.extend_from_slice(&f.to_le_bytes());
+            want.extend_from_slice(&n.to_le_bytes());
+        }
+        want.extend_from_slice(&1u32.to_le_bytes());
+        want.extend_from_slice(&5u32.to_le_bytes());
+        want.extend_from_slice(&99u64.to_le_bytes());
+        assert_eq!(b, want);
+        assert_eq!(b.len(), 12 + 28 + 4 + 24 + 4 + 12);
+        assert!(Changes::default().is_empty());
+        assert_eq!(Changes::default().encode(0.0).len(), 20);
     }
 
     #[test]

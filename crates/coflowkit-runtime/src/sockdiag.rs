@@ -110,7 +110,62 @@ fn u64_at(d: &[u8], i: usize) -> u64 {
 pub fn parse_each(
     data: &[u8],
     seq: Option<u32>,
+    each: impl FnMut(&Conn),
+) -> Result<bool, DiagError> {
+    parse_inner(data, seq, each, |off, errno| {
+        Err(DiagError {
+            message: format!("sock_diag request failed (NLMSG_ERROR at offset {off}): "),
+            errno: Some(errno),
+        })
+    })
+}
+
+/// Parses the replies to exact lookups ([`exact_request`]): one message per
+/// request, either the socket or `NLMSG_ERROR` with `ENOENT` (no such socket,
+/// not an error here: it is gone). Calls `each` for every socket and returns
+/// how many requests the messages answered. Any other error, and an
+/// `NLMSG_DONE` (which no exact lookup sends), is a [`DiagError`].
+pub fn parse_replies(
+    data: &[u8],
+    seq: Option<u32>,
     mut each: impl FnMut(&Conn),
+) -> Result<usize, DiagError> {
+    let mut answered = 0usize;
+    let mut missing = 0usize;
+    let done = parse_inner(
+        data,
+        seq,
+        |c| {
+            answered += 1;
+            each(c)
+        },
+        |off, errno| {
+            if errno == ENOENT {
+                missing += 1;
+                Ok(())
+            } else {
+                Err(DiagError {
+                    message: format!("sock_diag lookup failed (NLMSG_ERROR at offset {off}): "),
+                    errno: Some(errno),
+                })
+            }
+        },
+    )?;
+    if done {
+        return Err(DiagError::new(
+            "NLMSG_DONE in the replies to exact lookups (a dump's end, not a lookup's)".into(),
+        ));
+    }
+    Ok(answered + missing)
+}
+
+/// `on_error(offset, errno)` decides what an `NLMSG_ERROR` with a nonzero code
+/// means; an acknowledgement (code 0) is skipped.
+fn parse_inner(
+    data: &[u8],
+    seq: Option<u32>,
+    mut each: impl FnMut(&Conn),
+    mut on_error: impl FnMut(usize, i32) -> Result<(), DiagError>,
 ) -> Result<bool, DiagError> {
     let n = data.len();
     let mut off = 0usize;
@@ -200,12 +255,7 @@ pub fn parse_each(
                 let code = u32_at(data, off + NLMSGHDR_LEN) as i32;
                 if code != 0 {
                     // 0 is an acknowledgement, not an error.
-                    return Err(DiagError {
-                        message: format!(
-                            "sock_diag request failed (NLMSG_ERROR at offset {off}): "
-                        ),
-                        errno: Some(code.wrapping_neg()),
-                    });
+                    on_error(off, code.wrapping_neg())?;
                 }
             }
             NLMSG_OVERRUN => {
@@ -261,6 +311,49 @@ fn tcp_info_bytes(data: &[u8], mut a: usize, end: usize) -> Result<(u64, u64), D
         )));
     }
     Ok((0, 0))
+}
+
+const NLM_F_REQUEST: u16 = 0x01;
+const NLM_F_DUMP: u16 = 0x300; // NLM_F_ROOT | NLM_F_MATCH
+const IPPROTO_TCP: u8 = 6;
+const ENOENT: i32 = 2;
+/// `idiag_ext` asking for `INET_DIAG_INFO` (the `tcp_info`).
+const EXT_INFO: u8 = 1 << (INET_DIAG_INFO - 1);
+/// Length of a request: `nlmsghdr` and `struct inet_diag_req_v2`.
+pub const REQUEST_LEN: usize = NLMSGHDR_LEN + 56;
+
+fn request(out: &mut Vec<u8>, flags: u16, seq: u32, states: u32) -> usize {
+    out.extend_from_slice(&(REQUEST_LEN as u32).to_ne_bytes());
+    out.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
+    out.extend_from_slice(&flags.to_ne_bytes());
+    out.extend_from_slice(&seq.to_ne_bytes());
+    out.extend_from_slice(&0u32.to_ne_bytes()); // nlmsg_pid: the kernel
+    out.extend_from_slice(&[AF_INET, IPPROTO_TCP, EXT_INFO, 0]);
+    out.extend_from_slice(&states.to_ne_bytes());
+    let id = out.len(); // struct inet_diag_sockid, 48 bytes
+    out.resize(id + 48, 0);
+    id
+}
+
+/// Appends the request for a dump of the IPv4 TCP sockets in `states` (bit s
+/// for state s), with their `tcp_info`.
+pub fn dump_request(out: &mut Vec<u8>, states: u32, seq: u32) {
+    request(out, NLM_F_REQUEST | NLM_F_DUMP, seq, states);
+}
+
+/// Appends the request for one IPv4 TCP socket, found by its 4-tuple (local
+/// address and port, remote address and port) in the kernel's hash table
+/// rather than by walking it. The reply is the socket, with its `tcp_info`, or
+/// `NLMSG_ERROR` with `ENOENT`; [`parse_replies`] reads either.
+pub fn exact_request(out: &mut Vec<u8>, key: ([u8; 4], u16, [u8; 4], u16), seq: u32) {
+    let id = request(out, NLM_F_REQUEST, seq, u32::MAX);
+    let (src, sport, dst, dport) = key;
+    out[id..id + 2].copy_from_slice(&sport.to_be_bytes());
+    out[id + 2..id + 4].copy_from_slice(&dport.to_be_bytes());
+    out[id + 4..id + 8].copy_from_slice(&src);
+    out[id + 20..id + 24].copy_from_slice(&dst);
+    // idiag_if 0 (any device); idiag_cookie INET_DIAG_NOCOOKIE (not checked).
+    out[id + 40..id + 48].fill(0xFF);
 }
 
 /// Every socket of `data`, and whether `NLMSG_DONE` was seen.
@@ -433,6 +526,58 @@ pub(crate) mod tests {
             parse_dump(&nlmsg(NLMSG_ERROR, 1, &0i32.to_ne_bytes()), None).unwrap(),
             (vec![], false)
         );
+    }
+
+    #[test]
+    fn requests_follow_the_uapi_layout() {
+        let mut d = Vec::new();
+        dump_request(&mut d, 0b10, 7);
+        assert_eq!(d.len(), REQUEST_LEN);
+        assert_eq!(u32_at(&d, 0), 72);
+        assert_eq!(u16_at(&d, 4), SOCK_DIAG_BY_FAMILY);
+        assert_eq!(u16_at(&d, 6), 0x301); // NLM_F_REQUEST | NLM_F_DUMP
+        assert_eq!(u32_at(&d, 8), 7);
+        // family, protocol, idiag_ext (1 << (INET_DIAG_INFO - 1)), pad, states
+        assert_eq!(&d[16..20], &[2, 6, 2, 0]);
+        assert_eq!(u32_at(&d, 20), 0b10);
+        assert!(d[24..].iter().all(|&b| b == 0));
+        let mut e = Vec::new();
+        exact_request(&mut e, ([10, 0, 0, 1], 40000, [10, 0, 0, 2], 5001), 9);
+        assert_eq!(e.len(), REQUEST_LEN);
+        assert_eq!(u16_at(&e, 6), 0x1); // NLM_F_REQUEST only: not a dump
+        assert_eq!(u32_at(&e, 20), u32::MAX);
+        let id = &e[24..];
+        assert_eq!(&id[0..4], &[0x9c, 0x40, 0x13, 0x89]); // ports, big-endian
+        assert_eq!(
+            &id[4..20],
+            &[10, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+        );
+        assert_eq!(
+            &id[20..36],
+            &[10, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+        );
+        assert_eq!(&id[36..40], &[0; 4]); // any interface
+        assert_eq!(&id[40..48], &[0xFF; 8]); // INET_DIAG_NOCOOKIE
+    }
+
+    #[test]
+    fn lookup_replies_count_found_and_missing_sockets() {
+        let mut d = socket_msg(4, [1; 4], 1, [2; 4], 2, 1, 5, 6, 280);
+        d.extend(nlmsg(NLMSG_ERROR, 4, &(-2i32).to_ne_bytes())); // ENOENT: gone
+        d.extend(socket_msg(4, [1; 4], 3, [2; 4], 4, 1, 7, 8, 280));
+        let mut seen = Vec::new();
+        assert_eq!(parse_replies(&d, Some(4), |c| seen.push(c.sport)), Ok(3));
+        assert_eq!(seen, vec![1, 3]);
+        // Any other error fails the round, naming it.
+        let e = parse_replies(&nlmsg(NLMSG_ERROR, 4, &(-1i32).to_ne_bytes()), None, |_| {})
+            .unwrap_err();
+        assert_eq!(e.errno, Some(1));
+        assert!(e
+            .message
+            .starts_with("sock_diag lookup failed (NLMSG_ERROR at offset 0)"));
+        // A dump's end is not a lookup's reply.
+        let e = parse_replies(&done(4), None, |_| {}).unwrap_err();
+        assert!(e.message.contains("NLMSG_DONE"), "{e}");
     }
 
     #[test]

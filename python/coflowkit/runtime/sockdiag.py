@@ -29,10 +29,13 @@ in the reply (``TIME_WAIT`` and ``SYN_RECV`` minisockets) report 0 for both, and
 inode 0.
 
 The parser is the agent's hot path and is written in Rust (coflowkit-runtime's
-``sockdiag``). The agent does not build a :class:`TcpConn` per socket: it feeds
-the raw reply to a :class:`coflowkit._core.FlowTable` (:meth:`SockDiag.dump_into`),
-which filters and diffs in Rust. :func:`parse_dump` gives the same sockets as
-Python objects, for tools and tests; :func:`bench_parse` times it.
+``sockdiag``). The agent does not build a :class:`TcpConn` per socket: it hands
+this socket to a :class:`coflowkit._core.FlowTable` (:meth:`SockDiag.poll_into`),
+which does the whole round in Rust, system calls included: a dump, or exact
+lookups (one request per known socket, answered from the kernel's hash table
+without walking it), then the filter, the diff and the report's encoding.
+:func:`parse_dump` gives the same sockets as Python objects, for tools and
+tests; :func:`bench_parse` times it.
 """
 
 from __future__ import annotations
@@ -372,20 +375,31 @@ class SockDiag:
         self._exchange(states_mask, family, consume)
         return conns
 
-    def dump_into(self, table: FlowTable, states_mask: int = ALL_STATES_MASK) -> None:
-        """One IPv4 dump fed, datagram by datagram, to an agent's flow table.
-
-        The caller brackets it with ``table.begin()`` and ``table.end(now)``; a
-        dump that fails raises here and leaves the table as it was.
-        """
-
-        def consume(datagram: memoryview, seq: int) -> bool:
-            done, error = table.feed(bytes(datagram), seq)
-            if error is not None:
-                raise _error(error)
-            return done
-
-        self._exchange(states_mask, socket.AF_INET, consume)
+    def poll_into(self, table: FlowTable, now: float, full: bool) -> tuple[bytes, bool, list]:
+        """One whole observation round of an agent's flow table, system calls
+        included, in Rust (:meth:`coflowkit._core.FlowTable.poll`): a dump
+        (``full``) or exact lookups of the sockets the table knows. Returns the
+        REPORT payload at ``now``, whether anything changed, and the flows gone.
+        A failed round raises and leaves the table as it was."""
+        if self._closed:
+            raise SockDiagError("the SockDiag socket is closed")
+        sock = self._sock
+        if sock is None:
+            sock = self._sock = self._open()
+        self._seq = self._seq % 0xFFFFFFFF + 1
+        payload, changed, gone, error = table.poll(sock.fileno(), self._seq, full, now)
+        if error is None:
+            return payload, changed, gone
+        # Drop the socket with whatever of the reply is still queued on it.
+        sock.close()
+        self._sock = None
+        message, code = error
+        if code in (errno.EAGAIN, errno.EWOULDBLOCK):  # SO_RCVTIMEO expired
+            raise SockDiagError(
+                f"sock_diag {'dump' if full else 'lookup'} failed: no reply from the kernel "
+                f"within {self._timeout} s"
+            )
+        raise _error(error)
 
     def _exchange(
         self, states_mask: int, family: int, consume: Callable[[memoryview, int], bool]
