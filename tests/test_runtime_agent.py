@@ -36,8 +36,8 @@ def until(obs: Observer, diag: sockdiag.SockDiag, port: int, check, now: float, 
 @pytest.mark.parametrize("reset", [False, True], ids=["fin", "rst"])
 def test_observer_reports_a_connection_from_threshold_to_end(full, reset):
     """The same life seen by dumps and by exact lookups (after the dump that
-    found the connection); the report is the Rust-encoded payload, read back by
-    the protocol's decoder. A connection reset is destroyed at once: its lookup
+    found the flow: lookups find no new one); the report is the Rust-encoded
+    payload, read back by the protocol's decoder. A connection reset is destroyed at once: its lookup
     is answered ENOENT; a closed one lingers in TIME_WAIT or FIN_WAIT2."""
     srv = socket.create_server(("127.0.0.1", 0))
     client = socket.create_connection(srv.getsockname())
@@ -55,7 +55,7 @@ def test_observer_reports_a_connection_from_threshold_to_end(full, reset):
         # bytes_acked counts its SYN: 150,001.
         client.sendall(b"x" * 100_000)
         received(peer, 100_000)
-        rep, mine = until(obs, diag, port, lambda r, m: m, 10.5, full)
+        rep, mine = until(obs, diag, port, lambda r, m: m, 10.5, full=True)
         new = [f for f in rep.new if f.sport == port]
         assert len(new) == 1 and len(mine) == 1
         f = new[0]
@@ -88,23 +88,32 @@ def test_observer_reports_a_connection_from_threshold_to_end(full, reset):
     srv.close()
 
 
-def test_lookups_find_no_new_connection_and_the_next_dump_does():
+@pytest.mark.parametrize("small_first", [False, True], ids=["new", "crossing"])
+def test_lookups_find_no_new_flow_and_the_next_dump_does(small_first):
+    """Neither a new connection nor a known one crossing the threshold is found
+    by lookups; the next dump finds either, with its first-seen time."""
     srv = socket.create_server(("127.0.0.1", 0))
     obs = Observer(["127.0.0.1"], 100_000)
     with sockdiag.SockDiag() as diag:
-        obs.round(diag, 1.0, full=True)
+        if not small_first:
+            obs.round(diag, 1.0, full=True)  # before the connection exists
         client = socket.create_connection(srv.getsockname())
         peer, _ = srv.accept()
         port = client.getsockname()[1]
+        if small_first:
+            client.sendall(b"x" * 1000)
+            received(peer, 1000)
+            obs.round(diag, 1.0, full=True)  # a small connection, first seen at 1.0
         client.sendall(b"x" * 200_000)
         received(peer, 200_000)
         time.sleep(0.05)  # the last ACK is in
-        r = obs.round(diag, 2.0, full=False)
-        assert all(f.sport != port for f in r.report().new)
+        for now in (1.5, 2.0):
+            r = obs.round(diag, now, full=False)
+            assert all(f.sport != port for f in r.report().new)
         rep, mine = until(obs, diag, port, lambda r, m: m, 3.0, full=True)
         (f,) = [f for f in rep.new if f.sport == port]
-        # Seen first by that dump: its first-seen time is the dump's.
-        assert f.first_seen == 3.0 and f.sent == 200_001
+        assert f.first_seen == (1.0 if small_first else 3.0)
+        assert f.sent == 201_001 if small_first else 200_001
     client.close()
     peer.close()
     srv.close()
@@ -139,7 +148,7 @@ def test_a_failed_round_raises_and_changes_nothing(full):
 
 @pytest.mark.parametrize(
     "buckets, rounds",
-    [(None, 1), (4096, 1), (32768, 1), (32769, 2), (262_144, 8), (1 << 20, 10)],
+    [(None, 1), (4096, 1), (16384, 1), (16385, 2), (65536, 4), (262_144, 10), (1 << 20, 10)],
 )
 def test_discovery_rounds_follow_the_hash_table(buckets, rounds):
     assert discovery_rounds(buckets) == rounds

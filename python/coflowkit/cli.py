@@ -705,8 +705,8 @@ def add_runtime_parsers(sub) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="dump all TCP sockets (finding new ones) every N rounds, and look up only the "
-        "known ones in between (default: from the TCP hash table's size, 1 up to 32768 "
+        help="dump all TCP sockets (finding new flows) every N rounds, and look up only the "
+        "tracked flows in between (default: from the TCP hash table's size, 1 up to 16384 "
         "buckets, at most 10)",
     )
     a.add_argument("--observe-only", action="store_true", help="report but never touch tc")

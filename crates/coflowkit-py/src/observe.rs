@@ -142,7 +142,7 @@ impl FlowTable {
 
     /// One whole observation round on the bound `NETLINK_SOCK_DIAG` socket
     /// `fd`, with netlink sequence number `seq`: a dump (`full`) or exact
-    /// lookups of the sockets the table knows. Returns the round's REPORT
+    /// lookups of the tracked flows (which find no new flow). Returns the round's REPORT
     /// payload at time `now`, whether anything changed, and the gone flows; a
     /// failed round changes nothing and returns its error (the socket must
     /// then be closed: part of a reply may still be queued on it).
@@ -150,10 +150,11 @@ impl FlowTable {
         let r = py.allow_threads(|| {
             let mut table = self.table();
             let mut poller = self.poller.lock().unwrap_or_else(|e| e.into_inner());
-            table.begin();
             let io = if full {
+                table.begin();
                 poller.dump(fd, &mut table, seq)
             } else {
+                table.begin_lookups();
                 poller.lookup(fd, &mut table, seq)
             };
             io.map(|()| table.end(now))

@@ -9,10 +9,12 @@
 //! (closed, or out of the open states). A failed dump changes nothing: the
 //! sockets of a round are applied only in `end`.
 //!
-//! A round can also look up only the sockets the table knows
-//! ([`FlowTable::lookup_keys`], then [`FlowTable::feed_lookups`] with the
-//! replies): the same changes except new connections, which only a dump finds,
-//! without the dump's walk over the kernel's whole connection hash table.
+//! A round can also look up only the tracked flows ([`FlowTable::begin_lookups`],
+//! [`FlowTable::lookup_keys`], then [`FlowTable::feed_lookups`] with the
+//! replies): their updates and ends, without the dump's walk over the kernel's
+//! whole connection hash table and without the host's other connections. New
+//! flows (new connections, and small ones crossing the threshold) are found by
+//! dumps only.
 
 use crate::sockdiag::{parse_each, parse_replies, Conn, DiagError, AF_INET};
 use std::collections::{BTreeMap, HashMap};
@@ -89,6 +91,7 @@ pub struct FlowTable {
     next_fid: u64,
     round: u64,
     batch: Vec<(Key, u64)>,
+    keep_small: bool,
 }
 
 impl FlowTable {
@@ -105,6 +108,7 @@ impl FlowTable {
             next_fid: 1,
             round: 0,
             batch: Vec::new(),
+            keep_small: false,
         }
     }
 
@@ -119,6 +123,7 @@ impl FlowTable {
     /// Starts a round, dropping whatever an unfinished one had fed.
     pub fn begin(&mut self) {
         self.batch.clear();
+        self.keep_small = false;
     }
 
     /// The TCP states (bit s for state s) a dump asks for.
@@ -141,14 +146,18 @@ impl FlowTable {
         parse_each(data, seq, |c| Self::keep(addrs, states, batch, c))
     }
 
-    /// What a lookup round asks the kernel for: every tracked flow in id order,
-    /// then every connection still under the threshold by first-seen time.
+    /// What a lookup round asks the kernel for: every tracked flow, in id
+    /// order. Connections under the threshold are not looked up (a busy host
+    /// has many idle ones): like new connections, they become flows at a dump.
     pub fn lookup_keys(&self) -> Vec<Key> {
-        let mut small: Vec<(f64, Key)> = self.small.iter().map(|(k, &t)| (t, *k)).collect();
-        small.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let mut keys: Vec<Key> = self.flows.values().map(|t| t.key).collect();
-        keys.extend(small.into_iter().map(|(_, k)| k));
-        keys
+        self.flows.values().map(|t| t.key).collect()
+    }
+
+    /// Starts a lookup round: the connections under the threshold, which it
+    /// does not look up, stay as they are until the next dump.
+    pub fn begin_lookups(&mut self) {
+        self.batch.clear();
+        self.keep_small = true;
     }
 
     /// Replies to the round's exact lookups (one datagram or more); returns
@@ -203,7 +212,12 @@ impl FlowTable {
                 sent: acked,
             });
         }
-        std::mem::swap(&mut self.small, &mut self.small_next);
+        if self.keep_small {
+            // A lookup round saw only tracked flows: the small ones are as before.
+            self.small_next.clear();
+        } else {
+            std::mem::swap(&mut self.small, &mut self.small_next);
+        }
         self.batch.clear();
         let index = &mut self.index;
         self.flows.retain(|&fid, t| {
@@ -308,31 +322,36 @@ mod tests {
         round(&mut t, &[(3, 1, 50_000)], 1.0); // small, first seen at 1.0
         round(&mut t, &[(3, 1, 50_000), (2, 1, 10)], 1.5); // small, first seen at 1.5
         round(&mut t, &[(3, 1, 50_000), (2, 1, 10), (9, 1, 500_000)], 2.0); // flow 1
-                                                                            // Tracked flows by id, then small connections by first-seen time.
-        assert_eq!(
-            t.lookup_keys(),
-            vec![(H, 9, P, 5001), (H, 3, P, 5001), (H, 2, P, 5001)]
-        );
-        // Replies: port 3 crossed the threshold, port 9 is gone (ENOENT), port 2
-        // unchanged.
-        let mut d = socket_msg(5, H, 3, P, 5001, 1, 120_000, 0, 280);
-        d.extend(nlmsg(2, 5, &(-2i32).to_ne_bytes()));
-        d.extend(socket_msg(5, H, 2, P, 5001, 1, 10, 0, 280));
-        t.begin();
-        assert_eq!(t.feed_lookups(&d, Some(5)), Ok(3));
+        round(
+            &mut t,
+            &[(3, 1, 50_000), (2, 1, 10), (9, 1, 500_000), (8, 1, 400_000)],
+            2.1,
+        ); // flow 2
+           // Only tracked flows are looked up, by id.
+        assert_eq!(t.lookup_keys(), vec![(H, 9, P, 5001), (H, 8, P, 5001)]);
+        // Replies: flow 1 (port 9) is gone (ENOENT), flow 2 grew.
+        let mut d = nlmsg(2, 5, &(-2i32).to_ne_bytes());
+        d.extend(socket_msg(5, H, 8, P, 5001, 1, 450_000, 0, 280));
+        t.begin_lookups();
+        assert_eq!(t.feed_lookups(&d, Some(5)), Ok(2));
         let c = t.end(2.5);
         assert_eq!(c.gone, vec![(1, 500_000)]);
+        assert_eq!(c.updated, vec![(2, 450_000)]);
+        assert!(c.new.is_empty() && !c.is_empty());
+        // The small connections were not looked up and are still known: when
+        // the next dump shows port 3 over the threshold, its first-seen time
+        // is the first dump's.
+        let c = round(&mut t, &[(3, 1, 120_000), (8, 1, 450_000)], 3.0);
         assert_eq!(
             c.new,
             vec![NewFlow {
-                fid: 2,
+                fid: 3,
                 key: (H, 3, P, 5001),
                 first_seen: 1.0,
                 sent: 120_000
             }]
         );
-        assert!(c.updated.is_empty() && !c.is_empty());
-        assert_eq!(t.lookup_keys(), vec![(H, 3, P, 5001), (H, 2, P, 5001)]);
+        assert!(c.updated.is_empty() && c.gone.is_empty());
     }
 
     #[test]

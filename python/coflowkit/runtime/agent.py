@@ -5,8 +5,9 @@ tcp_info), keeps the connections this host sends on (local address one of the
 host's, at least ``threshold`` bytes acknowledged, still open), and reports to the
 master what changed: new flows, flows whose acknowledged bytes grew, flows that
 ended. Every ``discover_every``-th round is a dump of all sockets, which finds new
-connections; the rounds in between look up only the known ones, which spares the
-dump's walk over the kernel's whole hash table (see :func:`discovery_rounds`). Decisions from the master become HTB classes and u32 filters on the egress
+flows; the rounds in between look up only the tracked flows, which spares the
+dump's walk over the kernel's whole hash table and the host's other connections
+(see :func:`discovery_rounds`). Decisions from the master become HTB classes and u32 filters on the egress
 device (:mod:`coflowkit.runtime.tc`), changed incrementally.
 
 Fail-open: when nothing authenticated has come from the master for
@@ -55,11 +56,11 @@ def device_addrs(dev: str) -> list[str]:
     return addrs
 
 
-# A dump walks the kernel's whole TCP hash table, empty buckets included (about
-# 0.65 ns a bucket here: 170 µs for 262,144). Exact lookups of the known sockets
-# do not, but find no new connection, so the agent dumps once every
-# `discovery_rounds` rounds and looks up in between.
-BUCKETS_PER_DUMP_ROUND = 32768
+# A dump walks the kernel's whole TCP hash table, empty buckets included, and
+# returns every open connection of the host. Exact lookups of the tracked flows
+# do neither, but find no new flow, so the agent dumps once every
+# `discovery_rounds` rounds and looks up in between (costs: docs/runtime.md).
+BUCKETS_PER_DUMP_ROUND = 16384
 MAX_DISCOVERY_ROUNDS = 10
 
 
@@ -74,8 +75,8 @@ def ehash_buckets(path: str = "/proc/sys/net/ipv4/tcp_ehash_entries") -> int | N
 
 
 def discovery_rounds(buckets: int | None) -> int:
-    """Rounds per full dump: every round up to 32,768 buckets, then one more
-    round per 32,768 buckets, at most 10 (262,144 buckets: every 8th round).
+    """Rounds per full dump: every round up to 16,384 buckets, then one more
+    round per 16,384 buckets, at most 10 (262,144 buckets: every 10th round).
     Unknown size: every round."""
     if buckets is None:
         return 1
@@ -110,8 +111,7 @@ class Observer:
 
     def round(self, diag: sockdiag.SockDiag, now: float, full: bool = True) -> Round:
         """One round folded into the table: a dump (``full``), which also finds
-        new connections, or exact lookups of the known ones. Returns what
-        changed.
+        new flows, or exact lookups of the tracked ones. Returns what changed.
 
         A failed round raises :class:`~coflowkit.runtime.sockdiag.SockDiagError`
         and changes nothing."""

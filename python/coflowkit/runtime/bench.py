@@ -165,7 +165,11 @@ def _cpu_ns(pid: int) -> int:
 
 
 def agent_cpu(
-    flows: int = 100, seconds: float = 20.0, rate: float = 125_000.0, own_tables: bool = True
+    flows: int = 100,
+    seconds: float = 20.0,
+    rate: float = 125_000.0,
+    own_tables: bool = True,
+    discover_every: int | None = None,
 ) -> dict:
     """The CPU of a whole `coflowkit agent` process, observing ``flows`` TCP flows.
 
@@ -175,9 +179,10 @@ def agent_cpu(
     agent's CPU is read from the kernel's per-thread accounting over
     ``seconds``, after the flows are reported. ``own_tables``: the namespaces
     have TCP hash tables of their own (as testbed hosts do), or share the
-    machine's, which every dump then walks."""
+    machine's, which every dump then walks. ``discover_every``: the agent's
+    ``--discover-every`` (None: its default, from the table's size)."""
     a, ips = "cfkbench-a", ("10.79.1.1", "10.79.1.2")
-    with _two_hosts(ips, own_tables) as (env, agent, procs):
+    with _two_hosts(ips, own_tables, discover_every=discover_every) as (env, agent, procs):
         sender = subprocess.Popen(
             _ns(a, sys.executable, "-c", _SENDER, ips[1], "7999", str(flows), str(rate)),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
@@ -203,7 +208,7 @@ def agent_cpu(
 
 
 @contextlib.contextmanager
-def _two_hosts(ips: tuple[str, str], own_tables: bool = True, master_log=None):
+def _two_hosts(ips: tuple[str, str], own_tables: bool = True, master_log=None, discover_every=None):
     """Hosts ``cfkbench-a`` (0) and ``cfkbench-b`` (1) joined by a veth; a
     receiver sink on b (port 7999); a master (``fair``, every flow alone, links
     of 1 Gbit/s, HTTP on a's port 7471) on a; an agent on each host. Yields the
@@ -233,9 +238,10 @@ def _two_hosts(ips: tuple[str, str], own_tables: bool = True, master_log=None):
             # The receivers' host has an agent too, so the master knows where
             # the flows go and decides (and the agent enforces) their rates.
             for ns, host in ((a, 0), (b, 1)):
+                extra = [] if discover_every is None else ["--discover-every", str(discover_every)]
                 procs.append(subprocess.Popen(
                     _ns(ns, *py, "agent", "--master", f"{ips[0]}:7470", "--host", str(host), "--dev", "eth0",
-                        "--gbps", "1", "--secret-file", secret, "--log-level", "warning"),
+                        "--gbps", "1", "--secret-file", secret, "--log-level", "warning", *extra),
                     env=env))  # fmt: skip
             time.sleep(1.0)
             yield env, procs[2], procs

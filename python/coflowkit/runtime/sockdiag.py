@@ -32,7 +32,7 @@ The parser is the agent's hot path and is written in Rust (coflowkit-runtime's
 ``sockdiag``). The agent does not build a :class:`TcpConn` per socket: it hands
 this socket to a :class:`coflowkit._core.FlowTable` (:meth:`SockDiag.poll_into`),
 which does the whole round in Rust, system calls included: a dump, or exact
-lookups (one request per known socket, answered from the kernel's hash table
+lookups (one request per tracked flow, answered from the kernel's hash table
 without walking it), then the filter, the diff and the report's encoding.
 :func:`parse_dump` gives the same sockets as Python objects, for tools and
 tests; :func:`bench_parse` times it.
@@ -378,7 +378,7 @@ class SockDiag:
     def poll_into(self, table: FlowTable, now: float, full: bool) -> tuple[bytes, bool, list]:
         """One whole observation round of an agent's flow table, system calls
         included, in Rust (:meth:`coflowkit._core.FlowTable.poll`): a dump
-        (``full``) or exact lookups of the sockets the table knows. Returns the
+        (``full``) or exact lookups of the tracked flows. Returns the
         REPORT payload at ``now``, whether anything changed, and the flows gone.
         A failed round raises and leaves the table as it was."""
         if self._closed:
