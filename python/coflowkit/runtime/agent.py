@@ -244,7 +244,7 @@ class Agent:
     def _receive(self) -> None:
         assert self.sock is not None and self.chan is not None
         try:
-            data = self.sock.recv(1 << 20)
+            data = self.sock.recv(proto.RECV_BYTES)
         except BlockingIOError:
             return
         if not data:

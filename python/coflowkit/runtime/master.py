@@ -203,7 +203,7 @@ class Master:
 
     def _frames(self, sel: selectors.BaseSelector, s: Session) -> None:
         try:
-            data = s.sock.recv(1 << 20)
+            data = s.sock.recv(proto.RECV_BYTES)
             if not data:
                 self._close(sel, s, "connection closed")
                 return

@@ -33,6 +33,10 @@ from coflowkit._core import CoflowkitError
 MAGIC = b"CK"
 VERSION = 1
 TAG_LEN = 32
+# Bytes asked of the kernel per recv on a session. More than 128 KiB would make
+# Python allocate (mmap) and free (munmap, with a TLB shootdown on every core) a
+# buffer per call; a frame may span several reads.
+RECV_BYTES = 1 << 16
 NONCE_LEN = 16
 MAX_FRAME = 16 << 20
 
