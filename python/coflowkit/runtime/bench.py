@@ -31,7 +31,7 @@ import tempfile
 import time
 
 from coflowkit.runtime import proto
-from coflowkit.runtime.agent import discovery_rounds
+from coflowkit.runtime.agent import discovery_rounds, ehash_buckets
 from coflowkit.runtime.master import Master, Session
 from coflowkit.runtime.tc import TcBatch, TcPlan
 from coflowkit.runtime.testbed import (
@@ -418,14 +418,6 @@ def _change_latency(a, ips, trials, timeout, decided, whole) -> dict:
     }
 
 
-def _ehash_buckets() -> str:
-    try:
-        with open("/proc/sys/net/ipv4/tcp_ehash_entries", encoding="ascii") as fh:
-            return f"{abs(int(fh.read())):,}"
-    except (OSError, ValueError):
-        return "?"
-
-
 def _metric(ns: str, url: str, name: str) -> float:
     """One value of the master's Prometheus endpoint (read from inside ``ns``)."""
     code = (
@@ -523,8 +515,9 @@ def run(out: str | None) -> str:
     lines += ["", f"tc errors: {len(e['tc_errors'])}", ""]
     own, shared = agent_cpu(own_tables=True), agent_cpu(own_tables=False)
     dumps = agent_cpu(own_tables=False, discover_every=1)
-    big = _ehash_buckets()
-    n_big = discovery_rounds(abs(int(big))) if big.lstrip("-").isdigit() else "?"
+    buckets = ehash_buckets()
+    big = "?" if buckets is None else f"{buckets:,}"
+    n_big = discovery_rounds(buckets)
     lines += ["## Agent CPU (a whole `coflowkit agent` process, Δ = 20 ms)", "",
               f"{own['flows']} flows of 1 Mbit/s each, every count changing every round, the agent enforcing "
               f"(HTB classes installed); CPU of the agent process (all threads) over {own['seconds']:.0f} s "
