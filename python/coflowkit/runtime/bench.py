@@ -365,11 +365,13 @@ def change_latency(trials: int = 8, timeout: float = 5.0) -> dict:
     moment, and from the second connection's establishment to it."""
     a, ips = "cfkbench-a", ("10.79.2.1", "10.79.2.2")
     decided, whole = [], []
-    # The poller (and the tc it spawns) runs at the control plane's priority
-    # too: at normal priority the flows' processes, which fill both cores, would
-    # delay it by tens of milliseconds.
+    # The poller (and the tc it spawns) runs at real-time priority too: at
+    # normal priority the flows' processes, which fill both cores, would delay it
+    # by tens of milliseconds. But below the control plane's: it spins, and at
+    # equal round-robin priority the agent would wait out its 100 ms time slices.
     old = os.sched_getscheduler(0), os.sched_getparam(0)
-    os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(int(CONTROL_PRIORITY[-1])))
+    prio = max(1, int(CONTROL_PRIORITY[-1]) // 2)
+    os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(prio))
     try:
         return _change_latency(a, ips, trials, timeout, decided, whole)
     finally:
