@@ -18,6 +18,7 @@ session it reports every flow it tracks again. On exit it removes everything too
 
 from __future__ import annotations
 
+import gc
 import logging
 import selectors
 import signal
@@ -361,5 +362,6 @@ def main(args) -> int:
         "agent %d on %s (%s) -> master %s; a full dump every %d round(s)",
         args.host, args.dev, ", ".join(agent.addrs), args.master, agent.discover_every,
     )  # fmt: skip
+    gc.freeze()  # as the master does: long-lived objects out of the collector's passes
     agent.run()
     return 0

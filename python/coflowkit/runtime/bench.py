@@ -21,6 +21,7 @@ them as orders of magnitude against the targets, not as precise constants.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import re
@@ -474,6 +475,8 @@ def master_round(
             for i in range(per)
         ]
         m._report(s, proto.Report(0.0, new))
+    gc.collect()
+    gc.freeze()  # as `coflowkit master` does before serving
     times = []
     payloads = []
     for r in range(rounds):
@@ -489,6 +492,7 @@ def master_round(
         times.append(time.perf_counter() - t0)
         payloads.append(sum(s.sock.sent for s in sessions))
     m.server.close()
+    gc.unfreeze()
     times.sort()
     return {
         "hosts": hosts,
