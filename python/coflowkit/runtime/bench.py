@@ -365,54 +365,62 @@ def change_latency(trials: int = 8, timeout: float = 5.0) -> dict:
     Measured: from the master pushing the decision (its debug log) to that
     moment, and from the second connection's establishment to it."""
     a, ips = "cfkbench-a", ("10.79.2.1", "10.79.2.2")
-    decided, whole = [], []
-    # The poller (and the tc it spawns) runs at real-time priority too: at
-    # normal priority the flows' processes, which fill both cores, would delay it
-    # by tens of milliseconds. But below the control plane's: it spins, and at
-    # equal round-robin priority the agent would wait out its 100 ms time slices.
+    with tempfile.TemporaryFile("w+") as mlog, _two_hosts(ips, master_log=mlog) as (env, _, procs):
+        return _change_latency(a, ips, trials, timeout, mlog, env, procs)
+
+
+@contextlib.contextmanager
+def _polling_priority():
+    """The poller (and the tc it spawns) at real-time priority while it polls:
+    at normal priority the flows' processes, which fill both cores, would delay
+    it by tens of milliseconds. Below the control plane's, since it spins; and
+    only while polling, so that the flows' processes it starts do not inherit
+    a real-time policy (they would then starve the kernel's softirq threads and,
+    at equal round-robin priority, the poller itself for whole time slices)."""
     old = os.sched_getscheduler(0), os.sched_getparam(0)
     prio = max(1, int(CONTROL_PRIORITY[-1]) // 2)
     os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(prio))
     try:
-        return _change_latency(a, ips, trials, timeout, decided, whole)
+        yield
     finally:
         os.sched_setscheduler(0, *old)
 
 
-def _change_latency(a, ips, trials, timeout, decided, whole) -> dict:
-    with tempfile.TemporaryFile("w+") as mlog, _two_hosts(ips, master_log=mlog) as (env, _, procs):
-        stream = _ns(a, sys.executable, "-c", _STREAM, ips[1], "7999")
-        first = subprocess.Popen(stream, stdout=subprocess.PIPE, text=True, env=env)
-        procs.append(first)
-        first.stdout.readline()
+def _change_latency(a, ips, trials, timeout, mlog, env, procs) -> dict:
+    decided, whole = [], []
+    stream = _ns(a, sys.executable, "-c", _STREAM, ips[1], "7999")
+    first = subprocess.Popen(stream, stdout=subprocess.PIPE, text=True, env=env)
+    procs.append(first)
+    first.stdout.readline()
 
-        def wait(cond) -> float | None:
-            end = time.monotonic() + timeout
+    def wait(cond) -> float | None:
+        end = time.monotonic() + timeout
+        with _polling_priority():
             while time.monotonic() < end:
                 if cond(_leaf_rates(a)):
                     return time.monotonic()
-            return None
+        return None
 
-        def last_push() -> float:
-            mlog.seek(0)
-            pushes = re.findall(r"pushed \d+ decisions to host 0 at (\d+\.\d+)", mlog.read())
-            return float(pushes[-1]) if pushes else float("nan")
+    def last_push() -> float:
+        mlog.seek(0)
+        pushes = re.findall(r"pushed \d+ decisions to host 0 at (\d+\.\d+)", mlog.read())
+        return float(pushes[-1]) if pushes else float("nan")
 
-        full = 0.9e9  # one flow alone: its class is at (about) the link rate
+    full = 0.9e9  # one flow alone: its class is at (about) the link rate
+    if wait(lambda r: len(r) == 1 and max(r.values()) > full) is None:
+        raise RuntimeError("the first flow never got its class")
+    for _ in range(trials):
+        second = subprocess.Popen(stream, stdout=subprocess.PIPE, text=True, env=env)
+        t0 = float(second.stdout.readline())
+        t1 = wait(lambda r: len(r) == 2 and all(0.4e9 < v < 0.6e9 for v in r.values()))
+        if t1 is not None:
+            wall = time.time() - (time.monotonic() - t1)
+            whole.append(t1 - t0)
+            decided.append(wall - last_push())
+        second.kill()
+        second.wait()
         if wait(lambda r: len(r) == 1 and max(r.values()) > full) is None:
-            raise RuntimeError("the first flow never got its class")
-        for _ in range(trials):
-            second = subprocess.Popen(stream, stdout=subprocess.PIPE, text=True, env=env)
-            t0 = float(second.stdout.readline())
-            t1 = wait(lambda r: len(r) == 2 and all(0.4e9 < v < 0.6e9 for v in r.values()))
-            if t1 is not None:
-                wall = time.time() - (time.monotonic() - t1)
-                whole.append(t1 - t0)
-                decided.append(wall - last_push())
-            second.kill()
-            second.wait()
-            if wait(lambda r: len(r) == 1 and max(r.values()) > full) is None:
-                raise RuntimeError("the first flow did not get the link back")
+            raise RuntimeError("the first flow did not get the link back")
     return {
         "trials": trials,
         "missed": trials - len(whole),
