@@ -154,6 +154,16 @@ def test_discovery_rounds_follow_the_hash_table(buckets, rounds):
     assert discovery_rounds(buckets) == rounds
 
 
+def test_discover_every_below_one_is_refused():
+    from coflowkit._core import CoflowkitError
+    from coflowkit.runtime.agent import Agent
+
+    with pytest.raises(CoflowkitError, match="discover-every must be at least 1 round, got 0"):
+        Agent(("127.0.0.1", 1), b"s" * 32, 0, "lo", 1e6, addrs=["127.0.0.1"], discover_every=0)
+    a = Agent(("127.0.0.1", 1), b"s" * 32, 0, "lo", 1e6, addrs=["127.0.0.1"], discover_every=3)
+    assert a.discover_every == 3
+
+
 def test_ehash_buckets_reads_the_sysctl(tmp_path):
     p = tmp_path / "tcp_ehash_entries"
     p.write_text("-262144\n")  # a namespace sharing the machine's table

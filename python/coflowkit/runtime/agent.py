@@ -7,8 +7,9 @@ master what changed: new flows, flows whose acknowledged bytes grew, flows that
 ended. Every ``discover_every``-th round is a dump of all sockets, which finds new
 flows; the rounds in between look up only the tracked flows, which spares the
 dump's walk over the kernel's whole hash table and the host's other connections
-(see :func:`discovery_rounds`). Decisions from the master become HTB classes and u32 filters on the egress
-device (:mod:`coflowkit.runtime.tc`), changed incrementally.
+(see :func:`discovery_rounds`). Decisions from the master become HTB classes and
+u32 filters on the egress device (:mod:`coflowkit.runtime.tc`), changed
+incrementally.
 
 Fail-open: when nothing authenticated has come from the master for
 ``timeout_rounds`` × Δ (or the connection drops), the agent removes everything it
