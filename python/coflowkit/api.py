@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -215,3 +216,32 @@ def snapshot(
     totals["time_s"] = float(s["time_s"].iloc[last])
     totals["active_coflows"] = int(s["active_coflows"].iloc[last])
     return rows.reset_index(drop=True), totals
+
+
+def write_result(result: Result, out: str) -> None:
+    """Writes a run as `coflowkit simulate --out` does: coflows.csv/.parquet, the
+    series when recorded, summary.json."""
+    os.makedirs(out, exist_ok=True)
+    result.coflows.to_csv(os.path.join(out, "coflows.csv"), index=False)
+    result.coflows.to_parquet(os.path.join(out, "coflows.parquet"), index=False)
+    for name, table in [("series", result.series), ("progress", result.progress)]:
+        if table is not None:
+            table.to_csv(os.path.join(out, f"{name}.csv"), index=False)
+            table.to_parquet(os.path.join(out, f"{name}.parquet"), index=False)
+    with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as fh:
+        json.dump(
+            {
+                "policy": result.policy,
+                "params": result.params,
+                "fabric": result.fabric,
+                "version": _core.__version__,
+                "events": result.events,
+                "policy_calls": result.policy_calls,
+                "summary": result.summary,
+                **({"series": result.series_summary} if result.series_summary else {}),
+            },
+            fh,
+            indent=2,
+            sort_keys=True,
+        )
+        fh.write("\n")

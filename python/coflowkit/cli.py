@@ -16,20 +16,11 @@ import numpy as np
 
 from coflowkit import __version__, api, metrics, runner
 from coflowkit._core import CoflowkitError, SimulationError
+from coflowkit.options import default_trace, parse_kv
 
 
 class UsageError(Exception):
     pass
-
-
-def parse_kv(items: list[str] | None, what: str = "--param") -> dict[str, str]:
-    out: dict[str, str] = {}
-    for it in items or []:
-        if "=" not in it:
-            raise UsageError(f"{what} '{it}' is not KEY=VALUE")
-        k, v = it.split("=", 1)
-        out[k.strip()] = v.strip()
-    return out
 
 
 def parse_policy_list(text: str) -> list[tuple[str, str, dict[str, str]]]:
@@ -152,31 +143,7 @@ def print_summary(summary: dict, title: str) -> None:
     Console(width=120).print(t)
 
 
-def write_run(result: api.Result, out: str) -> None:
-    os.makedirs(out, exist_ok=True)
-    result.coflows.to_csv(os.path.join(out, "coflows.csv"), index=False)
-    result.coflows.to_parquet(os.path.join(out, "coflows.parquet"), index=False)
-    for name, table in [("series", result.series), ("progress", result.progress)]:
-        if table is not None:
-            table.to_csv(os.path.join(out, f"{name}.csv"), index=False)
-            table.to_parquet(os.path.join(out, f"{name}.parquet"), index=False)
-    with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as fh:
-        json.dump(
-            {
-                "policy": result.policy,
-                "params": result.params,
-                "fabric": result.fabric,
-                "version": __version__,
-                "events": result.events,
-                "policy_calls": result.policy_calls,
-                "summary": result.summary,
-                **({"series": result.series_summary} if result.series_summary else {}),
-            },
-            fh,
-            indent=2,
-            sort_keys=True,
-        )
-        fh.write("\n")
+write_run = api.write_result  # kept for callers of the old name
 
 
 def cmd_simulate(args) -> int:
@@ -351,15 +318,6 @@ def cmd_reproduce(args) -> int:
     )
     print(f"wrote {report} (tables, figures and report in {out})")
     return 0
-
-
-def default_trace() -> str:
-    here = os.path.dirname(os.path.abspath(__file__))
-    for base in [os.getcwd(), os.path.join(here, "..", "..")]:
-        p = os.path.normpath(os.path.join(base, "..", "shared", "traces", "FB2010-1Hr-150-0.txt"))
-        if os.path.exists(p):
-            return p
-    return os.path.join("..", "shared", "traces", "FB2010-1Hr-150-0.txt")
 
 
 def cmd_mcs_train(args) -> int:
@@ -611,149 +569,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=1, help="seed of the pair sampling")
     d.add_argument("--out", required=True, metavar="FILE", help="weights JSON")
     d.set_defaults(func=cmd_learn_distance)
+    from coflowkit.runtime.cli import add_runtime_parsers
+
     add_runtime_parsers(sub)
     return p
-
-
-def cmd_agent(args) -> int:
-    from coflowkit.runtime import agent
-
-    _log_setup(args.log_level)
-    return agent.main(args)
-
-
-def cmd_master(args) -> int:
-    from coflowkit.runtime import master
-
-    _log_setup(args.log_level)
-    return master.main(args)
-
-
-def _log_setup(level: str) -> None:
-    import logging
-
-    logging.basicConfig(
-        level=level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s"
-    )
-
-
-def cmd_testbed(args) -> int:
-    from coflowkit.runtime import testbed
-
-    if args.action == "up":
-        st = testbed.up(args.hosts, args.gbps)
-        print(
-            f"testbed up: {st['hosts']} hosts at {st['gbps']} Gbit/s ({st['ips'][0]} .. {st['ips'][-1]})"
-        )
-    elif args.action == "down":
-        n = testbed.down()
-        print(f"testbed down: removed {n} namespaces")
-    elif args.action == "bench":
-        from coflowkit.runtime import bench
-
-        print(bench.run(args.out))
-    else:
-        trace = args.trace or default_trace()
-        args.out = args.out or "testbed-run"
-        s = testbed.run(
-            trace, args.policy, parse_kv(args.param), args.out, hosts=args.hosts, gbps=args.gbps,
-            coflows=args.coflows, bytes_scale=args.bytes_scale, time_scale=args.time_scale,
-            interval_ms=args.interval_ms,
-        )  # fmt: skip
-        print(
-            f"testbed run: {s['policy']} on {s['hosts']} hosts, {s['coflows']} coflows, {s['flows']} flows"
-        )
-        print(f"  measured goodput   {s['goodput_bytes_per_s'] * 8 / 1e6:.1f} Mbit/s per link")
-        print(f"  mean CCT real      {s['real_mean_cct_s']:.3f} s")
-        print(f"  mean CCT simulated {s['sim_mean_cct_s']:.3f} s")
-        print(
-            f"  error              {100 * s['mean_cct_error']:+.1f}% (median per-coflow |error| {100 * s['median_coflow_error']:.1f}%)"
-        )
-        print(
-            f"  master round       mean {1e3 * s['master_round_mean_s']:.2f} ms, max {1e3 * s['master_round_max_s']:.2f} ms"
-        )
-        print(
-            f"  wrote {args.out}/coflows.csv, summary.json, sim/, comparison.csv, comparison.json"
-        )
-    return 0
-
-
-def add_runtime_parsers(sub) -> None:
-    a = sub.add_parser(
-        "agent", help="per-host agent: observe TCP flows, report, enforce rates (root)"
-    )
-    a.add_argument(
-        "--master", required=True, metavar="HOST:PORT", help="the master's agent address"
-    )
-    a.add_argument(
-        "--host", type=int, required=True, help="this host's index in the master's fabric"
-    )
-    a.add_argument("--dev", required=True, help="egress device to shape (e.g. eth0)")
-    a.add_argument("--gbps", type=float, default=10.0, help="the device's link rate (default 10)")
-    a.add_argument(
-        "--secret-file", required=True, metavar="FILE", help="shared secret (>= 16 bytes)"
-    )
-    a.add_argument("--interval-ms", type=float, default=20.0, help="report interval Δ (default 20)")
-    a.add_argument(
-        "--threshold", type=int, default=100_000, help="ignore flows below this many bytes"
-    )
-    a.add_argument(
-        "--timeout-rounds", type=int, default=10, help="fail open after this many silent Δ"
-    )
-    a.add_argument(
-        "--discover-every",
-        type=int,
-        default=None,
-        metavar="N",
-        help="dump all TCP sockets (finding new flows) every N rounds, and look up only the "
-        "tracked flows in between (default: from the TCP hash table's size, 1 up to 16384 "
-        "buckets, at most 10)",
-    )
-    a.add_argument("--observe-only", action="store_true", help="report but never touch tc")
-    a.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
-    a.set_defaults(func=cmd_agent)
-
-    m = sub.add_parser("master", help="the master: global view, policy rounds, HTTP API")
-    m.add_argument("--policy", required=True, help="a policy of `coflowkit policies`")
-    m.add_argument("--param", action="append", metavar="K=V", help="policy parameter (repeatable)")
-    m.add_argument("--hosts", type=int, required=True, help="number of hosts (agents 0..N-1)")
-    m.add_argument("--gbps", type=float, required=True, help="host link rate")
-    m.add_argument(
-        "--goodput", type=float, default=1448 / 1514, help="payload share of the link rate"
-    )
-    m.add_argument("--listen", default="127.0.0.1:7470", metavar="HOST:PORT", help="agent address")
-    m.add_argument(
-        "--http", default="127.0.0.1:7471", metavar="HOST:PORT", help="HTTP API (or off)"
-    )
-    m.add_argument(
-        "--secret-file", required=True, metavar="FILE", help="shared secret (>= 16 bytes)"
-    )
-    m.add_argument("--interval-ms", type=float, default=20.0, help="round interval Δ (default 20)")
-    m.add_argument("--membership", default="registry", choices=["registry", "none"])
-    m.add_argument("--enforce", default="rates", choices=["rates", "classes"])
-    m.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
-    m.set_defaults(func=cmd_master)
-
-    from coflowkit.runtime.testbed import DEFAULT_GBPS
-
-    t = sub.add_parser("testbed", help="a cluster of network namespaces: up, down, run (root)")
-    t.add_argument("action", choices=["up", "down", "run", "bench"])
-    t.add_argument("--hosts", type=int, default=8, help="hosts (default 8)")
-    t.add_argument(
-        "--gbps",
-        type=float,
-        default=DEFAULT_GBPS,
-        help=f"host link rate, Gbit/s (default {DEFAULT_GBPS}: 8 hosts at that rate are what 2 cores carry)",
-    )
-    t.add_argument("--trace", metavar="PATH", help="trace to replay (default: the FB trace)")
-    t.add_argument("--policy", default="varys", help="policy for run (default varys)")
-    t.add_argument("--param", action="append", metavar="K=V", help="policy parameter")
-    t.add_argument("--coflows", type=int, default=40, help="first N coflows of the trace")
-    t.add_argument("--bytes-scale", type=float, default=0.005, help="factor on flow sizes")
-    t.add_argument("--time-scale", type=float, default=0.1, help="factor on arrival times")
-    t.add_argument("--interval-ms", type=int, default=20, help="Δ of master and agents")
-    t.add_argument("--out", help="output directory (run: default testbed-run)")
-    t.set_defaults(func=cmd_testbed)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,6 +4,7 @@
 mod ident;
 mod live;
 mod observe;
+mod wire;
 
 use coflowkit_model::{Fabric, ModelError, Workload as RsWorkload};
 use coflowkit_trace::{FlowColumns, Format};
@@ -18,6 +19,12 @@ create_exception!(
     CoflowkitError,
     PyValueError,
     "Bad input: a trace, a parameter or an option."
+);
+create_exception!(
+    _core,
+    ProtocolError,
+    CoflowkitError,
+    "A frame that is malformed, out of sequence, over its size limit or of another version."
 );
 create_exception!(
     _core,
@@ -496,7 +503,16 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<live::LiveScheduler>()?;
     m.add_class::<observe::FlowTable>()?;
     m.add_function(wrap_pyfunction!(observe::parse_sock_diag, m)?)?;
+    m.add_class::<wire::FrameReader>()?;
+    m.add_function(wrap_pyfunction!(wire::encode_frame, m)?)?;
+    m.add_function(wrap_pyfunction!(wire::encode_hello, m)?)?;
+    m.add_function(wrap_pyfunction!(wire::decode_hello, m)?)?;
+    m.add_function(wrap_pyfunction!(wire::encode_report, m)?)?;
+    m.add_function(wrap_pyfunction!(wire::decode_report, m)?)?;
+    m.add_function(wrap_pyfunction!(wire::encode_decisions, m)?)?;
+    m.add_function(wrap_pyfunction!(wire::decode_decisions, m)?)?;
     m.add("CoflowkitError", m.py().get_type::<CoflowkitError>())?;
+    m.add("ProtocolError", m.py().get_type::<ProtocolError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -94,6 +94,11 @@ impl LiveScheduler {
             .map_err(model_err)
     }
 
+    /// Restores registered coflow `id`'s arrival (a restarted master).
+    fn set_arrival(&self, id: u64, arrival: f64) -> PyResult<()> {
+        self.live().set_arrival(id, arrival).map_err(model_err)
+    }
+
     /// A declared slot was seen on the network.
     fn start(&self, flow: u32, src_port: u32, now: f64) -> PyResult<()> {
         self.live().start(flow, src_port, now).map_err(model_err)
@@ -119,6 +124,16 @@ impl LiveScheduler {
             SlotState::Active => "active",
             SlotState::Finished => "finished",
         })
+    }
+
+    /// Bytes flow slot `flow` has sent (as last reported).
+    fn sent(&self, flow: u32) -> PyResult<f64> {
+        let l = self.live();
+        if (flow as usize) < l.num_flows() {
+            Ok(l.sent(flow))
+        } else {
+            Err(crate::CoflowkitError::new_err(format!("no flow slot {flow}")))
+        }
     }
 
     fn coflow_of(&self, flow: u32) -> Option<u64> {

@@ -16,6 +16,7 @@
 pub mod nlio;
 pub mod observe;
 pub mod sockdiag;
+pub mod wire;
 
 use coflowkit_alloc::MaxMin;
 use coflowkit_model::{Fabric, ModelError, PathId};
@@ -86,6 +87,8 @@ pub struct Live {
     coflow_started: Vec<u32>,
     coflow_left: Vec<u32>,
     coflow_finish: Vec<f64>,
+    /// The coflow's arrival is known (its first flow started, or it was restored).
+    arrived: Vec<bool>,
     by_id: BTreeMap<u64, u32>,
     // Active flows (sorted slots), split by what the policy may see.
     active: Vec<u32>,
@@ -141,6 +144,7 @@ impl Live {
             coflow_started: Vec::new(),
             coflow_left: Vec::new(),
             coflow_finish: Vec::new(),
+            arrived: Vec::new(),
             by_id: BTreeMap::new(),
             active: Vec::new(),
             hidden: Vec::new(),
@@ -259,6 +263,7 @@ impl Live {
         self.coflow_started.push(0);
         self.coflow_left.push(flows.len() as u32);
         self.coflow_finish.push(f64::NAN);
+        self.arrived.push(false);
         self.by_id.insert(id, k);
         self.grow_paths();
         first
@@ -269,6 +274,22 @@ impl Live {
         if self.path_count.len() < np {
             self.path_count.resize(np, 0);
         }
+    }
+
+    /// Restores the arrival of registered coflow `id` (a restarted master
+    /// reloading its registrations): its flows starting later keep it.
+    pub fn set_arrival(&mut self, id: u64, arrival: f64) -> Result<(), ModelError> {
+        let k = *self
+            .by_id
+            .get(&id)
+            .ok_or_else(|| param("coflow", format!("coflow {id} is not registered")))?
+            as usize;
+        if !arrival.is_finite() {
+            return Err(param("arrival", format!("coflow {id}: bad arrival {arrival}")));
+        }
+        self.arrival[k] = arrival;
+        self.arrived[k] = true;
+        Ok(())
     }
 
     /// The slot of registered coflow `id`, if any.
@@ -315,10 +336,11 @@ impl Live {
         self.state[i] = SlotState::Active;
         self.flow_src_port[i] = src_port;
         let k = self.flow_coflow[i] as usize;
-        if self.coflow_started[k] == 0 && self.coflow_sent[k] == 0.0 {
+        if !self.arrived[k] {
             // A coflow's arrival is when its first flow shows up, not when it was
             // registered (a job may register its shuffle long before it runs).
             self.arrival[k] = now;
+            self.arrived[k] = true;
         }
         self.coflow_started[k] += 1;
         let p = self.flow_path[i] as usize;
@@ -644,6 +666,19 @@ mod tests {
             assert_eq!(x.class, Some(0), "{d:?}");
             assert!((x.rate - 50.0 * MB).abs() < 1.0, "{d:?}");
         }
+    }
+
+    #[test]
+    fn a_restored_arrival_is_kept_when_the_first_flow_starts() {
+        // A restarted master registers coflow 5 again and restores its arrival
+        // (-3 s: before this process started); its flow's start keeps it.
+        let mut l = live("fair", 2);
+        let f = l.register(5, &[decl(0, 1, 80, None)], 0.0).unwrap();
+        l.set_arrival(5, -3.0).unwrap();
+        l.start(f, 1234, 1.0).unwrap();
+        assert_eq!(l.finish(f, 2.0).unwrap(), Some(5.0));
+        assert!(l.set_arrival(6, 0.0).is_err());
+        assert!(l.set_arrival(5, f64::NAN).is_err());
     }
 
     #[test]

@@ -17,6 +17,7 @@
 //! dumps only.
 
 use crate::sockdiag::{parse_each, parse_replies, Conn, DiagError, AF_INET};
+use crate::wire;
 use std::collections::{BTreeMap, HashMap};
 
 /// Local address, local port, remote address, remote port.
@@ -43,31 +44,28 @@ impl Changes {
         self.new.is_empty() && self.updated.is_empty() && self.gone.is_empty()
     }
 
-    /// The payload of the protocol's REPORT message at time `now` (the layout
-    /// of docs/runtime.md and `coflowkit.runtime.proto`, little-endian):
-    /// `time f64, n u32, n × (fid u32, sport u16, dst [4], dport u16,
-    /// first_seen f64, sent u64)`, then the updated and the gone flows, each
-    /// `n u32, n × (fid u32, bytes u64)`. Flow ids are u32 on the wire.
+    /// The payload of the protocol's REPORT message at time `now`
+    /// ([`crate::wire`] has the layout). Flow ids are u32 on the wire.
     pub fn encode(&self, now: f64) -> Vec<u8> {
         let mut out = Vec::with_capacity(
             20 + 28 * self.new.len() + 12 * (self.updated.len() + self.gone.len()),
         );
-        out.extend_from_slice(&now.to_le_bytes());
-        out.extend_from_slice(&(self.new.len() as u32).to_le_bytes());
+        wire::put_report_head(&mut out, now, self.new.len());
         for f in &self.new {
-            out.extend_from_slice(&(f.fid as u32).to_le_bytes());
-            out.extend_from_slice(&f.key.1.to_le_bytes());
-            out.extend_from_slice(&f.key.2);
-            out.extend_from_slice(&f.key.3.to_le_bytes());
-            out.extend_from_slice(&f.first_seen.to_le_bytes());
-            out.extend_from_slice(&f.sent.to_le_bytes());
+            wire::put_new(
+                &mut out,
+                &wire::NewFlow {
+                    fid: f.fid as u32,
+                    sport: f.key.1,
+                    dst: f.key.2,
+                    dport: f.key.3,
+                    first_seen: f.first_seen,
+                    sent: f.sent,
+                },
+            );
         }
         for list in [&self.updated, &self.gone] {
-            out.extend_from_slice(&(list.len() as u32).to_le_bytes());
-            for &(fid, bytes) in list {
-                out.extend_from_slice(&(fid as u32).to_le_bytes());
-                out.extend_from_slice(&bytes.to_le_bytes());
-            }
+            wire::put_pairs(&mut out, list.iter().map(|&(f, b)| (f as u32, b)));
         }
         out
     }

@@ -11,27 +11,38 @@ dump's walk over the kernel's whole hash table and the host's other connections
 u32 filters on the egress device (:mod:`coflowkit.runtime.tc`), changed
 incrementally.
 
-Fail-open: when nothing authenticated has come from the master for
-``timeout_rounds`` × Δ (or the connection drops), the agent removes everything it
-installed, so traffic falls back to plain TCP sharing, and reconnects; on its next
-session it reports every flow it tracks again. On exit it removes everything too.
+Fail-open: when nothing has come from the master for ``timeout_rounds`` × Δ (or
+the connection drops, or the master does not read what the agent sends), the
+agent removes everything it installed, so traffic falls back to plain TCP
+sharing, and reconnects; on its next session it reports every flow it tracks
+again. On exit it removes everything too, and at start it removes any tree a
+previous agent process left (one killed with SIGKILL cannot clean up;
+``coflowkit agent --cleanup`` is the supervisor's hook for that).
+
+The session is mutual TLS (:mod:`coflowkit.runtime.tls`): the agent presents its
+host's certificate and talks only to a peer whose certificate names the master.
+Its HELLO carries a boot id, random per agent process, so the master can tell a
+reconnection of this process from a restarted agent whose flow ids start over.
 """
 
 from __future__ import annotations
 
 import gc
 import logging
+import os
 import selectors
 import signal
 import socket
+import ssl
 import subprocess
 import threading
 import time
 from dataclasses import dataclass
 
 from coflowkit._core import CoflowkitError, FlowTable
-from coflowkit.runtime import proto, sockdiag
-from coflowkit.runtime.tc import TcBatch, TcPlan
+from coflowkit.runtime import proto, sockdiag, tls
+from coflowkit.runtime.session import Conn, SendQueueFull
+from coflowkit.runtime.tc import TcBatch, TcPlan, remove_tree
 
 log = logging.getLogger("coflowkit.agent")
 
@@ -135,11 +146,15 @@ class Observer:
         return len(self.table)
 
 
+# Bytes the agent queues for a master that does not read before it gives up on it.
+SEND_QUEUE = 8 << 20
+
+
 class Agent:
     def __init__(
         self,
         master: tuple[str, int],
-        secret: bytes,
+        tls_context: ssl.SSLContext,
         host: int,
         dev: str,
         link_bytes_per_s: float,
@@ -161,8 +176,9 @@ class Agent:
         if timeout_rounds < 1:
             raise CoflowkitError(f"timeout must be at least one interval, got {timeout_rounds}")
         self.master = master
-        self.secret = secret
+        self.ctx = tls_context
         self.host = host
+        self.boot_id = os.urandom(proto.BOOT_ID_LEN)
         self.dev = dev
         self.interval = interval
         self.timeout = timeout_rounds * interval
@@ -174,10 +190,8 @@ class Agent:
         self.tc: TcBatch | None = None
         self.tree = False
         self.stop = threading.Event()
-        self.sock: socket.socket | None = None
-        self.chan: proto.Channel | None = None
+        self.conn: Conn | None = None
         self.session = False
-        self.last_heard = 0.0
         self.rounds = 0
         self.decisions_applied = 0
         self.fail_opens = 0
@@ -212,55 +226,52 @@ class Agent:
 
     # -- connection ----------------------------------------------------------
     def _connect(self) -> None:
-        s = socket.create_connection(self.master, timeout=2.0)
-        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        s.setblocking(False)
-        self.sock, self.chan, self.session = s, proto.Channel(self.secret), False
-        self.last_heard = time.monotonic()
+        """TCP and TLS to the master (blocking, bounded by 2 s), then HELLO and
+        every tracked flow."""
+        raw = socket.create_connection(self.master, timeout=2.0)
+        try:
+            raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock = self.ctx.wrap_socket(raw, server_side=False)
+        except (OSError, ssl.SSLError):
+            raw.close()
+            raise
+        try:
+            peer = tls.identity(sock.getpeercert())
+            if peer.role != tls.MASTER:
+                raise CoflowkitError(f"the peer at {self.master[0]}:{self.master[1]} is {peer}, not the master")
+        except CoflowkitError:
+            sock.close()
+            raise
+        sock.setblocking(False)
+        conn = Conn(sock, proto.agent_channel(), f"{self.master[0]}:{self.master[1]}", SEND_QUEUE)
+        conn.open = True
+        self.conn = conn
+        hello = proto.Hello(
+            self.host, max(1, int(self.interval * 1000)), self.addrs, self.name, self.boot_id
+        )
+        conn.send(proto.HELLO, proto.encode_hello(hello))
+        first = self.observer.everything(time.time())
+        first.gone, self.unsent_gone = self.unsent_gone, []
+        conn.send(proto.REPORT, proto.encode_report(first))
+        self.session = True
 
     def _drop(self, why: str) -> None:
-        if self.sock is not None:
+        if self.conn is not None:
             log.warning("connection to master %s:%d closed: %s", *self.master, why)
-            try:
-                self.sock.close()
-            except OSError:
-                pass
-        self.sock = self.chan = None
+            self.conn.close()
+        self.conn = None
         self.session = False
         self._fail_open(why)
 
     def _send(self, mtype: int, payload: bytes) -> None:
-        assert self.sock is not None and self.chan is not None
-        data = self.chan.frame(mtype, payload)
-        try:
-            sent = self.sock.send(data)  # almost always whole: one system call
-        except BlockingIOError:
-            sent = 0
-        if sent < len(data):  # the master is slow to read: block for the rest
-            self.sock.setblocking(True)
-            try:
-                self.sock.sendall(data[sent:])
-            finally:
-                self.sock.setblocking(False)
+        assert self.conn is not None
+        self.conn.send(mtype, payload)
 
     def _receive(self) -> None:
-        assert self.sock is not None and self.chan is not None
-        try:
-            data = self.sock.recv(proto.RECV_BYTES)
-        except BlockingIOError:
-            return
-        if not data:
-            raise ConnectionError("master closed the connection")
-        for mtype, payload in self.chan.feed(data):
-            self.last_heard = time.monotonic()
-            if mtype == proto.CHALLENGE:
-                hello = proto.Hello(self.host, int(self.interval * 1000), self.addrs, self.name)
-                self._send(proto.HELLO, proto.encode_hello(hello))
-                first = self.observer.everything(time.time())
-                first.gone, self.unsent_gone = self.unsent_gone, []
-                self._send(proto.REPORT, proto.encode_report(first))
-                self.session = True
-            elif mtype == proto.DECISIONS:
+        assert self.conn is not None
+        self.conn.flush()
+        for mtype, payload in self.conn.read_frames():
+            if mtype == proto.DECISIONS:
                 decisions = proto.decode_decisions(payload)
                 if decisions:  # an empty one is the master's heartbeat
                     self._apply(decisions)
@@ -272,39 +283,49 @@ class Agent:
         end = None if duration is None else time.monotonic() + duration
         sel = selectors.DefaultSelector()
         diag = sockdiag.SockDiag()
-        subprocess.run(["tc", "qdisc", "del", "dev", self.dev, "root"], capture_output=True)
+        if self.enforce and remove_tree(self.dev):
+            log.warning("removed the tree a previous agent left on %s", self.dev)
         next_round = time.monotonic()
         next_connect = 0.0
+        failures = (OSError, ConnectionError, ssl.SSLError, proto.ProtocolError, CoflowkitError)
         try:
             while not self.stop.is_set() and (end is None or time.monotonic() < end):
                 now = time.monotonic()
-                if self.sock is None and now >= next_connect:
+                if self.conn is None and now >= next_connect:
                     try:
                         self._connect()
-                        sel.register(self.sock, selectors.EVENT_READ)
-                    except OSError as e:
+                        sel.register(self.conn.sock, selectors.EVENT_READ)
+                    except failures as e:
                         log.info("master %s:%d unreachable: %s", *self.master, e)
+                        if self.conn is not None:
+                            self._drop(str(e))
                         next_connect = now + min(1.0, 5 * self.interval)
                 if now >= next_round:
                     next_round += self.interval
                     if next_round < now:
                         next_round = now + self.interval
                     self._round(diag)
-                if self.sock is not None and time.monotonic() - self.last_heard > self.timeout:
-                    sel.unregister(self.sock)
+                c = self.conn
+                if c is not None and time.monotonic() - c.last_heard > self.timeout:
+                    sel.unregister(c.sock)
                     self._drop(f"silent for {self.timeout:.3f} s")
                     next_connect = time.monotonic() + self.interval
-                wait = max(0.0, next_round - time.monotonic())
+                c = self.conn
+                if c is not None:
+                    want = selectors.EVENT_READ | (selectors.EVENT_WRITE if c.wants_write else 0)
+                    if sel.get_key(c.sock).events != want:
+                        sel.modify(c.sock, want)
+                wait = 0.0 if c is not None and c.readable_now else max(0.0, next_round - time.monotonic())
                 for key, _ in sel.select(timeout=wait):
                     try:
                         self._receive()
-                    except (OSError, ConnectionError, proto.ProtocolError) as e:
+                    except failures as e:
                         sel.unregister(key.fileobj)
                         self._drop(str(e))
                         next_connect = time.monotonic() + self.interval
         finally:
-            if self.sock is not None:
-                sel.unregister(self.sock)
+            if self.conn is not None:
+                sel.unregister(self.conn.sock)
                 self._drop("agent stopping")
             self._fail_open("agent stopping")
             if self.tc is not None:
@@ -329,7 +350,7 @@ class Agent:
         if r.changed or self.rounds % 5 == 0:
             try:
                 self._send(proto.REPORT, r.payload)
-            except OSError as e:
+            except (OSError, ssl.SSLError, SendQueueFull) as e:
                 self._drop(str(e))
 
     def close(self) -> None:
@@ -338,12 +359,19 @@ class Agent:
 
 def main(args) -> int:
     """Entry point of ``coflowkit agent`` (arguments parsed by the CLI)."""
+    if args.cleanup:
+        removed = remove_tree(args.dev)
+        log.info("cleanup: %s", f"removed the agent's tree from {args.dev}" if removed else "nothing to remove")
+        return 0
+    for flag, value in (("--master", args.master), ("--host", args.host), ("--tls-dir", args.tls_dir)):
+        if value is None:
+            raise CoflowkitError(f"agent: {flag} is required (unless --cleanup)")
     host, _, port = args.master.rpartition(":")
     if not host or not port.isdigit():
         raise CoflowkitError(f"--master must be HOST:PORT, got {args.master!r}")
     agent = Agent(
         (host, int(port)),
-        proto.read_secret(args.secret_file),
+        tls.host_client_context(args.tls_dir, args.host),
         args.host,
         args.dev,
         args.gbps * 1e9 / 8 / (1514 / 1448) if args.gbps else 10e9 / 8,

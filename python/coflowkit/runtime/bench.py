@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 
-from coflowkit.runtime import proto
+from coflowkit.runtime import proto, tls
 from coflowkit.runtime.agent import discovery_rounds, ehash_buckets
 from coflowkit.runtime.master import Master, Session
 from coflowkit.runtime.tc import TcBatch, TcPlan
@@ -39,6 +39,7 @@ from coflowkit.runtime.testbed import (
     CONTROL_PRIORITY,
     HOST_EHASH_BUCKETS,
     child_env,
+    make_identities,
     own_tcp_tables,
 )
 
@@ -256,11 +257,11 @@ def agent_cpu(
             raise RuntimeError(f"the sender failed ({sender.wait()})")
         time.sleep(2.0)  # the flows cross the threshold and are reported
         pid = _agent_pid(agent.pid)
-        d0 = _metric(a, f"http://{ips[0]}:7471/metrics", "coflowkit_decisions_sent_total")
+        d0 = _metric(a, "http://127.0.0.1:7471/metrics", "coflowkit_decisions_sent_total")
         c0, t0 = _cpu_ns(pid), time.monotonic()
         time.sleep(seconds)
         c1, t1 = _cpu_ns(pid), time.monotonic()
-        d1 = _metric(a, f"http://{ips[0]}:7471/metrics", "coflowkit_decisions_sent_total")
+        d1 = _metric(a, "http://127.0.0.1:7471/metrics", "coflowkit_decisions_sent_total")
         tracked = _count_flows(a, ips[0])
         sender.stdin.close()
         return {
@@ -276,7 +277,7 @@ def agent_cpu(
 def _two_hosts(ips: tuple[str, str], own_tables: bool = True, master_log=None, discover_every=None):
     """Hosts ``cfkbench-a`` (0) and ``cfkbench-b`` (1) joined by a veth; a
     receiver sink on b (port 7999); a master (``fair``, every flow alone, links
-    of 1 Gbit/s, HTTP on a's port 7471) on a; an agent on each host. Yields the
+    of 1 Gbit/s, HTTP on a's loopback port 7471) on a; an agent on each host. Yields the
     child environment, host a's agent process and the list of processes, which
     are all stopped (and the namespaces deleted) on exit."""
     a, b = "cfkbench-a", "cfkbench-b"
@@ -284,9 +285,7 @@ def _two_hosts(ips: tuple[str, str], own_tables: bool = True, master_log=None, d
     try:
         _veth_pair(a, b, ips, own_tables)
         with tempfile.TemporaryDirectory() as tmp:
-            secret = os.path.join(tmp, "secret")
-            with open(secret, "w") as fh:
-                fh.write("b" * 32)
+            pki = make_identities(os.path.join(tmp, "tls"), 2, [[ips[0]], [ips[1]]], [ips[0]])
             # Master and agents at the testbed's control-plane priority: the
             # flows' senders and receivers here can fill both cores.
             py = [*CONTROL_PRIORITY, sys.executable, "-m", "coflowkit"]
@@ -296,8 +295,9 @@ def _two_hosts(ips: tuple[str, str], own_tables: bool = True, master_log=None, d
             )
             procs.append(subprocess.Popen(
                 _ns(a, *py, "master", "--policy", "fair", "--hosts", "2", "--gbps", "1",
-                    "--listen", f"{ips[0]}:7470", "--http", f"{ips[0]}:7471", "--membership", "none",
-                    "--secret-file", secret, "--log-level", "debug" if master_log else "warning"),
+                    "--listen", f"{ips[0]}:7470", "--http", "127.0.0.1:7471", "--membership", "none",
+                    "--tls-dir", pki, "--state", "none",
+                    "--log-level", "debug" if master_log else "warning"),
                 env=env, stderr=master_log))  # fmt: skip
             time.sleep(1.0)
             # The receivers' host has an agent too, so the master knows where
@@ -306,7 +306,7 @@ def _two_hosts(ips: tuple[str, str], own_tables: bool = True, master_log=None, d
                 extra = [] if discover_every is None else ["--discover-every", str(discover_every)]
                 procs.append(subprocess.Popen(
                     _ns(ns, *py, "agent", "--master", f"{ips[0]}:7470", "--host", str(host), "--dev", "eth0",
-                        "--gbps", "1", "--secret-file", secret, "--log-level", "warning", *extra),
+                        "--gbps", "1", "--tls-dir", pki, "--log-level", "warning", *extra),
                     env=env))  # fmt: skip
             time.sleep(1.0)
             yield env, procs[2], procs
@@ -449,30 +449,31 @@ def _count_flows(ns: str, src: str) -> int:
     return sum(1 for m in re.finditer(r"bytes_acked:(\d+)", out) if int(m.group(1)) > 150_000)
 
 
-class _Null:
-    """A socket stand-in for the master's sessions: counts bytes."""
+class _NullConn:
+    """A session's connection stand-in for the master round: counts the bytes of
+    the frames the master queues."""
 
-    def __init__(self):
+    def __init__(self, peer: str):
+        self.peer = peer
         self.sent = 0
+        self.chan = proto.master_channel()
+        self.open = True
+        self.deadline = None
 
-    def setblocking(self, _):
-        pass
-
-    def sendall(self, data):
-        self.sent += len(data)
-
-    def fileno(self):
-        return id(self)
+    def send(self, mtype: int, payload: bytes) -> None:
+        self.sent += len(self.chan.frame(mtype, payload))
 
 
 def master_round(
     hosts: int = 16, flows: int = 1000, rounds: int = 200, policy: str = "fair"
 ) -> dict:
-    m = Master(policy, {}, hosts, 12.5e6, b"k" * 32, listen=("127.0.0.1", 0), http=None)
+    with tempfile.TemporaryDirectory() as tmp:
+        ctx = tls.master_context(make_identities(os.path.join(tmp, "tls"), 0))
+    m = Master(policy, {}, hosts, 12.5e6, ctx, listen=("127.0.0.1", 0), http=None)
     sessions = []
     for h in range(hosts):
-        s = Session(_Null(), f"h{h}", proto.Channel(b"k" * 32, b"n" * 16))
-        m._hello(s, proto.Hello(h, 20, [f"10.0.{h}.1"], f"h{h}"))
+        s = Session(_NullConn(f"h{h}"), tls.Identity("host", h, frozenset([f"10.0.{h}.1"])))
+        m._hello(None, s, proto.Hello(h, 20, [f"10.0.{h}.1"], f"h{h}"))
         sessions.append(s)
     per = flows // hosts
     for h, s in enumerate(sessions):
@@ -498,7 +499,7 @@ def master_round(
             m._report(s, proto.decode_report(proto.encode_report(rep)))
         m.round()
         times.append(time.perf_counter() - t0)
-        payloads.append(sum(s.sock.sent for s in sessions))
+        payloads.append(sum(s.conn.sent for s in sessions))
     m.server.close()
     gc.unfreeze()
     times.sort()

@@ -1,52 +1,109 @@
 """`coflowkit master`: the global view, the policy, and what each agent enforces.
 
-One thread owns everything that changes (the agents' sessions and the
-:class:`coflowkit._core.LiveScheduler` running the registry policy); it wakes on
-agent frames and every interval Δ for a round: apply reports, decide, push to
-each agent only the decisions that changed. The HTTP API runs in other threads and
-talks to the round thread through a queue (writes) and a snapshot published after
-every round (reads).
+One thread owns everything that changes: the agents' sessions (mutual TLS,
+:mod:`coflowkit.runtime.session`), the :class:`coflowkit._core.LiveScheduler`
+running the registry policy, and the durable state
+(:mod:`coflowkit.runtime.state`). It wakes on agent frames and every interval Δ
+for a round: apply registrations, decide, queue to each agent only the decisions
+that changed. Nothing in the thread blocks: sends go to bounded per-agent queues,
+and an agent that does not keep up is disconnected. The HTTP API
+(:mod:`coflowkit.runtime.http_api`) runs in other threads and talks to the round
+thread through a queue (registrations) and a snapshot published after every
+round (reads).
 
 Membership: a flow whose (source host, destination host, destination port) was
 registered joins that coflow's next free slot; any other flow is a coflow of its
 own (``membership=none`` ignores registrations). Identification by clustering
 (CODA) runs inside the ``coda`` policy, which sees every flow as its own coflow
 and groups them itself.
+
+Trust: an agent is the host its certificate names, and may claim only the
+addresses its certificate lists. A new session for a host replaces the old one.
+A HELLO with a new boot id (the agent process restarted) ends the flows the old
+process reported; a host disconnected for ``lost_after`` seconds has its flows
+ended too. docs/runtime.md states every promise and its limits.
 """
 
 from __future__ import annotations
 
 import collections
+import errno
 import gc
-import json
 import logging
 import queue
 import selectors
 import signal
 import socket
+import ssl
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from coflowkit._core import CoflowkitError, LiveScheduler
-from coflowkit.runtime import proto
+from coflowkit.runtime import proto, tls
+from coflowkit.runtime.http_api import ApiServer
+from coflowkit.runtime.registration import Registration
+from coflowkit.runtime.resources import (
+    LogLimiter,
+    ReserveFd,
+    descriptor_room,
+    ensure_descriptors,
+)
+from coflowkit.runtime.session import Conn, SendQueueFull, wrap_server
+from coflowkit.runtime.state import Store
 from coflowkit.runtime.tc import PAUSED_FLOOR
 
 log = logging.getLogger("coflowkit.master")
 
 SINGLE_BASE = 1 << 62  # coflow ids of unregistered flows; registered ids stay below
+ACCEPTS_PER_WAKEUP = 64
+DEFAULT_MAX_AGENTS = 50_000
+# Descriptors kept beyond agents and HTTP requests: listening sockets, the state
+# file, logs, the reserve descriptor, Python's own.
+FD_RESERVE = 64
 
 
 @dataclass
 class Session:
-    sock: socket.socket
-    peer: str
-    chan: proto.Channel
+    conn: Conn
+    ident: tls.Identity | None = None
     host: int | None = None
     addrs: list[str] = field(default_factory=list)
     flows: dict[int, int] = field(default_factory=dict)  # fid -> slot
     last_sent: float = 0.0
+
+    @property
+    def peer(self) -> str:
+        return self.conn.peer
+
+
+@dataclass
+class Limits:
+    """What one peer may cost the master (docs/runtime.md, Bounds)."""
+
+    max_agents: int | None = None  # None: DEFAULT_MAX_AGENTS, or what ulimit -n allows
+    handshake_timeout: float = 5.0  # TLS handshake + HELLO
+    read_timeout: float = 10.0  # silence of an agent; a partial frame; an HTTP read
+    send_queue: int = 4 << 20  # bytes queued for one agent
+    http_inflight: int = 64
+    http_body: int = 4 << 20
+    lost_after: float = 30.0  # a disconnected host's flows end after this
+
+    def check(self) -> None:
+        if self.max_agents is None:
+            room = descriptor_room() - self.http_inflight - FD_RESERVE
+            self.max_agents = max(1, min(DEFAULT_MAX_AGENTS, room))
+            if self.max_agents < DEFAULT_MAX_AGENTS:
+                log.warning(
+                    "at most %d agents at once: the descriptor limit (ulimit -n) allows no "
+                    "more than that (%d by default)", self.max_agents, DEFAULT_MAX_AGENTS,
+                )  # fmt: skip
+        for name in ("max_agents", "send_queue", "http_inflight", "http_body"):
+            if getattr(self, name) < 1:
+                raise CoflowkitError(f"{name.replace('_', '-')} must be >= 1")
+        for name in ("handshake_timeout", "read_timeout", "lost_after"):
+            if not getattr(self, name) > 0:
+                raise CoflowkitError(f"{name.replace('_', '-')} must be positive")
 
 
 class Master:
@@ -56,188 +113,302 @@ class Master:
         params: dict[str, str],
         hosts: int,
         link_bytes_per_s: float,
-        secret: bytes,
+        tls_context: ssl.SSLContext,
         listen: tuple[str, int] = ("127.0.0.1", 7470),
         http: tuple[str, int] | None = ("127.0.0.1", 7471),
         interval: float = 0.02,
         membership: str = "registry",
         enforce: str = "rates",
         hysteresis: float = 0.02,
+        state_path: str | None = None,
+        api_tokens: dict[str, frozenset[str]] | None = None,
+        api_tls: ssl.SSLContext | None = None,
+        limits: Limits | None = None,
     ):
-        if interval <= 0:
+        if not interval > 0:
             raise CoflowkitError(f"interval must be positive, got {interval}")
         if membership not in ("registry", "none"):
             raise CoflowkitError(f"membership must be registry or none, got {membership!r}")
         if enforce not in ("rates", "classes"):
             raise CoflowkitError(f"enforce must be rates or classes, got {enforce!r}")
+        if not 1 <= hosts < 65536:
+            raise CoflowkitError(f"hosts must be in 1..65535, got {hosts}")
+        self.limits = limits or Limits()
+        self.limits.check()
+        ensure_descriptors(
+            self.limits.max_agents + self.limits.http_inflight + FD_RESERVE,
+            f"--max-agents {self.limits.max_agents} (+ --http-inflight {self.limits.http_inflight})",
+        )
         self.live = LiveScheduler(policy, params, hosts, link_bytes_per_s)
         self.policy = policy
         self.hosts = hosts
         self.capacity = link_bytes_per_s
-        self.secret = secret
+        self.ctx = tls_context
         self.interval = interval
         self.membership = membership
         self.enforce = enforce
         self.hysteresis = hysteresis
         self.t0 = time.monotonic()
-        self.server = socket.create_server(listen, reuse_port=False)
-        self.server.setblocking(False)
-        self.address = self.server.getsockname()[:2]
-        self.sessions: dict[int, Session] = {}
+        self.wall0 = time.time()
+        self.sessions: dict[int, Session] = {}  # fd -> session
         self.by_host: dict[int, Session] = {}
+        self.boot: dict[int, bytes] = {}  # host -> boot id of its agent process
+        self.lost_since: dict[int, float] = {}  # host -> when its session ended
         self.ip_host: dict[str, int] = {}
         self.pending: dict[tuple[int, int, int], collections.deque[int]] = {}
+        # Registered flows that were running when the master last stopped:
+        # (src, sport, dst, dport) -> slot. Their agents report them again.
+        self.rebind: dict[tuple[int, int, int, int], int] = {}
+        self.reg_slot: dict[int, tuple[int, int]] = {}  # registered slot -> (coflow, index)
         self.slot_owner: dict[int, tuple[int, int]] = {}  # slot -> (host, fid)
         self.host_flows: dict[int, dict[int, int]] = {}  # host -> fid -> slot
         # Flows whose destination no agent has announced yet: held (with their
         # latest byte count) until that agent says hello. host -> fid -> NewFlow
         self.unresolved: dict[int, dict[int, proto.NewFlow]] = {}
-        self.slot_info: dict[
-            int, tuple[int, int, int, int]
-        ] = {}  # slot -> (src, dst, sport, dport)
-        self.pushed: dict[int, tuple[int, float]] = {}  # slot -> (kind, value) the agent has
+        self.slot_info: dict[int, tuple[int, int, int, int]] = {}  # slot -> (src, dst, sport, dport)
+        self.pushed: dict[int, tuple[int, float]] = {}  # slot -> (kind, value) its agent has
         self.rates: dict[int, tuple[float, int]] = {}
         self.next_single = SINGLE_BASE
         self.requests: queue.Queue = queue.Queue()
         self.lock = threading.Lock()
-        self.snapshot: dict = {"coflows": [], "flows": []}
+        self.snapshot: dict = {"coflows": [], "flows": [], "agents": 0}
         self.stop = threading.Event()
         self.dirty = False
-        self.metrics = {
-            "rounds": 0,
-            "round_seconds_sum": 0.0,
-            "round_seconds_max": 0.0,
-            "round_seconds_last": 0.0,
-            "rejected_messages": 0,
-            "decisions_sent": 0,
-            "reports": 0,
-            "unresolved_flows": 0,
-            "ignored_flows": 0,
-        }
+        self.limiter = LogLimiter(log)
+        self.metrics = collections.Counter(
+            rounds=0, round_seconds_sum=0.0, round_seconds_max=0.0, round_seconds_last=0.0,
+            rejected_messages=0, decisions_sent=0, reports=0, unresolved_flows=0,
+            ignored_flows=0, refused_connections=0, accept_errors=0, slow_agents=0,
+            lost_flows=0, round_errors=0,
+        )  # fmt: skip
+        self.store = Store(state_path) if state_path else None
+        self.server = socket.create_server(listen, backlog=1024)
+        self.server.setblocking(False)
+        self.address = self.server.getsockname()[:2]
+        self.reserve = ReserveFd()
+        self._sel: selectors.BaseSelector | None = None
         self.httpd = None
+        if self.store is not None:
+            self._reload()
         if http is not None:
-            self.httpd = ThreadingHTTPServer(http, _handler(self))
-            self.httpd.daemon_threads = True
+            self.httpd = ApiServer(
+                http, self, api_tokens, api_tls, self.limits.http_inflight,
+                self.limits.read_timeout, self.limits.http_body,
+            )  # fmt: skip
             self.http_address = self.httpd.server_address[:2]
 
     def now(self) -> float:
         return time.monotonic() - self.t0
 
-    # -- registrations (called from the round thread) ------------------------
-    def _host_of(self, v) -> int:
-        if isinstance(v, bool):
-            raise CoflowkitError(f"bad host {v!r}")
+    def wall(self, t: float) -> float:
+        return self.wall0 + t
+
+    # -- registrations (round thread) ------------------------------------------
+    def _resolve(self, v: int | str, where: str) -> int:
         if isinstance(v, int):
             return v
-        if isinstance(v, str) and v in self.ip_host:
-            return self.ip_host[v]
-        if isinstance(v, str) and v.isdigit():
-            return int(v)
-        raise CoflowkitError(
-            f"unknown host {v!r} (a host index, or the address of a connected agent)"
-        )
+        host = self.ip_host.get(v)
+        if host is None:
+            raise CoflowkitError(f"{where}: no connected agent has address {v}")
+        return host
 
-    def register(self, body: dict) -> dict:
-        if not isinstance(body, dict) or "id" not in body or "flows" not in body:
-            raise CoflowkitError(
-                'a registration is {"id": int, "flows": [{"src", "dst", "dst_port", "size"?}]}'
-            )
-        cid = body["id"]
-        if not isinstance(cid, int) or not 0 <= cid < SINGLE_BASE:
-            raise CoflowkitError(f"id must be an integer in [0, 2^62), got {cid!r}")
-        if not isinstance(body["flows"], list):
-            raise CoflowkitError("flows must be a list")
+    def register(self, reg: Registration) -> dict:
         flows = []
-        for i, f in enumerate(body["flows"]):
-            if not isinstance(f, dict):
-                raise CoflowkitError(f"flows[{i}] must be an object")
-            try:
-                src, dst = self._host_of(f["src"]), self._host_of(f["dst"])
-                port = f["dst_port"]
-            except KeyError as e:
-                raise CoflowkitError(f"flows[{i}]: missing {e.args[0]}") from None
-            except CoflowkitError as e:
-                raise CoflowkitError(f"flows[{i}]: {e}") from None
-            if not isinstance(port, int) or not 0 < port < 65536:
-                raise CoflowkitError(f"flows[{i}].dst_port must be a TCP port, got {port!r}")
-            size = f.get("size")
-            if size is not None and not isinstance(size, (int, float)):
-                raise CoflowkitError(f"flows[{i}].size must be a number of bytes, got {size!r}")
-            flows.append((src, dst, port, None if size is None else float(size)))
-        first = self.live.register(cid, flows, self.now())
+        for i, (src, dst, port, size) in enumerate(reg.flows):
+            s = self._resolve(src, f"flows[{i}].src")
+            d = self._resolve(dst, f"flows[{i}].dst")
+            flows.append((s, d, port, size))
+        first = self.live.register(reg.id, flows, self.now())
+        if self.store is not None:
+            self.store.add_coflow(reg.id, flows, time.time())
+        self._declare(reg.id, first, flows, set())
+        return {"id": reg.id, "flows": len(flows), "first_slot": first}
+
+    def _declare(self, cid: int, first: int, flows: list, bound: set[int]) -> None:
         for k, (src, dst, port, _) in enumerate(flows):
-            self.pending.setdefault((src, dst, port), collections.deque()).append(first + k)
-            self.slot_info[first + k] = (src, dst, 0, port)
-        return {"id": cid, "flows": len(flows), "first_slot": first}
+            slot = first + k
+            self.reg_slot[slot] = (cid, k)
+            self.slot_info[slot] = (src, dst, 0, port)
+            if k not in bound:
+                self.pending.setdefault((src, dst, port), collections.deque()).append(slot)
 
-    # -- agent frames --------------------------------------------------------
+    def _reload(self) -> None:
+        """Registrations of the previous master process, with which of their flows
+        had started (they come back as their agents report them) or ended."""
+        assert self.store is not None
+        now = self.now()
+        n_flows = n_coflows = 0
+        for c in self.store.load():
+            flows = [(int(s), int(d), int(p), z) for s, d, p, z in c.flows]
+            first = self.live.register(c.id, flows, now)
+            if c.arrival_wall is not None:
+                self.live.set_arrival(c.id, c.arrival_wall - self.wall0)
+            bound = set()
+            for b in c.bindings:
+                slot = first + b.idx
+                bound.add(b.idx)
+                if b.finished:
+                    self.live.start(slot, b.sport, now)
+                    self.live.update([slot], [b.bytes])
+                    self.live.finish(slot, now)
+                else:
+                    self.rebind[(b.src, b.sport, b.dst, b.dport)] = slot
+            self._declare(c.id, first, flows, bound)
+            n_flows += len(flows)
+            n_coflows += 1
+        if n_coflows:
+            log.info(
+                "state %s: %d coflows (%d flows, %d running) restored",
+                self.store.path, n_coflows, n_flows, len(self.rebind),
+            )  # fmt: skip
+
+    # -- the HTTP API's calls (other threads) ----------------------------------
+    def get(self, path: str) -> tuple[int, object, str]:
+        with self.lock:
+            snap = self.snapshot
+        if path == "/api/coflows":
+            return 200, snap["coflows"], "application/json"
+        if path == "/api/flows":
+            return 200, snap["flows"], "application/json"
+        if path == "/api/health":
+            body = {"policy": self.policy, "agents": snap["agents"], "rounds": self.metrics["rounds"]}
+            return 200, body, "application/json"
+        if path == "/metrics":
+            return 200, self.prometheus(), "text/plain; version=0.0.4"
+        return 404, {"error": f"no such endpoint {path}"}, "application/json"
+
+    def submit(self, reg: Registration, timeout: float = 5.0) -> tuple[int, object]:
+        reply: queue.Queue = queue.Queue()
+        self.requests.put((reg, reply))
+        try:
+            return reply.get(timeout=timeout)
+        except queue.Empty:
+            return 503, {"error": "the master did not run a round in time"}
+
+    # -- agents' connections ---------------------------------------------------
     def _accept(self, sel: selectors.BaseSelector) -> None:
-        try:
-            sock, addr = self.server.accept()
-        except BlockingIOError:
-            return
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        chan = proto.Channel(self.secret)
-        s = Session(sock, f"{addr[0]}:{addr[1]}", chan)
-        try:
-            sock.sendall(chan.frame(proto.CHALLENGE, proto.Channel.new_nonce()))
-        except OSError:
-            sock.close()
-            return
-        sock.setblocking(False)
-        self.sessions[sock.fileno()] = s
-        sel.register(sock, selectors.EVENT_READ, s)
+        for _ in range(ACCEPTS_PER_WAKEUP):
+            try:
+                sock, addr = self.server.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as e:
+                self.metrics["accept_errors"] += 1
+                if e.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                    self.limiter.warn("accept", "cannot accept an agent: %s; refusing one", e)
+                    self.reserve.shed(self.server)
+                    return
+                if e.errno in (errno.ECONNABORTED, errno.EPROTO, errno.EPERM):
+                    continue
+                self.limiter.warn("accept", "accept failed: %s", e)
+                return
+            if len(self.sessions) >= self.limits.max_agents:
+                self.metrics["refused_connections"] += 1
+                self.limiter.warn(
+                    "full", "refusing %s: %d connections (--max-agents)", addr[0], len(self.sessions)
+                )
+                sock.close()
+                continue
+            try:
+                tsock = wrap_server(self.ctx, sock)
+            except (OSError, ssl.SSLError) as e:
+                self.limiter.warn("accept", "cannot set up TLS with %s: %s", addr[0], e)
+                sock.close()
+                continue
+            conn = Conn(
+                tsock, proto.master_channel(), f"{addr[0]}:{addr[1]}", self.limits.send_queue,
+                deadline=time.monotonic() + self.limits.handshake_timeout,
+            )  # fmt: skip
+            s = Session(conn)
+            self.sessions[conn.fileno()] = s
+            sel.register(conn.sock, selectors.EVENT_READ, s)
 
-    def _close(self, sel: selectors.BaseSelector, s: Session, why: str) -> None:
-        log.warning("agent %s (host %s) disconnected: %s", s.peer, s.host, why)
+    def _close(self, sel: selectors.BaseSelector, s: Session, why: str, tell: bool = False) -> None:
+        if tell and s.conn.open:
+            try:
+                s.conn.send(proto.ERROR, why.encode()[:1000])
+            except (OSError, ssl.SSLError, SendQueueFull, proto.ProtocolError):
+                pass
+        self.limiter.warn("close", "agent %s (host %s) disconnected: %s", s.peer, s.host, why)
         try:
-            sel.unregister(s.sock)
+            sel.unregister(s.conn.sock)
         except (KeyError, ValueError):
             pass
-        self.sessions.pop(s.sock.fileno(), None)
+        self.sessions.pop(s.conn.fileno(), None)
         if s.host is not None and self.by_host.get(s.host) is s:
             del self.by_host[s.host]
-        # Its limits are gone (the agent fails open); resend after a reconnect.
-        for slot in s.flows.values():
-            self.pushed.pop(slot, None)
-        s.sock.close()
+            self.lost_since[s.host] = time.monotonic()
+            # Its agent fails open: nothing it was told is in force any more.
+            for slot in s.flows.values():
+                self.pushed.pop(slot, None)
+        s.conn.close()
 
-    def _frames(self, sel: selectors.BaseSelector, s: Session) -> None:
+    def _io(self, sel: selectors.BaseSelector, s: Session, mask: int) -> None:
+        """Handles one session's readiness; any failure ends that session only."""
         try:
-            data = s.sock.recv(proto.RECV_BYTES)
-            if not data:
-                self._close(sel, s, "connection closed")
-                return
-            for mtype, payload in s.chan.feed(data):
+            if not s.conn.open:
+                if not s.conn.handshake():
+                    self._interest(sel, s)
+                    return
+                s.ident = tls.identity(s.conn.sock.getpeercert())
+                if s.ident.role != "host":
+                    raise proto.ProtocolError(f"a {s.ident} certificate is not an agent's")
+            if mask & selectors.EVENT_WRITE:
+                s.conn.flush()
+            for mtype, payload in s.conn.read_frames():
                 if mtype == proto.HELLO and s.host is None:
-                    self._hello(s, proto.decode_hello(payload))
+                    self._hello(sel, s, proto.decode_hello(payload))
                 elif mtype == proto.REPORT and s.host is not None:
                     self._report(s, proto.decode_report(payload))
                 else:
                     raise proto.ProtocolError(f"unexpected {proto.TYPE_NAMES[mtype]}")
-        except proto.ProtocolError as e:
+            if s.conn.sock.fileno() >= 0:
+                self._interest(sel, s)
+        except (proto.ProtocolError, CoflowkitError) as e:
             self.metrics["rejected_messages"] += 1
-            log.warning("rejected a message from %s: %s", s.peer, e)
-            try:
-                s.sock.setblocking(True)
-                s.sock.sendall(s.chan.frame(proto.ERROR, str(e).encode()))
-            except (OSError, proto.ProtocolError):
-                pass
-            self._close(sel, s, str(e))
-        except CoflowkitError as e:
+            self._close(sel, s, f"rejected: {e}", tell=True)
+        except SendQueueFull as e:
+            self.metrics["slow_agents"] += 1
+            self._close(sel, s, f"does not keep up: {e}")
+        except ssl.SSLError as e:
             self.metrics["rejected_messages"] += 1
-            log.warning("rejected a report from %s: %s", s.peer, e)
-            self._close(sel, s, str(e))
-        except OSError as e:
-            self._close(sel, s, str(e))
+            self._close(sel, s, f"TLS: {e.reason or e}")
+        except (OSError, ConnectionError) as e:
+            self._close(sel, s, str(e) or type(e).__name__)
+        except Exception as e:  # a bug must not stop the master: end this session
+            log.exception("session %s failed", s.peer)
+            self._close(sel, s, f"internal error: {type(e).__name__}")
 
-    def _hello(self, s: Session, h: proto.Hello) -> None:
+    def _interest(self, sel: selectors.BaseSelector, s: Session) -> None:
+        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if s.conn.wants_write else 0)
+        key = sel.get_key(s.conn.sock)
+        if key.events != events:
+            sel.modify(s.conn.sock, events, s)
+
+    def _hello(self, sel: selectors.BaseSelector, s: Session, h: proto.Hello) -> None:
+        ident = s.ident
+        assert ident is not None
+        if ident.host != h.host:
+            raise proto.ProtocolError(f"HELLO says host {h.host}, but the certificate is {ident}")
         if not 0 <= h.host < self.hosts:
             raise proto.ProtocolError(f"host {h.host} is outside this master's {self.hosts} hosts")
+        for a in h.addrs:
+            if a not in ident.ips:
+                raise proto.ProtocolError(f"address {a} is not in host {h.host}'s certificate")
+            owner = self.ip_host.get(a)
+            if owner is not None and owner != h.host and owner in self.by_host:
+                raise proto.ProtocolError(f"address {a} belongs to connected host {owner}")
         old = self.by_host.get(h.host)
         if old is not None and old is not s:
-            log.warning("host %d reconnected from %s; dropping its old session", h.host, s.peer)
-        # A host's flows outlive its sessions: after a reconnect the agent reports
+            self._close(sel, old, f"replaced by a new session from {s.peer}", tell=True)
+        prev_boot = self.boot.get(h.host)
+        if prev_boot is not None and prev_boot != h.boot_id:
+            self._retire_host(h.host, "its agent restarted")
+        self.boot[h.host] = h.boot_id
+        self.lost_since.pop(h.host, None)
+        s.conn.chan.trust()
+        s.conn.deadline = None
+        # A host's flows outlive its sessions (same agent process): it reports
         # them again under the same numbers and they keep their slots.
         s.flows = self.host_flows.setdefault(h.host, {})
         for slot in s.flows.values():
@@ -255,6 +426,31 @@ class Master:
                     self.dirty = True
         self.metrics["unresolved_flows"] = sum(map(len, self.unresolved.values()))
 
+    def _retire_host(self, host: int, why: str) -> None:
+        """Ends every flow host ``host``'s agent had reported (its process is gone
+        or the host is lost), with the bytes last reported."""
+        flows = self.host_flows.pop(host, {})
+        self.unresolved.pop(host, None)
+        now = self.now()
+        for slot in flows.values():
+            self._end_flow(slot, now)
+        if flows:
+            self.metrics["lost_flows"] += len(flows)
+            self.dirty = True
+            log.warning("host %d: %s; its %d flows ended", host, why, len(flows))
+
+    def _end_flow(self, slot: int, now: float) -> None:
+        done = self.live.finish(slot, now)
+        self.pushed.pop(slot, None)
+        self.rates.pop(slot, None)
+        self.slot_owner.pop(slot, None)
+        reg = self.reg_slot.get(slot)
+        if reg is not None and self.store is not None:
+            if done is not None:
+                self.store.completed(reg[0])
+            else:
+                self.store.finish(reg[0], reg[1], self.live.sent(slot))
+
     def _admit(self, src: int, f: proto.NewFlow, now: float) -> bool:
         """Give a reported flow a slot; False if its destination is not (yet) a host."""
         dst = self.ip_host.get(f.dst)
@@ -265,10 +461,16 @@ class Master:
             self.metrics["ignored_flows"] += 1
             return False
         flows = self.host_flows.setdefault(src, {})
+        slot = self.rebind.pop((src, f.sport, dst, f.dport), None)
         q = self.pending.get((src, dst, f.dport)) if self.membership == "registry" else None
-        if q:
+        if slot is None and q:
             slot = q.popleft()
+        if slot is not None:
             self.live.start(slot, f.sport, now)
+            reg = self.reg_slot.get(slot)
+            if reg is not None and self.store is not None:
+                self.store.bind(reg[0], reg[1], src, f.sport, dst, f.dport)
+                self.store.arrived(reg[0], self.wall(now))
         else:
             slot = self.live.add_single(self.next_single, src, dst, f.sport, f.dport, now)
             self.next_single += 1
@@ -308,25 +510,45 @@ class Master:
             if slot is None:
                 continue
             live.update([slot], [float(b)])
-            live.finish(slot, now)
-            self.pushed.pop(slot, None)
-            self.rates.pop(slot, None)
-            self.slot_owner.pop(slot, None)
+            self._end_flow(slot, now)
         self.metrics["unresolved_flows"] = sum(map(len, self.unresolved.values()))
 
-    # -- rounds ----------------------------------------------------------------
+    def _housekeeping(self, sel: selectors.BaseSelector) -> None:
+        """Deadlines: handshakes, partial frames, silent agents, lost hosts."""
+        mono = time.monotonic()
+        rt = self.limits.read_timeout
+        for s in list(self.sessions.values()):
+            c = s.conn
+            if c.deadline is not None and mono > c.deadline:
+                self._close(sel, s, "no TLS handshake and HELLO in time")
+            elif c.frame_since is not None and mono - c.frame_since > rt:
+                self._close(sel, s, f"a frame left unfinished for {rt:g} s")
+            elif s.host is not None and mono - c.last_heard > rt:
+                self._close(sel, s, f"silent for {rt:g} s")
+        for host, since in list(self.lost_since.items()):
+            if mono - since > self.limits.lost_after:
+                del self.lost_since[host]
+                self._retire_host(host, f"disconnected for {self.limits.lost_after:g} s")
+
+    # -- rounds ------------------------------------------------------------------
+    def _registrations(self) -> None:
+        while True:
+            try:
+                reg, reply = self.requests.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                reply.put((201, self.register(reg)))
+            except CoflowkitError as e:
+                reply.put((400, {"error": str(e)}))
+            except Exception:
+                log.exception("registration of coflow %s failed", getattr(reg, "id", "?"))
+                reply.put((500, {"error": "internal error (logged by the master)"}))
+
     def round(self) -> float:
         """Registrations in, one decision, changes out; returns the round's seconds."""
         t = time.perf_counter()
-        while True:
-            try:
-                body, reply = self.requests.get_nowait()
-            except queue.Empty:
-                break
-            try:
-                reply.put(("ok", self.register(body)))
-            except CoflowkitError as e:
-                reply.put(("error", str(e)))
+        self._registrations()
         flows, rates, classes = self.live.decide(self.now())
         if self.enforce == "rates":
             rates = self._room_for_trickles(flows, rates)
@@ -335,8 +557,8 @@ class Master:
         for slot, rate, cls in zip(flows, rates, classes):
             self.rates[slot] = (rate, cls)
             owner = self.slot_owner.get(slot)
-            if owner is None:
-                continue
+            if owner is None or owner[0] not in self.by_host:
+                continue  # its agent is not connected: nothing can be enforced
             if self.enforce == "classes" and cls >= 0:
                 want = (proto.CLASS, float(min(cls, 7)))
             else:
@@ -349,27 +571,10 @@ class Master:
                     have[1], want[1]
                 ):
                     continue
-            self.pushed[slot] = want
-            out[owner[0]].append((owner[1], want[0], want[1]))
-        # The API shows this round before any agent hears of it.
-        self._publish()
-        mono = time.monotonic()
-        for host, s in list(self.by_host.items()):
-            items = out.get(host, [])
-            if not items and mono - s.last_sent < 3 * self.interval:
-                continue
-            try:
-                s.sock.setblocking(True)
-                s.sock.sendall(s.chan.frame(proto.DECISIONS, proto.encode_decisions(items)))
-                s.sock.setblocking(False)
-                s.last_sent = mono
-                self.metrics["decisions_sent"] += len(items)
-                if items and log.isEnabledFor(logging.DEBUG):
-                    log.debug(
-                        "pushed %d decisions to host %d at %.6f", len(items), host, time.time()
-                    )
-            except OSError as e:
-                log.warning("sending to host %d failed: %s", host, e)
+            out[owner[0]].append((owner[1], want[0], want[1], slot))
+        self._push(out)
+        if self.store is not None:
+            self.store.commit()
         dt = time.perf_counter() - t
         m = self.metrics
         m["rounds"] += 1
@@ -377,6 +582,36 @@ class Master:
         m["round_seconds_last"] = dt
         m["round_seconds_max"] = max(m["round_seconds_max"], dt)
         return dt
+
+    def _push(self, out: dict[int, list[tuple[int, int, float, int]]]) -> None:
+        """Queues each connected agent's changes (and a heartbeat every 3 Δ);
+        records as enforced only what was queued."""
+        mono = time.monotonic()
+        failed: list[tuple[Session, str]] = []
+        for host, s in self.by_host.items():
+            items = out.get(host, [])
+            if not items and mono - s.last_sent < 3 * self.interval:
+                continue
+            try:
+                s.conn.send(proto.DECISIONS, proto.encode_decisions([i[:3] for i in items]))
+            except SendQueueFull as e:
+                self.metrics["slow_agents"] += 1
+                failed.append((s, f"does not keep up: {e}"))
+                continue
+            except (OSError, ssl.SSLError) as e:
+                failed.append((s, f"send failed: {e}"))
+                continue
+            s.last_sent = mono
+            for fid, kind, value, slot in items:
+                self.pushed[slot] = (kind, value)
+            self.metrics["decisions_sent"] += len(items)
+            if items and log.isEnabledFor(logging.DEBUG):
+                log.debug("pushed %d decisions to host %d at %.6f", len(items), host, time.time())
+        # The API shows this round (with what is enforced) before anything else happens.
+        self._publish()
+        for s, why in failed:
+            if self._sel is not None:
+                self._close(self._sel, s, why)
 
     def _room_for_trickles(self, flows: list[int], rates: list[float]) -> list[float]:
         """Rates scaled so that each link also carries the trickles of its
@@ -433,6 +668,7 @@ class Master:
         flows = []
         for slot, (rate, cls) in self.rates.items():
             src, dst, sport, dport = self.slot_info.get(slot, (0, 0, 0, 0))
+            owner = self.slot_owner.get(slot)
             flows.append(
                 {
                     "slot": slot,
@@ -443,174 +679,146 @@ class Master:
                     "dst_port": dport,
                     "rate_bytes_per_s": rate,
                     "class": None if cls < 0 else cls,
-                    "enforced": self.pushed.get(slot, (None,))[0] is not None,
+                    "enforced": owner is not None
+                    and owner[0] in self.by_host
+                    and slot in self.pushed,
                 }
             )
         with self.lock:
             self.snapshot = {"coflows": coflows, "flows": flows, "agents": len(self.by_host)}
 
+    # -- the loop ------------------------------------------------------------------
     def run(self, duration: float | None = None) -> None:
         end = None if duration is None else time.monotonic() + duration
         sel = selectors.DefaultSelector()
+        self._sel = sel
         sel.register(self.server, selectors.EVENT_READ, None)
         if self.httpd is not None:
             threading.Thread(
                 target=self.httpd.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True
             ).start()
         next_round = time.monotonic()
+        next_house = time.monotonic()
         try:
             while not self.stop.is_set() and (end is None or time.monotonic() < end):
-                wait = max(0.0, next_round - time.monotonic())
-                for key, _ in sel.select(timeout=wait):
-                    if key.data is None:
-                        self._accept(sel)
-                    else:
-                        self._frames(sel, key.data)
-                if self.dirty or time.monotonic() >= next_round:
+                self._step(sel, next_round)
+                mono = time.monotonic()
+                if mono >= next_house:
+                    next_house = mono + min(0.5, self.limits.read_timeout / 4)
+                    self._guard(self._housekeeping, sel)
+                if self.dirty or mono >= next_round:
                     next_round += self.interval
-                    if next_round < time.monotonic():
-                        next_round = time.monotonic() + self.interval
+                    if next_round < mono:
+                        next_round = mono + self.interval
                     self.dirty = False
-                    self.round()
+                    self._guard(self.round)
         finally:
             for s in list(self.sessions.values()):
-                self._close(sel, s, "master stopping")
+                self._close(sel, s, "master stopping", tell=True)
             self.server.close()
+            self.reserve.close()
             sel.close()
             if self.httpd is not None:
                 self.httpd.shutdown()
                 self.httpd.server_close()
+            if self.store is not None:
+                self.store.close()
+
+    def _step(self, sel: selectors.BaseSelector, next_round: float) -> None:
+        # Sessions with bytes already decrypted inside TLS are served without waiting.
+        ready = [s for s in self.sessions.values() if s.conn.readable_now]
+        wait = 0.0 if ready else max(0.0, next_round - time.monotonic())
+        for key, mask in sel.select(timeout=wait):
+            if key.data is None:
+                self._guard(self._accept, sel)
+            else:
+                self._io(sel, key.data, mask)
+        for s in ready:
+            if s.conn.sock.fileno() >= 0 and s.conn.fileno() in self.sessions:
+                self._io(sel, s, selectors.EVENT_READ)
+
+    def _guard(self, fn, *args) -> None:
+        """Runs a step of the loop; an unexpected error is logged, never fatal."""
+        try:
+            fn(*args)
+        except Exception:
+            self.metrics["round_errors"] += 1
+            self.limiter.warn("loop", "master step %s failed", fn.__name__, exc_info=True)
 
     def close(self) -> None:
         self.stop.set()
 
-    # -- HTTP side -----------------------------------------------------------
-    def submit(self, body: dict, timeout: float = 5.0) -> tuple[str, object]:
-        reply: queue.Queue = queue.Queue()
-        self.requests.put((body, reply))
-        try:
-            return reply.get(timeout=timeout)
-        except queue.Empty:
-            return ("error", "the master did not run a round in time")
-
+    # -- metrics ---------------------------------------------------------------------
     def prometheus(self) -> str:
         m = self.metrics
         with self.lock:
             snap = self.snapshot
         active = sum(1 for c in snap["coflows"] if c["finish_s"] is None and c["bytes_sent"] > 0)
         sent = sum(c["bytes_sent"] for c in snap["coflows"])
-        lines = [
-            "# HELP coflowkit_round_seconds Coordination round time (reports applied, decision, changes sent).",
-            "# TYPE coflowkit_round_seconds summary",
-            f"coflowkit_round_seconds_sum {m['round_seconds_sum']:.6f}",
-            f"coflowkit_round_seconds_count {m['rounds']}",
-            "# HELP coflowkit_round_seconds_max Longest coordination round so far.",
-            "# TYPE coflowkit_round_seconds_max gauge",
-            f"coflowkit_round_seconds_max {m['round_seconds_max']:.6f}",
-            "# HELP coflowkit_agents_connected Agents with an authenticated session.",
-            "# TYPE coflowkit_agents_connected gauge",
-            f"coflowkit_agents_connected {snap.get('agents', 0)}",
-            "# HELP coflowkit_coflows_active Coflows with bytes sent and not finished.",
-            "# TYPE coflowkit_coflows_active gauge",
-            f"coflowkit_coflows_active {active}",
-            "# HELP coflowkit_bytes_scheduled_total Bytes acknowledged on scheduled flows.",
-            "# TYPE coflowkit_bytes_scheduled_total counter",
-            f"coflowkit_bytes_scheduled_total {sent:.0f}",
-            "# HELP coflowkit_rejected_messages_total Agent messages rejected (malformed or unauthenticated).",
-            "# TYPE coflowkit_rejected_messages_total counter",
-            f"coflowkit_rejected_messages_total {m['rejected_messages']}",
-            "# HELP coflowkit_decisions_sent_total Decision changes pushed to agents.",
-            "# TYPE coflowkit_decisions_sent_total counter",
-            f"coflowkit_decisions_sent_total {m['decisions_sent']}",
-            "# HELP coflowkit_unresolved_flows Reported flows held until their destination's agent connects.",
-            "# TYPE coflowkit_unresolved_flows gauge",
-            f"coflowkit_unresolved_flows {m['unresolved_flows']}",
-        ]
+        busy = self.httpd.busy if self.httpd is not None else 0
+        rows = [
+            ("round_seconds", "summary", "Coordination round time (reports applied, decision, changes sent).",
+             [("_sum", f"{m['round_seconds_sum']:.6f}"), ("_count", m["rounds"])]),
+            ("round_seconds_max", "gauge", "Longest coordination round so far.", [("", f"{m['round_seconds_max']:.6f}")]),
+            ("agents_connected", "gauge", "Agents with an authenticated session.", [("", snap["agents"])]),
+            ("coflows_active", "gauge", "Coflows with bytes sent and not finished.", [("", active)]),
+            ("bytes_scheduled_total", "counter", "Bytes acknowledged on scheduled flows.", [("", f"{sent:.0f}")]),
+            ("rejected_messages_total", "counter", "Agent sessions ended for a bad frame, certificate or claim.",
+             [("", m["rejected_messages"])]),
+            ("decisions_sent_total", "counter", "Decision changes pushed to agents.", [("", m["decisions_sent"])]),
+            ("unresolved_flows", "gauge", "Reported flows held until their destination's agent connects.",
+             [("", m["unresolved_flows"])]),
+            ("refused_connections_total", "counter", "Connections refused at the --max-agents cap.",
+             [("", m["refused_connections"])]),
+            ("accept_errors_total", "counter", "Failed accepts (descriptors exhausted, aborted).", [("", m["accept_errors"])]),
+            ("slow_agents_total", "counter", "Agents disconnected for not reading their decisions.", [("", m["slow_agents"])]),
+            ("lost_flows_total", "counter", "Flows ended because their agent restarted or was lost.", [("", m["lost_flows"])]),
+            ("loop_errors_total", "counter", "Unexpected errors in the master's loop (logged).", [("", m["round_errors"])]),
+            ("http_busy_total", "counter", "HTTP connections refused with 503 (in-flight cap).", [("", busy)]),
+        ]  # fmt: skip
+        lines = []
+        for name, kind, help_, samples in rows:
+            lines += [f"# HELP coflowkit_{name} {help_}", f"# TYPE coflowkit_{name} {kind}"]
+            lines += [f"coflowkit_{name}{suffix} {v}" for suffix, v in samples]
         return "\n".join(lines) + "\n"
-
-
-def _handler(master: Master):
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "coflowkit-master"
-
-        def log_message(self, fmt, *args):  # route to logging, not stderr
-            log.debug("http %s " + fmt, self.client_address[0], *args)
-
-        def _send(self, code: int, body, ctype: str = "application/json") -> None:
-            data = (json.dumps(body) if ctype == "application/json" else body).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self):
-            path = self.path.split("?")[0]
-            with master.lock:
-                snap = master.snapshot
-            if path == "/api/coflows":
-                self._send(200, snap["coflows"])
-            elif path == "/api/flows":
-                self._send(200, snap["flows"])
-            elif path == "/api/health":
-                self._send(
-                    200,
-                    {
-                        "policy": master.policy,
-                        "agents": snap.get("agents", 0),
-                        "rounds": master.metrics["rounds"],
-                    },
-                )
-            elif path == "/metrics":
-                self._send(200, master.prometheus(), "text/plain; version=0.0.4")
-            else:
-                self._send(404, {"error": f"no such endpoint {path}"})
-
-        def do_POST(self):
-            path = self.path.split("?")[0]
-            if path != "/api/coflows":
-                self._send(404, {"error": f"no such endpoint {path}"})
-                return
-            try:
-                n = int(self.headers.get("Content-Length", "0"))
-                if n > 16 << 20:
-                    raise ValueError("body too large")
-                body = json.loads(self.rfile.read(n) or b"null")
-            except (ValueError, json.JSONDecodeError) as e:
-                self._send(400, {"error": f"bad JSON: {e}"})
-                return
-            status, result = master.submit(body)
-            if status == "ok":
-                self._send(201, result)
-            else:
-                self._send(400, {"error": result})
-
-    return Handler
 
 
 def parse_addr(text: str, what: str) -> tuple[str, int]:
     host, _, port = text.rpartition(":")
     if not host or not port.isdigit() or not 0 <= int(port) < 65536:
         raise CoflowkitError(f"{what} must be HOST:PORT, got {text!r}")
-    return host, int(port)
+    return host.strip("[]"), int(port)
 
 
 def main(args) -> int:
     """Entry point of ``coflowkit master`` (arguments parsed by the CLI)."""
-    from coflowkit.cli import parse_kv
+    from coflowkit.options import parse_kv
 
+    http = None if args.http == "off" else parse_addr(args.http, "--http")
+    tokens = tls.read_tokens(args.api_tokens) if args.api_tokens else None
+    from coflowkit.runtime.http_api import is_loopback
+
+    api_tls = None if http is None or is_loopback(http[0]) else tls.api_server_context(args.tls_dir)
     m = Master(
         args.policy,
         parse_kv(args.param),
         args.hosts,
         args.gbps * 1e9 / 8 * args.goodput,
-        proto.read_secret(args.secret_file),
+        tls.master_context(args.tls_dir),
         listen=parse_addr(args.listen, "--listen"),
-        http=None if args.http == "off" else parse_addr(args.http, "--http"),
+        http=http,
         interval=args.interval_ms / 1000,
         membership=args.membership,
         enforce=args.enforce,
-    )
+        state_path=None if args.state == "none" else args.state,
+        api_tokens=tokens,
+        api_tls=api_tls,
+        limits=Limits(
+            max_agents=args.max_agents, handshake_timeout=args.handshake_timeout,
+            read_timeout=args.read_timeout, send_queue=args.send_queue_kib << 10,
+            http_inflight=args.http_inflight, lost_after=args.lost_after,
+        ),
+    )  # fmt: skip
 
     def stop(*_):
         m.close()

@@ -219,3 +219,22 @@ class TcBatch:
         except subprocess.TimeoutExpired:
             self.proc.kill()
         self._reader.join(timeout=1)
+
+
+def remove_tree(dev: str, argv_prefix: list[str] | None = None) -> bool:
+    """Removes the agent's tree from ``dev`` if one is installed (an HTB root
+    with handle 1:, as :meth:`TcPlan.setup` makes); another root qdisc is left
+    alone. Returns whether a tree was removed."""
+    tc = [*(argv_prefix or []), "tc"]
+    try:
+        r = subprocess.run([*tc, "qdisc", "show", "dev", dev, "root"], capture_output=True, text=True)
+    except FileNotFoundError:
+        raise CoflowkitError("tc (iproute2) is not installed: apt-get install iproute2") from None
+    if r.returncode != 0:
+        raise CoflowkitError(f"tc: device {dev}: {r.stderr.strip() or 'not found'}")
+    if not any(line.startswith("qdisc htb 1: root") for line in r.stdout.splitlines()):
+        return False
+    d = subprocess.run([*tc, "qdisc", "del", "dev", dev, "root"], capture_output=True, text=True)
+    if d.returncode != 0:
+        raise CoflowkitError(f"tc: cannot remove the tree on {dev}: {d.stderr.strip()}")
+    return True

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import shutil
 import signal
 import subprocess
@@ -321,9 +320,41 @@ def child_env() -> dict:
     return env
 
 
-def _http(url: str, body: dict | None = None, timeout: float = 5.0):
+def make_identities(
+    directory: str,
+    hosts: int,
+    host_ips: list[list[str]] | None = None,
+    master_ips: list[str] | None = None,
+) -> str:
+    """A fresh cluster CA in ``directory``, the master's certificate, one per
+    host (with its addresses: by default the testbed's data and management
+    addresses), and an API token file (read, register)."""
+    from coflowkit.runtime import tls
+
+    if os.path.exists(directory):
+        shutil.rmtree(directory)
+    tls.init_ca(directory)
+    tls.issue(directory, None, master_ips or [MASTER_IP])
+    for i in range(hosts):
+        ips = host_ips[i] if host_ips else [host_ip(i), f"{CTL_NET}.{i + 1}"]
+        tls.issue(directory, i, ips)
+    fd = os.open(os.path.join(directory, "tokens"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(f"{tls.new_token()} read,register\n")
+    return directory
+
+
+def read_token(directory: str) -> str:
+    with open(os.path.join(directory, "tokens"), encoding="utf-8") as fh:
+        return fh.read().split()[0]
+
+
+def _http(url: str, body: dict | None = None, timeout: float = 5.0, token: str | None = None):
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    req = urllib.request.Request(url, data=data, headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=timeout) as r:
             raw = r.read()
@@ -397,10 +428,8 @@ class Cluster:
         interval_ms: int,
     ):
         self.out = out
-        secret_file = os.path.join(out, "secret")
-        fd = os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.write(fd, secrets.token_hex(32).encode())
-        os.close(fd)
+        tls_dir = make_identities(os.path.join(out, "tls"), hosts)
+        self.token = read_token(tls_dir)
         self.http = "127.0.0.1:7471"
         params_args = [a for k, v in params.items() for a in ("--param", f"{k}={v}")]
         self.logs = [open(os.path.join(out, "master.log"), "w")]
@@ -408,7 +437,8 @@ class Cluster:
             _python(None, "coflowkit", "master", "--policy", policy, *params_args, "--hosts", str(hosts),
                     "--gbps", str(gbps), "--goodput", f"{goodput * 8 / (gbps * 1e9):.6f}",
                     "--listen", f"{MASTER_IP}:{MASTER_PORT}", "--http", self.http,
-                    "--secret-file", secret_file, "--interval-ms", str(interval_ms), control=True),
+                    "--tls-dir", tls_dir, "--api-tokens", os.path.join(tls_dir, "tokens"),
+                    "--state", "none", "--interval-ms", str(interval_ms), control=True),
             env=child_env(), stdout=self.logs[0], stderr=subprocess.STDOUT)  # fmt: skip
         self.agents = []
         for i in range(hosts):
@@ -428,8 +458,8 @@ class Cluster:
                         "eth0",
                         "--gbps",
                         str(gbps),
-                        "--secret-file",
-                        secret_file,
+                        "--tls-dir",
+                        tls_dir,
                         "--interval-ms",
                         str(interval_ms),
                         "--timeout-rounds",
@@ -448,7 +478,7 @@ class Cluster:
                     f"testbed: the master exited ({self.master.returncode}); see {out}/master.log"
                 )
             try:
-                if _http(f"http://{self.http}/api/health", timeout=1)["agents"] == hosts:
+                if self.get("/api/health", timeout=1)["agents"] == hosts:
                     break
             except OSError:
                 pass
@@ -466,10 +496,13 @@ class Cluster:
                 {"src": f["src"], "dst": f["dst"], "dst_port": f["port"], "size": f["bytes"]}
             )
         for cid, flows in by.items():
-            _http(f"http://{self.http}/api/coflows", {"id": cid, "flows": flows})
+            _http(f"http://{self.http}/api/coflows", {"id": cid, "flows": flows}, token=self.token)
+
+    def get(self, path: str, timeout: float = 5.0):
+        return _http(f"http://{self.http}{path}", token=self.token, timeout=timeout)
 
     def metrics(self) -> str:
-        return _http(f"http://{self.http}/metrics")
+        return self.get("/metrics")
 
     def stop(self) -> None:
         for a in self.agents:
@@ -519,7 +552,6 @@ def run(
     interval_ms: int = 20,
 ) -> dict:
     """Replays the scaled workload for real under ``policy`` and simulates it; see the module doc."""
-    from coflowkit.cli import write_run
 
     os.makedirs(out, exist_ok=True)
     st = state()
@@ -556,8 +588,8 @@ def run(
             "policy_calls": int(_prom(prom, "coflowkit_round_seconds_count")),
         },
     )
-    write_run(result, out)
-    write_run(sim, os.path.join(out, "sim"))
+    api.write_result(result, out)
+    api.write_result(sim, os.path.join(out, "sim"))
     real_cct = result.coflows["cct_s"].to_numpy()
     sim_cct = sim.coflows["cct_s"].to_numpy()
     comp = result.coflows[["coflow_id"]].copy()

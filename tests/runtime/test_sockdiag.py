@@ -32,7 +32,7 @@ from coflowkit.runtime.sockdiag import (
     states_mask,
 )
 
-DATA = Path(__file__).resolve().parent / "data" / "sockdiag"
+DATA = Path(__file__).resolve().parents[1] / "data" / "sockdiag"
 META = json.loads((DATA / "capture.json").read_text())
 CAPTURES = {c["file"]: c for c in META["captures"]}
 

@@ -1,0 +1,248 @@
+"""The runtime's commands: ``agent``, ``master``, ``testbed`` and ``ca`` (one
+``add_*`` function per command, called by :mod:`coflowkit.cli`)."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from coflowkit._core import CoflowkitError
+from coflowkit.options import default_trace, parse_kv
+
+
+def _log_setup(level: str) -> None:
+    logging.basicConfig(
+        level=level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s"
+    )
+
+
+def add_runtime_parsers(sub) -> None:
+    add_agent(sub)
+    add_master(sub)
+    add_testbed(sub)
+    add_ca(sub)
+
+
+# -- agent ------------------------------------------------------------------------
+
+
+def cmd_agent(args) -> int:
+    from coflowkit.runtime import agent
+
+    _log_setup(args.log_level)
+    return agent.main(args)
+
+
+def add_agent(sub) -> None:
+    a = sub.add_parser(
+        "agent", help="per-host agent: observe TCP flows, report, enforce rates (root)"
+    )
+    a.add_argument("--master", metavar="HOST:PORT", help="the master's agent address")
+    a.add_argument("--host", type=int, help="this host's index in the master's fabric")
+    a.add_argument("--dev", required=True, help="egress device to shape (e.g. eth0)")
+    a.add_argument("--gbps", type=float, default=10.0, help="the device's link rate (default 10)")
+    a.add_argument(
+        "--tls-dir", metavar="DIR",
+        help="ca.crt, host-N.crt and host-N.key (mode 0600) of this host (`coflowkit ca`)",
+    )  # fmt: skip
+    a.add_argument("--interval-ms", type=float, default=20.0, help="report interval Δ (default 20)")
+    a.add_argument(
+        "--threshold", type=int, default=100_000, help="ignore flows below this many bytes"
+    )
+    a.add_argument(
+        "--timeout-rounds", type=int, default=10, help="fail open after this many silent Δ"
+    )
+    a.add_argument(
+        "--discover-every",
+        type=int,
+        default=None,
+        metavar="N",
+        help="dump all TCP sockets (finding new flows) every N rounds, and look up only the "
+        "tracked flows in between (default: from the TCP hash table's size, 1 up to 16384 "
+        "buckets, at most 10)",
+    )
+    a.add_argument("--observe-only", action="store_true", help="report but never touch tc")
+    a.add_argument(
+        "--cleanup", action="store_true",
+        help="remove the agent's traffic-control tree from --dev and exit "
+        "(a supervisor's stop hook, e.g. ExecStopPost=)",
+    )  # fmt: skip
+    a.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
+    a.set_defaults(func=cmd_agent)
+
+
+# -- master -----------------------------------------------------------------------
+
+
+def cmd_master(args) -> int:
+    from coflowkit.runtime import master
+
+    _log_setup(args.log_level)
+    return master.main(args)
+
+
+def add_master(sub) -> None:
+    from coflowkit.runtime.master import DEFAULT_MAX_AGENTS
+
+    m = sub.add_parser("master", help="the master: global view, policy rounds, HTTP API")
+    m.add_argument("--policy", required=True, help="a policy of `coflowkit policies`")
+    m.add_argument("--param", action="append", metavar="K=V", help="policy parameter (repeatable)")
+    m.add_argument("--hosts", type=int, required=True, help="number of hosts (agents 0..N-1)")
+    m.add_argument("--gbps", type=float, required=True, help="host link rate")
+    m.add_argument(
+        "--goodput", type=float, default=1448 / 1514, help="payload share of the link rate"
+    )
+    m.add_argument("--listen", default="127.0.0.1:7470", metavar="HOST:PORT", help="agent address")
+    m.add_argument(
+        "--http", default="127.0.0.1:7471", metavar="HOST:PORT",
+        help="HTTP API (or off); a non-loopback address needs --api-tokens and speaks TLS",
+    )  # fmt: skip
+    m.add_argument(
+        "--tls-dir", required=True, metavar="DIR",
+        help="ca.crt, master.crt and master.key (mode 0600) (`coflowkit ca`)",
+    )  # fmt: skip
+    m.add_argument(
+        "--api-tokens", metavar="FILE",
+        help="API bearer tokens, lines `TOKEN SCOPE[,SCOPE]` (read, register), mode 0600",
+    )  # fmt: skip
+    m.add_argument(
+        "--state", default="coflowkit-master.db", metavar="FILE",
+        help="durable registrations (SQLite; default coflowkit-master.db, `none` to keep nothing)",
+    )  # fmt: skip
+    m.add_argument("--interval-ms", type=float, default=20.0, help="round interval Δ (default 20)")
+    m.add_argument("--membership", default="registry", choices=["registry", "none"])
+    m.add_argument("--enforce", default="rates", choices=["rates", "classes"])
+    m.add_argument(
+        "--max-agents", type=int, default=None,
+        help=f"agent connections at once (default {DEFAULT_MAX_AGENTS}, or fewer if ulimit -n "
+        "allows fewer; a value given is checked against ulimit -n at start)",
+    )  # fmt: skip
+    m.add_argument("--http-inflight", type=int, default=64, help="HTTP requests at once (64)")
+    m.add_argument(
+        "--handshake-timeout", type=float, default=5.0, help="s for TLS and HELLO (default 5)"
+    )
+    m.add_argument(
+        "--read-timeout", type=float, default=10.0,
+        help="s an agent may stay silent or leave a frame unfinished; per HTTP read (default 10)",
+    )  # fmt: skip
+    m.add_argument(
+        "--send-queue-kib", type=int, default=4096,
+        help="KiB queued for one agent before it is disconnected as too slow (default 4096)",
+    )  # fmt: skip
+    m.add_argument(
+        "--lost-after", type=float, default=30.0,
+        help="s after which a disconnected host's flows are ended (default 30)",
+    )  # fmt: skip
+    m.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
+    m.set_defaults(func=cmd_master)
+
+
+# -- testbed ----------------------------------------------------------------------
+
+
+def cmd_testbed(args) -> int:
+    from coflowkit.runtime import testbed
+
+    if args.action == "up":
+        st = testbed.up(args.hosts, args.gbps)
+        print(
+            f"testbed up: {st['hosts']} hosts at {st['gbps']} Gbit/s ({st['ips'][0]} .. {st['ips'][-1]})"
+        )
+    elif args.action == "down":
+        n = testbed.down()
+        print(f"testbed down: removed {n} namespaces")
+    elif args.action == "bench":
+        from coflowkit.runtime import bench
+
+        print(bench.run(args.out))
+    else:
+        trace = args.trace or default_trace()
+        args.out = args.out or "testbed-run"
+        s = testbed.run(
+            trace, args.policy, parse_kv(args.param), args.out, hosts=args.hosts, gbps=args.gbps,
+            coflows=args.coflows, bytes_scale=args.bytes_scale, time_scale=args.time_scale,
+            interval_ms=args.interval_ms,
+        )  # fmt: skip
+        print(
+            f"testbed run: {s['policy']} on {s['hosts']} hosts, {s['coflows']} coflows, {s['flows']} flows"
+        )
+        print(f"  measured goodput   {s['goodput_bytes_per_s'] * 8 / 1e6:.1f} Mbit/s per link")
+        print(f"  mean CCT real      {s['real_mean_cct_s']:.3f} s")
+        print(f"  mean CCT simulated {s['sim_mean_cct_s']:.3f} s")
+        print(
+            f"  error              {100 * s['mean_cct_error']:+.1f}% (median per-coflow |error| {100 * s['median_coflow_error']:.1f}%)"
+        )
+        print(
+            f"  master round       mean {1e3 * s['master_round_mean_s']:.2f} ms, max {1e3 * s['master_round_max_s']:.2f} ms"
+        )
+        print(
+            f"  wrote {args.out}/coflows.csv, summary.json, sim/, comparison.csv, comparison.json"
+        )
+    return 0
+
+
+def add_testbed(sub) -> None:
+    from coflowkit.runtime.testbed import DEFAULT_GBPS
+
+    t = sub.add_parser("testbed", help="a cluster of network namespaces: up, down, run (root)")
+    t.add_argument("action", choices=["up", "down", "run", "bench"])
+    t.add_argument("--hosts", type=int, default=8, help="hosts (default 8)")
+    t.add_argument(
+        "--gbps",
+        type=float,
+        default=DEFAULT_GBPS,
+        help=f"host link rate, Gbit/s (default {DEFAULT_GBPS}: 8 hosts at that rate are what 2 cores carry)",
+    )
+    t.add_argument("--trace", metavar="PATH", help="trace to replay (default: the FB trace)")
+    t.add_argument("--policy", default="varys", help="policy for run (default varys)")
+    t.add_argument("--param", action="append", metavar="K=V", help="policy parameter")
+    t.add_argument("--coflows", type=int, default=40, help="first N coflows of the trace")
+    t.add_argument("--bytes-scale", type=float, default=0.005, help="factor on flow sizes")
+    t.add_argument("--time-scale", type=float, default=0.1, help="factor on arrival times")
+    t.add_argument("--interval-ms", type=int, default=20, help="Δ of master and agents")
+    t.add_argument("--out", help="output directory (run: default testbed-run)")
+    t.set_defaults(func=cmd_testbed)
+
+
+# -- ca ---------------------------------------------------------------------------
+
+
+def cmd_ca(args) -> int:
+    from coflowkit.runtime import tls
+
+    if args.action == "init":
+        path = tls.init_ca(args.dir, days=args.days or 3650)
+        print(f"wrote {path} and {os.path.join(args.dir, tls.CA_KEY)} (keep the key offline)")
+    elif args.action == "issue":
+        if args.master == (args.host is not None):
+            raise CoflowkitError("ca issue: give exactly one of --host N and --master")
+        key, cert = tls.issue(
+            args.dir, None if args.master else args.host, args.ip or [], args.dns or [],
+            days=args.days or 825, out=args.out,
+        )  # fmt: skip
+        print(f"wrote {cert} and {key}")
+    else:
+        scopes = [s for s in args.scope.split(",") if s]
+        bad = [s for s in scopes if s not in tls.SCOPES]
+        if bad or not scopes:
+            raise CoflowkitError(f"ca token: --scope takes {', '.join(tls.SCOPES)}, got {args.scope!r}")
+        print(f"{tls.new_token()} {','.join(scopes)}")
+    return 0
+
+
+def add_ca(sub) -> None:
+    c = sub.add_parser(
+        "ca", help="the runtime's identities: a cluster CA, host and master certificates, API tokens"
+    )
+    c.add_argument("action", choices=["init", "issue", "token"])
+    c.add_argument("--dir", default=".", help="the CA's directory (ca.key, ca.crt)")
+    c.add_argument("--host", type=int, help="issue: host N's certificate (host-N.crt/.key)")
+    c.add_argument("--master", action="store_true", help="issue: the master's certificate")
+    c.add_argument("--ip", action="append", metavar="ADDR", help="issue: an address of the host")
+    c.add_argument("--dns", action="append", metavar="NAME", help="issue: a DNS name")
+    c.add_argument("--days", type=int, help="validity (CA 3650, others 825)")
+    c.add_argument("--out", metavar="DIR", help="issue: where to write (default --dir)")
+    c.add_argument(
+        "--scope", default="read", help="token: scopes, comma-separated (read, register)"
+    )
+    c.set_defaults(func=cmd_ca)
