@@ -37,15 +37,16 @@ def test_every_message_round_trips_through_channels():
 
 
 def test_a_frame_over_the_limit_is_refused_from_its_length_alone():
-    """Before its HELLO is accepted a peer may send 4 KiB frames; the length
-    field of a 16 MiB - 1 frame is refused with nothing of it buffered."""
+    """A peer's first frame (its HELLO) may be 4 KiB; the length field of a
+    16 MiB - 1 first frame is refused with nothing of it buffered. After the
+    first frame, frames may be up to 16 MiB."""
     m = proto.master_channel()
     with pytest.raises(proto.ProtocolError, match=r"frame length 16777215 outside 12\.\.4096"):
         m.feed(struct.pack("<I", (16 << 20) - 1) + b"CK")
     m = proto.master_channel()
-    m.trust()
-    m.feed(struct.pack("<I", (16 << 20) - 1) + b"CK\x02\x03")
-    assert m.pending == 8  # trusted: held (and bounded by MAX_FRAME)
+    hello = proto.encode_hello(proto.Hello(1, 10, ["10.0.0.2"], "x"))
+    m.feed(proto.agent_channel().frame(proto.HELLO, hello) + struct.pack("<I", (16 << 20) - 1) + b"CK\x02\x03")
+    assert m.pending == 8  # held (and bounded by MAX_FRAME)
 
 
 def test_sequence_type_and_version_are_checked():

@@ -37,10 +37,12 @@ impl FrameReader {
 
 #[pymethods]
 impl FrameReader {
+    /// Frames of at most `limit` bytes (`first_limit` for the first one), of
+    /// the types in `accept`.
     #[new]
-    fn new(limit: u32, accept: Vec<u8>) -> Self {
+    fn new(first_limit: u32, limit: u32, accept: Vec<u8>) -> Self {
         FrameReader {
-            inner: Mutex::new(wire::FrameReader::new(limit, &accept)),
+            inner: Mutex::new(wire::FrameReader::with_first(first_limit, limit, &accept)),
         }
     }
 
@@ -52,10 +54,6 @@ impl FrameReader {
             .into_iter()
             .map(|(t, p)| (t, PyBytes::new(py, &p).unbind()))
             .collect())
-    }
-
-    fn set_limit(&self, limit: u32) {
-        self.r().set_limit(limit)
     }
 
     #[getter]

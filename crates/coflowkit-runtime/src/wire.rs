@@ -96,10 +96,13 @@ pub fn encode_frame(mtype: u8, seq: u64, payload: &[u8]) -> Result<Vec<u8>, Wire
 }
 
 /// Cuts a byte stream into checked frames. It holds at most one partial frame,
-/// never more than `limit + 4` bytes, whatever the peer sends.
+/// never more than `limit + 4` bytes, whatever the peer sends. The first frame
+/// of a session (the peer's introduction) has a limit of its own: a peer's
+/// first frame is checked before anything after it is trusted.
 #[derive(Debug, Clone)]
 pub struct FrameReader {
     buf: Vec<u8>,
+    first_limit: u32,
     limit: u32,
     recv_seq: u64,
     /// Types this side accepts (a bit per type number).
@@ -109,6 +112,11 @@ pub struct FrameReader {
 impl FrameReader {
     /// A reader of frames of at most `limit` bytes, of the types in `accept`.
     pub fn new(limit: u32, accept: &[u8]) -> Self {
+        Self::with_first(limit, limit, accept)
+    }
+
+    /// As [`FrameReader::new`], with a smaller limit on the first frame.
+    pub fn with_first(first_limit: u32, limit: u32, accept: &[u8]) -> Self {
         let mut mask = 0u32;
         for &t in accept {
             if t < 32 {
@@ -117,18 +125,20 @@ impl FrameReader {
         }
         FrameReader {
             buf: Vec::new(),
+            first_limit: first_limit.min(limit).min(MAX_FRAME),
             limit: limit.min(MAX_FRAME),
             recv_seq: 0,
             accept: mask,
         }
     }
 
-    pub fn set_limit(&mut self, limit: u32) {
-        self.limit = limit.min(MAX_FRAME);
-    }
-
+    /// The limit on the next frame.
     pub fn limit(&self) -> u32 {
-        self.limit
+        if self.recv_seq == 0 {
+            self.first_limit
+        } else {
+            self.limit
+        }
     }
 
     /// Bytes held of a frame not complete yet (0 between frames).
@@ -189,11 +199,9 @@ impl FrameReader {
             return Ok(None);
         }
         let n = u32::from_le_bytes([data[0], data[1], data[2], data[3]]);
-        if (n as usize) < HEADER || n > self.limit {
-            return err(format!(
-                "frame length {n} outside {HEADER}..{} bytes",
-                self.limit
-            ));
+        let limit = self.limit();
+        if (n as usize) < HEADER || n > limit {
+            return err(format!("frame length {n} outside {HEADER}..{limit} bytes"));
         }
         Ok(Some(n as usize))
     }
@@ -524,14 +532,16 @@ pub fn exercise(data: &[u8]) {
         Some((&c, rest)) => (1 + c as usize * 16, rest),
         None => (1, data),
     };
-    let mut reader = FrameReader::new(MAX_FRAME_BEFORE_HELLO, &[HELLO, REPORT, DECISIONS, ERROR]);
+    let mut reader = FrameReader::with_first(
+        MAX_FRAME_BEFORE_HELLO,
+        MAX_FRAME,
+        &[HELLO, REPORT, DECISIONS, ERROR],
+    );
     for part in rest.chunks(chunk) {
         match reader.feed(part) {
             Ok(frames) => {
                 for (t, p) in frames {
                     decode_any(t, &p);
-                    // After the first frame, the limit of an accepted peer.
-                    reader.set_limit(MAX_FRAME);
                 }
             }
             Err(_) => break,
@@ -684,6 +694,30 @@ mod tests {
             &[11, 0, 0, 0],
         );
         assert!(e.contains("frame length 11 outside"), "{e}");
+    }
+
+    #[test]
+    fn the_first_frame_has_its_own_limit() {
+        // A HELLO then a 6 kB REPORT in one read: the REPORT is over the first
+        // frame's 4 KiB, but it is not the first frame.
+        let big = Report {
+            time: 1.0,
+            updated: (0..500).map(|i| (i, 7)).collect(),
+            ..Report::default()
+        };
+        let stream = [
+            encode_frame(HELLO, 0, &hello().encode().unwrap()).unwrap(),
+            encode_frame(REPORT, 1, &big.encode()).unwrap(),
+        ]
+        .concat();
+        let mut r = FrameReader::with_first(MAX_FRAME_BEFORE_HELLO, MAX_FRAME, &[HELLO, REPORT]);
+        assert_eq!(r.limit(), 4096);
+        assert_eq!(r.feed(&stream).unwrap().len(), 2);
+        assert_eq!(r.limit(), MAX_FRAME);
+        // The same REPORT first is refused.
+        let mut r = FrameReader::with_first(MAX_FRAME_BEFORE_HELLO, MAX_FRAME, &[HELLO, REPORT]);
+        let e = r.feed(&encode_frame(REPORT, 0, &big.encode()).unwrap()).unwrap_err();
+        assert!(e.0.contains("outside 12..4096"), "{e}");
     }
 
     #[test]

@@ -406,7 +406,6 @@ class Master:
             self._retire_host(h.host, "its agent restarted")
         self.boot[h.host] = h.boot_id
         self.lost_since.pop(h.host, None)
-        s.conn.chan.trust()
         s.conn.deadline = None
         # A host's flows outlive its sessions (same agent process): it reports
         # them again under the same numbers and they keep their slots.

@@ -16,8 +16,8 @@ recorded frame cannot be replayed into another session in either direction. The
 frames and payloads are cut and decoded in Rust (``coflowkit-runtime/src/wire.rs``,
 fuzzed: docs/results/runtime/fuzz.md); anything that does not decode exactly is a
 :class:`ProtocolError` naming what was wrong, and the caller ends that session
-only. A peer's frames are capped at ``MAX_FRAME_BEFORE_HELLO`` bytes until its
-HELLO is accepted, then at ``MAX_FRAME``.
+only. A peer's first frame is capped at ``MAX_FRAME_BEFORE_HELLO`` bytes (its
+HELLO, then at ``MAX_FRAME``.
 """
 
 from __future__ import annotations
@@ -112,12 +112,12 @@ def decode_decisions(p: bytes) -> list[tuple[int, int, float]]:
 
 class Channel:
     """One side of a session: numbers outgoing frames and checks incoming ones
-    (sequence, type, size limit). ``accept`` lists the types this side may
-    receive; ``limit`` caps a frame until :meth:`trust` raises it."""
+    (sequence, type, size limits). ``accept`` lists the types this side may
+    receive; a frame may be ``limit`` bytes, the first one ``first_limit``."""
 
-    def __init__(self, accept: tuple[int, ...], limit: int = MAX_FRAME_BEFORE_HELLO):
+    def __init__(self, accept: tuple[int, ...], first_limit: int, limit: int = MAX_FRAME):
         self.send_seq = 0
-        self._reader = _core.FrameReader(limit, list(accept))
+        self._reader = _core.FrameReader(first_limit, limit, list(accept))
 
     def frame(self, mtype: int, payload: bytes) -> bytes:
         out = _core.encode_frame(mtype, self.send_seq, payload)
@@ -128,10 +128,6 @@ class Channel:
         """Frames completed by ``data``: ``(type, payload)``, checked. Raises
         :class:`ProtocolError` on the first bad frame (the session is then dead)."""
         return self._reader.feed(data)
-
-    def trust(self, limit: int = MAX_FRAME) -> None:
-        """The peer was accepted: frames up to ``limit`` bytes from now on."""
-        self._reader.set_limit(limit)
 
     @property
     def pending(self) -> int:
@@ -146,8 +142,9 @@ def agent_channel() -> Channel:
 
 
 def master_channel() -> Channel:
-    """The master's side of one agent's session: HELLO first (small frames), then
-    REPORTs."""
+    """The master's side of one agent's session: a HELLO first, of at most
+    ``MAX_FRAME_BEFORE_HELLO`` bytes (nothing after it is decoded unless the
+    master accepts it), then REPORTs."""
     return Channel((HELLO, REPORT), MAX_FRAME_BEFORE_HELLO)
 
 
