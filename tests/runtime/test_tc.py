@@ -5,6 +5,7 @@ import subprocess
 import uuid
 
 import pytest
+from coflowkit._core import CoflowkitError
 from coflowkit.runtime import proto
 from coflowkit.runtime.tc import TcBatch, TcPlan
 
@@ -76,9 +77,9 @@ def test_slot_numbers_are_hex_in_tc_syntax():
 
 
 def test_bad_parameters():
-    with pytest.raises(proto.CoflowkitError, match="link rate must be positive"):
+    with pytest.raises(CoflowkitError, match="link rate must be positive"):
         TcPlan("eth0", 0)
-    with pytest.raises(proto.CoflowkitError, match="overhead must be >= 1"):
+    with pytest.raises(CoflowkitError, match="overhead must be >= 1"):
         TcPlan("eth0", 1e6, overhead=0.5)
 
 

@@ -174,7 +174,26 @@ class ApiServer(ThreadingHTTPServer):
 
 class Handler(BaseHTTPRequestHandler):
     server_version = "coflowkit-master"
+    # Every answer has a status line, even to a request line that cannot be read
+    # (the stdlib's default, HTTP/0.9, answers those with a bare body).
+    default_request_version = "HTTP/1.0"
     server: ApiServer
+
+    def send_error(self, code, message=None, explain=None):
+        if self.request_version == "HTTP/0.9":  # set by a request line claiming it
+            self.request_version = "HTTP/1.0"
+            self.close_connection = True
+        super().send_error(code, message, explain)
+
+    def parse_request(self) -> bool:
+        if not super().parse_request():
+            return False
+        if self.request_version == "HTTP/0.9":
+            self.request_version = "HTTP/1.0"
+            self.close_connection = True
+            self.send_error(400, "HTTP/0.9 is not supported")
+            return False
+        return True
 
     def setup(self):
         self.timeout = self.server.read_timeout

@@ -571,9 +571,9 @@ class Master:
                 ):
                     continue
             out[owner[0]].append((owner[1], want[0], want[1], slot))
-        self._push(out)
         if self.store is not None:
-            self.store.commit()
+            self.store.commit()  # what this round learned is on disk before anyone hears of it
+        self._push(out)
         dt = time.perf_counter() - t
         m = self.metrics
         m["rounds"] += 1
@@ -583,14 +583,21 @@ class Master:
         return dt
 
     def _push(self, out: dict[int, list[tuple[int, int, float, int]]]) -> None:
-        """Queues each connected agent's changes (and a heartbeat every 3 Δ);
-        records as enforced only what was queued."""
+        """Queues each connected agent's changes (and a heartbeat every 3 Δ).
+        The API shows the round first, so it never lags what agents were told;
+        an agent whose queue overflows is disconnected, which unmarks its flows."""
         mono = time.monotonic()
-        failed: list[tuple[Session, str]] = []
+        frames = []
         for host, s in self.by_host.items():
             items = out.get(host, [])
             if not items and mono - s.last_sent < 3 * self.interval:
                 continue
+            frames.append((s, items))
+            for _, kind, value, slot in items:
+                self.pushed[slot] = (kind, value)
+        self._publish()
+        failed: list[tuple[Session, str]] = []
+        for s, items in frames:
             try:
                 s.conn.send(proto.DECISIONS, proto.encode_decisions([i[:3] for i in items]))
             except SendQueueFull as e:
@@ -601,16 +608,14 @@ class Master:
                 failed.append((s, f"send failed: {e}"))
                 continue
             s.last_sent = mono
-            for fid, kind, value, slot in items:
-                self.pushed[slot] = (kind, value)
             self.metrics["decisions_sent"] += len(items)
             if items and log.isEnabledFor(logging.DEBUG):
-                log.debug("pushed %d decisions to host %d at %.6f", len(items), host, time.time())
-        # The API shows this round (with what is enforced) before anything else happens.
-        self._publish()
+                log.debug("pushed %d decisions to host %d at %.6f", len(items), s.host, time.time())
         for s, why in failed:
             if self._sel is not None:
                 self._close(self._sel, s, why)
+        if failed:
+            self._publish()
 
     def _room_for_trickles(self, flows: list[int], rates: list[float]) -> list[float]:
         """Rates scaled so that each link also carries the trickles of its
