@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import ssl
 import threading
 import time
 import urllib.error
 import urllib.request
 
 import pytest
-from coflowkit.runtime import proto, tls
+from coflowkit.runtime import tls
+from coflowkit.runtime.emulator import EmulatedAgent
 from coflowkit.runtime.master import Limits, Master
 
 TIMEOUT_S = 10.0
@@ -42,73 +41,12 @@ def pki(tmp_path_factory):
     return d
 
 
-class FakeAgent:
-    """An agent speaking the protocol by hand (no sock_diag, no tc)."""
-
-    def __init__(self, addr, pki: str, cert_host: int, rcvbuf: int | None = None):
-        raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        if rcvbuf:
-            raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-        raw.settimeout(TIMEOUT_S)
-        raw.connect(addr)
-        self.sock = tls.host_client_context(pki, cert_host).wrap_socket(raw)
-        self.chan = proto.agent_channel()
-        self.frames: list[tuple[int, bytes]] = []
-        self.closed = False
-
-    def read(self, until, timeout=TIMEOUT_S):
-        """The first frame (received so far or later) for which ``until`` holds;
-        None if the master closed the connection first."""
-        end = time.monotonic() + timeout
-        while True:
-            for f in self.frames:
-                if until(f):
-                    return f
-            if self.closed:
-                return None
-            left = end - time.monotonic()
-            assert left > 0, "timed out waiting for a frame"
-            self.sock.settimeout(max(0.01, left))
-            try:
-                data = self.sock.recv(65536)
-            except (TimeoutError, socket.timeout):
-                continue
-            except (ssl.SSLError, ConnectionError, OSError):
-                data = b""
-            if not data:
-                self.closed = True
-                continue
-            self.frames += self.chan.feed(data)
-
-    def decisions(self, timeout=TIMEOUT_S) -> list[tuple[int, int, float]]:
-        """The next non-empty DECISIONS (consumed)."""
-        f = self.read(lambda f: f[0] == proto.DECISIONS and proto.decode_decisions(f[1]), timeout)
-        assert f is not None, "the master closed the connection"
-        self.frames.remove(f)
-        return proto.decode_decisions(f[1])
-
-    def error(self, timeout=TIMEOUT_S) -> str | None:
-        f = self.read(lambda f: f[0] == proto.ERROR, timeout)
-        return None if f is None else f[1].decode()
-
-    def wait_closed(self, timeout=TIMEOUT_S) -> None:
-        self.read(lambda f: False, timeout) if not self.closed else None
-
-    def send(self, mtype, payload):
-        self.sock.sendall(self.chan.frame(mtype, payload))
+class FakeAgent(EmulatedAgent):
+    """An emulated agent (coflowkit.runtime.emulator) whose HELLO defaults to
+    the test certificates' addresses."""
 
     def hello(self, host: int, addrs=None, boot: bytes = b"\1" * 16):
-        addrs = [pki_ip(host)] if addrs is None else addrs
-        self.send(proto.HELLO, proto.encode_hello(proto.Hello(host, 10, addrs, f"h{host}", boot)))
-
-    def report(self, r: proto.Report):
-        self.send(proto.REPORT, proto.encode_report(r))
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+        super().hello(host, [pki_ip(host)] if addrs is None else addrs, boot)
 
 
 def connect(master, pki, host, boot=b"\1" * 16) -> FakeAgent:

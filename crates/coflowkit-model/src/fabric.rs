@@ -18,6 +18,13 @@ pub enum Topology {
 
 /// Largest FatTree arity accepted (k = 48 has 27,648 hosts; k = 64, 65,536).
 pub const MAX_FATTREE_K: u32 = 64;
+/// The most ports (endpoints) a fabric may have: 2^20, sixteen times the hosts
+/// of the largest FatTree. A trace naming a port beyond it is refused rather
+/// than allocating links for it.
+pub const MAX_PORTS: u32 = 1 << 20;
+/// Up to this many ports a big switch keeps its paths in a dense P x P table
+/// (64 MiB at the limit); above, in a hash map of the pairs actually used.
+const DENSE_PORTS: u32 = 4096;
 
 /// Parses `KEY=VALUE,...` options of a fabric spec.
 fn options<'a>(spec: &str, opts: &'a str) -> Result<Vec<(&'a str, &'a str)>, ModelError> {
@@ -87,12 +94,7 @@ pub struct Fabric {
 impl Fabric {
     /// A big switch with `ports` ports whose links all have `bytes_per_s`.
     pub fn big_switch(ports: u32, bytes_per_s: f64) -> Result<Fabric, ModelError> {
-        if ports == 0 {
-            return Err(ModelError::param(
-                "ports",
-                "a fabric needs at least one port",
-            ));
-        }
+        check_ports(ports)?;
         if !(bytes_per_s.is_finite() && bytes_per_s > 0.0) {
             return Err(ModelError::param(
                 "gbps",
@@ -137,12 +139,7 @@ impl Fabric {
                 format!("fattree k must be an even number from 2 to {MAX_FATTREE_K}, got {k}"),
             ));
         }
-        if ports == 0 {
-            return Err(ModelError::param(
-                "ports",
-                "a fabric needs at least one port",
-            ));
-        }
+        check_ports(ports)?;
         for (name, x) in [
             ("host_gbps", host_bytes_per_s),
             ("fabric_gbps", fabric_bytes_per_s),
@@ -358,7 +355,7 @@ impl Fabric {
                 self.keyed.insert(key, p);
                 Ok(p)
             }
-            &Topology::BigSwitch { ports } => {
+            &Topology::BigSwitch { ports } if ports <= DENSE_PORTS => {
                 if self.dense.is_empty() {
                     self.dense = vec![PathId::MAX; ports as usize * ports as usize];
                 }
@@ -367,6 +364,15 @@ impl Fabric {
                     self.dense[key] = self.push_path(&[src, ports + dst]);
                 }
                 Ok(self.dense[key])
+            }
+            &Topology::BigSwitch { ports } => {
+                let key = src as u64 * ports as u64 + dst as u64;
+                if let Some(&p) = self.keyed.get(&key) {
+                    return Ok(p);
+                }
+                let p = self.push_path(&[src, ports + dst]);
+                self.keyed.insert(key, p);
+                Ok(p)
             }
         }
     }
@@ -428,9 +434,38 @@ impl Fabric {
     }
 }
 
+fn check_ports(ports: u32) -> Result<(), ModelError> {
+    if ports == 0 {
+        return Err(ModelError::param(
+            "ports",
+            "a fabric needs at least one port",
+        ));
+    }
+    if ports > MAX_PORTS {
+        return Err(ModelError::param(
+            "ports",
+            format!("{ports} ports; a fabric has at most {MAX_PORTS}"),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_large_big_switch_interns_only_the_pairs_used() {
+        // 40,000 ports: a dense P x P table would be 6.4 GB.
+        let mut f = Fabric::big_switch(40_000, 100.0).unwrap();
+        let p = f.route(39_999, 7, 0).unwrap();
+        assert_eq!(f.path(p), &[39_999, 40_007]);
+        assert_eq!(f.route(39_999, 7, 5).unwrap(), p);
+        assert_eq!(f.num_paths(), 1);
+        assert!(f.dense.is_empty());
+        let e = Fabric::big_switch(MAX_PORTS + 1, 1.0).unwrap_err();
+        assert!(e.to_string().contains("at most 1048576"), "{e}");
+    }
 
     #[test]
     fn big_switch_routes_up_then_down_and_interns() {

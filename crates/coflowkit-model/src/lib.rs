@@ -14,7 +14,7 @@ mod rng;
 mod workload;
 
 pub use error::ModelError;
-pub use fabric::{Fabric, Topology, MAX_FATTREE_K};
+pub use fabric::{Fabric, Topology, MAX_FATTREE_K, MAX_PORTS};
 pub use fattree::{FatTree, Placement};
 pub use rng::Pcg32;
 pub use workload::{Coflow, CoflowRecord, Flow, FlowMeta, FlowRecord, Workload, WorkloadBuilder};

@@ -39,7 +39,7 @@ pub(crate) fn header(source: &str, text: &str) -> Result<(u32, u64, usize), Mode
             "expected exactly '<ports> <coflows>'",
         ));
     }
-    if ports == 0 || ports > u32::MAX as u64 / 2 {
+    if ports == 0 || ports > coflowkit_model::MAX_PORTS as u64 {
         return Err(ModelError::new(
             source,
             lineno,
@@ -83,7 +83,8 @@ pub fn read_benchmark(source: &str, text: &str) -> Result<Workload, ModelError> 
                 "a coflow needs at least one mapper",
             ));
         }
-        let mut mappers = Vec::with_capacity(m as usize);
+        // A count is checked against the line's tokens, not trusted for an allocation.
+        let mut mappers = Vec::with_capacity((m as usize).min(line.len()));
         for k in 0..m {
             let field = format!("mapper {}", k + 1);
             let (v, _) = t.uint(&field).map_err(|e| {
@@ -112,7 +113,7 @@ pub fn read_benchmark(source: &str, text: &str) -> Result<Workload, ModelError> 
                 "a coflow needs at least one reducer",
             ));
         }
-        let mut reducers = Vec::with_capacity(r as usize);
+        let mut reducers = Vec::with_capacity((r as usize).min(line.len()));
         for k in 0..r {
             let field = format!("reducer {}", k + 1);
             let (tok, _) = t.next(&field).map_err(|e| {
@@ -278,6 +279,16 @@ pub fn write_benchmark(w: &Workload) -> Result<String, ModelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_and_ports_from_the_file_are_not_trusted_for_allocations() {
+        // Found by the fuzzer (docs/results/runtime/fuzz.md): a mapper count of
+        // 1.8e9 was handed to Vec::with_capacity and aborted the process.
+        let e = read_benchmark("t", "150 1\n108 0 0001784019211 22 1:6 1\n").unwrap_err();
+        assert!(e.to_string().contains("mapper"), "{e}");
+        let e = read_benchmark("t", "2000000 1\n1 0 1 0 1 1:1\n").unwrap_err();
+        assert!(e.to_string().contains("invalid port count 2000000"), "{e}");
+    }
 
     #[test]
     fn reads_mapper_major_with_even_split() {

@@ -429,6 +429,18 @@ mod tests {
                      2,12,2,2,10,1,10;11,z\n";
 
     #[test]
+    fn a_port_beyond_the_limit_is_an_error_not_an_allocation() {
+        // Found by the fuzzer: dst 20001000 made a 20-million-port fabric whose
+        // path table asked for petabytes.
+        let t = "coflow_id,flow_id,src,dst,bytes,start_s\n1,1,0,20001000,5,0\n";
+        let e = read_flow_csv("f.csv", t).unwrap_err();
+        assert!(e.to_string().contains("at most 1048576"), "{e}");
+        // A large but allowed port costs only the pairs used.
+        let t = "coflow_id,flow_id,src,dst,bytes,start_s\n1,1,0,50000,5,0\n";
+        assert_eq!(read_flow_csv("f.csv", t).unwrap().fabric.ports(), 50_001);
+    }
+
+    #[test]
     fn reads_orders_by_flow_id_and_resolves_dependencies() {
         let w = read_flow_csv("f.csv", T).unwrap();
         assert_eq!(w.fabric.ports(), 3);
