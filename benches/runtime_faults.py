@@ -61,7 +61,9 @@ class Master:
                 "--http", f"127.0.0.1:{self.http_port}", "--tls-dir", pki,
                 "--state", os.path.join(workdir, "master.db") if state else "none", *extra]  # fmt: skip
         self.started = time.monotonic()
-        self.proc = subprocess.Popen(argv, env=child_env(), stdout=self.log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            argv, env=child_env(), stdout=self.log, stderr=subprocess.STDOUT
+        )
         until(self.up, 60)
         self.up_after = time.monotonic() - self.started
 
@@ -75,9 +77,15 @@ class Master:
 
     def get(self, path, body=None, timeout=5.0):
         url = f"http://127.0.0.1:{self.http_port}{path}"
-        data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+        data = (
+            None
+            if body is None
+            else (body if isinstance(body, bytes) else json.dumps(body).encode())
+        )
         try:
-            with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=timeout) as r:
+            with urllib.request.urlopen(
+                urllib.request.Request(url, data=data), timeout=timeout
+            ) as r:
                 raw = r.read().decode()
                 return r.status, (raw if path == "/metrics" else json.loads(raw))
         except urllib.error.HTTPError as e:
@@ -118,7 +126,9 @@ def rounds_in(m: Master, seconds: float) -> int:
     return int(m.metric("round_seconds_count") - r0)
 
 
-def hold_connections(port: int, n: int, payload: bytes = b"", procs: int = 1) -> list[subprocess.Popen]:
+def hold_connections(
+    port: int, n: int, payload: bytes = b"", procs: int = 1
+) -> list[subprocess.Popen]:
     """Child processes holding ``n`` TCP connections to ``port`` (each sends
     ``payload`` once), until killed."""
     code = (
@@ -200,7 +210,9 @@ def idle_connections(pki: str, workdir: str, n: int) -> dict:
         "the rest refused; idle ones closed after the 5 s handshake timeout",
         "observed": f"{opened:,} connected, {refused:,.0f} refused at the cap; API up: {alive}; "
         f"RSS {rss0:.0f} -> {rss1:.0f} MB",
-        "recovery": f"an agent connected {agent_in:.1f} s after the flood began" if agent_in else "agent never got in",
+        "recovery": f"an agent connected {agent_in:.1f} s after the flood began"
+        if agent_in
+        else "agent never got in",
     }
 
 
@@ -229,7 +241,9 @@ def small_ulimit(pki: str, workdir: str) -> dict:
 
 def pre_auth_frames(m: Master) -> dict:
     rss0 = m.rss_mb()
-    junk = hold_connections(m.port, 20, payload=((16 << 20) - 1).to_bytes(4, "little") + b"CK" + b"x" * 65536)
+    junk = hold_connections(
+        m.port, 20, payload=((16 << 20) - 1).to_bytes(4, "little") + b"CK" + b"x" * 65536
+    )
     held(junk)
     time.sleep(1)
     rss1 = m.rss_mb()
@@ -250,14 +264,22 @@ def pre_auth_frames(m: Master) -> dict:
 
 def slow_posts(m: Master) -> dict:
     rss0 = m.rss_mb()
-    big = hold_connections(m.http_port, 30, payload=b"POST /api/coflows HTTP/1.1\r\nContent-Length: 16000000\r\n\r\n" + b"x" * 65536)
+    big = hold_connections(
+        m.http_port,
+        30,
+        payload=b"POST /api/coflows HTTP/1.1\r\nContent-Length: 16000000\r\n\r\n" + b"x" * 65536,
+    )
     held(big)
     time.sleep(0.5)
     answered_big = m.get("/api/health")[0]
     kill(big)
     t0 = time.monotonic()
     body = b"x" * ((4 << 20) - 1)
-    under = hold_connections(m.http_port, 30, payload=b"POST /api/coflows HTTP/1.1\r\nContent-Length: 4194304\r\n\r\n" + body)
+    under = hold_connections(
+        m.http_port,
+        30,
+        payload=b"POST /api/coflows HTTP/1.1\r\nContent-Length: 4194304\r\n\r\n" + body,
+    )
     held(under)
     rss1 = m.rss_mb()
     # Every held body is released by the reaper after 2 x read timeout.
@@ -282,7 +304,8 @@ def slowloris(m: Master) -> dict:
     n = held(procs)
     t0 = time.monotonic()
     busy_status = m.get("/api/health")[0]
-    back = until(lambda: m.get("/api/health")[0] == 200, 60)
+    until(lambda: m.get("/api/health")[0] == 200, 60)
+    back = time.monotonic() - t0
     kill(procs)
     return {
         "fault": f"slowloris: {n} HTTP connections sending half a request header",
@@ -297,7 +320,11 @@ def slow_reader(pki: str, workdir: str) -> dict:
     slow = m.agent(0, rcvbuf=4096)
     others = [m.agent(h) for h in (1, 2)]
     until(lambda: m.get("/api/health")[1]["agents"] == 3, 10)
-    slow.report(proto.Report(1.0, [proto.NewFlow(i, 20000 + i, ip(1 + i % 2), 80, 0.5, 200_000) for i in range(8000)]))
+    slow.report(
+        proto.Report(
+            1.0, [proto.NewFlow(i, 20000 + i, ip(1 + i % 2), 80, 0.5, 200_000) for i in range(8000)]
+        )
+    )
     dropped = until(lambda: m.metric("slow_agents_total") >= 1, 30)
     rounds = rounds_in(m, 1.0)
     beats = others[0].read(lambda f: f[0] == proto.DECISIONS, 2) is not None
@@ -329,7 +356,11 @@ def agent_restart(m: Master) -> dict:
     a2.decisions()
     took = time.monotonic() - t0
     coflows = m.get("/api/coflows")[1]
-    got = sorted((c["bytes_sent"], c["finish_s"] is not None) for c in coflows if c["bytes_sent"] in (200_000, 36_000_000))
+    got = sorted(
+        (c["bytes_sent"], c["finish_s"] is not None)
+        for c in coflows
+        if c["bytes_sent"] in (200_000, 36_000_000)
+    )
     a2.close()
     b.close()
     return {
@@ -398,7 +429,10 @@ def master_killed(pki: str, workdir: str) -> dict:
             {"id": 6, "flows": [{"src": 0, "dst": 2, "dst_port": 7002, "size": 8e6}]}]  # fmt: skip
     for r in regs:
         assert m.get("/api/coflows", r)[0] == 201
-    flows = [proto.NewFlow(1, 41001, ip(1), 7001, 0.5, 200_000), proto.NewFlow(2, 41002, ip(2), 7002, 0.5, 300_000)]
+    flows = [
+        proto.NewFlow(1, 41001, ip(1), 7001, 0.5, 200_000),
+        proto.NewFlow(2, 41002, ip(2), 7002, 0.5, 300_000),
+    ]
     agents = [m.agent(h) for h in range(3)]
     agents[0].report(proto.Report(1.0, flows))
 
@@ -510,14 +544,18 @@ def identity_claims(m: Master) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "results", "runtime", "faults.md"))
     ap.add_argument("--idle", type=int, default=20_000, help="idle connections of the flood row")
     a = ap.parse_args()
     t_start = time.monotonic()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        pki = make_identities(os.path.join(tmp, "tls"), 4, [[ip(h)] for h in range(4)], ["127.0.0.1"])
+        pki = make_identities(
+            os.path.join(tmp, "tls"), 4, [[ip(h)] for h in range(4)], ["127.0.0.1"]
+        )
         for name, fn in [("idle", lambda: idle_connections(pki, tmp, a.idle)),
                          ("ulimit", lambda: small_ulimit(pki, tmp)),
                          ("slow reader", lambda: slow_reader(pki, tmp)),
@@ -534,7 +572,9 @@ def main() -> int:
             alive = m.proc.poll() is None
         finally:
             m.stop()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     import coflowkit
 
     lines = [

@@ -10,17 +10,15 @@ well-formed HTTP status line, is a finding. ``benches/fuzz.py`` runs it.
 
 from __future__ import annotations
 
-import io
-import sys
-
-import atheris
-
 # The stdlib's HTTP and JSON parsers run but are not instrumented (that made
 # each input ~100 times slower); coverage guidance comes from our modules.
 import email.parser  # noqa: F401,E402
 import http.server  # noqa: F401,E402
+import io
 import json  # noqa: F401,E402
+import sys
 
+import atheris
 import coflowkit.runtime.proto  # noqa: F401,E402  (numpy, pandas: not instrumented)
 
 with atheris.instrument_imports(

@@ -86,4 +86,3 @@ def build(rows, ports=None, **optional):
     if ports is not None:
         w = w.with_fabric(f"bigswitch:ports={ports},gbps=1")
     return w
-

@@ -7,7 +7,6 @@ line `coflowkit: error: ...` and exits with status 2; no traceback.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys

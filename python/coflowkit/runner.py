@@ -13,10 +13,11 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd

@@ -135,7 +135,9 @@ class _Server:
     tokens = {"T" * 20 + "abcdefghijklmnopqrstuvw": frozenset({"read"})}
 
 
-request_line = st.sampled_from([b"GET /api/health", b"POST /api/coflows", b"PUT /", b"GET", b"\xff"])
+request_line = st.sampled_from(
+    [b"GET /api/health", b"POST /api/coflows", b"PUT /", b"GET", b"\xff"]
+)
 version = st.sampled_from([b" HTTP/1.1", b" HTTP/1.0", b" HTTP/0.9", b"", b" HTTP/9"])
 header = st.sampled_from([b"Content-Length: 5", b"Content-Length: -1", b"Authorization: Bearer x",
                           b"Authorization: Bearer " + b"T" * 20 + b"abcdefghijklmnopqrstuvw", b"X: \xff"])  # fmt: skip

@@ -41,7 +41,7 @@ def raw_http(m, data: bytes, timeout=5.0) -> bytes:
     try:
         while chunk := s.recv(65536):
             out += chunk
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:
         pass
     s.close()
     return out
@@ -88,19 +88,25 @@ def test_bad_ids_and_bad_json_are_400s(master):
 def test_content_length_is_checked_before_anything_is_read(master):
     # -1 used to hang the handler; a huge length used to be read into memory.
     for length, code in [(b"-1", b"400"), (b"abc", b"400"), (b"99999999999", b"413")]:
-        out = raw_http(master, b"POST /api/coflows HTTP/1.1\r\nContent-Length: " + length + b"\r\n\r\n{}")
+        out = raw_http(
+            master, b"POST /api/coflows HTTP/1.1\r\nContent-Length: " + length + b"\r\n\r\n{}"
+        )
         assert out.startswith(b"HTTP/1.0 " + code), out[:60]
     out = raw_http(master, b"POST /api/coflows HTTP/1.1\r\n\r\n")
     assert out.startswith(b"HTTP/1.0 411"), out[:60]
     assert alive(master)
 
 
-def test_a_registration_that_fails_inside_the_round_is_a_500_and_the_master_goes_on(master, monkeypatch):
+def test_a_registration_that_fails_inside_the_round_is_a_500_and_the_master_goes_on(
+    master, monkeypatch
+):
     def boom(reg):
         raise RuntimeError("a bug")
 
     monkeypatch.setattr(master, "register", boom)
-    status, body = http(master, "/api/coflows", {"id": 1, "flows": [{"src": 0, "dst": 1, "dst_port": 8}]})
+    status, body = http(
+        master, "/api/coflows", {"id": 1, "flows": [{"src": 0, "dst": 1, "dst_port": 8}]}
+    )
     assert status == 500 and "internal error" in body["error"]
     monkeypatch.undo()
     assert alive(master)
@@ -221,7 +227,7 @@ def test_a_non_tls_client_is_dropped_at_the_handshake(master):
     try:
         while s.recv(65536):
             pass
-    except (ConnectionResetError, TimeoutError, socket.timeout):
+    except (ConnectionResetError, TimeoutError):
         pass
     s.close()
     wait_for(lambda: not master.sessions, "the session to end")
@@ -339,7 +345,12 @@ def test_an_agent_that_stops_reading_is_dropped_and_rounds_go_on(start_master, p
     dst = connect(m, pki, 2)
     wait_hosts(m, 3)
     # 2000 flows: one DECISIONS of 26 kB for the agent that never reads.
-    slow.report(proto.Report(1.0, [proto.NewFlow(i, 20000 + i % 40000, pki_ip(2), 80, 0.5, 200_000) for i in range(2000)]))
+    slow.report(
+        proto.Report(
+            1.0,
+            [proto.NewFlow(i, 20000 + i % 40000, pki_ip(2), 80, 0.5, 200_000) for i in range(2000)],
+        )
+    )
     healthy.report(proto.Report(1.0, [proto.NewFlow(1, 4000, pki_ip(2), 81, 0.5, 200_000)]))
     assert healthy.decisions()[0][0] == 1
     wait_for(lambda: m.metrics["slow_agents"] == 1, "the slow agent to be dropped")
@@ -358,7 +369,9 @@ def test_a_disconnected_hosts_flows_are_shown_unenforced(master, pki):
     wait_for(lambda: [f["enforced"] for f in http(master, "/api/flows")[1]] == [True], "enforced")
     a0.close()  # the agent dies (its limits go with it: it fails open)
     wait_for(lambda: 0 not in master.by_host, "the disconnect")
-    wait_for(lambda: [f["enforced"] for f in http(master, "/api/flows")[1]] == [False], "unenforced")
+    wait_for(
+        lambda: [f["enforced"] for f in http(master, "/api/flows")[1]] == [False], "unenforced"
+    )
     assert not a1.closed
 
 

@@ -45,7 +45,11 @@ def test_a_frame_over_the_limit_is_refused_from_its_length_alone():
         m.feed(struct.pack("<I", (16 << 20) - 1) + b"CK")
     m = proto.master_channel()
     hello = proto.encode_hello(proto.Hello(1, 10, ["10.0.0.2"], "x"))
-    m.feed(proto.agent_channel().frame(proto.HELLO, hello) + struct.pack("<I", (16 << 20) - 1) + b"CK\x02\x03")
+    m.feed(
+        proto.agent_channel().frame(proto.HELLO, hello)
+        + struct.pack("<I", (16 << 20) - 1)
+        + b"CK\x02\x03"
+    )
     assert m.pending == 8  # held (and bounded by MAX_FRAME)
 
 

@@ -36,7 +36,9 @@ class MasterProcess:
                 "--state", str(tmp_path / "master.db") if state else "none", *extra]  # fmt: skip
         from coflowkit.runtime.testbed import child_env
 
-        self.proc = subprocess.Popen(argv, env=child_env(), stdout=self.log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            argv, env=child_env(), stdout=self.log, stderr=subprocess.STDOUT
+        )
         wait_for(self._up, "the master to answer", timeout=30)
 
     def _up(self) -> bool:
@@ -106,7 +108,9 @@ def test_a_killed_master_restarts_with_its_registrations(pki, tmp_path):
         assert status == 400 and "already registered" in body["error"]
         # Coflow 5 completes: its rows leave the state file.
         agents[0].report(proto.Report(3.0, gone=[(1, 1_000_000)]))
-        wait_for(lambda: len(Store(str(tmp_path / "master.db")).load()) == 1, "coflow 5 to be dropped")
+        wait_for(
+            lambda: len(Store(str(tmp_path / "master.db")).load()) == 1, "coflow 5 to be dropped"
+        )
     finally:
         m.kill(signal.SIGTERM)
 
@@ -120,14 +124,21 @@ def test_a_finished_flow_of_a_registration_stays_finished_across_a_restart(pki, 
         reg = {"id": 7, "flows": [{"src": 0, "dst": 1, "dst_port": 7100}] * 2}
         assert http(m, "/api/coflows", reg)[0] == 201
         agents = [connect(m, pki, h) for h in range(2)]
-        agents[0].report(proto.Report(1.0, [proto.NewFlow(1, 42001, pki_ip(1), 7100, 0.5, 150_000)]))
+        agents[0].report(
+            proto.Report(1.0, [proto.NewFlow(1, 42001, pki_ip(1), 7100, 0.5, 150_000)])
+        )
         agents[0].decisions()
         agents[0].report(proto.Report(1.5, gone=[(1, 500_000)]))
-        wait_for(lambda: Store(str(tmp_path / "master.db")).load()[0].bindings[0].finished, "the end on disk")
+        wait_for(
+            lambda: Store(str(tmp_path / "master.db")).load()[0].bindings[0].finished,
+            "the end on disk",
+        )
         m.kill()
         m = MasterProcess(pki, tmp_path, policy="fair")
         agents = [connect(m, pki, h) for h in range(2)]
-        agents[0].report(proto.Report(2.0, [proto.NewFlow(2, 42002, pki_ip(1), 7100, 1.9, 150_000)]))
+        agents[0].report(
+            proto.Report(2.0, [proto.NewFlow(2, 42002, pki_ip(1), 7100, 1.9, 150_000)])
+        )
         agents[0].decisions()
         status, coflows = http(m, "/api/coflows")
         (c,) = [c for c in coflows if c["id"] == 7]
@@ -222,7 +233,12 @@ def test_the_master_stops_promptly_on_sigterm_with_a_peer_that_does_not_read(pki
     stuck = FakeAgent(m.address, pki, 0, rcvbuf=4096)
     stuck.hello(0)
     others = [connect(m, pki, h) for h in (1, 2)]
-    stuck.report(proto.Report(1.0, [proto.NewFlow(i, 20000 + i, pki_ip(1 + i % 2), 80, 0.5, 200_000) for i in range(3000)]))
+    stuck.report(
+        proto.Report(
+            1.0,
+            [proto.NewFlow(i, 20000 + i, pki_ip(1 + i % 2), 80, 0.5, 200_000) for i in range(3000)],
+        )
+    )
     time.sleep(0.5)
     m.proc.send_signal(signal.SIGTERM)
     m.proc.wait(timeout=TIMEOUT_S)  # it used to ignore SIGTERM while blocked in sendall

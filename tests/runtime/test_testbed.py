@@ -179,22 +179,32 @@ def test_limits_of_a_killed_agent_are_removed_by_cleanup_and_by_its_successor(be
         agents[0].wait()
         time.sleep(0.3)
         assert "htb 1: root" in qdiscs(0)  # left behind
-        cleanup = subprocess.run(agent_argv(0, "--cleanup"), env=env, capture_output=True, text=True)
+        cleanup = subprocess.run(
+            agent_argv(0, "--cleanup"), env=env, capture_output=True, text=True
+        )
         assert cleanup.returncode == 0, cleanup.stderr
         assert "htb" not in qdiscs(0)
         # Left again (with no flow running now), then a new agent process
         # starts: it removes the old tree first.
         _stop(procs)
-        subprocess.run(["tc", "-n", "cfk-h0", "qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb"], check=True)
+        subprocess.run(
+            ["tc", "-n", "cfk-h0", "qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb"],
+            check=True,
+        )
         agents[0] = subprocess.Popen(agent_argv(0), env=env, stderr=subprocess.DEVNULL)
         assert _wait_htb(0, False, 10)
         # Another root qdisc is not the agent's: --cleanup leaves it.
-        subprocess.run(["tc", "-n", "cfk-h0", "qdisc", "add", "dev", "eth0", "root", "handle", "5:", "htb"], check=True)
+        subprocess.run(
+            ["tc", "-n", "cfk-h0", "qdisc", "add", "dev", "eth0", "root", "handle", "5:", "htb"],
+            check=True,
+        )
         subprocess.run(agent_argv(0, "--cleanup"), env=env, check=True, capture_output=True)
         assert "htb 5: root" in qdiscs(0)
     finally:
         _stop([*procs, *agents, master])
-        subprocess.run(["tc", "-n", "cfk-h0", "qdisc", "del", "dev", "eth0", "root"], capture_output=True)
+        subprocess.run(
+            ["tc", "-n", "cfk-h0", "qdisc", "del", "dev", "eth0", "root"], capture_output=True
+        )
 
 
 def test_up_after_a_crash_starts_clean(bed):

@@ -238,7 +238,9 @@ class Agent:
         try:
             peer = tls.identity(sock.getpeercert())
             if peer.role != tls.MASTER:
-                raise CoflowkitError(f"the peer at {self.master[0]}:{self.master[1]} is {peer}, not the master")
+                raise CoflowkitError(
+                    f"the peer at {self.master[0]}:{self.master[1]} is {peer}, not the master"
+                )
         except CoflowkitError:
             sock.close()
             raise
@@ -315,7 +317,11 @@ class Agent:
                     want = selectors.EVENT_READ | (selectors.EVENT_WRITE if c.wants_write else 0)
                     if sel.get_key(c.sock).events != want:
                         sel.modify(c.sock, want)
-                wait = 0.0 if c is not None and c.readable_now else max(0.0, next_round - time.monotonic())
+                wait = (
+                    0.0
+                    if c is not None and c.readable_now
+                    else max(0.0, next_round - time.monotonic())
+                )
                 for key, _ in sel.select(timeout=wait):
                     try:
                         self._receive()
@@ -361,9 +367,16 @@ def main(args) -> int:
     """Entry point of ``coflowkit agent`` (arguments parsed by the CLI)."""
     if args.cleanup:
         removed = remove_tree(args.dev)
-        log.info("cleanup: %s", f"removed the agent's tree from {args.dev}" if removed else "nothing to remove")
+        log.info(
+            "cleanup: %s",
+            f"removed the agent's tree from {args.dev}" if removed else "nothing to remove",
+        )
         return 0
-    for flag, value in (("--master", args.master), ("--host", args.host), ("--tls-dir", args.tls_dir)):
+    for flag, value in (
+        ("--master", args.master),
+        ("--host", args.host),
+        ("--tls-dir", args.tls_dir),
+    ):
         if value is None:
             raise CoflowkitError(f"agent: {flag} is required (unless --cleanup)")
     host, _, port = args.master.rpartition(":")

@@ -225,14 +225,17 @@ def cmd_ca(args) -> int:
         scopes = [s for s in args.scope.split(",") if s]
         bad = [s for s in scopes if s not in tls.SCOPES]
         if bad or not scopes:
-            raise CoflowkitError(f"ca token: --scope takes {', '.join(tls.SCOPES)}, got {args.scope!r}")
+            raise CoflowkitError(
+                f"ca token: --scope takes {', '.join(tls.SCOPES)}, got {args.scope!r}"
+            )
         print(f"{tls.new_token()} {','.join(scopes)}")
     return 0
 
 
 def add_ca(sub) -> None:
     c = sub.add_parser(
-        "ca", help="the runtime's identities: a cluster CA, host and master certificates, API tokens"
+        "ca",
+        help="the runtime's identities: a cluster CA, host and master certificates, API tokens",
     )
     c.add_argument("action", choices=["init", "issue", "token"])
     c.add_argument("--dir", default=".", help="the CA's directory (ca.key, ca.crt)")

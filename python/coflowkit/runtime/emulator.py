@@ -69,7 +69,7 @@ class EmulatedAgent:
             self.sock.settimeout(max(0.01, left))
             try:
                 data = self.sock.recv(65536)
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 continue
             except (ssl.SSLError, OSError):
                 data = b""

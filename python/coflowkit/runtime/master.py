@@ -165,7 +165,9 @@ class Master:
         # Flows whose destination no agent has announced yet: held (with their
         # latest byte count) until that agent says hello. host -> fid -> NewFlow
         self.unresolved: dict[int, dict[int, proto.NewFlow]] = {}
-        self.slot_info: dict[int, tuple[int, int, int, int]] = {}  # slot -> (src, dst, sport, dport)
+        self.slot_info: dict[
+            int, tuple[int, int, int, int]
+        ] = {}  # slot -> (src, dst, sport, dport)
         self.pushed: dict[int, tuple[int, float]] = {}  # slot -> (kind, value) its agent has
         self.rates: dict[int, tuple[float, int]] = {}
         self.next_single = SINGLE_BASE
@@ -271,7 +273,11 @@ class Master:
         if path == "/api/flows":
             return 200, snap["flows"], "application/json"
         if path == "/api/health":
-            body = {"policy": self.policy, "agents": snap["agents"], "rounds": self.metrics["rounds"]}
+            body = {
+                "policy": self.policy,
+                "agents": snap["agents"],
+                "rounds": self.metrics["rounds"],
+            }
             return 200, body, "application/json"
         if path == "/metrics":
             return 200, self.prometheus(), "text/plain; version=0.0.4"
@@ -305,7 +311,10 @@ class Master:
             if len(self.sessions) >= self.limits.max_agents:
                 self.metrics["refused_connections"] += 1
                 self.limiter.warn(
-                    "full", "refusing %s: %d connections (--max-agents)", addr[0], len(self.sessions)
+                    "full",
+                    "refusing %s: %d connections (--max-agents)",
+                    addr[0],
+                    len(self.sessions),
                 )
                 sock.close()
                 continue

@@ -46,8 +46,9 @@ import socket
 import statistics
 import struct
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Callable, Union
+from typing import Union
 
 from coflowkit._core import CoflowkitError, FlowTable, parse_sock_diag
 

@@ -64,7 +64,9 @@ class Store:
                 raise CoflowkitError(
                     f"state file {path}: schema version {version}, this master reads {SCHEMA}"
                 )
-            self.db.execute("SELECT id, seq, registered_wall, arrival_wall, flows FROM coflows LIMIT 1")
+            self.db.execute(
+                "SELECT id, seq, registered_wall, arrival_wall, flows FROM coflows LIMIT 1"
+            )
             self.db.execute(
                 "SELECT coflow, idx, src, sport, dst, dport, finished, bytes FROM bindings LIMIT 1"
             )

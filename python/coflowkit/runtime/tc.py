@@ -227,7 +227,9 @@ def remove_tree(dev: str, argv_prefix: list[str] | None = None) -> bool:
     alone. Returns whether a tree was removed."""
     tc = [*(argv_prefix or []), "tc"]
     try:
-        r = subprocess.run([*tc, "qdisc", "show", "dev", dev, "root"], capture_output=True, text=True)
+        r = subprocess.run(
+            [*tc, "qdisc", "show", "dev", dev, "root"], capture_output=True, text=True
+        )
     except FileNotFoundError:
         raise CoflowkitError("tc (iproute2) is not installed: apt-get install iproute2") from None
     if r.returncode != 0:
