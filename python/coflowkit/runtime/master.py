@@ -150,26 +150,7 @@ class Master:
         self.hysteresis = hysteresis
         self.t0 = time.monotonic()
         self.wall0 = time.time()
-        self.sessions: dict[int, Session] = {}  # fd -> session
-        self.by_host: dict[int, Session] = {}
-        self.boot: dict[int, bytes] = {}  # host -> boot id of its agent process
-        self.lost_since: dict[int, float] = {}  # host -> when its session ended
-        self.ip_host: dict[str, int] = {}
-        self.pending: dict[tuple[int, int, int], collections.deque[int]] = {}
-        # Registered flows that were running when the master last stopped:
-        # (src, sport, dst, dport) -> slot. Their agents report them again.
-        self.rebind: dict[tuple[int, int, int, int], int] = {}
-        self.reg_slot: dict[int, tuple[int, int]] = {}  # registered slot -> (coflow, index)
-        self.slot_owner: dict[int, tuple[int, int]] = {}  # slot -> (host, fid)
-        self.host_flows: dict[int, dict[int, int]] = {}  # host -> fid -> slot
-        # Flows whose destination no agent has announced yet: held (with their
-        # latest byte count) until that agent says hello. host -> fid -> NewFlow
-        self.unresolved: dict[int, dict[int, proto.NewFlow]] = {}
-        self.slot_info: dict[
-            int, tuple[int, int, int, int]
-        ] = {}  # slot -> (src, dst, sport, dport)
-        self.pushed: dict[int, tuple[int, float]] = {}  # slot -> (kind, value) its agent has
-        self.rates: dict[int, tuple[float, int]] = {}
+        self._init_bookkeeping()
         self.next_single = SINGLE_BASE
         self.requests: queue.Queue = queue.Queue()
         self.lock = threading.Lock()
@@ -198,6 +179,29 @@ class Master:
                 self.limits.read_timeout, self.limits.http_body,
             )  # fmt: skip
             self.http_address = self.httpd.server_address[:2]
+
+    def _init_bookkeeping(self) -> None:
+        """Sessions, hosts and the flow slots' owners (the round thread's state)."""
+        self.sessions: dict[int, Session] = {}  # fd -> session
+        self.by_host: dict[int, Session] = {}
+        self.boot: dict[int, bytes] = {}  # host -> boot id of its agent process
+        self.lost_since: dict[int, float] = {}  # host -> when its session ended
+        self.ip_host: dict[str, int] = {}
+        self.pending: dict[tuple[int, int, int], collections.deque[int]] = {}
+        # Registered flows that were running when the master last stopped:
+        # (src, sport, dst, dport) -> slot. Their agents report them again.
+        self.rebind: dict[tuple[int, int, int, int], int] = {}
+        self.reg_slot: dict[int, tuple[int, int]] = {}  # registered slot -> (coflow, index)
+        self.slot_owner: dict[int, tuple[int, int]] = {}  # slot -> (host, fid)
+        self.host_flows: dict[int, dict[int, int]] = {}  # host -> fid -> slot
+        # Flows whose destination no agent has announced yet: held (with their
+        # latest byte count) until that agent says hello. host -> fid -> NewFlow
+        self.unresolved: dict[int, dict[int, proto.NewFlow]] = {}
+        self.slot_info: dict[
+            int, tuple[int, int, int, int]
+        ] = {}  # slot -> (src, dst, sport, dport)
+        self.pushed: dict[int, tuple[int, float]] = {}  # slot -> (kind, value) its agent has
+        self.rates: dict[int, tuple[float, int]] = {}
 
     def now(self) -> float:
         return time.monotonic() - self.t0
