@@ -162,7 +162,7 @@ class Master:
             rounds=0, round_seconds_sum=0.0, round_seconds_max=0.0, round_seconds_last=0.0,
             rejected_messages=0, decisions_sent=0, reports=0, unresolved_flows=0,
             ignored_flows=0, refused_connections=0, accept_errors=0, slow_agents=0,
-            lost_flows=0, round_errors=0,
+            lost_flows=0, round_errors=0, accepted_connections=0,
         )  # fmt: skip
         self.store = Store(state_path) if state_path else None
         self.server = socket.create_server(listen, backlog=1024)
@@ -328,6 +328,7 @@ class Master:
                 self.limiter.warn("accept", "cannot set up TLS with %s: %s", addr[0], e)
                 sock.close()
                 continue
+            self.metrics["accepted_connections"] += 1
             conn = Conn(
                 tsock, proto.master_channel(), f"{addr[0]}:{addr[1]}", self.limits.send_queue,
                 deadline=time.monotonic() + self.limits.handshake_timeout,
@@ -778,6 +779,9 @@ class Master:
              [("_sum", f"{m['round_seconds_sum']:.6f}"), ("_count", m["rounds"])]),
             ("round_seconds_max", "gauge", "Longest coordination round so far.", [("", f"{m['round_seconds_max']:.6f}")]),
             ("agents_connected", "gauge", "Agents with an authenticated session.", [("", snap["agents"])]),
+            ("connections", "gauge", "Agent connections open (HELLO accepted or not).", [("", len(self.sessions))]),
+            ("accepted_connections_total", "counter", "Agent connections accepted (then TLS, HELLO, ...).",
+             [("", m["accepted_connections"])]),
             ("coflows_active", "gauge", "Coflows with bytes sent and not finished.", [("", active)]),
             ("bytes_scheduled_total", "counter", "Bytes acknowledged on scheduled flows.", [("", f"{sent:.0f}")]),
             ("rejected_messages_total", "counter", "Agent sessions ended for a bad frame, certificate or claim.",
