@@ -16,6 +16,7 @@ measured by tests/runtime/test_testbed.py and reported in bench.md.
 from __future__ import annotations
 
 import argparse
+import atexit
 import datetime
 import json
 import os
@@ -48,6 +49,16 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+STARTED: list[subprocess.Popen] = []  # every child process, killed at exit whatever happens
+
+
+@atexit.register
+def _kill_children() -> None:
+    for p in STARTED:
+        if p.poll() is None:
+            p.kill()
 
 
 class Master:
@@ -149,6 +160,7 @@ def hold_connections(
         out.append(subprocess.Popen([sys.executable, "-c", code, str(port), str(n // procs), path],
                                     stdout=subprocess.PIPE, text=True))  # fmt: skip
         out[-1].payload_path = path
+        STARTED.append(out[-1])
     return out
 
 
