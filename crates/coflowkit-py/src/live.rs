@@ -132,7 +132,9 @@ impl LiveScheduler {
         if (flow as usize) < l.num_flows() {
             Ok(l.sent(flow))
         } else {
-            Err(crate::CoflowkitError::new_err(format!("no flow slot {flow}")))
+            Err(crate::CoflowkitError::new_err(format!(
+                "no flow slot {flow}"
+            )))
         }
     }
 

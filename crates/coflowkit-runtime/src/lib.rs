@@ -285,7 +285,10 @@ impl Live {
             .ok_or_else(|| param("coflow", format!("coflow {id} is not registered")))?
             as usize;
         if !arrival.is_finite() {
-            return Err(param("arrival", format!("coflow {id}: bad arrival {arrival}")));
+            return Err(param(
+                "arrival",
+                format!("coflow {id}: bad arrival {arrival}"),
+            ));
         }
         self.arrival[k] = arrival;
         self.arrived[k] = true;

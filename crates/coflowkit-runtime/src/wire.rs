@@ -689,10 +689,7 @@ mod tests {
         let mut r = FrameReader::new(MAX_FRAME, &[REPORT]);
         r.feed(&f0).unwrap();
         assert!(one(&mut r, &f0).contains("sequence 0, expected 1"));
-        let e = one(
-            &mut FrameReader::new(MAX_FRAME, &[REPORT]),
-            &[11, 0, 0, 0],
-        );
+        let e = one(&mut FrameReader::new(MAX_FRAME, &[REPORT]), &[11, 0, 0, 0]);
         assert!(e.contains("frame length 11 outside"), "{e}");
     }
 
@@ -716,7 +713,9 @@ mod tests {
         assert_eq!(r.limit(), MAX_FRAME);
         // The same REPORT first is refused.
         let mut r = FrameReader::with_first(MAX_FRAME_BEFORE_HELLO, MAX_FRAME, &[HELLO, REPORT]);
-        let e = r.feed(&encode_frame(REPORT, 0, &big.encode()).unwrap()).unwrap_err();
+        let e = r
+            .feed(&encode_frame(REPORT, 0, &big.encode()).unwrap())
+            .unwrap_err();
         assert!(e.0.contains("outside 12..4096"), "{e}");
     }
 
@@ -749,7 +748,10 @@ mod tests {
         assert!(e.contains("4294967295 records need"), "{e}");
         let mut nan = report();
         nan.time = f64::NAN;
-        assert!(Report::decode(&nan.encode()).unwrap_err().0.contains("bad time"));
+        assert!(Report::decode(&nan.encode())
+            .unwrap_err()
+            .0
+            .contains("bad time"));
         let mut neg = report();
         neg.new[0].first_seen = -1.0;
         let e = Report::decode(&neg.encode()).unwrap_err().0;
@@ -792,8 +794,16 @@ mod tests {
                 encode_frame(REPORT, 1, &report().encode()).unwrap(),
             ]
             .concat(),
-            encode_frame(DECISIONS, 0, &encode_decisions(&[Decision { fid: 1, kind: RATE, value: 2.0 }]))
-                .unwrap(),
+            encode_frame(
+                DECISIONS,
+                0,
+                &encode_decisions(&[Decision {
+                    fid: 1,
+                    kind: RATE,
+                    value: 2.0,
+                }]),
+            )
+            .unwrap(),
             encode_frame(ERROR, 0, b"no").unwrap(),
         ];
         let mut rng = Rng::new(7, 3);
@@ -823,6 +833,9 @@ mod tests {
             decoded += r.feed(&d[1..]).map(|f| f.len()).unwrap_or(0);
         }
         // The mutations reach the decoders: many still frame correctly.
-        assert!(decoded > 10_000, "only {decoded} frames survived the mutations");
+        assert!(
+            decoded > 10_000,
+            "only {decoded} frames survived the mutations"
+        );
     }
 }
