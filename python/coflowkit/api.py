@@ -60,16 +60,15 @@ def write_trace(workload: Workload, path: str | os.PathLike, format: str) -> Non
 
 
 def policies() -> list[dict[str, Any]]:
-    """The policy catalogue: name, information model, summary and parameters."""
-    return [
-        {
-            "name": name,
-            "info": info,
-            "summary": summary,
-            "params": [{"name": p, "default": d, "help": h} for p, d, h in params],
-        }
-        for name, info, summary, params in _core.policies()
-    ]
+    """The policy catalogue, in the registry's order: ``name``, ``info`` (the
+    information model), ``knows`` (what else it uses, for the docs), ``summary``,
+    ``rule`` (one line), ``paper``, ``params`` (name, default, help) and
+    ``example_ccts`` (its hand-computed CCTs of the shared worked example)."""
+    out = []
+    for p in _core.policies():
+        p["params"] = [{"name": n, "default": d, "help": h} for n, d, h in p["params"]]
+        out.append(p)
+    return out
 
 
 @dataclass

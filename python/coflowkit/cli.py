@@ -244,6 +244,13 @@ def cmd_compare(args) -> int:
 
 
 def cmd_policies(args) -> int:
+    if args.write_docs:
+        from coflowkit import catalogue
+
+        root = args.write_docs
+        for path in catalogue.write_docs(root) or ["(nothing changed)"]:
+            print(f"wrote {path}")
+        return 0
     policies = api.policies()
     width = max(len(p["name"]) for p in policies)
     for p in policies:
@@ -470,7 +477,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     c.set_defaults(func=cmd_compare)
 
-    sub.add_parser("policies", help="list the policies").set_defaults(func=cmd_policies)
+    pol = sub.add_parser("policies", help="list the policies")
+    pol.add_argument(
+        "--write-docs", metavar="ROOT",
+        help="rewrite the policy tables of ROOT/README.md and ROOT/docs/policies/README.md "
+        "from the registry",
+    )  # fmt: skip
+    pol.set_defaults(func=cmd_policies)
     sub.add_parser(
         "transforms", help="list the workload transforms, their parameters and defaults"
     ).set_defaults(func=cmd_transforms)

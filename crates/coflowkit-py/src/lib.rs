@@ -326,28 +326,28 @@ fn synthetic_fb(py: Python<'_>, seed: u64) -> PyResult<Workload> {
     Ok(Workload { inner: w })
 }
 
-/// The policy catalogue: (name, information model, summary, [(param, default, help)]).
+/// The policy catalogue, one dict per policy in catalogue order: name, info,
+/// knows, summary, rule, paper, params [(name, default, help)], example_ccts.
 #[pyfunction]
-#[allow(clippy::type_complexity)]
-fn policies() -> Vec<(String, String, String, Vec<(String, String, String)>)> {
+fn policies(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
     coflowkit_policy::REGISTRY
         .iter()
         .map(|s| {
-            (
-                s.name.to_string(),
-                s.info.name().to_string(),
-                s.summary.to_string(),
-                s.params
-                    .iter()
-                    .map(|p| {
-                        (
-                            p.name.to_string(),
-                            p.default.to_string(),
-                            p.help.to_string(),
-                        )
-                    })
-                    .collect(),
-            )
+            let d = PyDict::new(py);
+            d.set_item("name", s.name)?;
+            d.set_item("info", s.info.name())?;
+            d.set_item("knows", s.knows)?;
+            d.set_item("summary", s.summary)?;
+            d.set_item("rule", s.rule)?;
+            d.set_item("paper", s.paper)?;
+            let params: Vec<(&str, &str, &str)> = s
+                .params
+                .iter()
+                .map(|p| (p.name, p.default, p.help))
+                .collect();
+            d.set_item("params", params)?;
+            d.set_item("example_ccts", s.example_ccts.to_vec())?;
+            Ok(d)
         })
         .collect()
 }

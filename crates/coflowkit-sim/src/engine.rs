@@ -695,7 +695,7 @@ impl<'w> Engine<'w> {
             .iter()
             .any(|w| matches!(w, Wakeup::GroupSent { .. }))
         {
-            let g = &self.decision.groups;
+            let g = &self.decision.wake_groups;
             let top = g.iter().copied().max().map_or(0, |m| m as usize + 1);
             group_rate = vec![0.0; top];
             for (i, &f) in self.active.iter().enumerate() {

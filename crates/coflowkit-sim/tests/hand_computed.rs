@@ -192,3 +192,20 @@ fn a_blocked_coflow_wakes_up_when_a_new_flow_of_it_starts_on_a_free_path() {
     // from 0.01 → 0.04125.
     assert_ccts(&ccts(t, "sincronia", &[]), &[0.0390625, 0.04125]);
 }
+
+#[test]
+fn every_registered_policy_gives_the_example_ccts_of_its_spec() {
+    // Each policy's spec carries its hand-computed CCTs of EXAMPLE (the tests
+    // above and the policy's docs page derive them): the registry is the list.
+    for spec in coflowkit_policy::REGISTRY {
+        let got = ccts(EXAMPLE, spec.name, &[]);
+        for (g, w) in got.iter().zip(spec.example_ccts) {
+            assert!(
+                (g - w).abs() < 1e-9,
+                "{}: got {got:?}, its spec says {:?}",
+                spec.name,
+                spec.example_ccts
+            );
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //! `Live`): grouping the active flows by coflow for the view, and turning a class
 //! decision into rates.
 
-use crate::ActiveCoflow;
+use crate::view::ActiveCoflow;
 use coflowkit_alloc::MaxMin;
 use coflowkit_model::{Fabric, PathId};
 

@@ -12,9 +12,15 @@
 //!
 //! With equal capacities `C`, `ĉ` and `P̂*` are the paper's and `r_f = P̂* C / n̄_k`.
 
-use crate::util::LinkCounts;
-use crate::{Decision, NonClairvoyantPolicy, NonClairvoyantView};
+use crate::support::loads::LinkCounts;
+use crate::decision::Decision;
+use crate::policy::NonClairvoyantPolicy;
+use crate::view::NonClairvoyantView;
 use coflowkit_alloc::avail;
+use crate::policy::{AnyPolicy, Info};
+use crate::spec::{non_clairvoyant, PolicySpec};
+use crate::params::{ParamSpec, Params};
+use coflowkit_model::ModelError;
 
 /// Work per call: `O(coflow-link pairs + active paths · rounds)`, plus one pass
 /// over the active flows to write `r_f = P̂*/m_k + Σ_rounds e(path_f)`: every
@@ -130,10 +136,32 @@ impl NonClairvoyantPolicy for NcDrf {
     }
 }
 
+pub const PARAMS: &[ParamSpec] = &[ParamSpec {
+    name: "backfill_rounds",
+    default: "1",
+    help: "backfilling passes after the DRF stage (0: none; 1: the paper's; more approach the spare's fixed point)",
+}];
+
+fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
+    non_clairvoyant(NcDrf::new(p.usize_in("backfill_rounds", 0, 1000)?))
+}
+
+pub const SPEC: PolicySpec = PolicySpec {
+    name: "ncdrf",
+    info: Info::NonClairvoyant,
+    knows: "",
+    summary: "DRF on per-link flow counts, then backfilling (NC-DRF)",
+    rule: "DRF on per-link flow counts (every flow of a coflow at the same rate), then backfilling",
+    paper: "NC-DRF: Algorithm 1 of ../shared/papers/001_741244c1eb5babc6.txt",
+    params: PARAMS,
+    build,
+    example_ccts: [0.10175, 0.03125, 0.0625],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::testkit::{close, ncdrf_fig3, Case};
+    use crate::testkit::{close, ncdrf_fig3, Case};
 
     fn rates(c: &Case, rounds: usize) -> Vec<f64> {
         let mut d = Decision::default();

@@ -10,9 +10,15 @@
 //! r_f     = s_f + MM(active flows; u)_f             stage 2 (work conservation)
 //! ```
 
-use crate::util::LinkCounts;
-use crate::{Decision, NonClairvoyantPolicy, NonClairvoyantView};
+use crate::support::loads::LinkCounts;
+use crate::decision::Decision;
+use crate::policy::NonClairvoyantPolicy;
+use crate::view::NonClairvoyantView;
 use coflowkit_alloc::MaxMin;
+use crate::policy::{AnyPolicy, Info};
+use crate::spec::{non_clairvoyant, PolicySpec};
+use crate::params::{ParamSpec, Params};
+use coflowkit_model::ModelError;
 
 pub struct Psp {
     work_conserving: bool,
@@ -111,10 +117,34 @@ impl NonClairvoyantPolicy for Psp {
     }
 }
 
+pub const PARAMS: &[ParamSpec] = &[ParamSpec {
+    name: "work_conserving",
+    default: "true",
+    help: "true: spare capacity shared max-min after the per-link shares (FairCloud); false: per-link shares only",
+}];
+
+fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
+    non_clairvoyant(Psp::new(
+        p.choice("work_conserving", &["true", "false"])? == "true",
+    ))
+}
+
+pub const SPEC: PolicySpec = PolicySpec {
+    name: "psp",
+    info: Info::NonClairvoyant,
+    knows: "",
+    summary: "per-link equal shares per coflow, then max-min spare (FairCloud PS-P)",
+    rule: "per link, equal shares per coflow split over its flows; a flow takes its smaller share; spare shared max-min",
+    paper: "FairCloud PS-P: Popa et al., SIGCOMM'12, as used by NC-DRF and Coflex",
+    params: PARAMS,
+    build,
+    example_ccts: [0.10175, 0.03125, 0.0625],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::testkit::{close, ncdrf_fig3, Case};
+    use crate::testkit::{close, ncdrf_fig3, Case};
 
     fn rates(c: &Case, wc: bool) -> Vec<f64> {
         let mut d = Decision::default();

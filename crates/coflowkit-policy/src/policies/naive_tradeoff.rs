@@ -9,9 +9,15 @@
 //! stage 2: coflex's stage 2 (SEBF order, MADD, backfilling) on min(c_l, h_k(l))
 //! ```
 
-use crate::coflex::Sebf;
-use crate::drf::DrfStage;
-use crate::{ClairvoyantPolicy, ClairvoyantView, Decision};
+use crate::policies::coflex::Sebf;
+use crate::policies::drf::DrfStage;
+use crate::decision::Decision;
+use crate::policy::ClairvoyantPolicy;
+use crate::view::ClairvoyantView;
+use crate::policy::{AnyPolicy, Info};
+use crate::spec::{clairvoyant, PolicySpec};
+use crate::params::Params;
+use coflowkit_model::ModelError;
 
 pub struct NaiveTradeoff {
     alpha: f64,
@@ -57,11 +63,34 @@ impl ClairvoyantPolicy for NaiveTradeoff {
     }
 }
 
+fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
+    let alpha = p.f64_in("alpha", 0.0, 1.0)?;
+    if alpha == 0.0 {
+        return Err(ModelError::param(
+            "param",
+            "naive-tradeoff: alpha=0 caps every coflow at 0: nothing would ever be sent; use alpha in (0, 1]",
+        ));
+    }
+    clairvoyant(NaiveTradeoff::new(alpha))
+}
+
+pub const SPEC: PolicySpec = PolicySpec {
+    name: "naive-tradeoff",
+    info: Info::Clairvoyant,
+    knows: "",
+    summary: "alpha x DRF shares, then SEBF capped at alpha P* (Coflex Algorithm 1)",
+    rule: "alpha × drf shares, then SEBF capped at alpha·P* per coflow and link",
+    paper: "Coflex: Algorithm 1 of ../shared/papers/003_90a1b6450103ec5e.txt",
+    params: crate::policies::coflex::PARAMS,
+    build,
+    example_ccts: [0.1955, 0.0625, 0.125],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::drf::tests::coflex_fig2;
-    use crate::util::testkit::{close, Case};
+    use crate::policies::drf::tests::coflex_fig2;
+    use crate::testkit::{close, Case};
 
     fn rates(c: &Case, alpha: f64) -> Vec<f64> {
         let mut d = Decision::default();

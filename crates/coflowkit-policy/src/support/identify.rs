@@ -33,8 +33,8 @@
 //! `min_bytes=100000` simulates; it desynchronises the flows of a coflow and makes
 //! simulations an order of magnitude slower (measured in docs/identification.md).
 
-use crate::labels::Labeller;
-use crate::Common;
+use crate::support::labels::Labeller;
+use crate::view::Common;
 use coflowkit_ident::{agg_key, communities, Metric, Records, Rough};
 
 /// The parameters of [`Identify`].
@@ -288,7 +288,7 @@ impl Labeller for Identify {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::testkit::Case;
+    use crate::testkit::Case;
 
     fn source(min_bytes: f64) -> Identify {
         Identify::new(IdentifyConfig {

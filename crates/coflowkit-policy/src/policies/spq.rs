@@ -10,7 +10,13 @@
 //! The building block of the decentralized policies (`stream`, `baraat`): they
 //! compute a class per flow and the fabric enforces it the same way.
 
-use crate::{Decision, NonClairvoyantPolicy, NonClairvoyantView};
+use crate::decision::Decision;
+use crate::policy::NonClairvoyantPolicy;
+use crate::view::NonClairvoyantView;
+use crate::policy::{AnyPolicy, Info};
+use crate::spec::{non_clairvoyant, PolicySpec};
+use crate::params::{ParamSpec, Params};
+use coflowkit_model::ModelError;
 
 pub struct Spq {
     queues: u32,
@@ -34,10 +40,33 @@ impl NonClairvoyantPolicy for Spq {
     }
 }
 
+pub const PARAMS: &[ParamSpec] = &[ParamSpec {
+    name: "queues",
+    default: "8",
+    help:
+        "number of strict-priority queues K (commodity switches: 8); priorities ≥ K go to the last",
+}];
+
+fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
+    non_clairvoyant(Spq::new(p.usize_in("queues", 1, 64)? as u32))
+}
+
+pub const SPEC: PolicySpec = PolicySpec {
+    name: "spq",
+    info: Info::NonClairvoyant,
+    knows: "workload classes",
+    summary: "strict-priority switch queues, classes from the workload, max-min inside a class",
+    rule: "strict-priority queues at every link, classes from the workload, max-min inside a class",
+    paper: "commodity switch SPQ, as used by Stream and PIAS",
+    params: PARAMS,
+    build,
+    example_ccts: [0.10175, 0.03125, 0.0625],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::testkit::Case;
+    use crate::testkit::Case;
 
     #[test]
     fn classes_come_from_the_workload_capped_at_the_last_queue() {

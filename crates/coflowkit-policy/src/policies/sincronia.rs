@@ -11,9 +11,14 @@
 //! rates: in that order, flows by index, r_f = min_{l ∈ f} c_l (greedy)
 //! ```
 
-use crate::util::{Cuts, LoadCache};
-use crate::{ClairvoyantPolicy, ClairvoyantView, Decision};
+use crate::support::cuts::Cuts;
+use crate::support::loads::LoadCache;
+use crate::decision::Decision;
+use crate::policy::ClairvoyantPolicy;
+use crate::view::ClairvoyantView;
 use coflowkit_alloc::{consume, path_avail};
+use crate::policy::Info;
+use crate::spec::{clairvoyant, PolicySpec};
 
 #[derive(Default)]
 pub struct Sincronia {
@@ -159,10 +164,22 @@ impl ClairvoyantPolicy for Sincronia {
     }
 }
 
+pub const SPEC: PolicySpec = PolicySpec {
+    name: "sincronia",
+    info: Info::Clairvoyant,
+    knows: "",
+    summary: "BSSI order + greedy rates (Sincronia)",
+    rule: "BSSI order from remaining port loads; greedy rates in that order",
+    paper: "Sincronia: Agarwal et al., SIGCOMM'18",
+    params: &[],
+    build: |_| clairvoyant(Sincronia::default()),
+    example_ccts: [0.109375, 0.015625, 0.03125],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::testkit::{close, Case};
+    use crate::testkit::{close, Case};
 
     #[test]
     fn bssi_puts_the_heaviest_coflow_on_the_bottleneck_last() {

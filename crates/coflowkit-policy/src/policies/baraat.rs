@@ -12,8 +12,14 @@
 //! A heavy coflow stops blocking the coflows behind it: they run ahead of it, and
 //! the heavy ones share what they leave.
 
-use crate::util::CoflowPriority;
-use crate::{Decision, NonClairvoyantPolicy, NonClairvoyantView, Wakeup};
+use crate::support::priority::CoflowPriority;
+use crate::decision::{Decision, Wakeup};
+use crate::policy::NonClairvoyantPolicy;
+use crate::view::NonClairvoyantView;
+use crate::policy::{AnyPolicy, Info};
+use crate::spec::{non_clairvoyant, PolicySpec, MIB};
+use crate::params::{ParamSpec, Params};
+use coflowkit_model::ModelError;
 
 pub struct Baraat {
     heavy_bytes: f64,
@@ -63,10 +69,32 @@ impl NonClairvoyantPolicy for Baraat {
     }
 }
 
+pub const PARAMS: &[ParamSpec] = &[ParamSpec {
+    name: "heavy_mb",
+    default: "100",
+    help: "H in MiB: a coflow that has sent H stops blocking and joins the shared heavy class",
+}];
+
+fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
+    non_clairvoyant(Baraat::new(p.f64_in("heavy_mb", 1e-6, 1e12)? * MIB))
+}
+
+pub const SPEC: PolicySpec = PolicySpec {
+    name: "baraat",
+    info: Info::NonClairvoyant,
+    knows: "",
+    summary: "FIFO with limited multiplexing: heavy coflows stop blocking (Baraat)",
+    rule: "coflows FIFO by arrival; one that has sent H turns heavy and drops to a shared lower class",
+    paper: "Baraat (FIFO-LM): Dogar et al., SIGCOMM'14",
+    params: PARAMS,
+    build,
+    example_ccts: [0.0625, 0.078125, 0.07775],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::testkit::{close, Case};
+    use crate::testkit::{close, Case};
 
     #[test]
     fn light_coflows_go_first_in_arrival_order_and_heavy_ones_share_the_rest() {
@@ -97,12 +125,12 @@ mod tests {
         let mut c2 = c.clone();
         c2.active = vec![0, 2];
         c2.groups = vec![
-            crate::ActiveCoflow {
+            crate::view::ActiveCoflow {
                 coflow: 0,
                 start: 0,
                 end: 1,
             },
-            crate::ActiveCoflow {
+            crate::view::ActiveCoflow {
                 coflow: 2,
                 start: 1,
                 end: 2,

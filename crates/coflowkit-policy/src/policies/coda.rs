@@ -18,10 +18,22 @@
 //! With `late_binding=false` and `intra=false` this is Aalo on the labelled
 //! coflows; on the true labels that is `aalo` itself (tested).
 
-use crate::labels::{label_space, LabelSource, Labeller, UNLABELLED};
-use crate::pias::FlowQueues;
-use crate::util::{cut_closed, CoflowPriority, CutBuilder, Thresholds};
-use crate::{Common, Decision, NonClairvoyantPolicy, NonClairvoyantView, Wakeup};
+use crate::support::labels::{label_space, LabelSource, Labeller, UNLABELLED};
+use crate::policies::pias::FlowQueues;
+use crate::support::cuts::{CutBuilder, cut_closed};
+use crate::support::priority::CoflowPriority;
+use crate::support::thresholds::Thresholds;
+use crate::decision::{Decision, Wakeup};
+use crate::policy::NonClairvoyantPolicy;
+use crate::view::{Common, NonClairvoyantView};
+use crate::policy::{AnyPolicy, Info};
+use crate::spec::{non_clairvoyant, PolicySpec};
+use crate::policies::aalo;
+use crate::policies::pias::{flow_thresholds, FLOW_QUEUES};
+use crate::support::identify::{Identify, IdentifyConfig, CODA_HADOOP, CODA_SPARK};
+use coflowkit_ident::Metric;
+use crate::params::{ParamSpec, Params};
+use coflowkit_model::ModelError;
 
 /// The parameters of [`Coda`].
 pub struct CodaConfig {
@@ -102,7 +114,7 @@ pub struct Coda {
 type Key = (usize, f64, u32);
 
 /// The distinct first and last links of an extended coflow's flows: when all of
-/// either are saturated, none of its flows can get a rate (as `util::Cuts` for
+/// either are saturated, none of its flows can get a rate (as `support::cuts::Cuts` for
 /// true coflows), which is checked without visiting the flows.
 #[derive(Default, Clone)]
 struct Cut {
@@ -436,10 +448,107 @@ impl NonClairvoyantPolicy for Coda {
     }
 }
 
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec { name: "labels", default: "truth", help: "where coflows come from: identify (CODA's online identification), truth, pioneers, stragglers, random (truth with injected errors), alone, one (no identification)" },
+    ParamSpec { name: "error_rate", default: "0.05", help: "fraction of flows mislabelled by pioneers/stragglers/random" },
+    ParamSpec { name: "seed", default: "1", help: "seed of the injected errors" },
+    ParamSpec { name: "late_binding", default: "true", help: "extend each labelled coflow with the flows within distance_s (CODA §4.2)" },
+    ParamSpec { name: "distance_s", default: "0.1", help: "late-binding diameter d, in the identifier's distance (labels=identify; the injected-error sources put a mislabelled flow at distance 0 of its coflow)" },
+    ParamSpec { name: "intra", default: "true", help: "intra-coflow prioritisation: per-flow queues inside each coflow" },
+    ParamSpec { name: "weights", default: "spark", help: "labels=identify: weights of S_time, D_com, D_prt: spark or hadoop (CODA's As, Ah), equal, or three numbers a_t,a_com,a_prt" },
+    ParamSpec { name: "eps", default: "0.5", help: "labels=identify: DBSCAN radius ε over leaders" },
+    ParamSpec { name: "tau", default: "0.05", help: "labels=identify: leader range τ of Rough-DBSCAN" },
+    ParamSpec { name: "interval_s", default: "0.1", help: "labels=identify: identification interval Δ, seconds" },
+    ParamSpec { name: "min_bytes", default: "0", help: "labels=identify: flows are identified once they have sent this many bytes (CODA: 100000; see docs/identification.md)" },
+    ParamSpec { name: "max_conductance", default: "0.1", help: "labels=identify: host communities are split while a cut has conductance below this" },
+    aalo::PARAMS[0], aalo::PARAMS[1], aalo::PARAMS[2],
+    FLOW_QUEUES[0], FLOW_QUEUES[1], FLOW_QUEUES[2],
+];
+
+fn coda_err(e: impl std::fmt::Display) -> ModelError {
+    ModelError::param(
+        "param",
+        format!("coda: {}", e.to_string().trim_start_matches("param: ")),
+    )
+}
+
+/// The `identify` labelling source's configuration from `coda`'s parameters.
+fn identify_config(p: &Params) -> Result<IdentifyConfig, ModelError> {
+    let w = match p.text("weights") {
+        "spark" => CODA_SPARK.to_vec(),
+        "hadoop" => CODA_HADOOP.to_vec(),
+        "equal" => vec![1.0; 3],
+        _ => {
+            let w = p.f64_list("weights", 0.0, 1e12)?;
+            if w.len() != 3 {
+                return Err(coda_err(format!(
+                    "weights={} is not spark, hadoop, equal or three numbers a_t,a_com,a_prt",
+                    p.text("weights")
+                )));
+            }
+            w
+        }
+    };
+    Ok(IdentifyConfig {
+        metric: Metric::new(w[0], vec![], w[1], w[2]).map_err(coda_err)?,
+        eps: p.f64_in("eps", 1e-12, 1e12)?,
+        tau: p.f64_in("tau", 0.0, 1e12)?,
+        interval_s: p.f64_in("interval_s", 1e-9, 1e9)?,
+        min_bytes: p.f64_in("min_bytes", 0.0, 1e18)?,
+        max_conductance: p.f64_in("max_conductance", 0.0, 1.0)?,
+    })
+}
+
+fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
+    let name = p.text("labels");
+    if name != "identify" && !LabelSource::NAMES.contains(&name) {
+        return Err(coda_err(format!(
+            "labels={name} is not one of identify, {}",
+            LabelSource::NAMES.join(", ")
+        )));
+    }
+    let labeller: Box<dyn Labeller> = if name == "identify" {
+        Box::new(Identify::new(identify_config(p)?).map_err(coda_err)?)
+    } else {
+        Box::new(
+            LabelSource::parse(
+                p.text("labels"),
+                p.f64_in("error_rate", 0.0, 1.0)?,
+                p.usize_in("seed", 0, u32::MAX as usize)? as u64,
+            )
+            .map_err(coda_err)?,
+        )
+    };
+    non_clairvoyant(Coda::new(CodaConfig {
+        late_binding: p.bool("late_binding")?,
+        distance_s: p.f64_in("distance_s", 0.0, 1e9)?,
+        intra: p.bool("intra")?,
+        coflow_queues: Thresholds::new(
+            p.usize_in("queues", 1, 64)?,
+            p.f64_in("first_threshold_bytes", 1.0, 1e18)?,
+            p.f64_in("multiplier", 1.0 + 1e-9, 1e6)?,
+        ),
+        flow_queues: flow_thresholds(p)?,
+        labeller,
+    }))
+}
+
+pub const SPEC: PolicySpec = PolicySpec {
+    name: "coda",
+    info: Info::NonClairvoyant,
+    knows: "dark: labelled coflows",
+    summary: "D-CLAS over labelled coflows, late binding, per-flow queues inside (CODA)",
+    rule: "D-CLAS over labelled coflows extended by late binding; per-flow queues inside each",
+    paper: "CODA: Algorithm 2 of ../shared/papers/000_b0cc221885eae45d.txt",
+    params: PARAMS,
+    build,
+    example_ccts: [0.0625, 0.078125, 0.07775],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::testkit::{close, Case};
+    use crate::testkit::{close, Case};
 
     fn coda(source: LabelSource, late: bool, intra: bool) -> Coda {
         Coda::new(CodaConfig {

@@ -1,8 +1,12 @@
 //! `fair`: per-flow max-min fairness over all active flows (a model of TCP).
 //! Rule: `r = MaxMin(all active flows, C)`. See docs/policies/fair.md.
 
-use crate::{Decision, NonClairvoyantPolicy, NonClairvoyantView};
+use crate::decision::Decision;
+use crate::policy::NonClairvoyantPolicy;
+use crate::view::NonClairvoyantView;
 use coflowkit_alloc::MaxMin;
+use crate::policy::Info;
+use crate::spec::{non_clairvoyant, PolicySpec};
 
 #[derive(Default)]
 pub struct Fair {
@@ -41,10 +45,22 @@ impl NonClairvoyantPolicy for Fair {
     }
 }
 
+pub const SPEC: PolicySpec = PolicySpec {
+    name: "fair",
+    info: Info::NonClairvoyant,
+    knows: "",
+    summary: "per-flow max-min fairness (TCP-like)",
+    rule: "max-min fair rates over all active flows, coflows ignored (TCP-like)",
+    paper: "per-flow fairness baseline of the coflow papers, e.g. Chowdhury, Zhong, Stoica, SIGCOMM'14 (Varys)",
+    params: &[],
+    build: |_| non_clairvoyant(Fair::default()),
+    example_ccts: [0.10175, 0.03125, 0.0625],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::testkit::{close, Case};
+    use crate::testkit::{close, Case};
 
     #[test]
     fn shares_each_bottleneck_per_flow_not_per_coflow() {

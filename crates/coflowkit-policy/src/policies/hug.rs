@@ -13,9 +13,13 @@
 //! The cap keeps HUG strategy-proof (Coflex paper, Sec. II-C). A cap below
 //! `1e-9 · C_l` counts as zero, as a residual capacity does.
 
-use crate::drf::DrfStage;
-use crate::{ClairvoyantPolicy, ClairvoyantView, Decision};
+use crate::policies::drf::DrfStage;
+use crate::decision::Decision;
+use crate::policy::ClairvoyantPolicy;
+use crate::view::ClairvoyantView;
 use coflowkit_alloc::{avail, Filling};
+use crate::policy::Info;
+use crate::spec::{clairvoyant, PolicySpec};
 
 #[derive(Default)]
 pub struct Hug {
@@ -99,11 +103,23 @@ impl ClairvoyantPolicy for Hug {
     }
 }
 
+pub const SPEC: PolicySpec = PolicySpec {
+    name: "hug",
+    info: Info::Clairvoyant,
+    knows: "",
+    summary: "DRF, then spare max-min per flow under the cap P* per coflow and link (HUG)",
+    rule: "drf, then the spare max-min fair among flows, no coflow above P* of any link",
+    paper: "HUG: Chowdhury et al., NSDI'16",
+    params: &[],
+    build: |_| clairvoyant(Hug::default()),
+    example_ccts: [0.10175, 0.03125, 0.0625],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::drf::tests::coflex_fig2;
-    use crate::util::testkit::{close, ncdrf_fig3, Case};
+    use crate::policies::drf::tests::coflex_fig2;
+    use crate::testkit::{close, ncdrf_fig3, Case};
 
     fn rates(c: &Case) -> Vec<f64> {
         let mut d = Decision::default();

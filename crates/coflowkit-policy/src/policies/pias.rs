@@ -13,8 +13,15 @@
 //! TCP sharing within a queue. Coflows play no part; this is the baseline for the
 //! case where nothing at all is known about coflows.
 
-use crate::util::{CoflowPriority, Thresholds};
-use crate::{Common, Decision, NonClairvoyantPolicy, NonClairvoyantView, Wakeup};
+use crate::support::priority::CoflowPriority;
+use crate::support::thresholds::Thresholds;
+use crate::decision::{Decision, Wakeup};
+use crate::policy::NonClairvoyantPolicy;
+use crate::view::{Common, NonClairvoyantView};
+use crate::policy::{AnyPolicy, Info};
+use crate::spec::{non_clairvoyant, PolicySpec};
+use crate::params::{ParamSpec, Params};
+use coflowkit_model::ModelError;
 
 pub struct Pias {
     queues: FlowQueues,
@@ -120,10 +127,54 @@ pub(crate) fn first_crossing(
     best.map(|(_, flow, bytes)| Wakeup::FlowSent { flow, bytes })
 }
 
+pub const FLOW_QUEUES: [ParamSpec; 3] = [
+    ParamSpec {
+        name: "flow_queues",
+        default: "8",
+        help: "per-flow queues (8: a commodity switch's priority queues)",
+    },
+    ParamSpec {
+        name: "flow_first_threshold_bytes",
+        default: "1048576",
+        help: "upper bound of the first flow queue (1 MiB)",
+    },
+    ParamSpec {
+        name: "flow_multiplier",
+        default: "4",
+        help: "growth factor between flow-queue thresholds",
+    },
+];
+
+pub const PARAMS: &[ParamSpec] = &FLOW_QUEUES;
+
+pub fn flow_thresholds(p: &Params) -> Result<Thresholds, ModelError> {
+    Ok(Thresholds::new(
+        p.usize_in("flow_queues", 1, 64)?,
+        p.f64_in("flow_first_threshold_bytes", 1.0, 1e18)?,
+        p.f64_in("flow_multiplier", 1.0 + 1e-9, 1e6)?,
+    ))
+}
+
+fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
+    non_clairvoyant(Pias::new(flow_thresholds(p)?))
+}
+
+pub const SPEC: PolicySpec = PolicySpec {
+    name: "pias",
+    info: Info::NonClairvoyant,
+    knows: "coflow-blind",
+    summary: "per-flow multi-level feedback queues, no coflows (PIAS)",
+    rule: "per-flow queues by bytes sent (exponential thresholds), strict priority across, max-min within",
+    paper: "PIAS: Bai et al., NSDI'15",
+    params: PARAMS,
+    build,
+    example_ccts: [0.10175, 0.023625, 0.0545],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::testkit::{close, Case};
+    use crate::testkit::{close, Case};
 
     #[test]
     fn short_flows_go_first_whatever_their_coflow() {

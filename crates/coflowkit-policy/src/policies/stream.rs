@@ -29,9 +29,15 @@
 //! next demoted). The crossing of the next class boundary is an exact event: the
 //! policy solves (5) for the X at which P_u grows and asks for a group wake-up.
 
-use crate::{Decision, NonClairvoyantPolicy, NonClairvoyantView, Wakeup};
+use crate::decision::{Decision, Wakeup};
+use crate::policy::NonClairvoyantPolicy;
+use crate::view::NonClairvoyantView;
 use coflowkit_model::TIME_EPS;
 use std::collections::HashMap;
+use crate::policy::{AnyPolicy, Info};
+use crate::spec::{non_clairvoyant, PolicySpec, MIB};
+use crate::params::{ParamSpec, Params};
+use coflowkit_model::ModelError;
 
 /// Stream's parameters (docs/policies/stream.md).
 #[derive(Debug, Clone)]
@@ -415,18 +421,105 @@ impl NonClairvoyantPolicy for Stream {
         out.classes.clear();
         out.classes
             .extend(self.group.iter().map(|&g| class_of[g as usize]));
-        out.groups.clear();
-        out.groups.extend_from_slice(&self.group);
+        out.wake_groups.clear();
+        out.wake_groups.extend_from_slice(&self.group);
         self.prev_active = prev;
         self.prev_active.clear();
         self.prev_active.extend_from_slice(v.active);
     }
 }
 
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "queues",
+        default: "8",
+        help: "K strict-priority queues (the paper's evaluation: 4)",
+    },
+    ParamSpec {
+        name: "first_threshold_mb",
+        default: "10",
+        help: "τ_0 in MiB (threshold of the highest class)",
+    },
+    ParamSpec {
+        name: "multiplier",
+        default: "10",
+        help: "E: τ_q = τ_0 · E^q (exponentially spaced, as in Aalo)",
+    },
+    ParamSpec {
+        name: "alpha",
+        default: "1",
+        help: "α: weight of the coflow condition H (eq. 2) and of Weighted-Priority W = α ln(m+1)",
+    },
+    ParamSpec {
+        name: "beta",
+        default: "1",
+        help: "β: weight of relayed bytes S (Information-Relay, eq. 5)",
+    },
+    ParamSpec {
+        name: "unit_mb",
+        default: "1",
+        help: "unit of X, S and τ inside eqs. (2)-(5), MiB (sets the scale of H's n/X term)",
+    },
+    ParamSpec {
+        name: "delay_s",
+        default: "0.0001",
+        help: "delay before a class decided by a receiver reaches its senders (one RTT-like step)",
+    },
+    ParamSpec {
+        name: "starvation_s",
+        default: "0",
+        help: "raise a unit one class when none of its flows moved for this long (0: off)",
+    },
+    ParamSpec {
+        name: "weighted",
+        default: "true",
+        help: "Weighted-Priority (W from the stage's internal id)",
+    },
+    ParamSpec {
+        name: "relay",
+        default: "true",
+        help: "Information-Relay (bytes of receivers that share a sender)",
+    },
+    ParamSpec {
+        name: "child_to_parent",
+        default: "true",
+        help: "Child-to-Parent (finished child stages report their bytes)",
+    },
+];
+
+fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
+    non_clairvoyant(Stream::new(StreamConfig {
+        queues: p.usize_in("queues", 1, 64)? as u32,
+        first_threshold: p.f64_in("first_threshold_mb", 1e-9, 1e12)?
+            / p.f64_in("unit_mb", 1e-9, 1e12)?,
+        multiplier: p.f64_in("multiplier", 1.0 + 1e-9, 1e6)?,
+        alpha: p.f64_in("alpha", 0.0, 1e6)?,
+        beta: p.f64_in("beta", 0.0, 1e6)?,
+        unit_bytes: p.f64_in("unit_mb", 1e-9, 1e12)? * MIB,
+        delay_s: p.f64_in("delay_s", 0.0, 1e6)?,
+        starvation_s: p.f64_in("starvation_s", 0.0, 1e9)?,
+        weighted: p.bool("weighted")?,
+        relay: p.bool("relay")?,
+        child_to_parent: p.bool("child_to_parent")?,
+    }))
+}
+
+pub const SPEC: PolicySpec = PolicySpec {
+    name: "stream",
+    info: Info::NonClairvoyant,
+    knows: "decentralized",
+    summary: "receiver-driven C-SJF over strict-priority queues, WP/IR/CP (Stream)",
+    rule: "receivers pick classes by eq. (5) from bytes received, flows finished, relayed and child bytes; strict-priority switches enforce them",
+    paper: "Stream: ../shared/papers/004_690cd0cb6f2c8b3e.txt",
+    params: PARAMS,
+    build,
+    example_ccts: [0.10175, 0.03125, 0.0625],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::testkit::Case;
+    use crate::testkit::Case;
 
     fn cfg(queues: u32) -> StreamConfig {
         StreamConfig {
@@ -537,7 +630,7 @@ mod tests {
         // Unit (0, 1): X = 30, n = 2: H = 10·(2/30) = 0.667, ratio = 10.667/30 =
         // 0.356, P = 4 − ⌈1.42⌉ = 2. Unit (1, 2): 0 → class 0.
         assert_eq!(d.classes, vec![2, 2, 0]);
-        assert_eq!(d.groups, vec![0, 0, 1]);
+        assert_eq!(d.wake_groups, vec![0, 0, 1]);
         // Unit (1, 2) asks to be woken at its crossing: n = 1, X* = 14.268.
         assert!(d.wakeups.iter().any(
             |w| matches!(w, Wakeup::GroupSent { group: 1, bytes } if (bytes - 14.268).abs() < 1e-3)
@@ -545,12 +638,12 @@ mod tests {
         // Flow 1 finishes; the class stays 2 (never moves up).
         c.active = vec![0, 2];
         c.groups = vec![
-            crate::ActiveCoflow {
+            crate::view::ActiveCoflow {
                 coflow: 0,
                 start: 0,
                 end: 1,
             },
-            crate::ActiveCoflow {
+            crate::view::ActiveCoflow {
                 coflow: 1,
                 start: 1,
                 end: 2,
@@ -597,7 +690,7 @@ mod tests {
         // First call: only the child is active; it records its 50 B.
         let mut first = c.clone();
         first.active = vec![0];
-        first.groups = vec![crate::ActiveCoflow {
+        first.groups = vec![crate::view::ActiveCoflow {
             coflow: 0,
             start: 0,
             end: 1,
@@ -607,7 +700,7 @@ mod tests {
         p.decide(&first.non_clairvoyant(), &mut d);
         // Then the child is done and the parent starts.
         c.active = vec![1];
-        c.groups = vec![crate::ActiveCoflow {
+        c.groups = vec![crate::view::ActiveCoflow {
             coflow: 0,
             start: 0,
             end: 1,

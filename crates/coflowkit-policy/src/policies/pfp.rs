@@ -3,8 +3,12 @@
 //! arrival, coflow id, flow index; with one flow per group this is greedy:
 //! `r_f = min_{l ∈ f} c_l` in that order. See docs/policies/pfp.md.
 
-use crate::{ClairvoyantPolicy, ClairvoyantView, Decision};
+use crate::decision::Decision;
+use crate::policy::ClairvoyantPolicy;
+use crate::view::ClairvoyantView;
 use coflowkit_alloc::{consume, path_avail};
+use crate::policy::Info;
+use crate::spec::{clairvoyant, PolicySpec};
 
 /// The order is kept across calls: a flow's key changes only while it has a
 /// positive rate, so each call re-keys the active flows whose rounded remaining
@@ -84,10 +88,22 @@ impl ClairvoyantPolicy for Pfp {
     }
 }
 
+pub const SPEC: PolicySpec = PolicySpec {
+    name: "pfp",
+    info: Info::Clairvoyant,
+    knows: "",
+    summary: "per-flow shortest-remaining-first (pFabric-like)",
+    rule: "flows by fewest remaining bytes; each in turn takes the residual of its bottleneck link",
+    paper: "pFabric: Alizadeh et al., SIGCOMM'13",
+    params: &[],
+    build: |_| clairvoyant(Pfp::default()),
+    example_ccts: [0.109375, 0.015625, 0.03125],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::testkit::{close, Case};
+    use crate::testkit::{close, Case};
 
     #[test]
     fn smallest_remaining_flow_first_across_coflows() {
@@ -145,17 +161,17 @@ mod tests {
         // Flow 2 finishes; flow 4 drops to 0.5 B, flow 1 to 4.6 B (rounds to 5).
         c.active = vec![0, 1, 3, 4];
         c.groups = vec![
-            crate::ActiveCoflow {
+            crate::view::ActiveCoflow {
                 coflow: 0,
                 start: 0,
                 end: 2,
             },
-            crate::ActiveCoflow {
+            crate::view::ActiveCoflow {
                 coflow: 1,
                 start: 2,
                 end: 3,
             },
-            crate::ActiveCoflow {
+            crate::view::ActiveCoflow {
                 coflow: 2,
                 start: 3,
                 end: 4,

@@ -12,10 +12,17 @@
 //! `ordering=dynamic` (default) recomputes Γ from remaining bytes at every event;
 //! `ordering=static` is CoflowSim's choice: Γ from the coflow's full sizes, once.
 
-use crate::util::{Cuts, LoadCache};
-use crate::{ClairvoyantPolicy, ClairvoyantView, Decision};
+use crate::support::cuts::Cuts;
+use crate::support::loads::LoadCache;
+use crate::decision::Decision;
+use crate::policy::ClairvoyantPolicy;
+use crate::view::ClairvoyantView;
 use coflowkit_alloc::{avail, consume, madd, path_avail, MaddScratch};
 use coflowkit_model::PathId;
+use crate::policy::{AnyPolicy, Info};
+use crate::spec::{clairvoyant, PolicySpec};
+use crate::params::{ParamSpec, Params};
+use coflowkit_model::ModelError;
 
 pub struct Varys {
     static_order: bool,
@@ -167,10 +174,34 @@ impl ClairvoyantPolicy for Varys {
     }
 }
 
+pub const PARAMS: &[ParamSpec] = &[ParamSpec {
+    name: "ordering",
+    default: "dynamic",
+    help: "dynamic: Γ from remaining bytes at every event; static: from full sizes at arrival (CoflowSim)",
+}];
+
+fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
+    clairvoyant(Varys::new(
+        p.choice("ordering", &["dynamic", "static"])? == "static",
+    ))
+}
+
+pub const SPEC: PolicySpec = PolicySpec {
+    name: "varys",
+    info: Info::Clairvoyant,
+    knows: "",
+    summary: "SEBF order + MADD rates + backfilling (Varys)",
+    rule: "SEBF order by effective bottleneck Γ, MADD rates, then backfilling",
+    paper: "Varys: Chowdhury, Zhong, Stoica, SIGCOMM'14",
+    params: PARAMS,
+    build,
+    example_ccts: [0.109375, 0.015625, 0.03125],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::testkit::{close, Case};
+    use crate::testkit::{close, Case};
 
     #[test]
     fn sebf_then_madd_then_backfill() {

@@ -1,8 +1,12 @@
 //! `fifo` (Orchestra): priority max-min with one group per coflow, in arrival order
 //! (ties by coflow id). See docs/policies/fifo.md.
 
-use crate::util::CoflowPriority;
-use crate::{Decision, NonClairvoyantPolicy, NonClairvoyantView};
+use crate::support::priority::CoflowPriority;
+use crate::decision::Decision;
+use crate::policy::NonClairvoyantPolicy;
+use crate::view::NonClairvoyantView;
+use crate::policy::Info;
+use crate::spec::{non_clairvoyant, PolicySpec};
 
 #[derive(Default)]
 pub struct Fifo {
@@ -19,10 +23,22 @@ impl NonClairvoyantPolicy for Fifo {
     }
 }
 
+pub const SPEC: PolicySpec = PolicySpec {
+    name: "fifo",
+    info: Info::NonClairvoyant,
+    knows: "arrival order only",
+    summary: "coflows in arrival order, max-min inside (Orchestra)",
+    rule: "coflows by arrival; each gets max-min fair rates on what earlier coflows left",
+    paper: "Orchestra: Chowdhury et al., SIGCOMM'11",
+    params: &[],
+    build: |_| non_clairvoyant(Fifo::default()),
+    example_ccts: [0.0625, 0.078125, 0.07775],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::testkit::{close, Case};
+    use crate::testkit::{close, Case};
 
     #[test]
     fn earlier_coflow_takes_the_shared_link_first() {

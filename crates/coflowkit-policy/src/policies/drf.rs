@@ -17,10 +17,14 @@
 //!
 //! [`DrfStage`] is the first stage of `hug`, `coflex` and `naive-tradeoff` too.
 
-use crate::util::accumulate_links;
-use crate::{ClairvoyantPolicy, ClairvoyantView, Decision};
+use crate::support::loads::accumulate_links;
+use crate::decision::Decision;
+use crate::policy::ClairvoyantPolicy;
+use crate::view::ClairvoyantView;
 use coflowkit_alloc::consume;
 use coflowkit_model::CAPACITY_EPS;
+use crate::policy::Info;
+use crate::spec::{clairvoyant, PolicySpec};
 
 /// The DRF allocation of the active coflows, recomputed from remaining bytes.
 #[derive(Default)]
@@ -190,10 +194,22 @@ impl ClairvoyantPolicy for Drf {
     }
 }
 
+pub const SPEC: PolicySpec = PolicySpec {
+    name: "drf",
+    info: Info::Clairvoyant,
+    knows: "",
+    summary: "DRF between coflows on remaining bytes, flows finish together (not work-conserving)",
+    rule: "same progress P* for every coflow on its bottleneck (DRF on remaining bytes); flows of a coflow finish together; not work-conserving",
+    paper: "DRF: Ghodsi et al., NSDI'11; coflow form of HUG, NSDI'16",
+    params: &[],
+    build: |_| clairvoyant(Drf::default()),
+    example_ccts: [0.10175, 0.03125, 0.0625],
+};
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::util::testkit::{close, ncdrf_fig3, Case};
+    use crate::testkit::{close, ncdrf_fig3, Case};
 
     fn rates(c: &Case) -> Vec<f64> {
         let mut d = Decision::default();

@@ -11,7 +11,7 @@
 //! online identifier (CODA's clustering) implements [`Labeller`] as well, and may
 //! revise earlier labels at every round.
 
-use crate::Common;
+use crate::view::Common;
 use coflowkit_model::{ModelError, Pcg32};
 
 /// The labels of a flow table: `labels[f]` for global flow index `f`, or
@@ -218,7 +218,7 @@ mod tests {
 
     #[test]
     fn only_a_mislabelled_flow_is_near_another_coflow() {
-        use crate::util::testkit::Case;
+        use crate::testkit::Case;
         // Flows 0, 1 of coflow 0; flow 2 of coflow 1. Flow 1 is labelled 1.
         let c = Case::new(
             3,

@@ -19,10 +19,17 @@
 //! unknown, which start in the highest-priority queue and are split narrow/wide by
 //! the flows seen so far, or `width_scale · w` (the paper's Fig. 16).
 
-use crate::pias::first_crossing;
-use crate::util::{CoflowPriority, Thresholds};
-use crate::{Decision, NonClairvoyantPolicy, NonClairvoyantView, Wakeup};
+use crate::policies::pias::first_crossing;
+use crate::support::priority::CoflowPriority;
+use crate::support::thresholds::Thresholds;
+use crate::decision::{Decision, Wakeup};
+use crate::policy::NonClairvoyantPolicy;
+use crate::view::NonClairvoyantView;
 use coflowkit_model::Pcg32;
+use crate::policy::{AnyPolicy, Info};
+use crate::spec::{non_clairvoyant, PolicySpec, MIB};
+use crate::params::{ParamSpec, Params};
+use coflowkit_model::ModelError;
 
 /// The parameters of [`Mcs`] (docs/policies/mcs.md has the defaults and their source).
 #[derive(Debug, Clone, PartialEq)]
@@ -170,10 +177,117 @@ impl NonClairvoyantPolicy for Mcs {
     }
 }
 
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec { name: "deltas", default: "10,100,1000,10000", help: "width class boundaries Δ_1..Δ_{n-1}, increasing (paper's simulation: Δ_i = 10^i)" },
+    ParamSpec { name: "priorities", default: "1,2,3,4,5", help: "initial queue p_i of each of the n classes, 1-based (paper: p_i = i)" },
+    ParamSpec { name: "classes", default: "", help: "file with `deltas = ...` and `priorities = ...` lines (written by `coflowkit mcs-train`)" },
+    ParamSpec { name: "queues", default: "10", help: "number of queues K" },
+    ParamSpec { name: "narrow_width", default: "50", help: "Δ_w: coflows of at most this width are narrow" },
+    ParamSpec { name: "narrow_first_mb", default: "10", help: "θ^n_1 in MiB (narrow coflows, on bytes sent)" },
+    ParamSpec { name: "narrow_multiplier", default: "10", help: "θ^n_{i+1} / θ^n_i" },
+    ParamSpec { name: "wide_first_mb", default: "1", help: "θ^w_1 in MiB (wide coflows, on the largest bytes sent by one flow)" },
+    ParamSpec { name: "wide_multiplier", default: "2", help: "θ^w_{i+1} / θ^w_i" },
+    ParamSpec { name: "width_unknown", default: "0", help: "fraction of coflows whose width is unknown (they start in the first queue)" },
+    ParamSpec { name: "width_scale", default: "1", help: "the scheduler sees width_scale × the true width" },
+    ParamSpec { name: "seed", default: "1", help: "seed of the coflows drawn for width_unknown" },
+];
+
+/// Reads an mcs classes file: `key = value` lines (`deltas`, `priorities`), `#`
+/// comments and blank lines.
+fn classes_file(path: &str) -> Result<(String, String), ModelError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ModelError::param("param", format!("mcs: classes={path}: {e}")))?;
+    let (mut deltas, mut prio) = (None, None);
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let bad = |why: &str| ModelError::param("param", format!("mcs: {path}:{}: {why}", i + 1));
+        let (k, v) = line
+            .split_once('=')
+            .ok_or_else(|| bad("expected `key = value`"))?;
+        let slot = match k.trim() {
+            "deltas" => &mut deltas,
+            "priorities" => &mut prio,
+            other => return Err(bad(&format!("unknown key '{other}' (deltas, priorities)"))),
+        };
+        if slot.replace(v.trim().to_string()).is_some() {
+            return Err(bad(&format!("'{}' given twice", k.trim())));
+        }
+    }
+    match (deltas, prio) {
+        (Some(d), Some(p)) => Ok((d, p)),
+        _ => Err(ModelError::param(
+            "param",
+            format!("mcs: {path}: needs both `deltas = ...` and `priorities = ...`"),
+        )),
+    }
+}
+
+fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
+    let queues = p.usize_in("queues", 1, 64)?;
+    let (mut deltas_s, mut prio_s) = (
+        p.text("deltas").to_string(),
+        p.text("priorities").to_string(),
+    );
+    if !p.text("classes").is_empty() {
+        if deltas_s != PARAMS[0].default || prio_s != PARAMS[1].default {
+            return Err(ModelError::param(
+                "param",
+                "mcs: give either classes=FILE or deltas=/priorities=, not both",
+            ));
+        }
+        (deltas_s, prio_s) = classes_file(p.text("classes"))?;
+    }
+    let mut m = std::collections::BTreeMap::new();
+    m.insert("deltas".to_string(), deltas_s);
+    m.insert("priorities".to_string(), prio_s);
+    let lists = Params::new("mcs", &PARAMS[..2], m)?;
+    let deltas = lists.f64_list("deltas", 0.0, 1e12)?;
+    if deltas.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(ModelError::param(
+            "param",
+            format!("mcs: deltas={} must be increasing", lists.text("deltas")),
+        ));
+    }
+    let prios = lists.f64_list("priorities", 1.0, queues as f64)?;
+    if prios.len() != deltas.len() + 1 || prios.iter().any(|x| x.fract() != 0.0) {
+        return Err(ModelError::param("param", format!(
+            "mcs: priorities={} must be {} whole queue numbers in [1, {queues}] (one per class: one more than deltas)",
+            lists.text("priorities"), deltas.len() + 1)));
+    }
+    non_clairvoyant(Mcs::new(McsConfig {
+        deltas,
+        priorities: prios.iter().map(|&x| x as usize - 1).collect(),
+        queues,
+        narrow_width: p.f64_in("narrow_width", 0.0, 1e12)?,
+        narrow_first_bytes: p.f64_in("narrow_first_mb", 1e-6, 1e12)? * MIB,
+        narrow_multiplier: p.f64_in("narrow_multiplier", 1.0 + 1e-9, 1e6)?,
+        wide_first_bytes: p.f64_in("wide_first_mb", 1e-6, 1e12)? * MIB,
+        wide_multiplier: p.f64_in("wide_multiplier", 1.0 + 1e-9, 1e6)?,
+        width_unknown: p.f64_in("width_unknown", 0.0, 1.0)?,
+        width_scale: p.f64_in("width_scale", 1e-9, 1e9)?,
+        seed: p.usize_in("seed", 0, u32::MAX as usize)? as u64,
+    }))
+}
+
+pub const SPEC: PolicySpec = PolicySpec {
+    name: "mcs",
+    info: Info::NonClairvoyant,
+    knows: "width",
+    summary: "width classes for the initial queue, double thresholds (bytes narrow, length wide) (MCS)",
+    rule: "width class picks the initial queue; narrow coflows demoted by bytes sent, wide ones by the largest bytes sent by a flow; FIFO within a queue",
+    paper: "MCS: Algorithm 2 of ../shared/papers/002_59b639202db2f4f2.txt",
+    params: PARAMS,
+    build,
+    example_ccts: [0.0625, 0.078125, 0.07775],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::testkit::{close, Case};
+    use crate::testkit::{close, Case};
 
     fn cfg() -> McsConfig {
         // Classes: w < 2 → class 0 (queue 0), 2 ≤ w < 4 → class 1 (queue 1),

@@ -9,8 +9,15 @@
 //! wake-up     when sent_k reaches T_queue(k) at current rates (an exact event)
 //! ```
 
-use crate::util::{CoflowPriority, Thresholds};
-use crate::{Decision, NonClairvoyantPolicy, NonClairvoyantView, Wakeup};
+use crate::support::priority::CoflowPriority;
+use crate::support::thresholds::Thresholds;
+use crate::decision::{Decision, Wakeup};
+use crate::policy::NonClairvoyantPolicy;
+use crate::view::NonClairvoyantView;
+use crate::policy::{AnyPolicy, Info};
+use crate::spec::{non_clairvoyant, PolicySpec};
+use crate::params::{ParamSpec, Params};
+use coflowkit_model::ModelError;
 
 pub struct Aalo {
     thresholds: Thresholds,
@@ -54,10 +61,47 @@ impl NonClairvoyantPolicy for Aalo {
     }
 }
 
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "queues",
+        default: "10",
+        help: "number of queues K",
+    },
+    ParamSpec {
+        name: "first_threshold_bytes",
+        default: "10485760",
+        help: "upper bound of queue 0 (10 MiB)",
+    },
+    ParamSpec {
+        name: "multiplier",
+        default: "10",
+        help: "threshold growth factor E between queues",
+    },
+];
+
+fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
+    let k = p.usize_in("queues", 1, 64)?;
+    let t0 = p.f64_in("first_threshold_bytes", 1.0, 1e18)?;
+    let e = p.f64_in("multiplier", 1.0 + 1e-9, 1e6)?;
+    non_clairvoyant(Aalo::new(k, t0, e))
+}
+
+pub const SPEC: PolicySpec = PolicySpec {
+    name: "aalo",
+    info: Info::NonClairvoyant,
+    knows: "",
+    summary: "D-CLAS: queues by bytes sent, FIFO within (Aalo)",
+    rule: "queues by bytes sent (exponential thresholds); strict priority across queues, FIFO inside a queue, max-min inside a coflow",
+    paper: "Aalo (D-CLAS): Chowdhury, Stoica, SIGCOMM'15",
+    params: PARAMS,
+    build,
+    example_ccts: [0.0625, 0.078125, 0.07775],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::testkit::{close, Case};
+    use crate::testkit::{close, Case};
 
     #[test]
     fn queues_follow_bytes_sent() {

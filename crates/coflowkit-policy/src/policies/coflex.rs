@@ -12,10 +12,16 @@
 //! `alpha = 0` is `varys`; `alpha = 1` is DRF followed by SEBF. [`Sebf`] is also
 //! stage 2 of `naive-tradeoff`, with per-coflow caps.
 
-use crate::drf::DrfStage;
-use crate::util::Cuts;
-use crate::{ClairvoyantPolicy, ClairvoyantView, Decision};
+use crate::policies::drf::DrfStage;
+use crate::support::cuts::Cuts;
+use crate::decision::Decision;
+use crate::policy::ClairvoyantPolicy;
+use crate::view::ClairvoyantView;
 use coflowkit_alloc::{avail, consume, path_avail};
+use crate::policy::{AnyPolicy, Info};
+use crate::spec::{clairvoyant, PolicySpec};
+use crate::params::{ParamSpec, Params};
+use coflowkit_model::ModelError;
 
 /// Stage 2 of the Coflex family: SEBF + MADD + backfilling on a residual, adding to
 /// the rates, optionally under per-(coflow, link) caps.
@@ -147,12 +153,34 @@ impl ClairvoyantPolicy for Coflex {
     }
 }
 
+pub const PARAMS: &[ParamSpec] = &[ParamSpec {
+    name: "alpha",
+    default: "0.5",
+    help: "fairness knob in [0, 1]: the fraction of its DRF share every coflow is guaranteed",
+}];
+
+fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
+    clairvoyant(Coflex::new(p.f64_in("alpha", 0.0, 1.0)?))
+}
+
+pub const SPEC: PolicySpec = PolicySpec {
+    name: "coflex",
+    info: Info::Clairvoyant,
+    knows: "",
+    summary: "alpha x DRF shares, then Varys on the spare, no cap (Coflex)",
+    rule: "alpha × drf shares, then varys on the spare, no cap",
+    paper: "Coflex: Algorithm 2 of ../shared/papers/003_90a1b6450103ec5e.txt",
+    params: PARAMS,
+    build,
+    example_ccts: [0.10575, 2.0 / 96.0, 4.0 / 96.0],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::drf::tests::{coflex_fig2, lying_b};
-    use crate::util::testkit::{close, Case};
-    use crate::varys::Varys;
+    use crate::policies::drf::tests::{coflex_fig2, lying_b};
+    use crate::testkit::{close, Case};
+    use crate::policies::varys::Varys;
 
     fn rates(c: &Case, alpha: f64) -> Vec<f64> {
         let mut d = Decision::default();

@@ -1,0 +1,67 @@
+//! What a policy answers: rates or classes per active flow, and wake-ups.
+
+/// A request to be called again.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Wakeup {
+    /// At an absolute time (seconds).
+    At(f64),
+    /// When coflow `coflow` (index) has sent `bytes` in all (finished flows included).
+    CoflowSent { coflow: u32, bytes: f64 },
+    /// When flow `flow` (global index) has sent `bytes`.
+    FlowSent { flow: u32, bytes: f64 },
+    /// When the active flows whose [`Decision::wake_groups`] entry is `group` have
+    /// together sent `bytes` more than now (a policy's own grouping of flows, such
+    /// as Stream's sub-coflows at one receiver).
+    GroupSent { group: u32, bytes: f64 },
+}
+
+/// What a policy returns: one rate (bytes/s) per active flow, or one strict-priority
+/// class per active flow (0 = highest; the driver shares max-min within a class), and
+/// optional wake-ups.
+#[derive(Debug, Default, Clone)]
+pub struct Decision {
+    /// `rates[i]` for `view.active[i]`; the driver sizes it and zeroes it.
+    pub rates: Vec<f64>,
+    /// If non-empty, `classes[i]` for `view.active[i]`, and `rates` is ignored.
+    pub classes: Vec<u8>,
+    pub wakeups: Vec<Wakeup>,
+    /// Wake-up group of each active flow (`wake_groups[i]` for `view.active[i]`),
+    /// read only for [`Wakeup::GroupSent`]; dense small numbers, so the driver can
+    /// index by them. (Not [`crate::view::Common::groups`], the ranges of active coflows.)
+    pub wake_groups: Vec<u32>,
+    /// Sparse decision: a policy that gives most flows nothing sets `sparse` and
+    /// lists in `touched` every position it wrote a non-zero rate to (repeats
+    /// allowed); the driver then reads only those, in `O(touched)` instead of
+    /// `O(active)`. Positions not listed must be left at zero.
+    pub sparse: bool,
+    pub touched: Vec<u32>,
+    /// Set by the driver when it has put every rate back to zero after reading
+    /// them, so the next [`Decision::reset`] need not clear the vector.
+    pub all_zero: bool,
+}
+
+impl Decision {
+    /// Prepares the decision for `n` active flows.
+    pub fn reset(&mut self, n: usize) {
+        if self.all_zero {
+            self.rates.truncate(n);
+        } else {
+            self.rates.clear();
+        }
+        self.rates.resize(n, 0.0);
+        self.all_zero = false;
+        self.classes.clear();
+        self.wakeups.clear();
+        self.wake_groups.clear();
+        self.sparse = false;
+        self.touched.clear();
+    }
+
+    /// Marks `rates[i]` as written (sparse decisions); a no-op for a zero rate.
+    #[inline]
+    pub fn touch(&mut self, i: usize) {
+        if self.rates[i] != 0.0 {
+            self.touched.push(i as u32);
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! What several policies share.
+
+pub mod cuts;
+pub mod drive;
+pub mod identify;
+pub mod labels;
+pub mod loads;
+pub mod priority;
+pub mod thresholds;
