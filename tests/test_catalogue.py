@@ -23,10 +23,10 @@ def test_every_policy_has_its_page_with_the_shared_headings(policy):
 
 
 def test_the_docs_tables_are_generated_from_the_registry():
-    for path, table in catalogue.targets(str(ROOT)):
+    for path, table, markers in catalogue.targets(str(ROOT)):
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
-        assert catalogue.splice(text, table, path) == text, (
+        assert catalogue.splice(text, table, path, markers) == text, (
             f"{os.path.relpath(path, ROOT)} is stale: run `coflowkit policies --write-docs .`"
         )
 

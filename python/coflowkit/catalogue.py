@@ -14,6 +14,7 @@ import re
 from coflowkit import api
 
 BEGIN, END = "<!-- policies:begin -->", "<!-- policies:end -->"
+EXAMPLES = ("<!-- examples:begin -->", "<!-- examples:end -->")
 
 
 def _model(p: dict) -> str:
@@ -58,31 +59,51 @@ def readme_table(policies: list[dict] | None = None) -> str:
     return "\n".join(rows)
 
 
-def splice(text: str, table: str, where: str) -> str:
+def examples_table(policies: list[dict] | None = None) -> str:
+    """The worked example's CCTs, policies with the same CCTs on one row."""
+    policies = policies or api.policies()
+    rows: dict[tuple, list[str]] = {}
+    for p in policies:
+        rows.setdefault(tuple(p["example_ccts"]), []).append(p["name"])
+    out = [
+        "| policies | CCT 1 (s) | CCT 2 (s) | CCT 3 (s) | mean (s) |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for ccts, names in rows.items():
+        cells = " | ".join(f"{x:.6g}" for x in ccts)
+        out.append(f"| {', '.join(names)} | {cells} | {sum(ccts) / 3:.6f} |")
+    return "\n".join(out)
+
+
+def splice(text: str, table: str, where: str, markers: tuple[str, str] = (BEGIN, END)) -> str:
     """``text`` with the block between the markers replaced by ``table``."""
-    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
+    begin, end = markers
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
     if not pattern.search(text):
-        raise ValueError(f"{where}: no {BEGIN} ... {END} block")
-    return pattern.sub(lambda _: f"{BEGIN}\n{table}\n{END}", text, count=1)
+        raise ValueError(f"{where}: no {begin} ... {end} block")
+    return pattern.sub(lambda _: f"{begin}\n{table}\n{end}", text, count=1)
 
 
-def targets(root: str) -> list[tuple[str, str]]:
-    """(path, generated table) of each file that holds a policy table."""
+def targets(root: str) -> list[tuple[str, str, tuple[str, str]]]:
+    """(path, generated table, markers) of each generated block."""
+    docs = os.path.join(root, "docs", "policies", "README.md")
     return [
-        (os.path.join(root, "docs", "policies", "README.md"), docs_table()),
-        (os.path.join(root, "README.md"), readme_table()),
+        (docs, docs_table(), (BEGIN, END)),
+        (docs, examples_table(), EXAMPLES),
+        (os.path.join(root, "README.md"), readme_table(), (BEGIN, END)),
     ]
 
 
 def write_docs(root: str) -> list[str]:
-    """Rewrites the policy tables under ``root``; returns the files changed."""
+    """Rewrites the generated blocks under ``root``; returns the files changed."""
     changed = []
-    for path, table in targets(root):
+    for path, table, markers in targets(root):
         with open(path, encoding="utf-8") as fh:
             old = fh.read()
-        new = splice(old, table, path)
+        new = splice(old, table, path, markers)
         if new != old:
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(new)
-            changed.append(path)
+            if path not in changed:
+                changed.append(path)
     return changed
