@@ -31,4 +31,5 @@ registry! {
     baraat => SPEC;
     stream => SPEC;
     coda => SPEC;
+    lcof => SPEC;
 }
