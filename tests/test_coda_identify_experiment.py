@@ -13,6 +13,7 @@ import pytest
 from coflowkit import identify, labels, metric_learning, runner
 from coflowkit.experiments import EXPERIMENTS, common
 from coflowkit.experiments import coda_identify as ci
+from coflowkit.experiments import coda_identify_report as cir
 from coflowkit.experiments import coda_scheduler as cs
 
 SHARED_TRACE = Path(__file__).resolve().parents[2] / "shared" / "traces" / "FB2010-1Hr-150-0.txt"
@@ -41,7 +42,7 @@ TINY = replace(ci.SMALL, t1_widths=(3, 50), t1_concurrent=4, t1_max_rounds=12)
 @pytest.fixture(scope="module")
 def report(small_trace, tmp_path_factory):
     out = tmp_path_factory.mktemp("cid-out") / "coda-identify"
-    path = ci.run(
+    path = cir.run(
         out=str(out), trace=small_trace, coflows=15, workers=1, cache_dir=None, config=TINY
     )
     return out, Path(path).read_text()

@@ -63,7 +63,7 @@ def test_error_rate_search_out_of_reach_returns_the_worst_labels(small_trace):
 
 def test_tables_agree_with_direct_runs(small_trace, tmp_path):
     out = tmp_path / "coda"
-    report = cs.run(
+    report = coda_report.run(
         out=str(out),
         trace=small_trace,
         coflows=40,

@@ -199,3 +199,24 @@ def normalized(table: pd.DataFrame, baseline: pd.DataFrame) -> dict[str, Any]:
             "p95_slowdown": float(np.percentile(table["slowdown"].to_numpy()[mask], 95)),
         }
     return out
+
+
+def concurrency(c: pd.DataFrame) -> float:
+    """Average number of coflows in the network (Little's law): total CCT over the
+    time from the first arrival to the last."""
+    span = float(c["arrival_s"].max() - c["arrival_s"].min())
+    return float(c["cct_s"].sum() / span) if span > 0 else float("nan")
+
+
+def lower_bounds(workload) -> pd.Series:
+    """Per coflow (indexed by id), a CCT no schedule can beat: the larger of its
+    isolated CCT (its busiest link alone) and the start offset of its last flow."""
+    f = workload.flow_columns()
+    last = (
+        pd.DataFrame({"k": f["coflow_id"], "off": np.subtract(f["start_s"], f["arrival_s"])})
+        .groupby("k")["off"]
+        .max()
+    )
+    c = workload.coflow_columns()
+    iso = pd.Series(np.asarray(c["isolated_s"], dtype=float), index=c["coflow_id"])
+    return np.maximum(iso, last.reindex(iso.index).to_numpy())

@@ -33,13 +33,13 @@ def run(name: str, **kw) -> str:
 
         return mcs.run(**kw)
     if name == "coda-scheduler":
-        from coflowkit.experiments import coda_scheduler
+        from coflowkit.experiments import coda_report
 
-        return coda_scheduler.run(**kw)
+        return coda_report.run(**kw)
     if name == "coda-identify":
-        from coflowkit.experiments import coda_identify
+        from coflowkit.experiments import coda_identify_report
 
-        return coda_identify.run(**kw)
+        return coda_identify_report.run(**kw)
     if name == "stream":
         from coflowkit.experiments import stream
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import gc
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,9 +35,8 @@ import pandas as pd
 
 from coflowkit import identify, labels, metric_learning, metrics, runner
 from coflowkit import transforms as tf
-from coflowkit.experiments.coda_report import lower_bounds
 from coflowkit.experiments.coda_scheduler import TICK_S
-from coflowkit.experiments.common import Output
+from coflowkit.metrics import lower_bounds
 
 if TYPE_CHECKING:
     from coflowkit.experiments.coda_identify_speed import SpeedSetup
@@ -542,7 +541,12 @@ def compute(
     transforms: tuple[str, ...],
     cfg: Config,
     stats: dict | None = None,
+    speed=None,
 ) -> Results:
+    """The identification analyses and the simulations. ``speed(base, cfg, seed)``
+    runs Table 1's benchmark on the base workload and returns ``(setup, table)``
+    (coda_identify_speed.run_speed; None skips it): it runs between the offline
+    analyses and the simulations, once their workloads are freed."""
     R = Results(cfg)
     clock = [time.monotonic()]
 
@@ -598,11 +602,8 @@ def compute(
     base = base if coflows is None else base.head(coflows)
     del wl, scorers
     gc.collect()
-    from coflowkit.experiments.coda_identify_speed import speed_benchmark, speed_setup
-
-    R.setup = speed_setup(base, cfg, seed)
-    if R.setup is not None:
-        R.speed = speed_benchmark(R.setup, cfg)
+    if speed is not None:
+        R.setup, R.speed = speed(base, cfg, seed)
     del base
     R.peak_rss_gb = _peak_rss_gb()
     phase("Table 1: identification speed")
@@ -620,27 +621,3 @@ def compute(
         R.bounds[key] = lower_bounds(w)
     phase(f"Figs. 11, 12, 14b: {len(R.jobs)} simulations on {workers} worker(s)")
     return R
-
-
-def run(
-    out: str,
-    trace: str,
-    coflows: int | None = None,
-    workers: int = 2,
-    cache_dir: str | None = None,
-    seed: int = DEFAULT_SEED,
-    transforms: tuple[str, ...] = (),
-    config: Config | None = None,
-    **overrides,
-) -> str:
-    """``coflows``: None analyses the whole trace offline and simulates its first
-    ``config.sim_coflows`` coflows; a number N uses the first N coflows for both.
-    ``seed``: seed of the test workloads' transforms (training workloads: seed + 1).
-    ``config``: the sweeps and sizes (default :class:`Config`; tests: :data:`SMALL`);
-    ``overrides``: fields of :class:`Config` to change (e.g. ``sim_coflows=50``)."""
-    cfg = replace(config or Config(), **overrides)
-    o = Output(out, "CODA's coflow identifier (§3, §6.3, §6.4) reproduced by coflowkit")
-    R = compute(trace, coflows, workers, cache_dir, seed, tuple(transforms), cfg, o.stats)
-    from coflowkit.experiments.coda_identify_report import write
-
-    return write(o, R, out, trace, coflows, seed, tuple(transforms))

@@ -5,6 +5,7 @@ table of CODA, the paper's numbers beside coflowkit's, and the differences (see
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -29,13 +30,16 @@ from coflowkit.experiments.coda_identify import (
     SWEPT,
     TAU,
     TRAINING,
+    Config,
     Results,
+    compute,
     norm,
 )
-from coflowkit.experiments.coda_identify_speed import table1_summary
-from coflowkit.experiments.coda_report import PAPER_MAIN, concurrency
+from coflowkit.experiments.coda_identify_speed import run_speed, table1_summary
+from coflowkit.experiments.coda_report import PAPER_MAIN
 from coflowkit.experiments.coda_scheduler import TICK_S
 from coflowkit.experiments.common import Output, plt, ratio_note
+from coflowkit.metrics import concurrency
 
 # ---------------------------------------------------------------------------
 # The report
@@ -590,7 +594,7 @@ def section_e2e(o: Output, R: Results) -> None:
         "Aalo / CODA = 1/1.1, 1/1.3, 1/1.8). `coflows in the network`: "
         "total CCT under fair / time from the first arrival to the last (Little's law); "
         "`bound`: per coflow, the larger of its isolated CCT and its last flow's start "
-        "offset, a CCT no schedule can beat (`coda_report.lower_bounds`, as in the "
+        "offset, a CCT no schedule can beat (`metrics.lower_bounds`, as in the "
         "coda-scheduler experiment).\n"
     )
     o.add(o.table("fig11_12", pd.DataFrame(rows), "Figs. 11-12: normalized CCT"))
@@ -999,3 +1003,31 @@ def differences(R: Results) -> str:
             "fall behind Aalo, as in the paper.\n"
         )
     return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------
+# The experiment (`coflowkit reproduce coda-identify`)
+
+
+def run(
+    out: str,
+    trace: str,
+    coflows: int | None = None,
+    workers: int = 2,
+    cache_dir: str | None = None,
+    seed: int = DEFAULT_SEED,
+    transforms: tuple[str, ...] = (),
+    config: Config | None = None,
+    **overrides,
+) -> str:
+    """``coflows``: None analyses the whole trace offline and simulates its first
+    ``config.sim_coflows`` coflows; a number N uses the first N coflows for both.
+    ``seed``: seed of the test workloads' transforms (training workloads: seed + 1).
+    ``config``: the sweeps and sizes (default :class:`Config`; tests: :data:`SMALL`);
+    ``overrides``: fields of :class:`Config` to change (e.g. ``sim_coflows=50``)."""
+    cfg = replace(config or Config(), **overrides)
+    o = Output(out, "CODA's coflow identifier (§3, §6.3, §6.4) reproduced by coflowkit")
+    R = compute(
+        trace, coflows, workers, cache_dir, seed, tuple(transforms), cfg, o.stats, run_speed
+    )
+    return write(o, R, out, trace, coflows, seed, tuple(transforms))

@@ -279,3 +279,10 @@ def _ratio(ours: float, paper: float) -> str:
     if q >= 0.1:
         return ratio_note(ours, paper)
     return f"{q:.3g} **>25%**"
+
+
+def run_speed(base, cfg: Config, seed: int):
+    """Table 1's benchmark on ``base``: ``(setup, table)``, both None when the
+    workload cannot hold the setup (see :func:`speed_setup`)."""
+    setup = speed_setup(base, cfg, seed)
+    return setup, (None if setup is None else speed_benchmark(setup, cfg))

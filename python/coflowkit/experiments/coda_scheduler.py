@@ -24,8 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from coflowkit import labels, metrics, runner
-from coflowkit.experiments.common import Output
+from coflowkit import labels, metrics
 
 #: Flow start offsets are rounded up to whole ticks of this length (docs/transforms.md):
 #: it bounds the start events per coflow, which dominate the cost of these runs.
@@ -270,105 +269,6 @@ def find_error_rate(
 
 # ---------------------------------------------------------------------------
 # The experiment
-
-
-def run(
-    out: str,
-    trace: str,
-    coflows: int | None = DEFAULT_COFLOWS,
-    workers: int = 2,
-    cache_dir: str | None = None,
-    seed: int = 1,
-    transforms: tuple[str, ...] = (),
-    scenarios: tuple[str, ...] | None = None,
-) -> str:
-    """``seed`` is unused (the seeds are fixed in the module so the report can list
-    them); ``scenarios`` keeps only those scenario keys (tests)."""
-    from coflowkit.experiments import coda_report as rep  # it imports this module
-
-    del seed
-    o = Output(out, "CODA's scheduler (§4, §6.4) reproduced by coflowkit")
-    chosen = [s for s in SCENARIOS if scenarios is None or s.key in scenarios]
-    specs = {
-        s.key: runner.WorkloadSpec(
-            trace=trace, transforms=tuple(transforms) + s.transforms, first=coflows
-        )
-        for s in chosen
-    }
-    rates, sizes, bounds = {}, {}, {}
-    for s in chosen:
-        w = specs[s.key].load()
-        rates[s.key] = find_error_rate(w, s.target, s.metric)
-        sizes[s.key] = (w.num_coflows, w.num_flows)
-        bounds[s.key] = rep.lower_bounds(w)
-        if s.key == OBSERVATION_SCENARIO:
-            r = rates[s.key].error_rate
-            rates[PIONEERS] = Rate(r, labels.source_quality(w, "pioneers", r, LABEL_SEED), "", 0)
-            rates[STRAGGLERS] = Rate(
-                r, labels.source_quality(w, "stragglers", r, LABEL_SEED), "", 0
-            )
-        if s.key in NO_ID_SCENARIOS:
-            rates[(NO_ID, s.key)] = Rate(0.0, labels.source_quality(w, "one"), "", 0)
-    # Jobs grouped by workload (the runner keeps a few workloads loaded), the costly
-    # ones first within each group, and the groups with the most cheap jobs last, so
-    # that the two workers finish close together.
-    groups = []
-    for s in chosen:
-        group = []
-        for name in dict.fromkeys(schemes_of(s)):
-            policy, params = scheme_params(name, rates[s.key].error_rate)
-            group.append((not _heavy(policy, params), (s.key, name), policy, params))
-        groups.append(sorted(group, key=lambda g: g[0]))
-    jobs, keys = [], []
-    for group in sorted(groups, key=lambda g: sum(light for light, *_ in g)):
-        for _, key, policy, params in group:
-            jobs.append(runner.Job(specs[key[0]], policy, params))
-            keys.append(key)
-    results = runner.run_jobs(jobs, workers, cache_dir, stats=o.stats)
-    res = {k: r.coflows for k, r in zip(keys, results)}
-
-    rep.quality_section(o, chosen, rates, sizes)
-    rep.runs_section(o, chosen, res, jobs, keys)
-    rep.normal_section(o, chosen, res)
-    rep.challenging_section(o, chosen, res)
-    rep.ablation_section(o, chosen, res)
-    rep.sn_section(o, chosen, res)
-    rep.no_id_section(o, chosen, res)
-    rep.observation_section(o, chosen, res, rates)
-    rep.load_section(o, chosen, res, bounds)
-    rep.bins_section(o, chosen, res)
-    o.add(rep.differences(chosen, res, rates, bounds, sizes))
-
-    sub = "all" if coflows is None else f"the first {coflows}"
-    flag = "" if coflows == DEFAULT_COFLOWS else f" --coflows {coflows or 'all'}"
-    flag += "".join(f" --transform {t}" for t in transforms)
-    seeds = ", ".join(f"`{t}`" for t in dict.fromkeys(t for s in chosen for t in s.transforms))
-    pre = (
-        f"Workload: `{trace}` on a 150-port big switch with 1 Gbps (CoflowSim's 128 MiB/s) "
-        "links. Each scenario reshapes the trace with coflowkit's workload transforms "
-        f"({seeds}; docs/transforms.md), then replays **{sub} coflows** by arrival "
-        "(`--coflows all` replays the whole trace, the paper's setting). Flow starts are "
-        f"rounded up to ticks of {TICK_S * 1000:g} ms (`tick_s={TICK_S:g}`), which bounds "
-        "the start events per coflow (every start is an event of the exact simulator).\n\n"
-        "CODA's identifier is not run: `coda` schedules labels with injected errors "
-        f"(`labels=random`, seed {LABEL_SEED}: each flow, with probability `error_rate`, "
-        "is labelled as the coflow that arrived just before or just after its own), at "
-        "the rate whose labels have the identification accuracy the paper reports for the "
-        "scenario (table below). D-CLAS as in Aalo (10 queues, 10 MiB, x10, the `aalo` "
-        "defaults, so CODA without late binding and intra-coflow prioritisation on the "
-        "true coflows is `aalo`), per-flow queues as in PIAS (8 queues, 1 MiB, x4); late "
-        "binding adds every mislabelled flow to its true coflow's extended coflow "
-        "(docs/policies/coda.md). Seeds: start times and batch spreads "
-        f"{WORKLOAD_SEED}, label errors {LABEL_SEED}. Every run is exact (event-driven) "
-        "and deterministic.\n\n"
-        "As in the paper, normalized CCT = a scheme's average CCT / CODA's average CCT "
-        "(> 1: CODA faster). Ratio columns are coflowkit / paper for normalized CCTs and "
-        "for precision and recall, and coflowkit's gain / the paper's gain for the "
-        "ablations (gain = normalized CCT - 1); **>25%** marks the differences explained "
-        "in the last section. Paper numbers are quoted from its text (§6.3-6.4).\n\n"
-        f"Command: `coflowkit reproduce coda-scheduler --out {out}{flag}` ({o.timing()})."
-    )
-    return o.write(pre)
 
 
 def norm(res, scenario: str, scheme: str, base: str = CODA, bin: str = "all") -> float:
