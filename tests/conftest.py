@@ -49,7 +49,7 @@ def build(rows, ports=None, **optional):
     ``ports`` puts it on a big switch of that many 1 Gbps ports."""
     from coflowkit import _core
 
-    cols = list(zip(*rows))
+    cols = list(zip(*rows, strict=True))
     w = _core.workload_from_columns(
         "hand",
         [int(x) for x in cols[0]],

@@ -121,7 +121,12 @@ def test_benchmark_format_round_trip(tmp_path):
     assert w.num_flows == 5
     cols = w.flow_columns()
     # Mapper-major: (0->1, 0->2, 1->1, 1->2), each reducer's MB split over 2 mappers.
-    assert list(zip(cols["src"][:4], cols["dst"][:4])) == [(0, 1), (0, 2), (1, 1), (1, 2)]
+    assert list(zip(cols["src"][:4], cols["dst"][:4], strict=True)) == [
+        (0, 1),
+        (0, 2),
+        (1, 1),
+        (1, 2),
+    ]
     assert cols["bytes"][:4] == [1.5 * 2**20, 0.5 * 2**20, 1.5 * 2**20, 0.5 * 2**20]
     q = tmp_path / "c.txt"
     ck.write_trace(w, q, "benchmark")

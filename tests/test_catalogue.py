@@ -18,7 +18,9 @@ def test_every_policy_has_its_page_with_the_shared_headings(policy):
     assert path.exists(), f"{policy} is registered but {path} is missing"
     text = path.read_text()
     at = [text.find(h) for h in HEADINGS]
-    assert all(i >= 0 for i in at), f"{path}: missing {[h for h, i in zip(HEADINGS, at) if i < 0]}"
+    assert all(i >= 0 for i in at), (
+        f"{path}: missing {[h for h, i in zip(HEADINGS, at, strict=True) if i < 0]}"
+    )
     assert at == sorted(at), f"{path}: headings out of order"
 
 

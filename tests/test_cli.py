@@ -81,7 +81,7 @@ def test_compare_prints_and_writes_normalized_cct(tmp_path, example_path):
     df = pd.read_csv(out / "compare.csv")
     row = df[(df.policy == "varys") & (df.bin == "all")].iloc[0]
     v, f = EXAMPLE_CCTS["varys"], EXAMPLE_CCTS["fair"]
-    assert row.mean_of_ratios == pytest.approx(sum(a / b for a, b in zip(v, f)) / 3)
+    assert row.mean_of_ratios == pytest.approx(sum(a / b for a, b in zip(v, f, strict=True)) / 3)
     assert row.ratio_of_means == pytest.approx(sum(v) / sum(f))
 
 

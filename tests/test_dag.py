@@ -235,7 +235,7 @@ def test_dag_cct_on_one_port_pair(shape):
     # the two followers share 1->0 (5/128), web (6/128).
     v = transforms.apply(one_flow(2), "dag", shape=shape)
     c = v.flow_columns()
-    assert list(zip(c["src"], c["dst"]))[:6] == [(0, 1)] * 3 + [(1, 0)] * 3
+    assert list(zip(c["src"], c["dst"], strict=True))[:6] == [(0, 1)] * 3 + [(1, 0)] * 3
     r = ck.simulate(v, "fair")
     assert r.coflows["cct_s"].tolist() == pytest.approx([6 / 128], abs=1e-9)
 
@@ -250,8 +250,8 @@ def test_dag_several_coflows_ids_arrivals_and_offsets():
     c = v.flow_columns()
     assert v.num_coflows == 2 and v.num_flows == 6 * 3 + 2 * 3
     assert len(set(c["flow_id"])) == v.num_flows
-    ids5 = [f for f, k in zip(c["flow_id"], c["coflow_id"]) if k == 5]
-    ids3 = [f for f, k in zip(c["flow_id"], c["coflow_id"]) if k == 3]
+    ids5 = [f for f, k in zip(c["flow_id"], c["coflow_id"], strict=True) if k == 5]
+    ids3 = [f for f, k in zip(c["flow_id"], c["coflow_id"], strict=True) if k == 3]
     assert ids5 == [10, 23, 36, 49, 62, 75, 78, 79, 80]
     assert ids3 == [4, 12, 17, 25, 30, 38, 43, 51, 56, 64, 69, 77, 81, 82, 83]
     got = table(v)
@@ -261,13 +261,15 @@ def test_dag_several_coflows_ids_arrivals_and_offsets():
     # Leaves (scans, j = 0..2) keep their start times; the others start at arrival.
     assert [got[f]["start_s"] for f in (10, 23, 36, 49, 62, 75)] == [1.2] * 3 + [1.0] * 3
     assert [got[f]["start_s"] for f in (4, 12, 30, 38, 43, 51)] == [2.0, 2.5, 2.0, 2.5, 2.0, 2.0]
-    arrivals = dict(zip(v.coflow_columns()["coflow_id"], v.coflow_columns()["arrival_s"]))
+    arrivals = dict(
+        zip(v.coflow_columns()["coflow_id"], v.coflow_columns()["arrival_s"], strict=True)
+    )
     assert arrivals == {5: 1.0, 3: 2.0}
     assert {got[f]["weight"] for f in ids5} == {2.0}
     # Each coflow's barriers wait for its own flows only.
     assert sorted(got[81]["depends_on"]) == [4, 12, 17, 25]
     assert sorted(got[78]["depends_on"]) == [10, 23]
-    size = dict(zip(v.coflow_columns()["coflow_id"], v.coflow_columns()["size_bytes"]))
+    size = dict(zip(v.coflow_columns()["coflow_id"], v.coflow_columns()["size_bytes"], strict=True))
     assert size[5] == pytest.approx(6 * MIB + 3 * BARRIER)
     assert size[3] == pytest.approx(12 * MIB + 3 * BARRIER)
 

@@ -134,12 +134,14 @@ def test_micro_benchmark_workload_has_the_papers_shape():
     a = df[df["coflow_id"] == 1]
     assert ((a["src"] // 6) == (a["dst"] // 6)).all()  # inside a group of 6
     b = df[df["coflow_id"] == 2]
-    assert set(zip(b["src"], b["dst"])) == {(i, i + 30) for i in range(30)} | {
+    assert set(zip(b["src"], b["dst"], strict=True)) == {(i, i + 30) for i in range(30)} | {
         (i + 30, i) for i in range(30)
     }
     cc = df[df["coflow_id"] == 3]
     js = list(range(15)) + list(range(30, 45))
-    assert set(zip(cc["src"], cc["dst"])) == {(j, j + 15) for j in js} | {(j + 15, j) for j in js}
+    assert set(zip(cc["src"], cc["dst"], strict=True)) == {(j, j + 15) for j in js} | {
+        (j + 15, j) for j in js
+    }
     assert df["bytes"].between(30 * common.MIB, 100 * common.MIB).all()
     assert df.groupby("coflow_id")["start_s"].first().tolist() == [0.0, 10.0, 20.0]
 

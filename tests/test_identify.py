@@ -17,14 +17,14 @@ from coflowkit.labels import quality
 def _same_partition(a, b) -> bool:
     """True when the two labelings group the points identically."""
     a, b = np.asarray(a), np.asarray(b)
-    pairs = set(zip(a.tolist(), b.tolist()))
+    pairs = set(zip(a.tolist(), b.tolist(), strict=True))
     return len(pairs) == len(set(a.tolist())) == len(set(b.tolist()))
 
 
 def _refines(a, b) -> bool:
     """Every cluster of ``a`` lies in one cluster of ``b``."""
     to = {}
-    return all(to.setdefault(x, y) == y for x, y in zip(np.asarray(a).tolist(), b))
+    return all(to.setdefault(x, y) == y for x, y in zip(np.asarray(a).tolist(), b, strict=True))
 
 
 def _random_points(seed, n=250, extra=False):
@@ -252,7 +252,7 @@ def test_learn_distance_weights_time_and_feed_identify(tmp_path, capsys):
     wfile = tmp_path / "w.json"
     assert main(["learn-distance", "--flows", str(src), "--out", str(wfile)]) == 0
     d = json.loads(wfile.read_text())
-    w = dict(zip(d["attributes"], d["weights"]))
+    w = dict(zip(d["attributes"], d["weights"], strict=True))
     assert w["s_time"] > 0 and w["s_time"] == max(d["weights"])
     assert d["normalized"][0] == 1.0
     capsys.readouterr()

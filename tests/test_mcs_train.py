@@ -19,7 +19,7 @@ MB = 1 << 20
 
 def workload(rows, source="hand"):
     """A workload from ``(coflow_id, src, dst, megabytes)`` rows, all starting at 0."""
-    cols = list(zip(*rows))
+    cols = list(zip(*rows, strict=True))
     return _core.workload_from_columns(
         source,
         list(cols[0]),
@@ -150,7 +150,7 @@ def test_classification_thresh_by_hand():
     # Class 2, sizes [10, 100), from 4: A(8) = {w5 50, w7 5} 1/2; A(16) adds w9 20
     #   and w12 30: 3/4 ≥ 1/2: Δ_2 = 16 (≤ 20, go on); A(32) adds w20 300: 3/5 < 3/4:
     #   stop at Δ_2 = 16.
-    w, s = zip(*EIGHT)
+    w, s = zip(*EIGHT, strict=True)
     deltas, searches = mt.classification_thresh(w, np.array(s) * MB, EIGHT_T, step=2)
     assert deltas == [1, 4, 16]
     assert searches == [
@@ -163,7 +163,7 @@ def test_assign_priority_by_hand():
     # Class 1 [1, 4): sizes 1 5 8, min 1 < T_1: p = 1. Class 2 [4, 16): sizes 50 5 20 30,
     # min 5 < T_1: p = 1 (the minimal interval, not the class's own). Class 3 [16, ∞):
     # 300 ≥ T_2: p = 3.
-    w, s = zip(*EIGHT)
+    w, s = zip(*EIGHT, strict=True)
     assert mt.assign_priority(w, np.array(s) * MB, [F(1), F(4), F(16)], EIGHT_T) == [1, 1, 3]
 
 

@@ -79,7 +79,7 @@ def brute_pairs(ids):
 
 
 def as_set(i, j):
-    pairs = list(zip(i.tolist(), j.tolist()))
+    pairs = list(zip(i.tolist(), j.tolist(), strict=True))
     assert len(set(pairs)) == len(pairs), "a pair appears twice"
     return set(pairs)
 
@@ -117,7 +117,7 @@ def test_sample_pairs_sampled_is_correct_and_deterministic():
     first = ml.sample_pairs(ids, max_pairs=2001, seed=5)
     again = ml.sample_pairs(ids, max_pairs=2001, seed=5)
     other = ml.sample_pairs(ids, max_pairs=2001, seed=6)
-    for a, b in zip(first, again):
+    for a, b in zip(first, again, strict=True):
         np.testing.assert_array_equal(a, b)
     assert not np.array_equal(first[0], other[0])
     s_i, s_j, d_i, d_j = first

@@ -16,7 +16,7 @@ MIB = 1048576.0
 
 def build(rows):
     """(coflow_id, src, dst, MiB, start_s) rows -> workload (flow ids = row numbers)."""
-    cols = list(zip(*rows))
+    cols = list(zip(*rows, strict=True))
     return workload_from_columns(
         "hand",
         list(cols[0]),

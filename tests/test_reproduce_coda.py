@@ -26,7 +26,9 @@ def small_trace(tmp_path_factory):
     width = pd.Series(c["coflow_id"]).value_counts()
     rows = [
         (k, s, d, b, t)
-        for k, s, d, b, t in zip(c["coflow_id"], c["src"], c["dst"], c["bytes"], c["start_s"])
+        for k, s, d, b, t in zip(
+            c["coflow_id"], c["src"], c["dst"], c["bytes"], c["start_s"], strict=True
+        )
         if width[k] <= 50
     ]
     path = tmp_path_factory.mktemp("coda") / "fb-narrow.csv"

@@ -197,12 +197,12 @@ def test_table1_is_mcs_train_on_the_whole_trace(small_trace, out):
 
 def test_plan_batches_before_the_subset_and_runs_each_setting_once():
     keys, jobs = mcs.plan("trace.txt", 200)
-    fig13 = [j for k, j in zip(keys, jobs) if k[0] in ("fig13", "mcs")]
+    fig13 = [j for k, j in zip(keys, jobs, strict=True) if k[0] in ("fig13", "mcs")]
     assert all(j.workload.transforms == (mcs.BATCH,) and j.workload.first == 200 for j in fig13)
     params = [j.params for j in fig13 if j.policy == "mcs"]
     assert len(params) == len(set(params))  # default-valued settings share the default run
     assert () in params
-    poisson = [j for k, j in zip(keys, jobs) if k[0] in mcs.INTERVALS]
+    poisson = [j for k, j in zip(keys, jobs, strict=True) if k[0] in mcs.INTERVALS]
     assert all(j.workload.transforms[0].startswith("poisson:") for j in poisson)
     assert all(j.workload.transforms[1].startswith("batch:") for j in poisson)
     n_varys = sum(j.policy == "varys" for j in poisson)
@@ -225,7 +225,7 @@ def test_run_all_returns_results_in_job_order(small_trace):
     stats = {}
     got = mcs.run_all(jobs, 1, None, stats)
     want = runner.run_jobs(jobs, 1, None)
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         assert g.policy == w.policy
         assert np.array_equal(g.coflows["cct_s"].to_numpy(), w.coflows["cct_s"].to_numpy())
     assert stats == {"cached": 0, "simulated": len(jobs)}

@@ -18,7 +18,7 @@ def test_serial_parallel_and_cached_runs_agree(tmp_path, example_path):
     b = runner.run_jobs(js, workers=2, cache_dir=str(tmp_path / "c"))
     c = runner.run_jobs(js, workers=2, cache_dir=str(tmp_path / "c"))  # all from cache
     assert len(list((tmp_path / "c").iterdir())) == 4
-    for x, y, z in zip(a, b, c):
+    for x, y, z in zip(a, b, c, strict=True):
         assert x.coflows.to_csv() == y.coflows.to_csv() == z.coflows.to_csv()
         assert x.policy == y.policy
 

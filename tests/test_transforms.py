@@ -31,7 +31,7 @@ def one_flow_each(arrivals, sizes=None, ports=4):
 
 def coflow_arrivals(w):
     c = w.coflow_columns()
-    return dict(zip(c["coflow_id"], c["arrival_s"]))
+    return dict(zip(c["coflow_id"], c["arrival_s"], strict=True))
 
 
 def flows_by_id(w):
@@ -496,7 +496,7 @@ def test_scale_bytes_time_and_ports_mod():
     assert c["arrival_s"] == [0.0, 0.0, 4.0, 4.0, 22.0]
     assert c["start_s"] == [0.0, 1.0, 4.0, 4.0, 22.0]
     # Hosts (0,1) (2,1) (3,4) (3,5) (5,0) mod 3.
-    assert list(zip(c["src"], c["dst"])) == [(0, 1), (2, 1), (0, 1), (0, 2), (2, 0)]
+    assert list(zip(c["src"], c["dst"], strict=True)) == [(0, 1), (2, 1), (0, 1), (0, 2), (2, 0)]
     assert v.fabric == "bigswitch:ports=3,gbps=10"
     assert v.ports == 3
 
@@ -510,7 +510,7 @@ def test_scale_ports_balanced_mapping_by_hand():
     c = v.flow_columns()
     port = {0: 1, 1: 0, 2: 1, 3: 1, 4: 0, 5: 0}
     want = [(port[s], port[d]) for s, d in [(0, 1), (2, 1), (3, 4), (3, 5), (5, 0)]]
-    assert list(zip(c["src"], c["dst"])) == want
+    assert list(zip(c["src"], c["dst"], strict=True)) == want
 
 
 # --------------------------------------------------------------------------------

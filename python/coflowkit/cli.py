@@ -202,7 +202,7 @@ def cmd_compare(args) -> int:
     results = runner.run_jobs(jobs, workers=args.workers, cache_dir=cache)
     base = results[0]
     rows = []
-    for (label, _, _), r in zip(entries, results[1:]):
+    for (label, _, _), r in zip(entries, results[1:], strict=True):
         norm = metrics.normalized(r.coflows, base.coflows)
         for b in ["all"] + metrics.BINS:
             n = norm[b]
@@ -237,7 +237,7 @@ def cmd_compare(args) -> int:
 
         os.makedirs(args.out, exist_ok=True)
         pd.DataFrame(rows, columns=cols).to_csv(os.path.join(args.out, "compare.csv"), index=False)
-        for (label, _, _), r in zip([(base_label, None, None)] + entries, results):
+        for (label, _, _), r in zip([(base_label, None, None)] + entries, results, strict=True):
             safe = label.replace(":", "_").replace("=", "-").replace("/", "_")
             r.coflows.to_csv(os.path.join(args.out, f"coflows_{safe}.csv"), index=False)
     return 0
@@ -415,7 +415,7 @@ def cmd_learn_distance(args) -> int:
     d.update(eps=eps, tau=tau, trained_on=os.path.basename(args.flows))
     metric_learning.save(d, args.out)
     print("attribute  weight      relative")
-    for name, w, rel in zip(d["attributes"], d["weights"], d["normalized"]):
+    for name, w, rel in zip(d["attributes"], d["weights"], d["normalized"], strict=True):
         print(f"{name:<10} {w:<11.4g} {rel:.3f}")
     print(
         f"eps {eps:.4g}, tau {tau:.4g}: the best radius on this table (precision "

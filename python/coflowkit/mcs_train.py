@@ -25,7 +25,6 @@ import math
 import os
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Union
 
 import numpy as np
 import pandas as pd
@@ -58,7 +57,7 @@ PAPER_TABLE_I: dict[tuple[str, str], tuple[float, float, tuple[float, float]]] =
 #: Two-sided 95 % normal quantile, for the Fisher-z interval.
 Z95 = 1.959963984540054
 
-Number = Union[int, float, str, Fraction]
+Number = int | float | str | Fraction
 
 
 # --------------------------------------------------------------------------- #

@@ -485,7 +485,7 @@ def _validate(d, where: str) -> dict:
         raise CoflowkitError(
             f"{where}: weights must be a list of {len(ATTRIBUTES)} numbers, got {got}"
         )
-    for name, x in zip(ATTRIBUTES, w):
+    for name, x in zip(ATTRIBUTES, w, strict=True):
         if isinstance(x, bool) or not isinstance(x, (int, float)):
             raise CoflowkitError(f"{where}: weight of {name} is not a number: {x!r}")
         if not math.isfinite(x) or x < 0:

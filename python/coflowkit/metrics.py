@@ -19,7 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-MIB = 1_048_576.0
+from coflowkit import _core
+
+MIB = _core.MIB
 SHORT_LENGTH_BYTES = 5 * MIB
 NARROW_WIDTH = 50
 BINS = ["SN", "LN", "SW", "LW"]

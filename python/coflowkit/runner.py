@@ -232,7 +232,7 @@ def run_jobs(
         if ctx is not None:
             ctx.stop()
     results = []
-    for j, raw in zip(jobs, raws):
+    for j, raw in zip(jobs, raws, strict=True):
         w = _workload(j.workload, j.fabric)
         results.append(api.result_from_raw(w, j.policy, dict(j.params), raw))
     return results

@@ -33,6 +33,7 @@ import functools
 import gc
 import heapq
 import inspect
+import itertools
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -45,16 +46,16 @@ from coflowkit import _core
 from coflowkit._core import CoflowkitError, Workload
 
 #: 1 Gbps in bytes/s (CoflowSim's convention: 1024³ bit/s).
-GBPS_BYTES_PER_S = 1024**3 / 8
+GBPS_BYTES_PER_S = _core.GBPS_BYTES_PER_S
 #: Linux's default ephemeral port range (``net.ipv4.ip_local_port_range``), inclusive.
 EPHEMERAL_PORTS = (32768, 60999)
 #: Hadoop's shuffle handler port (``mapreduce.shuffle.port``).
 HADOOP_SHUFFLE_PORT = 13562
 #: The engine's time tolerance: events less than this apart are one event.
-TIME_EPS = 1e-9
-#: Size of a ``waves`` barrier flow: the engine's finish tolerance (1e-6 B), so the
+TIME_EPS = _core.TIME_EPS
+#: Size of a ``waves`` barrier flow: the engine's smallest finish tolerance, so the
 #: barrier finishes at the instant it starts, whatever rate the policy gives it.
-BARRIER_BYTES = 1e-6
+BARRIER_BYTES = _core.FINISH_BYTES
 
 REQUIRED = inspect.Parameter.empty
 
@@ -674,7 +675,7 @@ def waves(
     ids = flows.flow_id
     next_id = int(ids.max()) + 1
     extra: list[tuple[int, int, list[int]]] = []  # (row of wave w+1's first flow, id, deps)
-    for prev, cur in zip(groups, groups[1:]):
+    for prev, cur in itertools.pairwise(groups):
         if flows.coflow[prev[0]] != flows.coflow[cur[0]]:
             continue
         before = ids[prev].tolist()

@@ -28,11 +28,17 @@ pub const TIME_EPS: f64 = 1e-9;
 /// A residual capacity at most this fraction of the capacity counts as zero.
 pub const CAPACITY_EPS: f64 = 1e-9;
 
+/// The smallest finish tolerance (bytes): a flow this small is finished at the
+/// instant it starts (the `waves` transform's barrier flows are this size).
+pub const FINISH_BYTES: f64 = 1e-6;
+/// The finish tolerance relative to a flow's size.
+pub const FINISH_REL: f64 = 1e-9;
+
 /// Remaining bytes below which a flow of `size` bytes is finished:
-/// `max(1e-6 B, 1e-9 · size)`.
+/// `max(FINISH_BYTES, FINISH_REL · size)`.
 #[inline]
 pub fn finish_threshold(size_bytes: f64) -> f64 {
-    (1e-9 * size_bytes).max(1e-6)
+    (FINISH_REL * size_bytes).max(FINISH_BYTES)
 }
 
 /// Index of a link in a fabric.

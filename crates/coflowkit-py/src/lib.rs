@@ -515,5 +515,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ProtocolError", m.py().get_type::<ProtocolError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // Units and tolerances, so Python uses the engine's values, never copies.
+    m.add("MIB", coflowkit_model::MIB)?;
+    m.add("GBPS_BYTES_PER_S", coflowkit_model::GBPS_BYTES_PER_S)?;
+    m.add("TIME_EPS", coflowkit_model::TIME_EPS)?;
+    m.add("CAPACITY_EPS", coflowkit_model::CAPACITY_EPS)?;
+    m.add("FINISH_BYTES", coflowkit_model::FINISH_BYTES)?;
+    m.add("FINISH_REL", coflowkit_model::FINISH_REL)?;
     Ok(())
 }

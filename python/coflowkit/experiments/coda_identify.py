@@ -224,8 +224,8 @@ def mixed_workload(spark, hadoop):
     odd = (a.coflow % 2) == 1
     a.start_s = np.where(odd, b.start_s, a.start_s)
     take = odd.tolist()
-    a.src_port = [y if o else x for x, y, o in zip(a.src_port, b.src_port, take)]
-    a.dst_port = [y if o else x for x, y, o in zip(a.dst_port, b.dst_port, take)]
+    a.src_port = [y if o else x for x, y, o in zip(a.src_port, b.src_port, take, strict=True)]
+    a.dst_port = [y if o else x for x, y, o in zip(a.dst_port, b.dst_port, take, strict=True)]
     return a.build("mix:even=spark,odd=hadoop")
 
 
@@ -610,7 +610,7 @@ def compute(
     sim_n = cfg.sim_coflows if coflows is None else coflows
     R.jobs = sim_jobs(cfg, trace, transforms, seed, sim_n)
     results = runner.run_jobs([j for _, j in R.jobs], workers, cache_dir, stats=stats)
-    R.res = {k: r.coflows for (k, _), r in zip(R.jobs, results)}
+    R.res = {k: r.coflows for (k, _), r in zip(R.jobs, results, strict=True)}
     for key in dict.fromkeys(k[0] for k, _ in R.jobs):
         s = BY_KEY[key]
         w = runner.WorkloadSpec(

@@ -331,7 +331,7 @@ def section_10e(o: Output, R: Results) -> None:
     o.add(o.table("fig10e", pd.DataFrame(rows), "Fig. 10e: precision and recall against ε"))
     pl = plt()
     fig, axes = pl.subplots(1, 2, figsize=(9, 3), sharey=True)
-    for ax, model in zip(axes, ("spark", "hadoop")):
+    for ax, model in zip(axes, ("spark", "hadoop"), strict=True):
         for key, ls in ((model, "-"), (f"stretched-{model}", ":")):
             e = [x for x, _ in R.sweep[key]]
             tag = "stretched " if key != model else ""
@@ -803,7 +803,7 @@ def differences(R: Results) -> str:
         else f"puts {big} of the {hosts} hosts that carry traffic in one of {k} communities"
     )
     if lw.normalized[5] < 0.5:
-        zero = [a for a, x in zip(metric_learning.ATTRIBUTES, lw.normalized) if x == 0]
+        zero = [a for a, x in zip(metric_learning.ATTRIBUTES, lw.normalized, strict=True) if x == 0]
         out.append(
             "* **Learned weights: S_time only; the paper's As and Ah weigh D_com about "
             "as much as S_time (Ah) or more (As).** Ours: "

@@ -166,7 +166,7 @@ def quality_section(o: Output, chosen, rates, sizes) -> None:
 
 def runs_section(o: Output, chosen, res, jobs, keys) -> None:
     rows = []
-    for job, (sk, name) in zip(jobs, keys):
+    for job, (sk, name) in zip(jobs, keys, strict=True):
         c = res[(sk, name)]
         sn = c[c["bin"] == "SN"]["cct_s"]
         rows.append(
@@ -346,7 +346,7 @@ def ablation_section(o: Output, chosen, res) -> None:
         p = PAPER_ABLATION[s.key]
         vals = [norm(res, s.key, a) for a in ABLATIONS]
         row = {"scenario": s.title}
-        for a, v, pr in zip(ABLATIONS, vals, p):
+        for a, v, pr in zip(ABLATIONS, vals, p, strict=True):
             row[f"{a} / CODA"] = v
             row[f"paper {a}"] = _paper_range(pr)
             row[f"{a} gain ratio"] = _range_note(v, pr)
@@ -737,7 +737,7 @@ def differences(chosen, res, rates, bounds, sizes) -> str:
             f"{_pct(lb)} (paper more than 10% under stretched starts), intra-coflow "
             f"prioritisation alone {_pct(ip)} (paper 1-7%)."
         )
-        neg = [BY_KEY[k].title for k, v in zip(ab, lb) if v < 1 - 1e-9]
+        neg = [BY_KEY[k].title for k, v in zip(ab, lb, strict=True) if v < 1 - 1e-9]
         if neg:
             text += (
                 f" Late binding makes CODA slightly slower in {', '.join(neg)}; why is "
@@ -872,7 +872,7 @@ def run(
             jobs.append(runner.Job(specs[key[0]], policy, params))
             keys.append(key)
     results = runner.run_jobs(jobs, workers, cache_dir, stats=o.stats)
-    res = {k: r.coflows for k, r in zip(keys, results)}
+    res = {k: r.coflows for k, r in zip(keys, results, strict=True)}
 
     quality_section(o, chosen, rates, sizes)
     runs_section(o, chosen, res, jobs, keys)

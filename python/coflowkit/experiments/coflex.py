@@ -237,7 +237,9 @@ def concurrent_section(o: Output, full, seed: int) -> None:
         ],
         columns=["quantity", "coflowkit", "paper"],
     )
-    claims["ratio"] = [ratio_note(a, b) for a, b in zip(claims["coflowkit"], claims["paper"])]
+    claims["ratio"] = [
+        ratio_note(a, b) for a, b in zip(claims["coflowkit"], claims["paper"], strict=True)
+    ]
     o.add(o.table("fig5_claims", claims, "Fig. 5: the numbers the paper's text states"))
 
 
@@ -248,7 +250,7 @@ def trace_section(
     jobs = [runner.Job(spec, p, params) for p, params, _ in TRACE_POLICIES]
     jobs += [runner.Job(spec, "coflex", (("alpha", str(a)),)) for a in SWEEP]
     res = runner.run_jobs(jobs, workers, cache_dir, stats=o.stats)
-    named = {name: r for (_, _, name), r in zip(TRACE_POLICIES, res)}
+    named = {name: r for (_, _, name), r in zip(TRACE_POLICIES, res, strict=True)}
     n = len(named["Coflex"].coflows)
     rows = []
     for name, r in named.items():
@@ -275,7 +277,7 @@ def trace_section(
     )
     # Fig. 6a: slowdown vs alpha (alpha = 0 is Varys: the same allocation by construction).
     by_alpha = {0.0: named["Varys"], 0.5: named["Coflex"]}
-    by_alpha.update({a: r for a, r in zip(SWEEP, res[len(TRACE_POLICIES) :])})
+    by_alpha.update({a: r for a, r in zip(SWEEP, res[len(TRACE_POLICIES) :], strict=True)})
     sw = pd.DataFrame(
         [
             {"alpha": a, **{k: v for k, v in common.slowdown_stats(by_alpha[a]).items()}}
@@ -308,7 +310,7 @@ def trace_section(
     for j, name in enumerate(["HUG", "Varys"]):
         nm = metrics.normalized(named[name].coflows, base)
         vals = [nm[b].get("mean_of_ratios", float("nan")) for b in ["all"] + metrics.BINS]
-        nrows.append({"policy": name, **dict(zip(["all"] + metrics.BINS, vals))})
+        nrows.append({"policy": name, **dict(zip(["all"] + metrics.BINS, vals, strict=True))})
         ax.bar(x + (j - 0.5) * 0.38, vals, 0.38, label=name)
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.set_xticks(x, ["all"] + metrics.BINS)

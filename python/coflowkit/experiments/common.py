@@ -26,7 +26,7 @@ def flows_workload(rows: list[tuple], source: str, ports: int | None = None) -> 
     the row numbers; each coflow arrives with its earliest flow."""
     if not rows:
         raise CoflowkitError(f"{source}: no flows")
-    cols = list(zip(*rows))
+    cols = list(zip(*rows, strict=True))
     n = len(rows)
     w = _core.workload_from_columns(
         source,
@@ -87,7 +87,9 @@ def concurrent_sample(trace: Workload, n: int, seed: int) -> Workload:
     keep = set(random.Random(seed).sample(ids, n))
     rows = [
         (k, s, d, b, 0.0)
-        for k, s, d, b in zip(cols["coflow_id"], cols["src"], cols["dst"], cols["bytes"])
+        for k, s, d, b in zip(
+            cols["coflow_id"], cols["src"], cols["dst"], cols["bytes"], strict=True
+        )
         if k in keep
     ]
     return flows_workload(rows, f"{n} coflows of {trace.source} at t=0", ports=trace.ports)

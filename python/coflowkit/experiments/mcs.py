@@ -135,7 +135,9 @@ def run_all(
         idx = [i for i, j in enumerate(jobs) if j.workload in part]
         idx.sort(key=lambda i: jobs[i].policy != "varys")
         for i, r in zip(
-            idx, runner.run_jobs([jobs[i] for i in idx], workers, cache_dir, stats=stats)
+            idx,
+            runner.run_jobs([jobs[i] for i in idx], workers, cache_dir, stats=stats),
+            strict=True,
         ):
             out[i] = r
     return out
@@ -178,7 +180,7 @@ def run(
     full = runner.WorkloadSpec(trace=trace, transforms=transforms).load()
     t1 = table1_section(o, full)
     keys, jobs = plan(trace, coflows, tuple(transforms))
-    res = dict(zip(keys, run_all(jobs, workers, cache_dir, o.stats)))
+    res = dict(zip(keys, run_all(jobs, workers, cache_dir, o.stats), strict=True))
     aalo = res[("fig13", "aalo")]
     n = len(aalo.coflows)
     f13 = fig13_section(o, res)
@@ -408,7 +410,7 @@ def poisson_section(o: Output, res: dict, fig: str, sub_load: float) -> dict:
     counts = bin_counts(res[(fig, LOADS[0], "aalo")])
     pl = common.plt()
     f, axes = pl.subplots(1, 4, figsize=(13, 3), sharex=True)
-    for ax, b in zip(axes, metrics.BINS):
+    for ax, b in zip(axes, metrics.BINS, strict=True):
         ax.axhline(1.0, color="grey", lw=0.8, label="Aalo")
         for name, style in (("MCS", "o-"), ("Varys", "s--"), ("bound", "k:")):
             part = t[t["policy"] == name]
@@ -615,12 +617,6 @@ def fig18_section(o: Output, res: dict) -> dict:
 # --------------------------------------------------------------------------- #
 # Where coflowkit and the paper differ
 # --------------------------------------------------------------------------- #
-
-
-def initial_queue(width: float) -> int:
-    """MCS's initial queue (1-based, the paper's p_i) of a coflow of ``width`` flows
-    with the default classes (Delta_i = 10^i, p_i = i)."""
-    return 1 + sum(1 for d in DEFAULT_DELTAS if d <= width)
 
 
 def _r(x: float, digits: int = 2) -> str:

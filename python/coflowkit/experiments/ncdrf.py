@@ -50,7 +50,11 @@ def run(
     spec = runner.WorkloadSpec(trace=trace, first=coflows, transforms=transforms)
     jobs = [runner.Job(spec, p, record=SAMPLE_S) for p, _ in POLICIES]
     results = dict(
-        zip([n for _, n in POLICIES], runner.run_jobs(jobs, workers, cache_dir, stats=o.stats))
+        zip(
+            [n for _, n in POLICIES],
+            runner.run_jobs(jobs, workers, cache_dir, stats=o.stats),
+            strict=True,
+        )
     )
     n_coflows = len(results["DRF"].coflows)
     trace_section(o, results)

@@ -26,10 +26,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from coflowkit import runner
+from coflowkit import metrics, runner
 from coflowkit.experiments.common import Output, fmt, plt, ratio_note
 
-MIB = 1048576.0
+MIB = metrics.MIB
 #: Table 1 of the paper.
 KS = (8, 16, 24, 32, 48)
 SPEEDS = (1, 10)
@@ -178,7 +178,7 @@ def run(
     # The slowest runs (large fabrics, then Stream and Aalo) are handed out first.
     order = sorted(range(len(keyed)), key=lambda i: -_cost(keyed[i][0]))
     got = runner.run_jobs([keyed[i][1] for i in order], workers, cache_dir, stats=o.stats)
-    res = {keyed[i][0]: r for i, r in zip(order, got)}
+    res = {keyed[i][0]: r for i, r in zip(order, got, strict=True)}
     p = plt()
 
     # ---- Fig. 6 and the headline ratios -------------------------------------------
@@ -231,7 +231,7 @@ def run(
                         "gbps": g,
                         "CCT": col,
                         "compared": name,
-                        **{f"k={k}": v for k, v in zip(KS, vals)},
+                        **{f"k={k}": v for k, v in zip(KS, vals, strict=True)},
                         "mean over k": mean,
                         "paper": paper,
                         "ours / paper": ratio_note(mean, paper),
@@ -286,7 +286,7 @@ def run(
     o.add(o.figure("fig9", _bars(p, fig9, "gbps", SPEEDS, "G")))
     fig, axes = p.subplots(1, 2, figsize=(10, 3.5))
     rows = []
-    for ax, g in zip(axes, SPEEDS):
+    for ax, g in zip(axes, SPEEDS, strict=True):
         for name in ("Baraat", "Stream"):
             df = res[("bursty", g, name)].coflows.sort_values(["finish_s", "coflow_id"])
             c = df["cct_s"].to_numpy()[:100]
@@ -483,7 +483,7 @@ def _bars(p, df: pd.DataFrame, by: str, values, suffix: str):
     fig, axes = p.subplots(1, len(values), figsize=(5 * len(values), 3.5), squeeze=False)
     cols = [*CATEGORIES, "Avg"]
     x = np.arange(len(cols))
-    for ax, v in zip(axes[0], values):
+    for ax, v in zip(axes[0], values, strict=True):
         d = df[df[by] == v]
         for i, name in enumerate(COMPARED):
             row = d[d.compared == name]

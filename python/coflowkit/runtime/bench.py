@@ -175,7 +175,7 @@ def _veth_pair(a: str, b: str, addrs: tuple[str, str], own_tables: bool = True) 
         for n in (a, b):
             subprocess.run(["ip", "netns", "add", n], check=True)
     subprocess.run(["ip", "-n", a, "link", "add", "eth0", "type", "veth", "peer", "name", "eth0", "netns", b], check=True)  # fmt: skip
-    for n, ip in zip((a, b), addrs):
+    for n, ip in zip((a, b), addrs, strict=True):
         subprocess.run(["ip", "-n", n, "addr", "add", f"{ip}/24", "dev", "eth0"], check=True)
         subprocess.run(["ip", "-n", n, "link", "set", "dev", "eth0", "gso_max_segs", "1"], check=True)  # fmt: skip
         subprocess.run(["ip", "-n", n, "link", "set", "eth0", "up"], check=True)

@@ -567,7 +567,7 @@ class Master:
             rates = self._room_for_trickles(flows, rates)
         out: dict[int, list[tuple[int, int, float]]] = collections.defaultdict(list)
         self.rates = {}
-        for slot, rate, cls in zip(flows, rates, classes):
+        for slot, rate, cls in zip(flows, rates, classes, strict=True):
             self.rates[slot] = (rate, cls)
             owner = self.slot_owner.get(slot)
             if owner is None or owner[0] not in self.by_host:
@@ -646,7 +646,7 @@ class Master:
         trickle: collections.Counter = collections.Counter()
         big: collections.Counter = collections.Counter()
         links = []
-        for slot, rate in zip(flows, rates):
+        for slot, rate in zip(flows, rates, strict=True):
             src, dst = self.slot_info.get(slot, (-1, -1))[:2]
             up, down = (0, src), (1, dst)
             links.append((up, down))
@@ -667,7 +667,7 @@ class Master:
             return rates
         return [
             rate if rate < floor else rate * min(scale.get(up, 1.0), scale.get(down, 1.0), 1.0)
-            for rate, (up, down) in zip(rates, links)
+            for rate, (up, down) in zip(rates, links, strict=True)
         ]
 
     def _publish(self) -> None:

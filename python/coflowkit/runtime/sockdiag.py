@@ -48,7 +48,6 @@ import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Union
 
 from coflowkit._core import CoflowkitError, FlowTable, parse_sock_diag
 
@@ -77,7 +76,7 @@ __all__ = [
     "states_mask",
 ]
 
-Buffer = Union[bytes, bytearray, memoryview]
+Buffer = bytes | bytearray | memoryview
 
 # --- Protocol constants (include/uapi/linux/{netlink,sock_diag,inet_diag}.h) ---
 
@@ -87,7 +86,6 @@ SOCK_DIAG_BY_FAMILY = 20
 NLMSG_NOOP = 1
 NLMSG_ERROR = 2
 NLMSG_DONE = 3
-NLMSG_OVERRUN = 4
 
 NLM_F_REQUEST = 0x01
 NLM_F_ROOT = 0x100
@@ -95,7 +93,6 @@ NLM_F_MATCH = 0x200
 NLM_F_DUMP = NLM_F_ROOT | NLM_F_MATCH
 
 INET_DIAG_INFO = 2
-NLA_TYPE_MASK = 0x3FFF  # strips NLA_F_NESTED and NLA_F_NET_BYTEORDER
 
 # --- TCP states (include/net/tcp_states.h) ---
 
@@ -150,7 +147,6 @@ _REQ_V2 = struct.Struct("=BBBxI48x")
 # struct inet_diag_sockid { __be16 sport, dport; __be32 src[4], dst[4];
 # __u32 if; __u32 cookie[2] } at offset 4; then __u32 expires, rqueue, wqueue,
 # uid, inode (host order) at offsets 52..71.
-INET_DIAG_MSG_LEN = 72
 _U32 = struct.Struct("=I")
 
 # struct nlattr: __u16 nla_len (header included), __u16 nla_type; payload follows,
@@ -182,7 +178,6 @@ NLA_HDRLEN = _NLATTR.size  # 4
 # numbers serve build_request and the synthetic replies of the benchmark.)
 TCPI_BYTES_ACKED_OFFSET = 120
 TCPI_BYTES_RECEIVED_OFFSET = 128
-TCPI_MIN_LEN = 104
 _TCPI_BOTH_END = TCPI_BYTES_RECEIVED_OFFSET + 8  # 136
 _U64 = struct.Struct("=Q")
 _U64X2 = struct.Struct("=QQ")

@@ -108,8 +108,10 @@ pub struct Stream {
     prev_active: Vec<u32>,
     /// Units of each coflow (coflow index → unit ids), in creation order.
     coflow_units: HashMap<u32, Vec<u32>>,
-    /// Coflows whose units changed senders since their peers were computed.
+    /// Per unit, the other units of its coflow that share a sender with it (the
+    /// units whose bytes it relays), computed when first needed.
     peers: HashMap<u32, Vec<u32>>,
+    /// Coflows whose units changed senders since their peers were computed.
     stale: Vec<u32>,
     /// Scratch: active units in order of first appearance, and each one's group.
     order: Vec<u32>,
