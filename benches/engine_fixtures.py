@@ -59,15 +59,27 @@ def main() -> int:
     )
     ap.add_argument("--timeout", type=float, default=7200)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument(
+        "--binary", help="a run_trace built beforehand (default: build one now); copy it out of "
+        "target/ first if the tree will be rebuilt while this runs",
+    )  # fmt: skip
     a = ap.parse_args()
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "coflowkit-sim", "--example", "run_trace"],
-                   cwd=ROOT, check=True)  # fmt: skip
-    binary = os.path.join(ROOT, "target", "release", "examples", "run_trace")
+    binary = a.binary
+    if binary is None:
+        subprocess.run(["cargo", "build", "--release", "-q", "-p", "coflowkit-sim", "--example", "run_trace"],
+                       cwd=ROOT, check=True)  # fmt: skip
+        binary = os.path.join(ROOT, "target", "release", "examples", "run_trace")
     for s in SCENARIOS:
         os.makedirs(os.path.join(a.out, s), exist_ok=True)
-    jobs = [(s, p) for s in reversed(list(SCENARIOS)) for p in policies()]
+    runs = os.path.join(a.out, "runs.csv")
+    done = []
+    if os.path.exists(runs):
+        with open(runs, newline="") as fh:
+            done = [r for r in csv.DictReader(fh) if r["status"] == "ok"]
+    have = {(r["scenario"], r["policy"]) for r in done}
+    jobs = [(s, p) for s in reversed(list(SCENARIOS)) for p in policies() if (s, p) not in have]
     with cf.ThreadPoolExecutor(a.workers) as ex:
-        rows = list(ex.map(lambda j: one(binary, a.out, j[0], j[1], a.timeout), jobs))
+        rows = done + list(ex.map(lambda j: one(binary, a.out, j[0], j[1], a.timeout), jobs))
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()  # fmt: skip
     with open(os.path.join(a.out, "runs.csv"), "w", newline="") as fh:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,7 +113,7 @@ def simulate(
     fabric: str | None = None,
     *,
     check_invariants: bool = False,
-    progress: Callable[[int, int], None] | None = None,
+    progress: bool | Callable[[int, int, float], None] | None = None,
     record: float | str | None = None,
     record_coflows: bool = False,
     horizon_s: float | None = None,
@@ -127,6 +129,9 @@ def simulate(
     every event, a number of seconds samples on a grid from the first event.
     ``record_coflows`` also keeps each active coflow's progress at every sample.
     ``horizon_s`` stops the run before the first event after that time.
+    ``progress``: a progress bar on stderr (coflows finished, simulated time) when
+    true, or by default when stderr is a terminal; a callable gets
+    ``(coflows finished, coflows, simulated seconds)`` now and then instead.
     """
     if not isinstance(workload, Workload):
         raise CoflowkitError(
@@ -136,10 +141,41 @@ def simulate(
     interval = parse_record(record)
     if fabric:
         workload = workload.with_fabric(fabric)
-    raw = _core.simulate(
-        workload, policy, p, check_invariants, progress, interval, record_coflows, horizon_s
-    )
+    with progress_bar(progress, f"{policy}") as cb:
+        raw = _core.simulate(
+            workload, policy, p, check_invariants, cb, interval, record_coflows, horizon_s
+        )
     return result_from_raw(workload, policy, p, raw)
+
+
+@contextlib.contextmanager
+def progress_bar(progress: bool | Callable | None, label: str):
+    """The callback :func:`simulate` hands the engine: ``progress`` itself when
+    callable; a rich progress bar on stderr when true (or None and stderr is a
+    terminal); nothing otherwise."""
+    if callable(progress):
+        yield progress
+        return
+    if progress is False or (progress is None and not sys.stderr.isatty()):
+        yield None
+        return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total} coflows"),
+        TextColumn("simulated {task.fields[sim]:.1f} s"),
+        TimeElapsedColumn(),
+        transient=True,
+    )
+    task = bar.add_task(label, total=None, sim=0.0)
+
+    def cb(done: int, total: int, sim_s: float) -> None:
+        bar.update(task, completed=done, total=total, sim=sim_s)
+
+    with bar:
+        yield cb
 
 
 def parse_record(record: float | str | None) -> float | None:
@@ -180,7 +216,7 @@ def result_from_raw(workload: Workload, policy: str, p: dict[str, str], raw: dic
         summary=metrics.summarize(table),
         events=raw["events"],
         policy_calls=raw["policy_calls"],
-        extra={"checks": raw.get("checks", 0)}
+        extra={"checks": raw.get("checks", 0), "rate_changes": raw.get("rate_changes", 0)}
         | ({"flow_labels": raw["flow_labels"]} if raw.get("flow_labels") is not None else {}),
         series=series,
         progress=progress_rows,

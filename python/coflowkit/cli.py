@@ -86,21 +86,6 @@ def add_transform_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _progress_callback():
-    if not sys.stderr.isatty():
-        return None, None
-    from rich.progress import Progress
-
-    prog = Progress(transient=True)
-    task = prog.add_task("coflows finished", total=None)
-    prog.start()
-
-    def cb(done: int, total: int) -> None:
-        prog.update(task, completed=done, total=total)
-
-    return cb, prog
-
-
 def fmt(x: float) -> str:
     return f"{x:.4g}"
 
@@ -150,23 +135,18 @@ def cmd_simulate(args) -> int:
     params = parse_kv(args.param)
     api._core.check_policy(args.policy, params)
     w = spec.load(args.fabric)  # the fabric goes before the transforms
-    cb, prog = _progress_callback()
-    try:
-        if args.record_coflows and args.record is None:
-            raise UsageError("--record-coflows needs --record (every, or an interval in seconds)")
-        r = api.simulate(
-            w,
-            args.policy,
-            params,
-            None,
-            check_invariants=args.check_invariants,
-            progress=cb,
-            record=args.record,
-            record_coflows=args.record_coflows,
-        )
-    finally:
-        if prog is not None:
-            prog.stop()
+    if args.record_coflows and args.record is None:
+        raise UsageError("--record-coflows needs --record (every, or an interval in seconds)")
+    r = api.simulate(
+        w,
+        args.policy,
+        params,
+        None,
+        check_invariants=args.check_invariants,
+        progress=None if not args.quiet else False,  # a bar on a terminal
+        record=args.record,
+        record_coflows=args.record_coflows,
+    )
     if args.out:
         write_run(r, args.out)
     if not args.quiet:

@@ -39,6 +39,8 @@ pub struct MaxMin {
     link_start: Vec<u32>,
     link_items: Vec<u32>,
     touched: Vec<u32>,
+    /// Entities in the order they froze (rates never decrease along it).
+    order: Vec<u32>,
     live: Vec<u32>,
     link_pos: Vec<u32>,
     link_ver: Vec<u32>,
@@ -96,6 +98,14 @@ impl MaxMin {
         }
     }
 
+    /// The distinct open paths of the last [`MaxMin::solve`] or
+    /// [`MaxMin::solve_counted`] in the order they froze, so by non-decreasing
+    /// rate (paths crossing a saturated link, rate 0, are not listed; neither is a
+    /// lone path, which is not filled).
+    pub fn frozen_paths(&self) -> impl Iterator<Item = PathId> + '_ {
+        self.order.iter().map(|&i| self.item_path[i as usize])
+    }
+
     /// Max-min fair per-flow rates for one group of flows (given by their paths) on
     /// the residual capacities, which are reduced accordingly. `rates[i]` is set.
     pub fn solve(
@@ -132,6 +142,7 @@ impl MaxMin {
         rates: &mut [f64],
     ) {
         debug_assert_eq!(paths.len(), rates.len());
+        self.order.clear();
         if paths.is_empty() {
             return;
         }
@@ -179,6 +190,7 @@ impl MaxMin {
         self.item_rate.resize(n_items, 0.0);
         self.item_frozen.clear();
         self.item_frozen.resize(n_items, false);
+        self.order.clear();
         // 2. Links used by the group: residual, weight, degree.
         self.touched.clear();
         for i in 0..n_items {
@@ -261,6 +273,7 @@ impl MaxMin {
                 continue;
             }
             self.item_frozen[i] = true;
+            self.order.push(i as u32);
             frozen += 1;
             self.item_rate[i] = level;
             let w = self.item_w[i];

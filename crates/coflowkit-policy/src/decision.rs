@@ -38,6 +38,11 @@ pub struct Decision {
     /// Set by the driver when it has put every rate back to zero after reading
     /// them, so the next [`Decision::reset`] need not clear the vector.
     pub all_zero: bool,
+    /// Path mode (a policy whose [`crate::policy::NonClairvoyantPolicy::path_mode`]
+    /// is true): every active flow of path `p` gets rate `r`, for the `(p, r)`
+    /// listed; a path not listed keeps the rate it had (a new path starts at 0).
+    /// `rates` is then ignored and left at zero.
+    pub path_rates: Vec<(coflowkit_model::PathId, f64)>,
 }
 
 impl Decision {
@@ -55,6 +60,7 @@ impl Decision {
         self.wake_groups.clear();
         self.sparse = false;
         self.touched.clear();
+        self.path_rates.clear();
     }
 
     /// Marks `rates[i]` as written (sparse decisions); a no-op for a zero rate.

@@ -31,6 +31,14 @@ pub trait NonClairvoyantPolicy: Send {
     fn flow_labels(&self) -> Option<Vec<u32>> {
         None
     }
+
+    /// True for a policy whose rates depend only on a flow's path (every flow of a
+    /// path gets the same rate): it answers with [`Decision::path_rates`], listing
+    /// only the paths whose rate changed, and the driver serves each path's flows
+    /// as one group (`fair`).
+    fn path_mode(&self) -> bool {
+        false
+    }
 }
 
 /// A policy of either information model.
@@ -45,6 +53,14 @@ impl AnyPolicy {
         match self {
             AnyPolicy::Clairvoyant(_) => None,
             AnyPolicy::NonClairvoyant(p) => p.flow_labels(),
+        }
+    }
+
+    /// See [`NonClairvoyantPolicy::path_mode`].
+    pub fn path_mode(&self) -> bool {
+        match self {
+            AnyPolicy::Clairvoyant(_) => false,
+            AnyPolicy::NonClairvoyant(p) => p.path_mode(),
         }
     }
 

@@ -6,6 +6,7 @@
 
 use crate::params::{ParamSpec, Params};
 use crate::policy::{AnyPolicy, ClairvoyantPolicy, Info, NonClairvoyantPolicy};
+use crate::view::Input;
 use coflowkit_model::ModelError;
 
 /// Builds a policy from its checked parameters.
@@ -25,6 +26,9 @@ pub struct PolicySpec {
     /// Where the policy comes from.
     pub paper: &'static str,
     pub params: &'static [ParamSpec],
+    /// Inputs only some drivers supply ([`Input`]); a driver without one refuses
+    /// the policy rather than feed it zeros.
+    pub needs: &'static [Input],
     pub build: Builder,
     /// CCTs (s) of the three coflows of the worked example shared by every policy
     /// page (docs/policies/README.md, "Worked example"): coflow 1 at 0 ms sends

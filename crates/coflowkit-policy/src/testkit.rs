@@ -1,166 +1,173 @@
-//! A tiny hand-built view for policy unit tests.
+//! A tiny hand-built view for policy unit tests, on the drivers' own
+//! [`ViewData`]: flows given as (coflow, src, dst, size, sent) on a big switch,
+//! coflows numbered 0.. in order, every flow active at time 0 at rate 0.
 
-use crate::view::{ActiveCoflow, ClairvoyantView, Common, NonClairvoyantView, NO_PORT};
-use coflowkit_model::{Fabric, PathId};
+use crate::decision::Decision;
+use crate::view::{ActiveCoflow, ClairvoyantView, Common, NonClairvoyantView, ViewData, NO_PORT};
+use coflowkit_model::Fabric;
+use std::ops::{Deref, DerefMut};
 
-/// Flows given as (coflow, src, dst, size, sent); coflows numbered 0.. in order.
 #[derive(Clone)]
 pub struct Case {
     pub fabric: Fabric,
-    pub active: Vec<u32>,
-    pub groups: Vec<ActiveCoflow>,
-    pub flow_coflow: Vec<u32>,
-    pub flow_index: Vec<u32>,
-    pub flow_path: Vec<PathId>,
-    pub sent: Vec<f64>,
-    pub size: Vec<f64>,
-    pub remaining: Vec<f64>,
-    pub coflow_id: Vec<u64>,
-    pub arrival: Vec<f64>,
-    pub weight: Vec<f64>,
-    pub width: Vec<u32>,
-    pub coflow_sent: Vec<f64>,
-    pub first: Vec<u32>,
-    pub length: Vec<f64>,
-    pub csize: Vec<f64>,
-    pub reports: Vec<Vec<(u32, f64)>>,
-    pub path_count: Vec<u32>,
-    pub active_paths: Vec<PathId>,
-    pub src: Vec<u32>,
-    pub dst: Vec<u32>,
-    /// Ports of each flow (NO_PORT unless a test sets them).
-    pub src_port: Vec<u32>,
-    pub dst_port: Vec<u32>,
-    /// Stage and priority of each flow (0 unless a test sets them).
-    pub stage: Vec<u32>,
-    pub priority: Vec<u32>,
-    pub stage_parents: Vec<(u32, u32, u32)>,
+    pub data: ViewData,
+}
+
+impl Deref for Case {
+    type Target = ViewData;
+    fn deref(&self) -> &ViewData {
+        &self.data
+    }
+}
+
+impl DerefMut for Case {
+    fn deref_mut(&mut self) -> &mut ViewData {
+        &mut self.data
+    }
 }
 
 impl Case {
     pub fn new(ports: u32, cap: f64, flows: &[(u32, u32, u32, f64, f64)]) -> Case {
         let mut fabric = Fabric::big_switch(ports, cap).unwrap();
         let n_cf = flows.iter().map(|f| f.0).max().unwrap() as usize + 1;
-        let mut c = Case {
-            fabric: fabric.clone(),
-            active: vec![],
-            groups: vec![],
-            flow_coflow: vec![],
-            flow_index: vec![],
-            flow_path: vec![],
-            sent: vec![],
-            size: vec![],
-            remaining: vec![],
+        let n = flows.len();
+        let mut d = ViewData {
             coflow_id: (1..=n_cf as u64).collect(),
             arrival: vec![0.0; n_cf],
             weight: vec![1.0; n_cf],
             width: vec![0; n_cf],
-            coflow_sent: vec![0.0; n_cf],
-            first: vec![0; n_cf],
+            first_flow: vec![0; n_cf],
             length: vec![0.0; n_cf],
             csize: vec![0.0; n_cf],
-            reports: Vec::new(),
-            path_count: Vec::new(),
-            active_paths: Vec::new(),
-            src: Vec::new(),
-            dst: Vec::new(),
-            src_port: Vec::new(),
-            dst_port: Vec::new(),
-            stage: vec![0; flows.len()],
-            priority: vec![0; flows.len()],
-            stage_parents: Vec::new(),
+            flow_stage: vec![0; n],
+            flow_priority: vec![0; n],
+            coflow_base: vec![0.0; n_cf],
+            coflow_rate: vec![0.0; n_cf],
+            coflow_since: vec![0.0; n_cf],
+            rate: vec![0.0; n],
+            since: vec![0.0; n],
+            ..ViewData::default()
         };
-        for (i, &(k, s, d, size, sent)) in flows.iter().enumerate() {
+        for (i, &(k, s, dst, size, sent)) in flows.iter().enumerate() {
             let k = k as usize;
-            if c.width[k] == 0 {
-                c.first[k] = i as u32;
+            if d.width[k] == 0 {
+                d.first_flow[k] = i as u32;
             }
-            c.flow_coflow.push(k as u32);
-            c.flow_index.push(c.width[k]);
-            c.width[k] += 1;
-            c.flow_path.push(fabric.route(s, d, 0).unwrap());
-            c.src.push(s);
-            c.dst.push(d);
-            c.src_port.push(NO_PORT);
-            c.dst_port.push(NO_PORT);
-            c.sent.push(sent);
-            c.size.push(size);
-            c.remaining.push(size - sent);
-            c.coflow_sent[k] += sent;
-            c.length[k] = c.length[k].max(size);
-            c.csize[k] += size;
-            c.active.push(i as u32);
-            match c.groups.last_mut() {
+            d.flow_coflow.push(k as u32);
+            d.flow_index.push(d.width[k]);
+            d.width[k] += 1;
+            d.flow_path.push(fabric.route(s, dst, 0).unwrap());
+            d.flow_src.push(s);
+            d.flow_dst.push(dst);
+            d.flow_src_port.push(NO_PORT);
+            d.flow_dst_port.push(NO_PORT);
+            d.base.push(sent);
+            d.size.push(size);
+            d.coflow_base[k] += sent;
+            d.length[k] = d.length[k].max(size);
+            d.csize[k] += size;
+            d.active.push(i as u32);
+            match d.groups.last_mut() {
                 Some(g) if g.coflow == k as u32 => g.end += 1,
-                _ => c.groups.push(ActiveCoflow {
+                _ => d.groups.push(ActiveCoflow {
                     coflow: k as u32,
                     start: i as u32,
                     end: i as u32 + 1,
                 }),
             }
         }
-        c.fabric = fabric;
+        d.coflow_started = d.width.clone();
+        let mut c = Case { fabric, data: d };
         c.count_paths();
         c
     }
 
     /// Recomputes the per-path counts from `active` (after a test edits it).
     pub fn count_paths(&mut self) {
-        self.path_count = vec![0; self.fabric.num_paths()];
-        self.active_paths.clear();
-        for &f in &self.active {
-            let p = self.flow_path[f as usize];
-            if self.path_count[p as usize] == 0 {
-                self.active_paths.push(p);
+        let d = &mut self.data;
+        d.path_count = vec![0; self.fabric.num_paths()];
+        d.active_paths.clear();
+        for &f in &d.active {
+            let p = d.flow_path[f as usize];
+            if d.path_count[p as usize] == 0 {
+                d.active_paths.push(p);
             }
-            self.path_count[p as usize] += 1;
+            d.path_count[p as usize] += 1;
         }
+        d.changed_paths = d.active_paths.clone();
+    }
+
+    /// Makes exactly `active` (ascending flow indices) the active flows, as a
+    /// driver would between two calls: groups and per-path counts are rebuilt
+    /// and `changed_paths` lists the paths whose count changed.
+    pub fn set_active(&mut self, active: &[u32]) {
+        let old = std::mem::take(&mut self.data.path_count);
+        let d = &mut self.data;
+        d.active = active.to_vec();
+        d.groups.clear();
+        for (i, &f) in active.iter().enumerate() {
+            let k = d.flow_coflow[f as usize];
+            match d.groups.last_mut() {
+                Some(g) if g.coflow == k => g.end += 1,
+                _ => d.groups.push(ActiveCoflow {
+                    coflow: k,
+                    start: i as u32,
+                    end: i as u32 + 1,
+                }),
+            }
+        }
+        self.count_paths();
+        let d = &mut self.data;
+        d.changed_paths = (0..d.path_count.len() as u32)
+            .filter(|&p| d.path_count[p as usize] != old.get(p as usize).copied().unwrap_or(0))
+            .collect();
+    }
+
+    /// The per-flow rates a decision gives (0 for inactive flows): `rates`, or
+    /// for a path-mode decision its path rates applied to the active flows on
+    /// top of `path_rates_before` (the rates in force before the call).
+    pub fn flow_rates(&self, d: &Decision, path_rates_before: &mut Vec<f64>) -> Vec<f64> {
+        if !d.path_rates.is_empty() || d.rates.iter().all(|&r| r == 0.0) {
+            path_rates_before.resize(self.fabric.num_paths(), 0.0);
+            for &(p, r) in &d.path_rates {
+                path_rates_before[p as usize] = r;
+            }
+            let mut out = vec![0.0; self.data.flow_path.len()];
+            for &f in &self.data.active {
+                out[f as usize] = path_rates_before[self.data.flow_path[f as usize] as usize];
+            }
+            out
+        } else {
+            d.rates.clone()
+        }
+    }
+
+    /// Flow `f` has sent `bytes` (its coflow's count is left alone: see
+    /// [`Case::add_coflow_sent`]).
+    pub fn set_sent(&mut self, f: usize, bytes: f64) {
+        self.data.base[f] = bytes;
+    }
+
+    /// Flow `f` has `bytes` left.
+    pub fn set_remaining(&mut self, f: usize, bytes: f64) {
+        self.data.base[f] = self.data.size[f] - bytes;
+    }
+
+    /// Coflow `k` has sent `bytes` more.
+    pub fn add_coflow_sent(&mut self, k: usize, bytes: f64) {
+        self.data.coflow_base[k] += bytes;
     }
 
     pub fn common(&self) -> Common<'_> {
-        Common {
-            now_s: 0.0,
-            fabric: &self.fabric,
-            active: &self.active,
-            groups: &self.groups,
-            flow_coflow: &self.flow_coflow,
-            flow_index: &self.flow_index,
-            flow_path: &self.flow_path,
-            flow_src: &self.src,
-            flow_dst: &self.dst,
-            flow_src_port: &self.src_port,
-            flow_dst_port: &self.dst_port,
-            flow_stage: &self.stage,
-            flow_priority: &self.priority,
-            stage_parents: &self.stage_parents,
-            sent: &self.sent,
-            coflow_id: &self.coflow_id,
-            coflow_arrival_s: &self.arrival,
-            coflow_weight: &self.weight,
-            coflow_width: &self.width,
-            coflow_sent: &self.coflow_sent,
-            coflow_started: &self.width,
-            path_count: &self.path_count,
-            active_paths: &self.active_paths,
-        }
+        self.data.common(&self.fabric, 0.0)
     }
 
     pub fn clairvoyant(&self) -> ClairvoyantView<'_> {
-        ClairvoyantView {
-            common: self.common(),
-            size: &self.size,
-            remaining: &self.remaining,
-            coflow_first_flow: &self.first,
-            coflow_length: &self.length,
-            coflow_size: &self.csize,
-            coflow_report: &self.reports,
-        }
+        self.data.clairvoyant(&self.fabric, 0.0)
     }
 
     pub fn non_clairvoyant(&self) -> NonClairvoyantView<'_> {
-        NonClairvoyantView {
-            common: self.common(),
-        }
+        self.data.non_clairvoyant(&self.fabric, 0.0)
     }
 }
 

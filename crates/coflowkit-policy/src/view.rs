@@ -1,5 +1,11 @@
-//! What a policy sees. Per-flow slices are indexed by global flow index, per-coflow
-//! slices by coflow index (coflows are sorted by arrival, then id).
+//! What a policy sees, and [`ViewData`], the one place its views are built from:
+//! the simulator's engine, the runtime's `Live` and the unit tests' kit all own a
+//! `ViewData` and hand policies `ViewData::clairvoyant` or `non_clairvoyant`.
+//!
+//! Per-flow slices are indexed by global flow index, per-coflow slices by coflow
+//! index (coflows are sorted by arrival, then id). Bytes sent are kept lazily
+//! ([`Progress`]): reading them costs O(1) per flow, and a driver updates a flow
+//! only when its rate changes.
 
 use coflowkit_model::{Fabric, PathId};
 use std::ops::Deref;
@@ -19,6 +25,30 @@ impl ActiveCoflow {
     pub fn range(&self) -> std::ops::Range<usize> {
         self.start as usize..self.end as usize
     }
+}
+
+/// How far every flow and coflow has got, kept lazily by the driver.
+///
+/// A flow `f` in *flow mode* has sent `base[f] + rate[f]·(now − since[f])`. A
+/// flow in *path mode* (`rate[f]` is NaN: it is served as part of its path's
+/// group, every flow of which has the same rate) has sent
+/// `path_base[p] + path_rate[p]·(now − path_since[p]) − base[f]`, with `p` its
+/// path. A finished flow has `base[f]` = its size and rate 0. Coflows in flow mode
+/// keep the same triple (`coflow_base`, `coflow_rate`, `coflow_since`); in path
+/// mode a coflow's bytes are the sum of its flows'.
+#[derive(Clone, Copy)]
+pub struct Progress<'a> {
+    pub base: &'a [f64],
+    pub rate: &'a [f64],
+    pub since: &'a [f64],
+    pub path_base: &'a [f64],
+    pub path_rate: &'a [f64],
+    pub path_since: &'a [f64],
+    pub coflow_base: &'a [f64],
+    pub coflow_rate: &'a [f64],
+    pub coflow_since: &'a [f64],
+    /// True when the driver serves flows by path groups (see above).
+    pub path_mode: bool,
 }
 
 /// What every policy may see. Per-flow slices are indexed by global flow index,
@@ -41,15 +71,16 @@ pub struct Common<'a> {
     pub flow_dst: &'a [u32],
     pub flow_src_port: &'a [u32],
     pub flow_dst_port: &'a [u32],
-    /// Bytes sent so far, per flow.
-    pub sent: &'a [f64],
+    /// Bytes sent, per flow and per coflow: read with [`Common::sent`] and
+    /// [`Common::coflow_sent`].
+    pub progress: Progress<'a>,
     pub coflow_id: &'a [u64],
     pub coflow_arrival_s: &'a [f64],
     pub coflow_weight: &'a [f64],
     /// Number of flows of each coflow (known at registration).
     pub coflow_width: &'a [u32],
-    /// Bytes sent so far by each coflow, finished flows included.
-    pub coflow_sent: &'a [f64],
+    /// Global index of the first flow of each coflow (its flows are contiguous).
+    pub coflow_first_flow: &'a [u32],
     /// Number of flows of each coflow started so far (never decreases): a policy
     /// caching something about a coflow's active flows knows it is stale when this
     /// grows.
@@ -67,6 +98,39 @@ pub struct Common<'a> {
     /// The paths with at least one active flow (in no particular, but
     /// deterministic, order).
     pub active_paths: &'a [PathId],
+    /// The paths whose active count changed since the previous call (flows
+    /// started or finished on them), each once, in no particular order.
+    pub changed_paths: &'a [PathId],
+}
+
+impl Common<'_> {
+    /// Bytes flow `f` has sent so far.
+    #[inline]
+    pub fn sent(&self, f: u32) -> f64 {
+        let p = &self.progress;
+        let f = f as usize;
+        let r = p.rate[f];
+        if r.is_nan() {
+            let q = self.flow_path[f] as usize;
+            p.path_base[q] + p.path_rate[q] * (self.now_s - p.path_since[q]) - p.base[f]
+        } else {
+            p.base[f] + r * (self.now_s - p.since[f])
+        }
+    }
+
+    /// Bytes coflow `k` has sent so far, finished flows included.
+    pub fn coflow_sent(&self, k: u32) -> f64 {
+        let p = &self.progress;
+        let k = k as usize;
+        if p.path_mode {
+            let first = self.coflow_first_flow[k];
+            (first..first + self.coflow_width[k])
+                .map(|f| self.sent(f))
+                .sum()
+        } else {
+            p.coflow_base[k] + p.coflow_rate[k] * (self.now_s - p.coflow_since[k])
+        }
+    }
 }
 
 /// The view of a policy that knows flow sizes.
@@ -74,9 +138,6 @@ pub struct Common<'a> {
 pub struct ClairvoyantView<'a> {
     pub common: Common<'a>,
     pub size: &'a [f64],
-    pub remaining: &'a [f64],
-    /// Global index of the first flow of each coflow (its flows are contiguous).
-    pub coflow_first_flow: &'a [u32],
     /// Largest flow of each coflow, bytes.
     pub coflow_length: &'a [f64],
     /// Total bytes of each coflow.
@@ -85,6 +146,14 @@ pub struct ClairvoyantView<'a> {
     /// demand vector it reports, `(link, value)` sorted by link with maximum 1
     /// (empty for a truthful coflow). Only the DRF family reads it.
     pub coflow_report: &'a [Vec<(u32, f64)>],
+}
+
+impl ClairvoyantView<'_> {
+    /// Bytes flow `f` has left to send (never below zero).
+    #[inline]
+    pub fn remaining(&self, f: u32) -> f64 {
+        (self.size[f as usize] - self.common.sent(f)).max(0.0)
+    }
 }
 
 impl<'a> Deref for ClairvoyantView<'a> {
@@ -104,5 +173,150 @@ impl<'a> Deref for NonClairvoyantView<'a> {
     type Target = Common<'a>;
     fn deref(&self) -> &Common<'a> {
         &self.common
+    }
+}
+
+/// Everything a view borrows, owned by a driver: static facts of the flows and
+/// coflows, the active set, and the lazy progress. A driver fills what it knows;
+/// an input it leaves empty is reported by [`ViewData::missing`] so that a policy
+/// needing it can be refused instead of being fed zeros.
+#[derive(Debug, Clone, Default)]
+pub struct ViewData {
+    // Per flow, fixed.
+    pub flow_coflow: Vec<u32>,
+    pub flow_index: Vec<u32>,
+    pub flow_path: Vec<PathId>,
+    pub flow_src: Vec<u32>,
+    pub flow_dst: Vec<u32>,
+    pub flow_src_port: Vec<u32>,
+    pub flow_dst_port: Vec<u32>,
+    pub flow_stage: Vec<u32>,
+    pub flow_priority: Vec<u32>,
+    pub size: Vec<f64>,
+    // Per coflow, fixed.
+    pub coflow_id: Vec<u64>,
+    pub arrival: Vec<f64>,
+    pub weight: Vec<f64>,
+    pub width: Vec<u32>,
+    pub first_flow: Vec<u32>,
+    pub length: Vec<f64>,
+    pub csize: Vec<f64>,
+    pub stage_parents: Vec<(u32, u32, u32)>,
+    pub reports: Vec<Vec<(u32, f64)>>,
+    // The active set.
+    pub active: Vec<u32>,
+    pub groups: Vec<ActiveCoflow>,
+    pub coflow_started: Vec<u32>,
+    pub path_count: Vec<u32>,
+    pub active_paths: Vec<PathId>,
+    pub changed_paths: Vec<PathId>,
+    // Progress (see [`Progress`]).
+    pub base: Vec<f64>,
+    pub rate: Vec<f64>,
+    pub since: Vec<f64>,
+    pub path_base: Vec<f64>,
+    pub path_rate: Vec<f64>,
+    pub path_since: Vec<f64>,
+    pub coflow_base: Vec<f64>,
+    pub coflow_rate: Vec<f64>,
+    pub coflow_since: Vec<f64>,
+    pub path_mode: bool,
+    /// Which optional inputs the driver supplies (see [`Input`]).
+    pub supplies: Vec<Input>,
+}
+
+/// Inputs only some workloads and drivers have. A policy lists those it needs in
+/// its spec; a driver that cannot supply one refuses the policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// Stages of multi-stage coflows and their DAG (`flow_stage`, `stage_parents`).
+    Stages,
+}
+
+impl Input {
+    pub fn name(self) -> &'static str {
+        match self {
+            Input::Stages => "coflow stages (flow_stage, stage_parents)",
+        }
+    }
+}
+
+impl ViewData {
+    fn progress(&self) -> Progress<'_> {
+        Progress {
+            base: &self.base,
+            rate: &self.rate,
+            since: &self.since,
+            path_base: &self.path_base,
+            path_rate: &self.path_rate,
+            path_since: &self.path_since,
+            coflow_base: &self.coflow_base,
+            coflow_rate: &self.coflow_rate,
+            coflow_since: &self.coflow_since,
+            path_mode: self.path_mode,
+        }
+    }
+
+    /// The view every policy sees, at time `now`.
+    pub fn common<'a>(&'a self, fabric: &'a Fabric, now: f64) -> Common<'a> {
+        Common {
+            now_s: now,
+            fabric,
+            active: &self.active,
+            groups: &self.groups,
+            flow_coflow: &self.flow_coflow,
+            flow_index: &self.flow_index,
+            flow_path: &self.flow_path,
+            flow_src: &self.flow_src,
+            flow_dst: &self.flow_dst,
+            flow_src_port: &self.flow_src_port,
+            flow_dst_port: &self.flow_dst_port,
+            progress: self.progress(),
+            coflow_id: &self.coflow_id,
+            coflow_arrival_s: &self.arrival,
+            coflow_weight: &self.weight,
+            coflow_width: &self.width,
+            coflow_first_flow: &self.first_flow,
+            coflow_started: &self.coflow_started,
+            flow_stage: &self.flow_stage,
+            flow_priority: &self.flow_priority,
+            stage_parents: &self.stage_parents,
+            path_count: &self.path_count,
+            active_paths: &self.active_paths,
+            changed_paths: &self.changed_paths,
+        }
+    }
+
+    pub fn clairvoyant<'a>(&'a self, fabric: &'a Fabric, now: f64) -> ClairvoyantView<'a> {
+        ClairvoyantView {
+            common: self.common(fabric, now),
+            size: &self.size,
+            coflow_length: &self.length,
+            coflow_size: &self.csize,
+            coflow_report: &self.reports,
+        }
+    }
+
+    pub fn non_clairvoyant<'a>(&'a self, fabric: &'a Fabric, now: f64) -> NonClairvoyantView<'a> {
+        NonClairvoyantView {
+            common: self.common(fabric, now),
+        }
+    }
+
+    /// Bytes flow `f` has sent at `now` (as [`Common::sent`]).
+    #[inline]
+    pub fn sent_at(&self, f: usize, now: f64) -> f64 {
+        let r = self.rate[f];
+        if r.is_nan() {
+            let q = self.flow_path[f] as usize;
+            self.path_base[q] + self.path_rate[q] * (now - self.path_since[q]) - self.base[f]
+        } else {
+            self.base[f] + r * (now - self.since[f])
+        }
+    }
+
+    /// The first of `needs` this driver does not supply, if any.
+    pub fn missing(&self, needs: &[Input]) -> Option<Input> {
+        needs.iter().copied().find(|n| !self.supplies.contains(n))
     }
 }

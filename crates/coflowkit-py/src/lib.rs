@@ -407,9 +407,9 @@ fn simulate<'py>(
     let r = py
         .allow_threads(|| match progress {
             Some(cb) => {
-                let mut f = |done: usize, total: usize| {
+                let mut f = |done: usize, total: usize, now: f64| {
                     Python::with_gil(|py| {
-                        let _ = cb.call1(py, (done, total));
+                        let _ = cb.call1(py, (done, total, now));
                     })
                 };
                 coflowkit_sim::simulate(w, &mut p, &opts, Some(&mut f))
@@ -425,6 +425,7 @@ fn simulate<'py>(
     d.set_item("policy_calls", r.policy_calls)?;
     d.set_item("checks", r.checks)?;
     d.set_item("active_flow_calls", r.active_flow_calls)?;
+    d.set_item("rate_changes", r.rate_changes)?;
     d.set_item("complete", r.complete)?;
     if let Some(l) = r.flow_labels {
         let l: Vec<i64> = l

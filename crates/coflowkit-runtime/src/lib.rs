@@ -21,10 +21,8 @@ pub mod wire;
 use coflowkit_alloc::MaxMin;
 use coflowkit_model::{Fabric, ModelError, PathId};
 use coflowkit_policy::drive::{class_rates, group_active};
-use coflowkit_policy::{
-    registry, ActiveCoflow, AnyPolicy, ClairvoyantView, Common, Decision, Info, NonClairvoyantView,
-    NO_PORT,
-};
+use coflowkit_policy::view::ViewData;
+use coflowkit_policy::{registry, AnyPolicy, Decision, Info, NO_PORT};
 use std::collections::BTreeMap;
 
 /// A flow slot's life: declared (registered, not seen yet), active, finished.
@@ -56,46 +54,30 @@ pub struct FlowDecision {
     pub backfill: bool,
 }
 
-/// The runtime's policy driver (see the module documentation).
+/// The runtime's policy driver (see the module documentation). Its view data
+/// (`coflowkit_policy::view::ViewData`) is the engine's: bytes sent are the
+/// agents' observations, held at rate 0 between rounds.
 pub struct Live {
     fabric: Fabric,
     policy: AnyPolicy,
     hosts: u32,
-    // Per flow slot.
-    flow_coflow: Vec<u32>,
-    flow_index: Vec<u32>,
-    flow_path: Vec<PathId>,
-    flow_src: Vec<u32>,
-    flow_dst: Vec<u32>,
-    flow_src_port: Vec<u32>,
-    flow_dst_port: Vec<u32>,
-    flow_zero: Vec<u32>,
-    size: Vec<f64>,
+    d: ViewData,
+    /// Per slot: a registered size (clairvoyant policies see only those), the
+    /// slot's state.
     known: Vec<bool>,
-    sent: Vec<f64>,
-    remaining: Vec<f64>,
     state: Vec<SlotState>,
-    // Per coflow.
-    coflow_id: Vec<u64>,
-    arrival: Vec<f64>,
-    weight: Vec<f64>,
-    width: Vec<u32>,
-    first_flow: Vec<u32>,
-    length: Vec<f64>,
-    csize: Vec<f64>,
-    coflow_sent: Vec<f64>,
-    coflow_started: Vec<u32>,
+    /// Per coflow: flows not finished yet, finish time, arrival known.
     coflow_left: Vec<u32>,
     coflow_finish: Vec<f64>,
-    /// The coflow's arrival is known (its first flow started, or it was restored).
     arrived: Vec<bool>,
     by_id: BTreeMap<u64, u32>,
-    // Active flows (sorted slots), split by what the policy may see.
-    active: Vec<u32>,
+    /// Active flows the policy may not see (clairvoyant policy, no size).
     hidden: Vec<u32>,
-    groups: Vec<ActiveCoflow>,
-    path_count: Vec<u32>,
-    active_paths: Vec<PathId>,
+    /// Rates of a path-mode policy, by path.
+    path_rate: Vec<f64>,
+    /// Per slot: the bytes last reported (the view's are capped below a
+    /// registered size).
+    observed: Vec<f64>,
     decision: Decision,
     mm: MaxMin,
     rounds: u64,
@@ -107,7 +89,8 @@ fn param(name: &str, msg: impl Into<String>) -> ModelError {
 
 impl Live {
     /// A big switch of `hosts` ports whose links carry `bytes_per_s` (goodput), run
-    /// by registry policy `name` with `params`.
+    /// by registry policy `name` with `params`. A policy that needs an input the
+    /// runtime does not supply (coflow stages) is refused.
     pub fn new(
         policy: &str,
         params: &BTreeMap<String, String>,
@@ -115,42 +98,32 @@ impl Live {
         bytes_per_s: f64,
     ) -> Result<Live, ModelError> {
         let fabric = Fabric::big_switch(hosts, bytes_per_s)?;
+        let spec = registry::find(policy)?;
+        let d = ViewData::default(); // supplies nothing optional
+        if let Some(missing) = d.missing(spec.needs) {
+            return Err(param(
+                "policy",
+                format!(
+                    "{policy} needs {}, which the runtime does not supply yet",
+                    missing.name()
+                ),
+            ));
+        }
         let policy = registry::build(policy, params)?;
         Ok(Live {
             fabric,
             policy,
             hosts,
-            flow_coflow: Vec::new(),
-            flow_index: Vec::new(),
-            flow_path: Vec::new(),
-            flow_src: Vec::new(),
-            flow_dst: Vec::new(),
-            flow_src_port: Vec::new(),
-            flow_dst_port: Vec::new(),
-            flow_zero: Vec::new(),
-            size: Vec::new(),
+            d,
             known: Vec::new(),
-            sent: Vec::new(),
-            remaining: Vec::new(),
             state: Vec::new(),
-            coflow_id: Vec::new(),
-            arrival: Vec::new(),
-            weight: Vec::new(),
-            width: Vec::new(),
-            first_flow: Vec::new(),
-            length: Vec::new(),
-            csize: Vec::new(),
-            coflow_sent: Vec::new(),
-            coflow_started: Vec::new(),
             coflow_left: Vec::new(),
             coflow_finish: Vec::new(),
             arrived: Vec::new(),
             by_id: BTreeMap::new(),
-            active: Vec::new(),
             hidden: Vec::new(),
-            groups: Vec::new(),
-            path_count: Vec::new(),
-            active_paths: Vec::new(),
+            path_rate: Vec::new(),
+            observed: Vec::new(),
             decision: Decision::default(),
             mm: MaxMin::new(),
             rounds: 0,
@@ -170,7 +143,7 @@ impl Live {
     }
 
     pub fn num_coflows(&self) -> usize {
-        self.coflow_id.len()
+        self.d.coflow_id.len()
     }
 
     pub fn rounds(&self) -> u64 {
@@ -224,7 +197,7 @@ impl Live {
     }
 
     fn add_coflow(&mut self, id: u64, flows: &[Declared], now: f64) -> u32 {
-        let k = self.coflow_id.len() as u32;
+        let k = self.d.coflow_id.len() as u32;
         let first = self.state.len() as u32;
         let mut per_port: BTreeMap<u32, f64> = BTreeMap::new();
         let mut total = 0.0;
@@ -233,34 +206,40 @@ impl Live {
                 .fabric
                 .route(f.src, f.dst, 0)
                 .expect("hosts were checked against the fabric");
-            self.flow_coflow.push(k);
-            self.flow_index.push(i as u32);
-            self.flow_path.push(path);
-            self.flow_src.push(f.src);
-            self.flow_dst.push(f.dst);
-            self.flow_src_port.push(NO_PORT);
-            self.flow_dst_port.push(f.dst_port);
-            self.flow_zero.push(0);
+            let d = &mut self.d;
+            d.flow_coflow.push(k);
+            d.flow_index.push(i as u32);
+            d.flow_path.push(path);
+            d.flow_src.push(f.src);
+            d.flow_dst.push(f.dst);
+            d.flow_src_port.push(NO_PORT);
+            d.flow_dst_port.push(f.dst_port);
+            d.flow_stage.push(0);
+            d.flow_priority.push(0);
             let s = f.size.unwrap_or(0.0);
-            self.size.push(s);
+            d.size.push(s);
+            d.base.push(0.0);
+            d.rate.push(0.0);
+            d.since.push(now);
             self.known.push(f.size.is_some());
-            self.sent.push(0.0);
-            self.remaining.push(s);
             self.state.push(SlotState::Declared);
+            self.observed.push(0.0);
             *per_port.entry(f.src).or_default() += s;
             *per_port.entry(self.hosts + f.dst).or_default() += s;
             total += s;
         }
-        self.coflow_id.push(id);
-        self.arrival.push(now);
-        self.weight.push(1.0);
-        self.width.push(flows.len() as u32);
-        self.first_flow.push(first);
-        self.length
-            .push(per_port.values().cloned().fold(0.0, f64::max));
-        self.csize.push(total);
-        self.coflow_sent.push(0.0);
-        self.coflow_started.push(0);
+        let d = &mut self.d;
+        d.coflow_id.push(id);
+        d.arrival.push(now);
+        d.weight.push(1.0);
+        d.width.push(flows.len() as u32);
+        d.first_flow.push(first);
+        d.length.push(per_port.values().cloned().fold(0.0, f64::max));
+        d.csize.push(total);
+        d.coflow_base.push(0.0);
+        d.coflow_rate.push(0.0);
+        d.coflow_since.push(now);
+        d.coflow_started.push(0);
         self.coflow_left.push(flows.len() as u32);
         self.coflow_finish.push(f64::NAN);
         self.arrived.push(false);
@@ -271,8 +250,9 @@ impl Live {
 
     fn grow_paths(&mut self) {
         let np = self.fabric.num_paths();
-        if self.path_count.len() < np {
-            self.path_count.resize(np, 0);
+        if self.d.path_count.len() < np {
+            self.d.path_count.resize(np, 0);
+            self.path_rate.resize(np, 0.0);
         }
     }
 
@@ -285,12 +265,9 @@ impl Live {
             .ok_or_else(|| param("coflow", format!("coflow {id} is not registered")))?
             as usize;
         if !arrival.is_finite() {
-            return Err(param(
-                "arrival",
-                format!("coflow {id}: bad arrival {arrival}"),
-            ));
+            return Err(param("arrival", format!("coflow {id}: bad arrival {arrival}")));
         }
-        self.arrival[k] = arrival;
+        self.d.arrival[k] = arrival;
         self.arrived[k] = true;
         Ok(())
     }
@@ -330,6 +307,10 @@ impl Live {
         }
     }
 
+    fn visible(&self, i: usize) -> bool {
+        self.info() == Info::NonClairvoyant || self.known[i]
+    }
+
     /// A declared flow was seen on the network (its source port now known).
     pub fn start(&mut self, f: u32, src_port: u32, now: f64) -> Result<(), ModelError> {
         let i = self.check_slot(f)?;
@@ -337,23 +318,23 @@ impl Live {
             return Err(param("flow", format!("flow slot {f} already started")));
         }
         self.state[i] = SlotState::Active;
-        self.flow_src_port[i] = src_port;
-        let k = self.flow_coflow[i] as usize;
+        self.d.flow_src_port[i] = src_port;
+        let k = self.d.flow_coflow[i] as usize;
         if !self.arrived[k] {
             // A coflow's arrival is when its first flow shows up, not when it was
             // registered (a job may register its shuffle long before it runs).
-            self.arrival[k] = now;
+            self.d.arrival[k] = now;
             self.arrived[k] = true;
         }
-        self.coflow_started[k] += 1;
-        let p = self.flow_path[i] as usize;
-        self.path_count[p] += 1;
-        if self.path_count[p] == 1 {
-            self.active_paths.push(self.flow_path[i]);
+        self.d.coflow_started[k] += 1;
+        let p = self.d.flow_path[i] as usize;
+        self.d.path_count[p] += 1;
+        self.d.changed_paths.push(p as PathId);
+        if self.d.path_count[p] == 1 {
+            self.d.active_paths.push(self.d.flow_path[i]);
         }
-        let visible = self.info() == Info::NonClairvoyant || self.known[i];
-        let list = if visible {
-            &mut self.active
+        let list = if self.visible(i) {
+            &mut self.d.active
         } else {
             &mut self.hidden
         };
@@ -371,16 +352,19 @@ impl Live {
                 format!("flow slot {f}: bad byte count {bytes}"),
             ));
         }
-        let grown = bytes - self.sent[i];
+        let grown = bytes - self.observed[i];
         if grown <= 0.0 {
             return Ok(());
         }
-        self.sent[i] = bytes;
-        if self.known[i] {
-            // Never zero while active: a registered size can be a little short.
-            self.remaining[i] = (self.size[i] - bytes).max(1.0);
-        }
-        self.coflow_sent[self.flow_coflow[i] as usize] += grown;
+        // A registered size can be a little short: the view never shows a flow
+        // done while it is active (remaining at least 1 byte).
+        self.d.base[i] = if self.known[i] {
+            bytes.min(self.d.size[i] - 1.0).max(self.d.base[i])
+        } else {
+            bytes
+        };
+        self.observed[i] = bytes;
+        self.d.coflow_base[self.d.flow_coflow[i] as usize] += grown;
         Ok(())
     }
 
@@ -392,24 +376,24 @@ impl Live {
             return Err(param("flow", format!("flow slot {f} is not active")));
         }
         self.state[i] = SlotState::Finished;
-        self.remaining[i] = 0.0;
-        for list in [&mut self.active, &mut self.hidden] {
+        for list in [&mut self.d.active, &mut self.hidden] {
             if let Ok(pos) = list.binary_search(&f) {
                 list.remove(pos);
             }
         }
-        let p = self.flow_path[i];
-        self.path_count[p as usize] -= 1;
-        if self.path_count[p as usize] == 0 {
-            if let Some(pos) = self.active_paths.iter().position(|&q| q == p) {
-                self.active_paths.swap_remove(pos);
+        let p = self.d.flow_path[i];
+        self.d.path_count[p as usize] -= 1;
+        self.d.changed_paths.push(p);
+        if self.d.path_count[p as usize] == 0 {
+            if let Some(pos) = self.d.active_paths.iter().position(|&q| q == p) {
+                self.d.active_paths.swap_remove(pos);
             }
         }
-        let k = self.flow_coflow[i] as usize;
+        let k = self.d.flow_coflow[i] as usize;
         self.coflow_left[k] -= 1;
         if self.coflow_left[k] == 0 {
             self.coflow_finish[k] = now;
-            return Ok(Some(now - self.arrival[k]));
+            return Ok(Some(now - self.d.arrival[k]));
         }
         Ok(None)
     }
@@ -419,24 +403,26 @@ impl Live {
     }
 
     pub fn slot_coflow_id(&self, f: u32) -> Option<u64> {
-        self.flow_coflow
+        self.d
+            .flow_coflow
             .get(f as usize)
-            .map(|&k| self.coflow_id[k as usize])
+            .map(|&k| self.d.coflow_id[k as usize])
     }
 
+    /// Bytes slot `f` has sent, as last reported.
     pub fn sent(&self, f: u32) -> f64 {
-        self.sent[f as usize]
+        self.observed[f as usize]
     }
 
     /// (coflow id, arrival, finish or NaN, width, bytes sent) of every coflow.
     pub fn coflows(&self) -> impl Iterator<Item = (u64, f64, f64, u32, f64)> + '_ {
-        (0..self.coflow_id.len()).map(|k| {
+        (0..self.d.coflow_id.len()).map(|k| {
             (
-                self.coflow_id[k],
-                self.arrival[k],
+                self.d.coflow_id[k],
+                self.d.arrival[k],
                 self.coflow_finish[k],
-                self.width[k],
-                self.coflow_sent[k],
+                self.d.width[k],
+                self.d.coflow_base[k],
             )
         })
     }
@@ -444,111 +430,80 @@ impl Live {
     /// One round: the policy's decision for every active flow at time `now`.
     pub fn decide(&mut self, now: f64) -> Vec<FlowDecision> {
         self.rounds += 1;
-        group_active(
-            &self.active,
-            &self.flow_coflow,
-            &self.first_flow,
-            &self.width,
-            &mut self.groups,
-        );
-        self.decision.reset(self.active.len());
-        let common = Common {
-            now_s: now,
-            fabric: &self.fabric,
-            active: &self.active,
-            groups: &self.groups,
-            flow_coflow: &self.flow_coflow,
-            flow_index: &self.flow_index,
-            flow_path: &self.flow_path,
-            flow_src: &self.flow_src,
-            flow_dst: &self.flow_dst,
-            flow_src_port: &self.flow_src_port,
-            flow_dst_port: &self.flow_dst_port,
-            flow_stage: &self.flow_zero,
-            flow_priority: &self.flow_zero,
-            stage_parents: &[],
-            sent: &self.sent,
-            coflow_id: &self.coflow_id,
-            coflow_arrival_s: &self.arrival,
-            coflow_weight: &self.weight,
-            coflow_width: &self.width,
-            coflow_sent: &self.coflow_sent,
-            coflow_started: &self.coflow_started,
-            path_count: &self.path_count,
-            active_paths: &self.active_paths,
-        };
+        let d = &mut self.d;
+        group_active(&d.active, &d.flow_coflow, &d.first_flow, &d.width, &mut d.groups);
+        d.path_mode = false; // bytes are observed: every flow is held at rate 0
+        self.decision.reset(d.active.len());
         match &mut self.policy {
-            AnyPolicy::Clairvoyant(p) => {
-                let v = ClairvoyantView {
-                    common,
-                    size: &self.size,
-                    remaining: &self.remaining,
-                    coflow_first_flow: &self.first_flow,
-                    coflow_length: &self.length,
-                    coflow_size: &self.csize,
-                    coflow_report: &[],
-                };
-                p.decide(&v, &mut self.decision);
-            }
+            AnyPolicy::Clairvoyant(p) => p.decide(&d.clairvoyant(&self.fabric, now), &mut self.decision),
             AnyPolicy::NonClairvoyant(p) => {
-                p.decide(&NonClairvoyantView { common }, &mut self.decision);
+                p.decide(&d.non_clairvoyant(&self.fabric, now), &mut self.decision)
             }
         }
-        let classes = !self.decision.classes.is_empty();
+        d.changed_paths.clear();
         let mut residual = self.fabric.capacities.clone();
-        let mut rates = vec![0.0; self.active.len()];
-        if classes {
-            // Strict priority across classes, max-min within one (as the engine).
-            let paths: Vec<PathId> = self
-                .active
-                .iter()
-                .map(|&f| self.flow_path[f as usize])
-                .collect();
-            class_rates(
-                &mut self.mm,
-                &self.fabric,
-                &mut residual,
-                &paths,
-                &self.decision.classes,
-                &mut rates,
-            );
-        } else {
-            for (i, &f) in self.active.iter().enumerate() {
-                let r = self.decision.rates[i].max(0.0);
-                rates[i] = r;
-                for &l in self.fabric.path(self.flow_path[f as usize]) {
-                    residual[l as usize] = (residual[l as usize] - r).max(0.0);
-                }
-            }
-        }
+        let mut rates = self.policy_rates(&mut residual);
+        let classes = !self.decision.classes.is_empty();
         let mut out: Vec<FlowDecision> = self
+            .d
             .active
             .iter()
             .enumerate()
             .map(|(i, &f)| FlowDecision {
                 flow: f,
-                rate: rates[i],
+                rate: std::mem::take(&mut rates[i]),
                 class: classes.then(|| self.decision.classes[i]),
                 backfill: false,
             })
             .collect();
-        if !self.hidden.is_empty() {
-            let paths: Vec<PathId> = self
-                .hidden
-                .iter()
-                .map(|&f| self.flow_path[f as usize])
-                .collect();
-            let mut r = vec![0.0; paths.len()];
-            self.mm
-                .priority(&self.fabric, &mut residual, &paths, &[paths.len()], &mut r);
-            out.extend(self.hidden.iter().zip(r).map(|(&f, rate)| FlowDecision {
-                flow: f,
-                rate,
-                class: classes.then_some(u8::MAX),
-                backfill: true,
-            }));
-        }
+        self.backfill_hidden(&mut residual, classes, &mut out);
         out
+    }
+
+    /// The policy's rate for every visible active flow, taken from `residual`.
+    fn policy_rates(&mut self, residual: &mut [f64]) -> Vec<f64> {
+        let d = &self.d;
+        let mut rates = vec![0.0; d.active.len()];
+        if !self.decision.classes.is_empty() {
+            // Strict priority across classes, max-min within one (as the engine).
+            let paths: Vec<PathId> = d.active.iter().map(|&f| d.flow_path[f as usize]).collect();
+            class_rates(&mut self.mm, &self.fabric, residual, &paths, &self.decision.classes, &mut rates);
+            return rates;
+        }
+        for &(p, r) in &self.decision.path_rates {
+            self.path_rate[p as usize] = r;
+        }
+        let path_mode = self.policy.path_mode();
+        for (i, &f) in d.active.iter().enumerate() {
+            let p = d.flow_path[f as usize];
+            let r = if path_mode {
+                self.path_rate[p as usize]
+            } else {
+                self.decision.rates[i]
+            }
+            .max(0.0);
+            rates[i] = r;
+            for &l in self.fabric.path(p) {
+                residual[l as usize] = (residual[l as usize] - r).max(0.0);
+            }
+        }
+        rates
+    }
+
+    /// Flows hidden from a clairvoyant policy share what it left, max-min.
+    fn backfill_hidden(&mut self, residual: &mut [f64], classes: bool, out: &mut Vec<FlowDecision>) {
+        if self.hidden.is_empty() {
+            return;
+        }
+        let paths: Vec<PathId> = self.hidden.iter().map(|&f| self.d.flow_path[f as usize]).collect();
+        let mut r = vec![0.0; paths.len()];
+        self.mm.priority(&self.fabric, residual, &paths, &[paths.len()], &mut r);
+        out.extend(self.hidden.iter().zip(r).map(|(&f, rate)| FlowDecision {
+            flow: f,
+            rate,
+            class: classes.then_some(u8::MAX),
+            backfill: true,
+        }));
     }
 }
 
@@ -682,6 +637,31 @@ mod tests {
         assert_eq!(l.finish(f, 2.0).unwrap(), Some(5.0));
         assert!(l.set_arrival(6, 0.0).is_err());
         assert!(l.set_arrival(5, f64::NAN).is_err());
+    }
+
+    #[test]
+    fn a_policy_needing_what_the_runtime_cannot_supply_is_refused() {
+        // Stream reads the stages of multi-stage coflows: the runtime has none
+        // yet, and feeding it zeros would run it degraded without a word.
+        let e = Live::new("stream", &BTreeMap::new(), 3, 1.0).err().unwrap();
+        assert!(e.to_string().contains("stream needs coflow stages"), "{e}");
+        // spq without priorities is spq on a workload without priorities: allowed.
+        assert!(Live::new("spq", &BTreeMap::new(), 3, 1.0).is_ok());
+    }
+
+    #[test]
+    fn fair_in_path_mode_gives_every_flow_of_a_path_its_rate() {
+        // Two flows 0→1 and one 0→2 on a 90 B/s uplink: 30 each.
+        let mut l = live("fair", 3);
+        let a = l.add_single(1, 0, 1, 1, 80, 0.0).unwrap();
+        let b = l.add_single(2, 0, 1, 2, 80, 0.0).unwrap();
+        let c = l.add_single(3, 0, 2, 3, 80, 0.0).unwrap();
+        let mut l = l;
+        l.fabric.capacities.iter_mut().for_each(|x| *x = 90.0);
+        let d = l.decide(0.0);
+        for f in [a, b, c] {
+            assert!((rate_of(&d, f) - 30.0).abs() < 1e-9, "{d:?}");
+        }
     }
 
     #[test]

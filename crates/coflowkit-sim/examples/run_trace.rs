@@ -103,4 +103,5 @@ fn main() {
             .map(|s| format!(" samples {}", s.time_s.len()))
             .unwrap_or_default()
     );
+    eprintln!("rate_changes {}", r.rate_changes);
 }

@@ -1,10 +1,15 @@
+//! The event loop. An event costs time in what changed: the flows that start or
+//! finish and the flows (or paths) whose rate the policy changes; progress is
+//! kept lazily ([`crate::rates`]), so nothing visits the flows that keep moving
+//! at the same rate.
+
+use crate::rates::Rates;
 use crate::series::{Recorder, Recording, Series, State};
 use coflowkit_alloc::MaxMin;
 use coflowkit_model::{finish_threshold, FlowMeta, PathId, Workload, TIME_EPS};
 use coflowkit_policy::drive::{class_rates, group_active};
-use coflowkit_policy::{
-    ActiveCoflow, AnyPolicy, ClairvoyantView, Common, Decision, NonClairvoyantView, Wakeup, NO_PORT,
-};
+use coflowkit_policy::view::{Input, ViewData};
+use coflowkit_policy::{AnyPolicy, Decision, Info, Wakeup, NO_PORT};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt;
@@ -37,8 +42,9 @@ impl Default for SimOptions {
     }
 }
 
-/// Progress reports: called with (coflows finished, coflows in all) now and then.
-pub type Progress<'a> = &'a mut dyn FnMut(usize, usize);
+/// Progress reports: called with (coflows finished, coflows in all, simulated
+/// seconds) now and then.
+pub type Progress<'a> = &'a mut dyn FnMut(usize, usize, f64);
 
 /// What a run produced, indexed like the workload.
 #[derive(Debug, Clone)]
@@ -50,9 +56,12 @@ pub struct SimResult {
     pub events: u64,
     /// Number of policy calls.
     pub policy_calls: u64,
-    /// Active flows summed over the policy calls (the work a policy that visits
-    /// every active flow does): divided by `policy_calls`, the mean active flows.
+    /// Active flows summed over the policy calls: divided by `policy_calls`, the
+    /// mean active flows.
     pub active_flow_calls: u64,
+    /// Rate changes applied (flows in flow mode, paths in path mode): the work an
+    /// event costs the engine beyond the policy itself.
+    pub rate_changes: u64,
     /// Number of invariant checks performed (0 when checks are off).
     pub checks: u64,
     /// The instantaneous metrics, when [`SimOptions::record`] asked for them.
@@ -82,6 +91,17 @@ fn fail(message: String) -> SimError {
     SimError { message }
 }
 
+/// Rates closer than this (relative) are the same rate: a policy that recomputes
+/// a rate that did not change (MADD's `rem/Γ` stays constant while a coflow is
+/// served alone) gets the last bits of the division wrong, and the engine would
+/// otherwise reschedule the flow for nothing.
+pub const RATE_REL_EPS: f64 = 1e-12;
+
+#[inline]
+fn changed(old: f64, new: f64) -> bool {
+    (old - new).abs() > RATE_REL_EPS * old.abs().max(new.abs())
+}
+
 /// Runs `policy` on `w` until every flow has finished.
 pub fn simulate(
     w: &Workload,
@@ -89,26 +109,18 @@ pub fn simulate(
     opts: &SimOptions,
     progress: Option<Progress>,
 ) -> Result<SimResult, SimError> {
-    let mut r = Engine::new(w, opts.check_invariants || cfg!(debug_assertions))
+    let mut r = Engine::new(w, policy.path_mode(), opts.check_invariants || cfg!(debug_assertions))
         .run(policy, opts, progress)?;
     r.flow_labels = policy.flow_labels();
     Ok(r)
 }
 
-/// One port per flow from the workload's metadata ([`NO_PORT`] when unknown).
-fn port(w: &Workload, get: impl Fn(&FlowMeta) -> Option<u32>) -> Vec<u32> {
+/// One value per flow from the workload's metadata, `none` when unknown.
+fn meta(w: &Workload, none: u32, get: impl Fn(&FlowMeta) -> Option<u32>) -> Vec<u32> {
     if w.meta.is_empty() {
-        return vec![NO_PORT; w.flows.len()];
+        return vec![none; w.flows.len()];
     }
-    w.meta.iter().map(|m| get(m).unwrap_or(NO_PORT)).collect()
-}
-
-/// One value per flow from the workload's metadata, 0 when unknown.
-fn meta_or_zero(w: &Workload, get: impl Fn(&FlowMeta) -> Option<u32>) -> Vec<u32> {
-    if w.meta.is_empty() {
-        return vec![0; w.flows.len()];
-    }
-    w.meta.iter().map(|m| get(m).unwrap_or(0)).collect()
+    w.meta.iter().map(|m| get(m).unwrap_or(none)).collect()
 }
 
 /// `(coflow, child stage, parent stage)` for every dependency between flows of two
@@ -134,85 +146,69 @@ fn stage_parents(w: &Workload) -> Vec<(u32, u32, u32)> {
     out
 }
 
+/// The view's data of a workload: its fixed facts, nothing active yet.
+fn view_data(w: &Workload) -> ViewData {
+    let nc = w.coflows.len();
+    ViewData {
+        flow_coflow: w.flows.iter().map(|f| f.coflow).collect(),
+        flow_index: w.flows.iter().map(|f| f.index).collect(),
+        flow_path: w.flows.iter().map(|f| f.path).collect(),
+        flow_src: w.flows.iter().map(|f| f.src).collect(),
+        flow_dst: w.flows.iter().map(|f| f.dst).collect(),
+        flow_src_port: meta(w, NO_PORT, |m| m.src_port),
+        flow_dst_port: meta(w, NO_PORT, |m| m.dst_port),
+        flow_stage: meta(w, 0, |m| m.stage),
+        flow_priority: meta(w, 0, |m| m.priority),
+        size: w.flows.iter().map(|f| f.size_bytes).collect(),
+        coflow_id: w.coflows.iter().map(|c| c.id).collect(),
+        arrival: w.coflows.iter().map(|c| c.arrival_s).collect(),
+        weight: w.coflows.iter().map(|c| c.weight).collect(),
+        width: w.coflows.iter().map(|c| c.width).collect(),
+        first_flow: w.coflows.iter().map(|c| c.first_flow).collect(),
+        length: w.coflows.iter().map(|c| c.length_bytes).collect(),
+        csize: w.coflows.iter().map(|c| c.size_bytes).collect(),
+        stage_parents: stage_parents(w),
+        reports: w.reports.clone(),
+        coflow_started: vec![0; nc],
+        path_count: vec![0; w.fabric.num_paths()],
+        supplies: vec![Input::Stages],
+        ..ViewData::default()
+    }
+}
+
 struct Engine<'w> {
     w: &'w Workload,
     check: bool,
     now: f64,
-    // Static per-flow and per-coflow arrays (views borrow them).
-    flow_coflow: Vec<u32>,
-    flow_index: Vec<u32>,
-    flow_path: Vec<PathId>,
-    flow_src: Vec<u32>,
-    flow_dst: Vec<u32>,
-    flow_src_port: Vec<u32>,
-    flow_dst_port: Vec<u32>,
-    flow_stage: Vec<u32>,
-    flow_priority: Vec<u32>,
-    stage_parents: Vec<(u32, u32, u32)>,
-    size: Vec<f64>,
-    coflow_id: Vec<u64>,
-    arrival: Vec<f64>,
-    weight: Vec<f64>,
-    width: Vec<u32>,
-    first_flow: Vec<u32>,
-    length: Vec<f64>,
-    csize: Vec<f64>,
-    // Dynamic state.
-    sent: Vec<f64>,
-    remaining: Vec<f64>,
-    rate: Vec<f64>,
-    coflow_sent: Vec<f64>,
-    coflow_started: Vec<u32>,
+    d: ViewData,
+    rates: Rates,
     coflow_left: Vec<u32>,
     deps_left: Vec<u32>,
     children: Vec<Vec<u32>>,
-    active: Vec<u32>,
-    /// The active flows that can change state before the next policy call: rate > 0,
-    /// or remaining bytes already within the finish tolerance. Advancing time and
-    /// detecting completions only look at these.
-    moving: Vec<u32>,
-    /// Earliest projected completion of a moving flow (absolute time).
-    next_done: f64,
-    groups: Vec<ActiveCoflow>,
     /// Flows without dependencies, by (start, index), consumed from `cursor`.
     ready: Vec<u32>,
     cursor: usize,
     /// Flows released by their dependencies: (start time, index).
-    released: BinaryHeap<Reverse<(TimeKey, u32)>>,
+    released: BinaryHeap<Reverse<(crate::rates::Key, u32)>>,
     timers: Vec<f64>,
     result: SimResult,
     finished_coflows: usize,
-    /// Active flows per path, and the paths with at least one (`path_pos[p]` is
-    /// p's position in `active_paths`, or `u32::MAX`).
-    path_count: Vec<u32>,
-    active_paths: Vec<PathId>,
+    /// `path_pos[p]`: p's position in `active_paths`, or `u32::MAX`.
     path_pos: Vec<u32>,
+    /// Per path: the call whose `changed_paths` lists it.
+    path_changed: Vec<u64>,
     // Scratch.
     newcomers: Vec<u32>,
+    done: Vec<u32>,
     merged: Vec<u32>,
+    mark: Vec<u64>,
     decision: Decision,
     mm: MaxMin,
 }
 
-/// f64 with a total order, for heaps.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct TimeKey(f64);
-impl Eq for TimeKey {}
-impl PartialOrd for TimeKey {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for TimeKey {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&o.0)
-    }
-}
-
 impl<'w> Engine<'w> {
-    fn new(w: &'w Workload, check: bool) -> Self {
+    fn new(w: &'w Workload, path_mode: bool, check: bool) -> Self {
         let n = w.flows.len();
-        let nc = w.coflows.len();
         let mut children: Vec<Vec<u32>> = Vec::new();
         let mut deps_left = vec![0u32; n];
         if w.flows.iter().any(|f| !f.deps.is_empty()) {
@@ -224,71 +220,49 @@ impl<'w> Engine<'w> {
                 }
             }
         }
-        let mut ready: Vec<u32> = (0..n as u32)
-            .filter(|&i| deps_left[i as usize] == 0)
-            .collect();
+        let mut ready: Vec<u32> = (0..n as u32).filter(|&i| deps_left[i as usize] == 0).collect();
         ready.sort_by(|&a, &b| {
             w.flows[a as usize]
                 .start_s
                 .total_cmp(&w.flows[b as usize].start_s)
                 .then(a.cmp(&b))
         });
+        let np = w.fabric.num_paths();
+        let mut d = view_data(w);
+        let rates = Rates::new(&mut d, np, path_mode);
         Engine {
             w,
             check,
             now: 0.0,
-            flow_coflow: w.flows.iter().map(|f| f.coflow).collect(),
-            flow_index: w.flows.iter().map(|f| f.index).collect(),
-            flow_path: w.flows.iter().map(|f| f.path).collect(),
-            flow_src: w.flows.iter().map(|f| f.src).collect(),
-            flow_dst: w.flows.iter().map(|f| f.dst).collect(),
-            flow_src_port: port(w, |m| m.src_port),
-            flow_dst_port: port(w, |m| m.dst_port),
-            flow_stage: meta_or_zero(w, |m| m.stage),
-            flow_priority: meta_or_zero(w, |m| m.priority),
-            stage_parents: stage_parents(w),
-            size: w.flows.iter().map(|f| f.size_bytes).collect(),
-            coflow_id: w.coflows.iter().map(|c| c.id).collect(),
-            arrival: w.coflows.iter().map(|c| c.arrival_s).collect(),
-            weight: w.coflows.iter().map(|c| c.weight).collect(),
-            width: w.coflows.iter().map(|c| c.width).collect(),
-            first_flow: w.coflows.iter().map(|c| c.first_flow).collect(),
-            length: w.coflows.iter().map(|c| c.length_bytes).collect(),
-            csize: w.coflows.iter().map(|c| c.size_bytes).collect(),
-            sent: vec![0.0; n],
-            remaining: w.flows.iter().map(|f| f.size_bytes).collect(),
-            rate: vec![0.0; n],
-            coflow_sent: vec![0.0; nc],
-            coflow_started: vec![0; nc],
+            d,
+            rates,
             coflow_left: w.coflows.iter().map(|c| c.width).collect(),
             deps_left,
             children,
-            active: Vec::new(),
-            moving: Vec::new(),
-            next_done: f64::INFINITY,
-            groups: Vec::new(),
             ready,
             cursor: 0,
             released: BinaryHeap::new(),
             timers: Vec::new(),
             result: SimResult {
-                coflow_finish_s: vec![f64::NAN; nc],
+                coflow_finish_s: vec![f64::NAN; w.coflows.len()],
                 flow_start_s: vec![f64::NAN; n],
                 flow_finish_s: vec![f64::NAN; n],
                 events: 0,
                 policy_calls: 0,
                 active_flow_calls: 0,
+                rate_changes: 0,
                 checks: 0,
                 series: None,
                 complete: true,
                 flow_labels: None,
             },
             finished_coflows: 0,
-            path_count: vec![0; w.fabric.num_paths()],
-            active_paths: Vec::new(),
-            path_pos: vec![u32::MAX; w.fabric.num_paths()],
+            path_pos: vec![u32::MAX; np],
+            path_changed: vec![u64::MAX; np],
             newcomers: Vec::new(),
+            done: Vec::new(),
             merged: Vec::new(),
+            mark: vec![0; n],
             decision: Decision::default(),
             mm: MaxMin::new(),
         }
@@ -298,12 +272,8 @@ impl<'w> Engine<'w> {
     fn state(&self) -> State<'_> {
         State {
             fabric: &self.w.fabric,
-            active: &self.active,
-            groups: &self.groups,
-            flow_path: &self.flow_path,
-            size: &self.size,
-            remaining: &self.remaining,
-            rate: &self.rate,
+            d: &self.d,
+            now: self.now,
         }
     }
 
@@ -321,98 +291,63 @@ impl<'w> Engine<'w> {
         a.min(b)
     }
 
-    /// The earliest projected completion at current rates (computed when the rates
-    /// were set, in the same pass).
-    fn next_completion(&self) -> f64 {
-        self.next_done
-    }
-
-    fn advance(&mut self, t: f64) {
-        let dt = t - self.now;
-        if dt > 0.0 {
-            // `moving` is in flow order, so a coflow's flows are consecutive: sum its
-            // bytes in a register and add them once (one store per coflow, not a
-            // chain of dependent stores to the same slot).
-            let mut cur = u32::MAX;
-            let mut acc = 0.0;
-            for &f in &self.moving {
-                let f = f as usize;
-                let b = self.rate[f] * dt;
-                if b > 0.0 {
-                    let b = b.min(self.remaining[f]);
-                    self.sent[f] += b;
-                    self.remaining[f] -= b;
-                    let k = self.flow_coflow[f];
-                    if k != cur {
-                        if cur != u32::MAX {
-                            self.coflow_sent[cur as usize] += acc;
-                        }
-                        cur = k;
-                        acc = 0.0;
-                    }
-                    acc += b;
-                }
-            }
-            if cur != u32::MAX {
-                self.coflow_sent[cur as usize] += acc;
-            }
+    /// Path `p` gained or lost an active flow: it goes in `changed_paths` once.
+    fn path_changed(&mut self, p: usize) {
+        let call = self.result.policy_calls;
+        if self.path_changed[p] != call {
+            self.path_changed[p] = call;
+            self.d.changed_paths.push(p as PathId);
         }
-        self.now = t;
     }
 
     /// Completes every active flow that is done (or within one event of done).
     fn completions(&mut self) -> bool {
-        let mut any = false;
-        // One pass: finished flows leave `moving` as they are found.
-        let mut kept = 0;
-        for i in 0..self.moving.len() {
-            let f = self.moving[i] as usize;
-            let rem = self.remaining[f];
-            let done = rem <= finish_threshold(self.size[f]) || rem <= self.rate[f] * TIME_EPS;
-            if !done {
-                self.moving[kept] = f as u32;
-                kept += 1;
-            } else {
-                any = true;
-                self.sent[f] += rem;
-                self.coflow_sent[self.flow_coflow[f] as usize] += rem;
-                self.remaining[f] = 0.0;
-                self.rate[f] = 0.0;
-                self.result.flow_finish_s[f] = self.now;
-                let p = self.flow_path[f] as usize;
-                self.path_count[p] -= 1;
-                if self.path_count[p] == 0 {
-                    let at = self.path_pos[p] as usize;
-                    self.active_paths.swap_remove(at);
-                    if let Some(&q) = self.active_paths.get(at) {
-                        self.path_pos[q as usize] = at as u32;
-                    }
-                    self.path_pos[p] = u32::MAX;
-                }
-                let k = self.flow_coflow[f] as usize;
-                self.coflow_left[k] -= 1;
-                if self.coflow_left[k] == 0 {
-                    self.result.coflow_finish_s[k] = self.now;
-                    self.finished_coflows += 1;
-                }
-                if !self.children.is_empty() {
-                    for j in 0..self.children[f].len() {
-                        let c = self.children[f][j] as usize;
-                        self.deps_left[c] -= 1;
-                        if self.deps_left[c] == 0 {
-                            let t = self.w.flows[c].start_s.max(self.now);
-                            self.released.push(Reverse((TimeKey(t), c as u32)));
-                        }
-                    }
+        let mut done = std::mem::take(&mut self.done);
+        self.rates.take_done(&mut self.d, self.now, &mut done);
+        if done.is_empty() {
+            self.done = done;
+            return false;
+        }
+        done.sort_unstable();
+        for &f in &done {
+            self.finish(f as usize);
+        }
+        let rates = &self.rates;
+        self.d.active.retain(|&f| !rates.is_done(f as usize));
+        self.done = done;
+        true
+    }
+
+    /// The bookkeeping of flow `f`'s end (its bytes are already settled).
+    fn finish(&mut self, f: usize) {
+        self.result.flow_finish_s[f] = self.now;
+        let p = self.d.flow_path[f] as usize;
+        self.d.path_count[p] -= 1;
+        self.path_changed(p);
+        if self.d.path_count[p] == 0 {
+            let at = self.path_pos[p] as usize;
+            self.d.active_paths.swap_remove(at);
+            if let Some(&q) = self.d.active_paths.get(at) {
+                self.path_pos[q as usize] = at as u32;
+            }
+            self.path_pos[p] = u32::MAX;
+        }
+        let k = self.d.flow_coflow[f] as usize;
+        self.coflow_left[k] -= 1;
+        if self.coflow_left[k] == 0 {
+            self.result.coflow_finish_s[k] = self.now;
+            self.finished_coflows += 1;
+        }
+        if !self.children.is_empty() {
+            for j in 0..self.children[f].len() {
+                let c = self.children[f][j] as usize;
+                self.deps_left[c] -= 1;
+                if self.deps_left[c] == 0 {
+                    let t = self.w.flows[c].start_s.max(self.now);
+                    self.released.push(Reverse((crate::rates::Key(t), c as u32)));
                 }
             }
         }
-        self.moving.truncate(kept);
-        if any {
-            let rem = &self.remaining;
-            self.active.retain(|&f| rem[f as usize] > 0.0);
-        }
-        any
     }
 
     /// Starts every pending flow whose start is within the current event.
@@ -420,216 +355,192 @@ impl<'w> Engine<'w> {
         let horizon = self.now + TIME_EPS;
         self.newcomers.clear();
         while let Some(&i) = self.ready.get(self.cursor) {
-            if self.w.flows[i as usize].start_s <= horizon {
-                self.newcomers.push(i);
-                self.cursor += 1;
-            } else {
+            if self.w.flows[i as usize].start_s > horizon {
                 break;
             }
+            self.newcomers.push(i);
+            self.cursor += 1;
         }
         while let Some(Reverse((t, i))) = self.released.peek().copied() {
-            if t.0 <= horizon {
-                self.released.pop();
-                self.newcomers.push(i);
-            } else {
+            if t.0 > horizon {
                 break;
             }
+            self.released.pop();
+            self.newcomers.push(i);
         }
         if self.newcomers.is_empty() {
             return false;
         }
-        for &i in &self.newcomers {
-            self.result.flow_start_s[i as usize] = self.now;
-            self.coflow_started[self.flow_coflow[i as usize] as usize] += 1;
-            let p = self.flow_path[i as usize] as usize;
-            self.path_count[p] += 1;
-            if self.path_count[p] == 1 {
-                self.path_pos[p] = self.active_paths.len() as u32;
-                self.active_paths.push(p as PathId);
-            }
-        }
         self.newcomers.sort_unstable();
-        // Merge the sorted newcomers into the sorted active list.
-        self.merged.clear();
-        self.merged
-            .reserve(self.active.len() + self.newcomers.len());
-        let (mut a, mut b) = (0, 0);
-        while a < self.active.len() && b < self.newcomers.len() {
-            if self.active[a] < self.newcomers[b] {
-                self.merged.push(self.active[a]);
-                a += 1;
-            } else {
-                self.merged.push(self.newcomers[b]);
-                b += 1;
-            }
+        let np = self.w.fabric.num_paths();
+        for j in 0..self.newcomers.len() {
+            let i = self.newcomers[j];
+            self.start(i as usize, np);
         }
-        self.merged.extend_from_slice(&self.active[a..]);
-        self.merged.extend_from_slice(&self.newcomers[b..]);
-        std::mem::swap(&mut self.active, &mut self.merged);
+        self.merge_newcomers();
         true
     }
 
-    /// Cuts `active` into per-coflow ranges. A coflow's flows are contiguous in the
-    /// global numbering, so each range ends at the first active flow past the
-    /// coflow's last flow: a binary search, `O(groups · log active)`.
+    fn start(&mut self, i: usize, np: usize) {
+        self.result.flow_start_s[i] = self.now;
+        self.d.since[i] = self.now;
+        self.d.coflow_started[self.d.flow_coflow[i] as usize] += 1;
+        let p = self.d.flow_path[i] as usize;
+        self.d.path_count[p] += 1;
+        self.path_changed(p);
+        if self.d.path_count[p] == 1 {
+            self.path_pos[p] = self.d.active_paths.len() as u32;
+            self.d.active_paths.push(p as PathId);
+        }
+        if self.rates.path_mode {
+            self.rates.join_path(&mut self.d, i as u32, self.now, np);
+        }
+    }
+
+    /// Merges the sorted newcomers into the sorted active list.
+    fn merge_newcomers(&mut self) {
+        let (active, new) = (&self.d.active, &self.newcomers);
+        self.merged.clear();
+        self.merged.reserve(active.len() + new.len());
+        let (mut a, mut b) = (0, 0);
+        while a < active.len() && b < new.len() {
+            if active[a] < new[b] {
+                self.merged.push(active[a]);
+                a += 1;
+            } else {
+                self.merged.push(new[b]);
+                b += 1;
+            }
+        }
+        self.merged.extend_from_slice(&active[a..]);
+        self.merged.extend_from_slice(&new[b..]);
+        std::mem::swap(&mut self.d.active, &mut self.merged);
+    }
+
     fn rebuild_groups(&mut self) {
-        group_active(
-            &self.active,
-            &self.flow_coflow,
-            &self.first_flow,
-            &self.width,
-            &mut self.groups,
-        );
+        let d = &mut self.d;
+        group_active(&d.active, &d.flow_coflow, &d.first_flow, &d.width, &mut d.groups);
     }
 
     fn call_policy(&mut self, policy: &mut AnyPolicy) {
-        self.decision.reset(self.active.len());
-        let common = Common {
-            now_s: self.now,
-            fabric: &self.w.fabric,
-            active: &self.active,
-            groups: &self.groups,
-            flow_coflow: &self.flow_coflow,
-            flow_index: &self.flow_index,
-            flow_path: &self.flow_path,
-            flow_src: &self.flow_src,
-            flow_dst: &self.flow_dst,
-            flow_src_port: &self.flow_src_port,
-            flow_dst_port: &self.flow_dst_port,
-            flow_stage: &self.flow_stage,
-            flow_priority: &self.flow_priority,
-            stage_parents: &self.stage_parents,
-            sent: &self.sent,
-            coflow_id: &self.coflow_id,
-            coflow_arrival_s: &self.arrival,
-            coflow_weight: &self.weight,
-            coflow_width: &self.width,
-            coflow_sent: &self.coflow_sent,
-            coflow_started: &self.coflow_started,
-            path_count: &self.path_count,
-            active_paths: &self.active_paths,
-        };
+        self.decision.reset(self.d.active.len());
+        let fabric = &self.w.fabric;
         match policy {
-            AnyPolicy::Clairvoyant(p) => {
-                let v = ClairvoyantView {
-                    common,
-                    size: &self.size,
-                    remaining: &self.remaining,
-                    coflow_first_flow: &self.first_flow,
-                    coflow_length: &self.length,
-                    coflow_size: &self.csize,
-                    coflow_report: &self.w.reports,
-                };
-                p.decide(&v, &mut self.decision);
-            }
+            AnyPolicy::Clairvoyant(p) => p.decide(&self.d.clairvoyant(fabric, self.now), &mut self.decision),
             AnyPolicy::NonClairvoyant(p) => {
-                p.decide(&NonClairvoyantView { common }, &mut self.decision);
+                p.decide(&self.d.non_clairvoyant(fabric, self.now), &mut self.decision)
             }
         }
         self.result.policy_calls += 1;
-        self.result.active_flow_calls += self.active.len() as u64;
-        if !self.decision.classes.is_empty() {
-            self.classes_to_rates();
-        }
-        // A flow at rate zero can still be due to finish (remaining bytes within
-        // the tolerance): not one that was moving (`completions` just finished
-        // those within the tolerance), only a newcomer smaller than the tolerance.
-        let mut t = f64::INFINITY;
-        // A sparse decision that touched many flows is read densely: one pass in
-        // flow order costs less than sorting the positions (policies with
-        // per-flow queues list them in priority order, not flow order).
-        let sparse_is_cheaper = self.decision.touched.len() * 8 < self.active.len();
-        if self.decision.sparse && sparse_is_cheaper && self.decision.classes.is_empty() {
-            // Only the listed positions can move: zero the flows that moved before,
-            // read the listed rates (in flow order) and put them back to zero.
-            for &f in &self.moving {
-                self.rate[f as usize] = 0.0;
-            }
-            self.moving.clear();
-            let d = &mut self.decision;
-            d.touched.sort_unstable();
-            d.touched.dedup();
-            for &i in &d.touched {
-                let f = self.active[i as usize];
-                let r = d.rates[i as usize];
-                d.rates[i as usize] = 0.0;
-                admit(
-                    &mut self.rate,
-                    &mut self.moving,
-                    &self.remaining,
-                    f,
-                    r,
-                    &mut t,
-                );
-            }
-            d.all_zero = true;
+        self.result.active_flow_calls += self.d.active.len() as u64;
+        self.d.changed_paths.clear();
+        if self.rates.path_mode {
+            self.apply_path_rates();
         } else {
-            // One pass in ascending flow order (cache-friendly writes).
-            self.moving.clear();
-            for (i, &f) in self.active.iter().enumerate() {
-                let r = self.decision.rates[i];
-                admit(
-                    &mut self.rate,
-                    &mut self.moving,
-                    &self.remaining,
-                    f,
-                    r,
-                    &mut t,
-                );
+            if !self.decision.classes.is_empty() {
+                self.classes_to_rates();
             }
-        }
-        self.next_done = self.now + t;
-        let before = self.moving.len();
-        for &f in &self.newcomers {
-            let fu = f as usize;
-            if self.remaining[fu] > 0.0 && self.remaining[fu] <= finish_threshold(self.size[fu]) {
-                // Already done (a barrier of the `waves` transform, say): it finishes
-                // at this instant whatever rate the policy gave it, so a policy that
-                // starves it cannot delay the flows that wait for it.
-                self.next_done = self.now;
-                if self.rate[fu] == 0.0 {
-                    self.moving.push(f);
+            if self.decision.sparse && self.decision.classes.is_empty() {
+                self.apply_sparse();
+            } else {
+                self.apply_dense();
+            }
+            // A newcomer already within the finish tolerance (a barrier of the
+            // `waves` transform, say) finishes at this instant whatever its rate,
+            // so a policy that starves it cannot delay the flows waiting for it.
+            for &f in &self.newcomers {
+                let fu = f as usize;
+                if self.d.size[fu] <= finish_threshold(self.d.size[fu]) {
+                    self.rates.due_now(f, self.now);
                 }
             }
         }
-        if self.moving.len() > before {
-            self.moving.sort_unstable();
-            self.moving.dedup();
+        self.newcomers.clear();
+    }
+
+    fn apply_path_rates(&mut self) {
+        let now = self.now;
+        let n = self.decision.path_rates.len();
+        if n >= 64 && 8 * n >= self.d.active_paths.len() {
+            self.rates.go_dense();
+        } else {
+            self.rates.go_sparse(&self.d.active_paths);
         }
+        for &(p, r) in &self.decision.path_rates {
+            self.rates.set_path_rate(&mut self.d, p, r, now);
+        }
+        self.result.rate_changes += self.decision.path_rates.len() as u64;
+    }
+
+    /// One rate per active flow.
+    fn apply_dense(&mut self) {
+        let now = self.now;
+        for i in 0..self.d.active.len() {
+            let f = self.d.active[i];
+            let r = self.decision.rates[i];
+            if changed(self.d.rate[f as usize], r) {
+                self.rates.set_rate(&mut self.d, f, r, now);
+                self.result.rate_changes += 1;
+            }
+        }
+    }
+
+    /// Only the listed positions move: the flows moving before and not listed
+    /// stop, the listed ones take their rates, and the decision's rates go back
+    /// to zero for the next call.
+    fn apply_sparse(&mut self) {
+        let now = self.now;
+        let call = self.result.policy_calls;
+        // A position may be listed more than once.
+        self.decision.touched.sort_unstable();
+        self.decision.touched.dedup();
+        for &i in &self.decision.touched {
+            self.mark[self.d.active[i as usize] as usize] = call;
+        }
+        let mut k = 0;
+        while k < self.rates.moving.len() {
+            let f = self.rates.moving[k];
+            if self.mark[f as usize] == call {
+                k += 1;
+            } else {
+                self.rates.set_rate(&mut self.d, f, 0.0, now); // moves another flow into k
+                self.result.rate_changes += 1;
+            }
+        }
+        let d = &mut self.decision;
+        for &i in &d.touched {
+            let f = self.d.active[i as usize];
+            let r = d.rates[i as usize];
+            d.rates[i as usize] = 0.0;
+            if changed(self.d.rate[f as usize], r) {
+                self.rates.set_rate(&mut self.d, f, r, now);
+                self.result.rate_changes += 1;
+            }
+        }
+        d.all_zero = true;
     }
 
     /// Strict priority across classes, max-min fair within a class.
     fn classes_to_rates(&mut self) {
-        let paths: Vec<PathId> = self
-            .active
-            .iter()
-            .map(|&f| self.flow_path[f as usize])
-            .collect();
+        let paths: Vec<PathId> = self.d.active.iter().map(|&f| self.d.flow_path[f as usize]).collect();
         let mut residual = self.w.fabric.capacities.clone();
         let d = &mut self.decision;
-        class_rates(
-            &mut self.mm,
-            &self.w.fabric,
-            &mut residual,
-            &paths,
-            &d.classes,
-            &mut d.rates,
-        );
+        class_rates(&mut self.mm, &self.w.fabric, &mut residual, &paths, &d.classes, &mut d.rates);
     }
 
     fn check_rates(&mut self, policy_name: &str) -> Result<(), SimError> {
         self.result.checks += 1;
         let caps = &self.w.fabric.capacities;
         let mut load = vec![0.0; caps.len()];
-        for &f in &self.active {
-            let r = self.rate[f as usize];
+        for &f in &self.d.active {
+            let r = Rates::rate_of(&self.d, f as usize);
             if !(r.is_finite() && r >= 0.0) {
                 return Err(fail(format!(
                     "invariant violated at t={}: {policy_name} gave flow {} the rate {r}",
                     self.now, self.w.flows[f as usize].id
                 )));
             }
-            for &l in self.w.fabric.path(self.flow_path[f as usize]) {
+            for &l in self.w.fabric.path(self.d.flow_path[f as usize]) {
                 load[l as usize] += r;
             }
         }
@@ -648,22 +559,37 @@ impl<'w> Engine<'w> {
     fn check_end(&mut self) -> Result<(), SimError> {
         self.result.checks += 1;
         for (f, flow) in self.w.flows.iter().enumerate() {
-            if (self.sent[f] - flow.size_bytes).abs() > finish_threshold(flow.size_bytes) {
+            let sent = self.d.sent_at(f, self.now);
+            if (sent - flow.size_bytes).abs() > finish_threshold(flow.size_bytes) {
                 return Err(fail(format!(
-                    "invariant violated: flow {} sent {} of {} bytes",
-                    flow.id, self.sent[f], flow.size_bytes
+                    "invariant violated: flow {} sent {sent} of {} bytes",
+                    flow.id, flow.size_bytes
                 )));
             }
         }
+        let common = self.d.common(&self.w.fabric, self.now);
         for (k, c) in self.w.coflows.iter().enumerate() {
-            if (self.coflow_sent[k] - c.size_bytes).abs() > 1e-6 * c.size_bytes.max(1.0) {
+            let sent = common.coflow_sent(k as u32);
+            if (sent - c.size_bytes).abs() > 1e-6 * c.size_bytes.max(1.0) {
                 return Err(fail(format!(
-                    "invariant violated: coflow {} sent {} of {} bytes",
-                    c.id, self.coflow_sent[k], c.size_bytes
+                    "invariant violated: coflow {} sent {sent} of {} bytes",
+                    c.id, c.size_bytes
                 )));
             }
         }
         Ok(())
+    }
+
+    /// The rate of coflow `k` now (the sum of its flows').
+    fn coflow_rate(&self, k: u32) -> f64 {
+        if !self.rates.path_mode {
+            return self.d.coflow_rate[k as usize];
+        }
+        // Finished and unstarted flows have rate 0.
+        let first = self.d.first_flow[k as usize] as usize;
+        (first..first + self.d.width[k as usize] as usize)
+            .map(|f| Rates::rate_of(&self.d, f))
+            .sum()
     }
 
     /// Converts the decision's wake-ups into absolute times at current rates.
@@ -672,72 +598,52 @@ impl<'w> Engine<'w> {
         if self.decision.wakeups.is_empty() {
             return;
         }
-        // Coflow rates from the moving flows (the others are at rate zero).
-        let mut coflow_rate: Vec<(u32, f64)> = self
-            .moving
-            .iter()
-            .map(|&f| (self.flow_coflow[f as usize], self.rate[f as usize]))
-            .collect();
-        coflow_rate.sort_by_key(|x| x.0);
-        coflow_rate.dedup_by(|b, a| {
-            if a.0 == b.0 {
-                a.1 += b.1;
-                true
-            } else {
-                false
-            }
-        });
-        // Group rates, only when a policy asked for a group wake-up.
-        let mut group_rate: Vec<f64> = Vec::new();
-        if self
-            .decision
-            .wakeups
-            .iter()
-            .any(|w| matches!(w, Wakeup::GroupSent { .. }))
-        {
-            let g = &self.decision.wake_groups;
-            let top = g.iter().copied().max().map_or(0, |m| m as usize + 1);
-            group_rate = vec![0.0; top];
-            for (i, &f) in self.active.iter().enumerate() {
-                if let Some(&k) = g.get(i) {
-                    group_rate[k as usize] += self.rate[f as usize];
-                }
-            }
-        }
+        let group_rate = self.group_rates();
+        let common = self.d.common(&self.w.fabric, self.now);
         for w in &self.decision.wakeups {
-            let t = match *w {
+            let (rate, need) = match *w {
+                Wakeup::At(t) => {
+                    if t > self.now && t.is_finite() {
+                        self.timers.push(t);
+                    }
+                    continue;
+                }
                 Wakeup::GroupSent { group, bytes } => {
-                    let r = group_rate.get(group as usize).copied().unwrap_or(0.0);
-                    if r <= 0.0 || bytes <= 0.0 {
-                        continue;
-                    }
-                    self.now + bytes / r
+                    (group_rate.get(group as usize).copied().unwrap_or(0.0), bytes)
                 }
-                Wakeup::At(t) => t,
                 Wakeup::CoflowSent { coflow, bytes } => {
-                    let r = coflow_rate
-                        .binary_search_by_key(&coflow, |x| x.0)
-                        .map(|i| coflow_rate[i].1)
-                        .unwrap_or(0.0);
-                    let need = bytes - self.coflow_sent[coflow as usize];
-                    if r <= 0.0 || need <= 0.0 {
-                        continue;
-                    }
-                    self.now + need / r
+                    (self.coflow_rate(coflow), bytes - common.coflow_sent(coflow))
                 }
-                Wakeup::FlowSent { flow, bytes } => {
-                    let r = self.rate[flow as usize];
-                    let need = bytes - self.sent[flow as usize];
-                    if r <= 0.0 || need <= 0.0 {
-                        continue;
-                    }
-                    self.now + need / r
-                }
+                Wakeup::FlowSent { flow, bytes } => (
+                    Rates::rate_of(&self.d, flow as usize),
+                    bytes - common.sent(flow),
+                ),
             };
-            if t > self.now && t.is_finite() {
-                self.timers.push(t);
+            if rate > 0.0 && need > 0.0 {
+                let t = self.now + need / rate;
+                if t > self.now && t.is_finite() {
+                    self.timers.push(t);
+                }
             }
         }
+    }
+
+    /// Per wake-up group, the rate of its active flows (only when a policy asked
+    /// for a group wake-up).
+    fn group_rates(&self) -> Vec<f64> {
+        let d = &self.decision;
+        if !d.wakeups.iter().any(|w| matches!(w, Wakeup::GroupSent { .. })) {
+            return Vec::new();
+        }
+        let g = &d.wake_groups;
+        let top = g.iter().copied().max().map_or(0, |m| m as usize + 1);
+        let mut rate = vec![0.0; top];
+        for (i, &f) in self.d.active.iter().enumerate() {
+            if let Some(&k) = g.get(i) {
+                rate[k as usize] += Rates::rate_of(&self.d, f as usize);
+            }
+        }
+        rate
     }
 
     fn run(
@@ -747,8 +653,8 @@ impl<'w> Engine<'w> {
         mut progress: Option<Progress>,
     ) -> Result<SimResult, SimError> {
         let policy_name = match policy.info() {
-            coflowkit_policy::Info::Clairvoyant => "the clairvoyant policy",
-            coflowkit_policy::Info::NonClairvoyant => "the non-clairvoyant policy",
+            Info::Clairvoyant => "the clairvoyant policy",
+            Info::NonClairvoyant => "the non-clairvoyant policy",
         };
         let total = self.w.coflows.len();
         let report_every = (total / 100).max(1);
@@ -759,7 +665,7 @@ impl<'w> Engine<'w> {
         let (mut grid_t0, mut grid_i) = (f64::NAN, 0u64);
         loop {
             let t_start = self.next_start();
-            let t_done = self.next_completion();
+            let t_done = self.rates.next_completion(&self.d.active_paths);
             let t_timer = self.timers.iter().copied().fold(f64::INFINITY, f64::min);
             let t = t_start.min(t_done).min(t_timer);
             if !t.is_finite() {
@@ -781,13 +687,10 @@ impl<'w> Engine<'w> {
                     grid_i += 1;
                 }
             }
-            self.advance(t);
+            self.now = t;
             self.result.events += 1;
             if opts.max_events > 0 && self.result.events > opts.max_events {
-                return Err(fail(format!(
-                    "stopped after {} events (max_events)",
-                    opts.max_events
-                )));
+                return Err(fail(format!("stopped after {} events (max_events)", opts.max_events)));
             }
             let completed = self.completions();
             let started = self.starts();
@@ -807,10 +710,9 @@ impl<'w> Engine<'w> {
             if completed || started {
                 self.rebuild_groups();
             }
-            if self.active.is_empty() {
-                self.moving.clear();
-                self.next_done = f64::INFINITY;
+            if self.d.active.is_empty() {
                 self.timers.clear();
+                self.d.changed_paths.clear();
             } else {
                 self.call_policy(policy);
                 if self.check {
@@ -828,12 +730,22 @@ impl<'w> Engine<'w> {
             if let Some(p) = progress.as_mut() {
                 if self.finished_coflows >= last_report + report_every {
                     last_report = self.finished_coflows;
-                    p(self.finished_coflows, total);
+                    p(self.finished_coflows, total, self.now);
                 }
             }
         }
+        self.finish_run(policy_name, progress, recorder)
+    }
+
+    fn finish_run(
+        mut self,
+        policy_name: &str,
+        mut progress: Option<Progress>,
+        recorder: Option<Recorder>,
+    ) -> Result<SimResult, SimError> {
+        let total = self.w.coflows.len();
         if self.finished_coflows < total && self.result.complete {
-            let stuck = self.active.first().map(|&f| self.w.flows[f as usize].id);
+            let stuck = self.d.active.first().map(|&f| self.w.flows[f as usize].id);
             return Err(fail(format!(
                 "the simulation stalled at t={} s with {} of {} coflows unfinished: {policy_name} gives every active flow a zero rate{}",
                 self.now,
@@ -846,23 +758,9 @@ impl<'w> Engine<'w> {
             self.check_end()?;
         }
         if let Some(p) = progress.as_mut() {
-            p(self.finished_coflows, total);
+            p(self.finished_coflows, total, self.now);
         }
         self.result.series = recorder.map(|r| r.series);
         Ok(self.result)
-    }
-}
-
-/// Gives flow `f` rate `r`, lists it as moving when `r != 0`, and lowers `t` to its
-/// finish time `rem / r` when that is sooner (dividing only then).
-#[inline(always)]
-fn admit(rate: &mut [f64], moving: &mut Vec<u32>, remaining: &[f64], f: u32, r: f64, t: &mut f64) {
-    rate[f as usize] = r;
-    if r != 0.0 {
-        moving.push(f);
-        let rem = remaining[f as usize];
-        if r > 0.0 && rem < *t * r {
-            *t = rem / r;
-        }
     }
 }

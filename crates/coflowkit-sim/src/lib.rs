@@ -17,6 +17,7 @@
 //! progress disparity, utilization) as a [`Series`].
 
 mod engine;
+mod rates;
 mod series;
 
 pub use coflowkit_model::TIME_EPS;

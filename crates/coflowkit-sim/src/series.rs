@@ -18,8 +18,8 @@
 //! the constant rates between events: sampling adds no events. A flow already
 //! within the finish tolerance counts as done.
 
-use coflowkit_model::{finish_threshold, Fabric, PathId};
-use coflowkit_policy::ActiveCoflow;
+use coflowkit_model::{finish_threshold, Fabric};
+use coflowkit_policy::view::ViewData;
 
 /// What to record.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -47,15 +47,11 @@ pub struct Series {
     pub row_progress: Vec<f64>,
 }
 
-/// The state a sample reads, borrowed from the engine.
+/// The state a sample reads, borrowed from the engine: its view data at `now`.
 pub(crate) struct State<'a> {
     pub fabric: &'a Fabric,
-    pub active: &'a [u32],
-    pub groups: &'a [ActiveCoflow],
-    pub flow_path: &'a [PathId],
-    pub size: &'a [f64],
-    pub remaining: &'a [f64],
-    pub rate: &'a [f64],
+    pub d: &'a ViewData,
+    pub now: f64,
 }
 
 pub(crate) struct Recorder {
@@ -89,15 +85,16 @@ impl Recorder {
         let sample = self.series.time_s.len() as u32;
         let (mut lo, mut hi, mut sum, mut n) = (f64::INFINITY, 0.0f64, 0.0, 0u32);
         let mut allocated = 0.0;
-        for g in st.groups {
+        let d = st.d;
+        for g in &d.groups {
             self.touched.clear();
-            for &f in &st.active[g.range()] {
+            for &f in &d.active[g.range()] {
                 let f = f as usize;
-                let r = st.rate[f];
-                let path = st.fabric.path(st.flow_path[f]);
+                let r = crate::rates::Rates::rate_of(d, f);
+                let path = st.fabric.path(d.flow_path[f]);
                 allocated += r * path.len() as f64;
-                let rem = st.remaining[f] - r * ahead_s;
-                if rem <= finish_threshold(st.size[f]) {
+                let rem = (d.size[f] - d.sent_at(f, st.now)).max(0.0) - r * ahead_s;
+                if rem <= finish_threshold(d.size[f]) {
                     continue;
                 }
                 for &l in path {

@@ -46,7 +46,7 @@ impl NonClairvoyantPolicy for Aalo {
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
         self.keyed.clear();
         for (gi, g) in v.groups.iter().enumerate() {
-            let q = self.queue(v.coflow_sent[g.coflow as usize]);
+            let q = self.queue(v.coflow_sent(g.coflow as u32));
             self.keyed.push((q, g.coflow, gi));
         }
         self.keyed.sort_unstable();
@@ -94,6 +94,7 @@ pub const SPEC: PolicySpec = PolicySpec {
     rule: "queues by bytes sent (exponential thresholds); strict priority across queues, FIFO inside a queue, max-min inside a coflow",
     paper: "Aalo (D-CLAS): Chowdhury, Stoica, SIGCOMM'15",
     params: PARAMS,
+    needs: &[],
     build,
     example_ccts: [0.0625, 0.078125, 0.07775],
 };

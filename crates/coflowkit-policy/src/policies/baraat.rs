@@ -48,7 +48,7 @@ impl NonClairvoyantPolicy for Baraat {
         self.heavy.clear();
         // Groups are in (arrival, id) order: FIFO among the light ones.
         for (gi, g) in v.groups.iter().enumerate() {
-            let sent = v.coflow_sent[g.coflow as usize];
+            let sent = v.coflow_sent(g.coflow as u32);
             if self.is_heavy(sent) {
                 self.heavy.push(gi);
                 continue;
@@ -87,6 +87,7 @@ pub const SPEC: PolicySpec = PolicySpec {
     rule: "coflows FIFO by arrival; one that has sent H turns heavy and drops to a shared lower class",
     paper: "Baraat (FIFO-LM): Dogar et al., SIGCOMM'14",
     params: PARAMS,
+    needs: &[],
     build,
     example_ccts: [0.0625, 0.078125, 0.07775],
 };

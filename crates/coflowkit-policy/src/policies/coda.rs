@@ -207,8 +207,8 @@ impl Coda {
         for &f in &self.moving {
             let fu = f as usize;
             let l = self.acc[fu] as usize;
-            self.sent[l] += c.sent[fu] - self.counted[fu];
-            self.counted[fu] = c.sent[fu];
+            self.sent[l] += c.sent(fu as u32) - self.counted[fu];
+            self.counted[fu] = c.sent(fu as u32);
         }
     }
 
@@ -412,8 +412,8 @@ impl NonClairvoyantPolicy for Coda {
             if self.bound[f] == UNLABELLED {
                 self.bound[f] = e;
                 if self.acc[f] == UNLABELLED {
-                    self.counted[f] = c.sent[f];
-                    self.sent[e as usize] += c.sent[f];
+                    self.counted[f] = c.sent(f as u32);
+                    self.sent[e as usize] += c.sent(f as u32);
                     self.acc[f] = e;
                 } else {
                     self.recount(f, e);
@@ -541,6 +541,7 @@ pub const SPEC: PolicySpec = PolicySpec {
     rule: "D-CLAS over labelled coflows extended by late binding; per-flow queues inside each",
     paper: "CODA: Algorithm 2 of ../shared/papers/000_b0cc221885eae45d.txt",
     params: PARAMS,
+    needs: &[],
     build,
     example_ccts: [0.0625, 0.078125, 0.07775],
 };

@@ -72,7 +72,7 @@ impl Sebf {
             }
             for i in v.groups[g].range() {
                 let f = v.active[i] as usize;
-                let r = v.remaining[f] / gamma;
+                let r = v.remaining(f as u32) / gamma;
                 rates[i] += r;
                 consume(fab, residual, v.flow_path[f], r);
             }
@@ -171,6 +171,7 @@ pub const SPEC: PolicySpec = PolicySpec {
     rule: "alpha × drf shares, then varys on the spare, no cap",
     paper: "Coflex: Algorithm 2 of ../shared/papers/003_90a1b6450103ec5e.txt",
     params: PARAMS,
+    needs: &[],
     build,
     example_ccts: [0.10575, 2.0 / 96.0, 4.0 / 96.0],
 };

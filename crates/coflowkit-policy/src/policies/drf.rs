@@ -57,7 +57,7 @@ impl DrfStage {
         self.start.clear();
         self.start.push(0);
         for g in 0..v.groups.len() {
-            accumulate_links(v, g, &mut self.acc, &mut self.touched, |f| v.remaining[f]);
+            accumulate_links(v, g, &mut self.acc, &mut self.touched, |f| v.remaining(f as u32));
             self.touched.sort_unstable();
             let mut gamma: f64 = 0.0;
             for &l in &self.touched {
@@ -145,9 +145,9 @@ impl DrfStage {
         for i in v.groups[g].range() {
             let f = v.active[i] as usize;
             let r = if truthful {
-                share * v.remaining[f] / gamma
+                share * v.remaining(f as u32) / gamma
             } else {
-                v.remaining[f] / t
+                v.remaining(f as u32) / t
             };
             rates[i] = r;
             consume(v.fabric, residual, v.flow_path[f], r);
@@ -202,6 +202,7 @@ pub const SPEC: PolicySpec = PolicySpec {
     rule: "same progress P* for every coflow on its bottleneck (DRF on remaining bytes); flows of a coflow finish together; not work-conserving",
     paper: "DRF: Ghodsi et al., NSDI'11; coflow form of HUG, NSDI'16",
     params: &[],
+    needs: &[],
     build: |_| clairvoyant(Drf::default()),
     example_ccts: [0.10175, 0.03125, 0.0625],
 };

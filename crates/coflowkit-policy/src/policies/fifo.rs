@@ -31,6 +31,7 @@ pub const SPEC: PolicySpec = PolicySpec {
     rule: "coflows by arrival; each gets max-min fair rates on what earlier coflows left",
     paper: "Orchestra: Chowdhury et al., SIGCOMM'11",
     params: &[],
+    needs: &[],
     build: |_| non_clairvoyant(Fifo::default()),
     example_ccts: [0.0625, 0.078125, 0.07775],
 };

@@ -111,6 +111,7 @@ pub const SPEC: PolicySpec = PolicySpec {
     rule: "drf, then the spare max-min fair among flows, no coflow above P* of any link",
     paper: "HUG: Chowdhury et al., NSDI'16",
     params: &[],
+    needs: &[],
     build: |_| clairvoyant(Hug::default()),
     example_ccts: [0.10175, 0.03125, 0.0625],
 };

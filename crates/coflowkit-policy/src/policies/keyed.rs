@@ -71,6 +71,7 @@ pub const SCF: PolicySpec = PolicySpec {
     rule: "as fifo, but coflows ordered by length (largest flow), shortest first",
     paper: "heuristics of Varys: Chowdhury, Zhong, Stoica, SIGCOMM'14",
     params: &[],
+    needs: &[],
     build: |_| clairvoyant(Keyed::new(Key::Length)),
     example_ccts: [0.109375, 0.015625, 0.03125],
 };
@@ -83,6 +84,7 @@ pub const NCF: PolicySpec = PolicySpec {
     rule: "as fifo, but coflows ordered by width (number of flows), narrowest first",
     paper: "heuristics of Varys, SIGCOMM'14",
     params: &[],
+    needs: &[],
     build: |_| non_clairvoyant(Keyed::new(Key::Width)),
     example_ccts: [0.0625, 0.078125, 0.07775],
 };
@@ -95,6 +97,7 @@ pub const TCF: PolicySpec = PolicySpec {
     rule: "as fifo, but coflows ordered by total bytes, smallest first",
     paper: "heuristics of Varys, SIGCOMM'14",
     params: &[],
+    needs: &[],
     build: |_| clairvoyant(Keyed::new(Key::Total)),
     example_ccts: [0.109375, 0.015625, 0.03125],
 };

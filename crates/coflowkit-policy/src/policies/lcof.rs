@@ -94,6 +94,7 @@ pub const SPEC: PolicySpec = PolicySpec {
     rule: "as fifo, but coflows ordered by contention (other active coflows sharing a port), least first",
     paper: "Saath: Jajoo, Gandhi, Hu, Koh, CoNEXT'17",
     params: &[],
+    needs: &[],
     build: |_| non_clairvoyant(Lcof::default()),
     example_ccts: [0.078125, 0.031625, 0.07775],
 };

@@ -114,13 +114,13 @@ impl Mcs {
             } else {
                 let f = prev[i] as usize;
                 let k = v.flow_coflow[f] as usize;
-                self.length_sent[k] = self.length_sent[k].max(v.sent[f]);
+                self.length_sent[k] = self.length_sent[k].max(v.sent(f as u32));
                 i += 1;
             }
         }
         for &f in v.active {
             let k = v.flow_coflow[f as usize] as usize;
-            self.length_sent[k] = self.length_sent[k].max(v.sent[f as usize]);
+            self.length_sent[k] = self.length_sent[k].max(v.sent(f as u32));
         }
         self.prev_active.clear();
         self.prev_active.extend_from_slice(v.active);
@@ -146,7 +146,7 @@ impl NonClairvoyantPolicy for Mcs {
                 (self.cfg.priorities[self.class(w)], w)
             };
             let q = if w <= self.cfg.narrow_width {
-                self.narrow.queue(v.coflow_sent[k])
+                self.narrow.queue(v.coflow_sent(k as u32))
             } else {
                 self.wide.queue(self.length_sent[k])
             };
@@ -280,6 +280,7 @@ pub const SPEC: PolicySpec = PolicySpec {
     rule: "width class picks the initial queue; narrow coflows demoted by bytes sent, wide ones by the largest bytes sent by a flow; FIFO within a queue",
     paper: "MCS: Algorithm 2 of ../shared/papers/002_59b639202db2f4f2.txt",
     params: PARAMS,
+    needs: &[],
     build,
     example_ccts: [0.0625, 0.078125, 0.07775],
 };

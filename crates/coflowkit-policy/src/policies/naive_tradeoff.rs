@@ -82,6 +82,7 @@ pub const SPEC: PolicySpec = PolicySpec {
     rule: "alpha × drf shares, then SEBF capped at alpha·P* per coflow and link",
     paper: "Coflex: Algorithm 1 of ../shared/papers/003_90a1b6450103ec5e.txt",
     params: crate::policies::coflex::PARAMS,
+    needs: &[],
     build,
     example_ccts: [0.1955, 0.0625, 0.125],
 };

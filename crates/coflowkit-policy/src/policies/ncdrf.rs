@@ -154,6 +154,7 @@ pub const SPEC: PolicySpec = PolicySpec {
     rule: "DRF on per-link flow counts (every flow of a coflow at the same rate), then backfilling",
     paper: "NC-DRF: Algorithm 1 of ../shared/papers/001_741244c1eb5babc6.txt",
     params: PARAMS,
+    needs: &[],
     build,
     example_ccts: [0.10175, 0.03125, 0.0625],
 };

@@ -48,7 +48,7 @@ impl ClairvoyantPolicy for Pfp {
             let fu = f as usize;
             self.seen[fu] = self.epoch;
             self.pos[fu] = i as u32;
-            let k = v.remaining[fu].round().max(0.0) as u64;
+            let k = v.remaining(fu as u32).round().max(0.0) as u64;
             if self.key[fu] != k {
                 self.key[fu] = k;
                 self.changed.push((k, f));
@@ -96,6 +96,7 @@ pub const SPEC: PolicySpec = PolicySpec {
     rule: "flows by fewest remaining bytes; each in turn takes the residual of its bottleneck link",
     paper: "pFabric: Alizadeh et al., SIGCOMM'13",
     params: &[],
+    needs: &[],
     build: |_| clairvoyant(Pfp::default()),
     example_ccts: [0.109375, 0.015625, 0.03125],
 };
@@ -177,8 +178,8 @@ mod tests {
                 end: 4,
             },
         ];
-        c.remaining[4] = 0.5;
-        c.remaining[1] = 4.6;
+        c.set_remaining(4, 0.5);
+        c.set_remaining(1, 4.6);
         let mut d = Decision::default();
         d.reset(4);
         kept.decide(&c.clairvoyant(), &mut d);

@@ -76,7 +76,7 @@ impl FlowQueues {
             b.clear();
         }
         for i in positions {
-            let q = self.thresholds.queue(c.sent[c.active[i] as usize]);
+            let q = self.thresholds.queue(c.sent(c.active[i]));
             self.buckets[q].push(i);
         }
         for q in 0..self.buckets.len() {
@@ -116,7 +116,7 @@ pub(crate) fn first_crossing(
             continue;
         }
         let f = c.active[i];
-        let sent = c.sent[f as usize];
+        let sent = c.sent(f as u32);
         if let Some(t) = next(sent) {
             let dt = (t - sent) / r;
             if best.is_none_or(|b| dt < b.0) {
@@ -167,6 +167,7 @@ pub const SPEC: PolicySpec = PolicySpec {
     rule: "per-flow queues by bytes sent (exponential thresholds), strict priority across, max-min within",
     paper: "PIAS: Bai et al., NSDI'15",
     params: PARAMS,
+    needs: &[],
     build,
     example_ccts: [0.10175, 0.023625, 0.0545],
 };

@@ -137,6 +137,7 @@ pub const SPEC: PolicySpec = PolicySpec {
     rule: "per link, equal shares per coflow split over its flows; a flow takes its smaller share; spare shared max-min",
     paper: "FairCloud PS-P: Popa et al., SIGCOMM'12, as used by NC-DRF and Coflex",
     params: PARAMS,
+    needs: &[],
     build,
     example_ccts: [0.10175, 0.03125, 0.0625],
 };

@@ -172,6 +172,7 @@ pub const SPEC: PolicySpec = PolicySpec {
     rule: "BSSI order from remaining port loads; greedy rates in that order",
     paper: "Sincronia: Agarwal et al., SIGCOMM'18",
     params: &[],
+    needs: &[],
     build: |_| clairvoyant(Sincronia::default()),
     example_ccts: [0.109375, 0.015625, 0.03125],
 };

@@ -59,6 +59,7 @@ pub const SPEC: PolicySpec = PolicySpec {
     rule: "strict-priority queues at every link, classes from the workload, max-min inside a class",
     paper: "commodity switch SPQ, as used by Stream and PIAS",
     params: PARAMS,
+    needs: &[],
     build,
     example_ccts: [0.10175, 0.03125, 0.0625],
 };
@@ -80,7 +81,7 @@ mod tests {
                 (2, 1, 0, 9.0, 0.0),
             ],
         );
-        c.priority = vec![0, 5, 2];
+        c.flow_priority = vec![0, 5, 2];
         let mut d = Decision::default();
         d.reset(3);
         Spq::new(4).decide(&c.non_clairvoyant(), &mut d);

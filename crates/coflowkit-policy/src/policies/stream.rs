@@ -36,6 +36,7 @@ use coflowkit_model::TIME_EPS;
 use std::collections::HashMap;
 use crate::policy::{AnyPolicy, Info};
 use crate::spec::{non_clairvoyant, PolicySpec, MIB};
+use crate::view::Input;
 use crate::params::{ParamSpec, Params};
 use coflowkit_model::ModelError;
 
@@ -312,10 +313,10 @@ impl NonClairvoyantPolicy for Stream {
         for &f in &prev {
             let fu = f as usize;
             let u = self.flow_unit[fu] as usize;
-            let d = v.sent[fu] - self.last_sent[fu];
+            let d = v.sent(fu as u32) - self.last_sent[fu];
             if d > 0.0 {
                 self.units[u].x += d / unit;
-                self.last_sent[fu] = v.sent[fu];
+                self.last_sent[fu] = v.sent(fu as u32);
             }
             while j < v.active.len() && v.active[j] < f {
                 j += 1;
@@ -333,9 +334,9 @@ impl NonClairvoyantPolicy for Stream {
             }
             let u = self.unit_for(v, fu);
             self.flow_unit[fu] = u;
-            self.last_sent[fu] = v.sent[fu];
+            self.last_sent[fu] = v.sent(fu as u32);
             let un = &mut self.units[u as usize];
-            un.x += v.sent[fu] / unit;
+            un.x += v.sent(fu as u32) / unit;
             un.known += 1;
             un.active += 1;
             let s = v.flow_src[fu];
@@ -514,6 +515,7 @@ pub const SPEC: PolicySpec = PolicySpec {
     rule: "receivers pick classes by eq. (5) from bytes received, flows finished, relayed and child bytes; strict-priority switches enforce them",
     paper: "Stream: ../shared/papers/004_690cd0cb6f2c8b3e.txt",
     params: PARAMS,
+    needs: &[Input::Stages],
     build,
     example_ccts: [0.10175, 0.03125, 0.0625],
 };
@@ -652,7 +654,7 @@ mod tests {
             },
         ];
         c.count_paths();
-        c.sent[1] = 10.0;
+        c.set_sent(1, 10.0);
         d.reset(2);
         p.decide(&c.non_clairvoyant(), &mut d);
         assert_eq!(d.classes, vec![2, 0]);
@@ -683,7 +685,7 @@ mod tests {
         // P = 4 − ⌈0.816⌉ = 3, but with a
         // delay of 1 ms the class applies only at t = 1 ms.
         let mut c = Case::new(4, 10.0, &[(0, 0, 1, 50.0, 50.0), (0, 3, 2, 1e6, 0.0)]);
-        c.stage = vec![2, 1];
+        c.flow_stage = vec![2, 1];
         c.stage_parents = vec![(0, 2, 1)];
         let mut conf = cfg(4);
         conf.delay_s = 1e-3;

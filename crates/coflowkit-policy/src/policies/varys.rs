@@ -136,7 +136,7 @@ impl ClairvoyantPolicy for Varys {
             for i in r.clone() {
                 let f = v.active[i] as usize;
                 self.paths.push(v.flow_path[f]);
-                self.rem.push(v.remaining[f]);
+                self.rem.push(v.remaining(f as u32));
             }
             self.tmp.clear();
             self.tmp.resize(self.paths.len(), 0.0);
@@ -194,6 +194,7 @@ pub const SPEC: PolicySpec = PolicySpec {
     rule: "SEBF order by effective bottleneck Γ, MADD rates, then backfilling",
     paper: "Varys: Chowdhury, Zhong, Stoica, SIGCOMM'14",
     params: PARAMS,
+    needs: &[],
     build,
     example_ccts: [0.109375, 0.015625, 0.03125],
 };

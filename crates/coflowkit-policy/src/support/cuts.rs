@@ -150,14 +150,14 @@ mod tests {
         let both = c.active.clone();
         c.active.truncate(1);
         c.groups[0].end = 1;
-        c.width[0] = 1; // started so far, as the engine reports it
+        c.coflow_started[0] = 1; // started so far, as the engine reports it
         let mut cuts = Cuts::default();
         let mut r = vec![10.0; 6];
         r[0] = 0.0; // up0 full: the coflow's only sender
         assert!(cuts.blocked(&c.common(), 0, &r));
         c.active = both;
         c.groups[0].end = 2;
-        c.width[0] = 2;
+        c.coflow_started[0] = 2;
         assert!(!cuts.blocked(&c.common(), 0, &r), "up2 is open for 2→1");
     }
 }

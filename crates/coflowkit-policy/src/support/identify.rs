@@ -200,7 +200,7 @@ impl Identify {
             if stamp[fu] != epoch {
                 state[fu] = OUT;
                 false
-            } else if c.sent[fu] >= min_bytes {
+            } else if c.sent(fu as u32) >= min_bytes {
                 rough.insert(records, f, labels[fu]);
                 state[fu] = CLUSTERED;
                 clustered.push(f);
@@ -379,11 +379,11 @@ mod tests {
         assert_ne!(labels[0], labels[1]);
         // Flow 1 sends 5 B: it joins at the next round, as a cluster of its own
         // (flow 0 is still below the threshold).
-        case.sent[1] = 5.0;
+        case.set_sent(1, 5.0);
         let before = labels[1];
         assert!(call(&mut s, &mut case, 0.2, &[0, 1], &[], &mut labels).is_empty());
         assert_eq!(labels[1], before);
-        case.sent[0] = 4.0;
+        case.set_sent(0, 4.0);
         // Flow 0 (first seen with flow 1) follows flow 1's leader.
         assert_eq!(
             call(&mut s, &mut case, 0.3, &[0, 1], &[], &mut labels),

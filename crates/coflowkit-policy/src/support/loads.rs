@@ -40,7 +40,7 @@ impl LoadCache {
         let key = (
             v.coflow_started[k],
             grp.end - grp.start,
-            v.coflow_sent[k].to_bits(),
+            v.coflow_sent(k as u32).to_bits(),
         );
         if self.built[k] != key {
             let nl = v.fabric.num_links();
@@ -57,7 +57,7 @@ impl LoadCache {
                         self.mark[li] = true;
                         self.touched.push(l);
                     }
-                    self.acc[li] += v.remaining[f];
+                    self.acc[li] += v.remaining(f as u32);
                 }
             }
             self.touched.sort_unstable();
@@ -192,15 +192,15 @@ mod tests {
             &[(0, 6.0), (4, 4.0), (5, 2.0)]
         );
         // The policy served it: 1 B of flow 0 went out.
-        c.remaining[0] = 3.0;
+        c.set_remaining(0, 3.0);
         cache.moved(0);
         assert_eq!(
             cache.get(&c.clairvoyant(), 0),
             &[(0, 5.0), (4, 3.0), (5, 2.0)]
         );
         // Bytes sent without the policy's say (a real network): coflow_sent changed.
-        c.remaining[1] = 1.0;
-        c.coflow_sent[0] += 1.0;
+        c.set_remaining(1, 1.0);
+        c.add_coflow_sent(0, 1.0);
         assert_eq!(
             cache.get(&c.clairvoyant(), 0),
             &[(0, 4.0), (4, 3.0), (5, 1.0)]

@@ -1,0 +1,463 @@
+//! Rates and completions, kept lazily: an event costs time in the flows (or paths)
+//! whose rate changed, never in all the flows that move.
+//!
+//! A flow in *flow mode* keeps `(base, rate, since)`: it has sent
+//! `base + rate·(t − since)` ([`coflowkit_policy::view::Progress`]). Changing its
+//! rate settles `base` at the current time and pushes two heap entries:
+//!
+//! * `exact`: when it would finish at that rate, `since + rem/rate`; the earliest
+//!   valid entry is the next completion event;
+//! * `due`: the first time it counts as finished, when its remaining bytes are at
+//!   most `max(finish_threshold(size), rate·TIME_EPS)` (the engine's tolerance);
+//!   at an event every valid entry due by then completes.
+//!
+//! Entries carry the flow's version; a rate change or a completion bumps it, and
+//! stale entries are dropped when they reach the top (the heaps are rebuilt from
+//! the valid entries when stale ones outnumber them).
+//!
+//! In *path mode* every active flow of a path has the path's rate: the path keeps
+//! a service counter `(path_base, path_rate, path_since)`; a flow that joined at
+//! service `e_f` has sent `service − e_f` and is done when `service` reaches
+//! `F_f = e_f + size_f` within `max(thr_f, rate·TIME_EPS)`. Two heaps per path
+//! hold `F_f` (within `rate·TIME_EPS`: it would finish within the same event) and
+//! `D_f = F_f − thr_f` (within its byte tolerance); the path's `exact` entry is
+//! when the service reaches the smallest `F`, its `due` entry the earlier of that
+//! less `TIME_EPS` and when it reaches the smallest `D`. A rate change then costs
+//! time in the changed paths only.
+
+use coflowkit_model::{finish_threshold, PathId, TIME_EPS};
+use coflowkit_policy::view::ViewData;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// f64 with a total order, for heaps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Key(pub f64);
+impl Eq for Key {}
+impl PartialOrd for Key {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Key {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+
+type Heap = BinaryHeap<Reverse<(Key, u32, u32)>>;
+
+/// Drops stale entries from a heap when they outnumber the valid ones.
+fn compact(h: &mut Heap, valid: impl Fn(u32, u32) -> bool) {
+    let v = std::mem::take(h).into_vec();
+    *h = v.into_iter().filter(|Reverse((_, i, ver))| valid(*i, *ver)).collect();
+}
+
+#[derive(Default)]
+pub(crate) struct Rates {
+    /// Per flow: version of its heap entries, and whether it is done.
+    ver: Vec<u32>,
+    done: Vec<bool>,
+    exact: Heap,
+    due: Heap,
+    /// Flows (flow mode) with a non-zero rate, and each one's position in it.
+    pub moving: Vec<u32>,
+    pos: Vec<u32>,
+    /// Per coflow: its flows with a non-zero rate (the coflow's rate is exactly 0
+    /// when none).
+    coflow_moving: Vec<u32>,
+    // Path mode.
+    pub path_mode: bool,
+    path_ver: Vec<u32>,
+    /// Per path: its active flows' finish services `F`, and `D = F − thr`.
+    path_f: Vec<BinaryHeap<Reverse<(Key, u32)>>>,
+    path_d: Vec<BinaryHeap<Reverse<(Key, u32)>>>,
+    pexact: Heap,
+    pdue: Heap,
+    /// Per path: the smallest `F` and `D` of its unfinished flows (infinite when
+    /// none), kept flat so that a rate change reads no heap.
+    path_ftop: Vec<f64>,
+    path_dtop: Vec<f64>,
+    /// Per path: its `exact` and `due` times (infinite when it has none).
+    path_exact: Vec<f64>,
+    path_due: Vec<f64>,
+    /// Whether `pexact`/`pdue` hold every path's current entries. After a dense
+    /// change ([`Rates::go_dense`]) they do not, and the paths are scanned
+    /// instead, until a sparse change rebuilds them ([`Rates::go_sparse`]).
+    heaps_valid: bool,
+    /// Scratch: paths due at an event.
+    due_paths: Vec<PathId>,
+}
+
+pub(crate) const NOT_MOVING: u32 = u32::MAX;
+
+impl Rates {
+    pub fn new(d: &mut ViewData, n_paths: usize, path_mode: bool) -> Self {
+        let n = d.size.len();
+        let nc = d.width.len();
+        d.base = vec![0.0; n];
+        d.rate = vec![0.0; n];
+        d.since = vec![0.0; n];
+        d.coflow_base = vec![0.0; nc];
+        d.coflow_rate = vec![0.0; nc];
+        d.coflow_since = vec![0.0; nc];
+        d.path_mode = path_mode;
+        let np = if path_mode { n_paths } else { 0 };
+        d.path_base = vec![0.0; np];
+        d.path_rate = vec![0.0; np];
+        d.path_since = vec![0.0; np];
+        Rates {
+            ver: vec![0; n],
+            done: vec![false; n],
+            pos: vec![NOT_MOVING; n],
+            coflow_moving: vec![0; nc],
+            path_mode,
+            path_ver: vec![0; np],
+            path_f: (0..np).map(|_| BinaryHeap::new()).collect(),
+            path_d: (0..np).map(|_| BinaryHeap::new()).collect(),
+            path_ftop: vec![f64::INFINITY; np],
+            path_dtop: vec![f64::INFINITY; np],
+            path_exact: vec![f64::INFINITY; np],
+            path_due: vec![f64::INFINITY; np],
+            heaps_valid: true,
+            ..Rates::default()
+        }
+    }
+
+    /// Makes room for paths interned after the start (none on a fixed fabric).
+    fn grow_paths(&mut self, d: &mut ViewData, np: usize) {
+        if self.path_ver.len() < np {
+            self.path_ver.resize(np, 0);
+            self.path_f.resize_with(np, BinaryHeap::new);
+            self.path_d.resize_with(np, BinaryHeap::new);
+            self.path_ftop.resize(np, f64::INFINITY);
+            self.path_dtop.resize(np, f64::INFINITY);
+            self.path_exact.resize(np, f64::INFINITY);
+            self.path_due.resize(np, f64::INFINITY);
+            d.path_base.resize(np, 0.0);
+            d.path_rate.resize(np, 0.0);
+            d.path_since.resize(np, 0.0);
+        }
+    }
+
+    // -- flow mode --------------------------------------------------------------
+
+    /// Gives flow `f` rate `r` from `now` on.
+    pub fn set_rate(&mut self, d: &mut ViewData, f: u32, r: f64, now: f64) {
+        let fi = f as usize;
+        let old = d.rate[fi];
+        if old == r {
+            return;
+        }
+        d.base[fi] += old * (now - d.since[fi]);
+        d.since[fi] = now;
+        d.rate[fi] = r;
+        let k = d.flow_coflow[fi] as usize;
+        d.coflow_base[k] += d.coflow_rate[k] * (now - d.coflow_since[k]);
+        d.coflow_since[k] = now;
+        match (old != 0.0, r != 0.0) {
+            (false, true) => {
+                self.pos[fi] = self.moving.len() as u32;
+                self.moving.push(f);
+                self.coflow_moving[k] += 1;
+            }
+            (true, false) => {
+                self.unmove(f);
+                self.coflow_moving[k] -= 1;
+            }
+            _ => {}
+        }
+        d.coflow_rate[k] = if self.coflow_moving[k] == 0 {
+            0.0
+        } else {
+            d.coflow_rate[k] - old + r
+        };
+        self.ver[fi] = self.ver[fi].wrapping_add(1);
+        if r > 0.0 {
+            self.schedule(d, f, now);
+        }
+    }
+
+    fn unmove(&mut self, f: u32) {
+        let at = self.pos[f as usize] as usize;
+        self.moving.swap_remove(at);
+        if let Some(&g) = self.moving.get(at) {
+            self.pos[g as usize] = at as u32;
+        }
+        self.pos[f as usize] = NOT_MOVING;
+    }
+
+    /// Pushes flow `f`'s `exact` and `due` entries at its current rate.
+    fn schedule(&mut self, d: &ViewData, f: u32, now: f64) {
+        let fi = f as usize;
+        let r = d.rate[fi];
+        let rem = d.size[fi] - d.base[fi];
+        let exact = now + rem / r;
+        let due = (exact - TIME_EPS).min(now + (rem - finish_threshold(d.size[fi])) / r);
+        let v = self.ver[fi];
+        self.exact.push(Reverse((Key(exact), f, v)));
+        self.due.push(Reverse((Key(due), f, v)));
+        if self.exact.len() > 4 * (self.moving.len() + 1024) {
+            let ver = &self.ver;
+            let valid = |i: u32, v: u32| ver[i as usize] == v;
+            compact(&mut self.exact, valid);
+            compact(&mut self.due, valid);
+        }
+    }
+
+    /// A flow that just started and is already within the finish tolerance: it
+    /// finishes at this very time, whatever its rate.
+    pub fn due_now(&mut self, f: u32, now: f64) {
+        let v = self.ver[f as usize];
+        self.exact.push(Reverse((Key(now), f, v)));
+        self.due.push(Reverse((Key(now), f, v)));
+    }
+
+    // -- path mode --------------------------------------------------------------
+
+    /// Flow `f` joins its path's group (path mode) at `now`.
+    pub fn join_path(&mut self, d: &mut ViewData, f: u32, now: f64, n_paths: usize) {
+        self.grow_paths(d, n_paths);
+        let fi = f as usize;
+        let p = d.flow_path[fi] as usize;
+        let service = d.path_base[p] + d.path_rate[p] * (now - d.path_since[p]);
+        d.base[fi] = service; // offset: sent = service - base
+        d.rate[fi] = f64::NAN;
+        let fin = service + d.size[fi];
+        self.path_f[p].push(Reverse((Key(fin), f)));
+        self.path_d[p].push(Reverse((Key(fin - finish_threshold(d.size[fi])), f)));
+        self.refresh_tops(p);
+        self.reschedule_path(d, p as PathId, now);
+    }
+
+    /// Gives every flow of path `p` rate `r` from `now` on.
+    pub fn set_path_rate(&mut self, d: &mut ViewData, p: PathId, r: f64, now: f64) {
+        let pi = p as usize;
+        if d.path_rate[pi] == r {
+            return;
+        }
+        d.path_base[pi] += d.path_rate[pi] * (now - d.path_since[pi]);
+        d.path_since[pi] = now;
+        d.path_rate[pi] = r;
+        self.reschedule_path(d, p, now);
+    }
+
+    /// Drops done flows from the top of a path heap; its top key after that.
+    fn top(heap: &mut BinaryHeap<Reverse<(Key, u32)>>, done: &[bool]) -> Option<f64> {
+        while let Some(&Reverse((Key(x), f))) = heap.peek() {
+            if !done[f as usize] {
+                return Some(x);
+            }
+            heap.pop();
+        }
+        None
+    }
+
+    /// Re-reads path `p`'s heap tops (after its heaps changed).
+    fn refresh_tops(&mut self, p: usize) {
+        self.path_ftop[p] = Self::top(&mut self.path_f[p], &self.done).unwrap_or(f64::INFINITY);
+        self.path_dtop[p] = Self::top(&mut self.path_d[p], &self.done).unwrap_or(f64::INFINITY);
+    }
+
+    /// Settles path `p` at `now` and pushes its entries from its heaps' tops.
+    fn reschedule_path(&mut self, d: &mut ViewData, p: PathId, now: f64) {
+        let pi = p as usize;
+        d.path_base[pi] += d.path_rate[pi] * (now - d.path_since[pi]);
+        d.path_since[pi] = now;
+        self.path_ver[pi] = self.path_ver[pi].wrapping_add(1);
+        let r = d.path_rate[pi];
+        let s = d.path_base[pi];
+        let (f_top, d_top) = (self.path_ftop[pi], self.path_dtop[pi]);
+        let (exact, due) = if f_top == f64::INFINITY {
+            (f64::INFINITY, f64::INFINITY) // no flows
+        } else if d_top <= s {
+            (now, now) // a flow is within its tolerance already: done at this event
+        } else if r > 0.0 {
+            let exact = now + (f_top - s) / r;
+            let due = (exact - TIME_EPS).min(now + (d_top - s) / r);
+            (exact, if due > now { due } else { exact })
+        } else {
+            (f64::INFINITY, f64::INFINITY) // paused
+        };
+        self.path_exact[pi] = exact;
+        self.path_due[pi] = due;
+        if !self.heaps_valid || exact == f64::INFINITY {
+            return;
+        }
+        let v = self.path_ver[pi];
+        self.pexact.push(Reverse((Key(exact), p, v)));
+        self.pdue.push(Reverse((Key(due), p, v)));
+        if self.pexact.len() > 4 * (self.path_f.len() + 1024) {
+            let ver = &self.path_ver;
+            compact(&mut self.pexact, |i, v| ver[i as usize] == v);
+            compact(&mut self.pdue, |i, v| ver[i as usize] == v);
+        }
+    }
+
+    /// Before many path rate changes at once (a good part of the active paths):
+    /// the heaps are dropped and the active paths scanned at each event, which
+    /// costs `O(active paths)` in flat arrays instead of `O(log)` per change plus
+    /// a stale entry to pop per change.
+    pub fn go_dense(&mut self) {
+        self.heaps_valid = false;
+        self.pexact.clear();
+        self.pdue.clear();
+    }
+
+    /// Before few path rate changes: the heaps are rebuilt if a dense change
+    /// dropped them (every path with an entry is in `active_paths`).
+    pub fn go_sparse(&mut self, active_paths: &[PathId]) {
+        if self.heaps_valid {
+            return;
+        }
+        self.heaps_valid = true;
+        let mut ex = std::mem::take(&mut self.pexact).into_vec();
+        let mut du = std::mem::take(&mut self.pdue).into_vec();
+        for &p in active_paths {
+            let pi = p as usize;
+            if self.path_exact[pi] < f64::INFINITY {
+                let v = self.path_ver[pi];
+                ex.push(Reverse((Key(self.path_exact[pi]), p, v)));
+                du.push(Reverse((Key(self.path_due[pi]), p, v)));
+            }
+        }
+        self.pexact = BinaryHeap::from(ex);
+        self.pdue = BinaryHeap::from(du);
+    }
+
+    // -- both -------------------------------------------------------------------
+
+    /// The earliest projected completion (absolute time), or infinity.
+    pub fn next_completion(&mut self, active_paths: &[PathId]) -> f64 {
+        while let Some(&Reverse((_, f, v))) = self.exact.peek() {
+            if self.ver[f as usize] == v {
+                break;
+            }
+            self.exact.pop();
+        }
+        while let Some(&Reverse((_, p, v))) = self.pexact.peek() {
+            if self.path_ver[p as usize] == v {
+                break;
+            }
+            self.pexact.pop();
+        }
+        let a = self.exact.peek().map_or(f64::INFINITY, |e| (e.0).0 .0);
+        let b = if self.heaps_valid {
+            self.pexact.peek().map_or(f64::INFINITY, |e| (e.0).0 .0)
+        } else {
+            let ex = &self.path_exact;
+            active_paths.iter().fold(f64::INFINITY, |m, &p| m.min(ex[p as usize]))
+        };
+        a.min(b)
+    }
+
+    /// Every flow that counts as finished at `now`, in no particular order
+    /// (the caller sorts); each is removed from the rate bookkeeping, with the
+    /// bytes it had left credited to it (conservation).
+    pub fn take_done(&mut self, d: &mut ViewData, now: f64, out: &mut Vec<u32>) {
+        out.clear();
+        while let Some(&Reverse((Key(t), f, v))) = self.due.peek() {
+            if t > now {
+                break;
+            }
+            self.due.pop();
+            let fi = f as usize;
+            if self.ver[fi] != v {
+                continue;
+            }
+            let r = d.rate[fi];
+            let rem = d.size[fi] - d.base[fi] - r * (now - d.since[fi]);
+            if rem > finish_threshold(d.size[fi]).max(r * TIME_EPS) {
+                // A rounding hair short: done for sure when it would finish.
+                self.due.push(Reverse((Key(d.since[fi] + (d.size[fi] - d.base[fi]) / r), f, v)));
+                continue;
+            }
+            self.finish(d, f, now);
+            out.push(f);
+        }
+        self.take_done_paths(d, now, out);
+    }
+
+    fn take_done_paths(&mut self, d: &mut ViewData, now: f64, out: &mut Vec<u32>) {
+        let mut due = std::mem::take(&mut self.due_paths);
+        due.clear();
+        if self.heaps_valid {
+            while let Some(&Reverse((Key(t), p, v))) = self.pdue.peek() {
+                if t > now {
+                    break;
+                }
+                self.pdue.pop();
+                if self.path_ver[p as usize] == v {
+                    due.push(p);
+                }
+            }
+        } else {
+            let pd = &self.path_due;
+            due.extend(d.active_paths.iter().copied().filter(|&p| pd[p as usize] <= now));
+        }
+        for &p in &due {
+            let pi = p as usize;
+            let s = d.path_base[pi] + d.path_rate[pi] * (now - d.path_since[pi]);
+            let eps_bytes = d.path_rate[pi] * TIME_EPS;
+            // Within its byte tolerance (D ≤ s), or finishing within TIME_EPS.
+            for (heap, slack) in [(&mut self.path_d[pi], 0.0), (&mut self.path_f[pi], eps_bytes)] {
+                while let Some(&Reverse((Key(x), f))) = heap.peek() {
+                    if x - s > slack {
+                        break;
+                    }
+                    heap.pop();
+                    let fi = f as usize;
+                    if !self.done[fi] {
+                        self.done[fi] = true;
+                        d.base[fi] = d.size[fi]; // the remainder is credited: sent = size
+                        d.rate[fi] = 0.0;
+                        d.since[fi] = now;
+                        out.push(f);
+                    }
+                }
+            }
+            self.refresh_tops(pi);
+            self.reschedule_path(d, p, now);
+        }
+        self.due_paths = due;
+    }
+
+    /// Flow `f` (flow mode) is done at `now`: its rate goes, its bytes are all sent.
+    fn finish(&mut self, d: &mut ViewData, f: u32, now: f64) {
+        let fi = f as usize;
+        let k = d.flow_coflow[fi] as usize;
+        let r = d.rate[fi];
+        let sent = d.base[fi] + r * (now - d.since[fi]);
+        d.coflow_base[k] += d.coflow_rate[k] * (now - d.coflow_since[k]) + (d.size[fi] - sent);
+        d.coflow_since[k] = now;
+        if r != 0.0 {
+            self.unmove(f);
+            self.coflow_moving[k] -= 1;
+            d.coflow_rate[k] = if self.coflow_moving[k] == 0 {
+                0.0
+            } else {
+                d.coflow_rate[k] - r
+            };
+        }
+        d.base[fi] = d.size[fi];
+        d.rate[fi] = 0.0;
+        d.since[fi] = now;
+        self.ver[fi] = self.ver[fi].wrapping_add(1);
+        self.done[fi] = true;
+    }
+
+    /// True once flow `f` has finished.
+    pub fn is_done(&self, f: usize) -> bool {
+        self.done[f]
+    }
+
+    /// A flow's current rate, whichever the mode.
+    pub fn rate_of(d: &ViewData, f: usize) -> f64 {
+        let r = d.rate[f];
+        if r.is_nan() {
+            d.path_rate[d.flow_path[f] as usize]
+        } else {
+            r
+        }
+    }
+}
