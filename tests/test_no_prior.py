@@ -96,7 +96,8 @@ def write_classes(tmp_path, text):
 
 
 def test_mcs_classes_file_equals_explicit_parameters(tmp_path):
-    w = ck.synthetic("fb", seed=2).head(20)
+    # 30 coflows: widths 5-9 and 50-99 occur and contend, so these classes move CCTs.
+    w = ck.synthetic("fb", seed=2).head(30)
     f = write_classes(
         tmp_path, "# from a test\n# T_i (MB) = 10,100\ndeltas = 5,50\npriorities = 1,2,4\n"
     )
