@@ -562,6 +562,7 @@ def test_package_level_transform_and_registry():
         "dag",
         "head",
         "sample",
+        "repeat",
         "scale",
     ]
     for name, t in transforms.TRANSFORMS.items():
@@ -603,6 +604,9 @@ def test_package_level_transform_and_registry():
         ("sample:fraction=1.5", {}, "transform sample: fraction must be in (0, 1]"),
         ("scale:ports=0", {}, "transform scale: ports must be >= 1, got '0'"),
         ("scale:bytes=-1", {}, "transform scale: bytes must be > 0, got '-1'"),
+        ("repeat", {}, "transform repeat: missing required parameter times"),
+        ("repeat:times=0", {}, "transform repeat: times must be >= 1, got '0'"),
+        ("repeat:times=2,mode=parallel", {}, "mode must be one of sequential, overlap"),
     ],
 )
 def test_bad_input_is_one_clear_error(spec, params, message):
@@ -768,3 +772,41 @@ def test_fb_trace_hadoop_starts_and_waves(fb_trace):
     assert 0 < barriers < 2000
     assert sum(e["bytes"]) == pytest.approx(sum(c["bytes"]) + barriers * 1e-6)
     assert sum(len(d) for d in e["depends_on"]) < 5_000_000
+
+
+# --------------------------------------------------------------------------------
+# repeat
+
+
+def test_repeat_sequential_shifts_each_copy_by_the_last_arrival():
+    w = one_flow_each([0.0, 2.0, 5.0])
+    v = transforms.apply(w, "repeat", times=3)
+    # ids: + i x (max id + 1) = i x 4 for coflows, i x 103 for flows; shift i x 5 s.
+    assert coflow_arrivals(v) == {
+        1: 0.0, 2: 2.0, 3: 5.0, 5: 5.0, 6: 7.0, 7: 10.0, 9: 10.0, 10: 12.0, 11: 15.0
+    }  # fmt: skip
+    f = flows_by_id(v)
+    assert sorted(f) == [100, 101, 102, 203, 204, 205, 306, 307, 308]
+    assert (f[307]["coflow_id"], f[307]["src"], f[307]["dst"], f[307]["start_s"]) == (10, 1, 2, 12.0)
+
+
+def test_repeat_overlap_keeps_arrivals_and_ports_so_copies_share_the_link():
+    # One 1 GiB flow on a 1 Gbps link takes 8 s; two copies at the same time on the
+    # same ports share it: each gets half and finishes at 16 s.
+    w = build([(1, 1, 0, 1, 1024 * MIB, 0.0)], ports=2)
+    v = transforms.apply(w, "repeat:times=2,mode=overlap")
+    assert coflow_arrivals(v) == {1: 0.0, 3: 0.0}  # coflow id 1 + 1 x 2
+    assert ck.simulate(w, "fair").coflows["cct_s"].tolist() == pytest.approx([8.0])
+    assert ck.simulate(v, "fair").coflows["cct_s"].tolist() == pytest.approx([16.0, 16.0])
+    seq = transforms.apply(w, "repeat:times=2,mode=sequential")  # last arrival 0: no shift
+    assert coflow_arrivals(seq) == {1: 0.0, 3: 0.0}
+
+
+def test_repeat_copies_dependencies_within_each_copy():
+    v = transforms.apply(rich(), "repeat:times=2")
+    f = flows_by_id(v)
+    # rich(): flow ids 1..5, so copy 1 adds 6; coflow ids 1..3, copy 1 adds 4.
+    assert f[11]["depends_on"] == [8, 10] and f[11]["coflow_id"] == 7
+    assert f[5]["depends_on"] == [2, 4]
+    assert f[11]["start_s"] == f[5]["start_s"] + 11.0
+    assert transforms.apply(rich(), "repeat:times=1").flow_columns() == rich().flow_columns()

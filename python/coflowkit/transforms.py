@@ -902,6 +902,49 @@ def sample(
     return flows
 
 
+@_register(
+    "N copies of the workload, one after another (sequential) or at the same times on "
+    "the same ports (overlap)",
+    Param("times", "int", "number of copies N (>= 1)", check=lambda x: x >= 1, expect=">= 1"),
+    Param(
+        "mode",
+        "choice",
+        "sequential: copy i shifted by i x the last arrival; overlap: arrivals kept",
+        choices=("sequential", "overlap"),
+    ),
+)
+def repeat(flows: Flows, times: int = REQUIRED, mode: str = "sequential") -> Flows:
+    """Copy ``i`` (0-based) of every coflow and flow gets id ``id + i x (max id + 1)``
+    (coflow and flow ids separately, dependencies follow their flow). ``sequential``
+    moves copy ``i`` by ``i x L``, with ``L`` the last coflow arrival of the input,
+    so each copy starts where the previous one's arrivals end: N times the
+    duration at the same concurrency. ``overlap`` keeps every arrival and every
+    port (port ``p`` of copy ``i`` is port ``p``): the same duration with N times
+    the concurrent flows on the same ports. ``times=1`` is the identity."""
+    if times == 1:
+        return flows
+    n = flows.num_flows
+    cstep = int(flows.coflow_id.max()) + 1 if n else 1
+    fstep = int(flows.flow_id.max()) + 1 if n else 1
+    shift = float(flows.arrival_s.max()) if (n and mode == "sequential") else 0.0
+    copies = np.repeat(np.arange(times, dtype=np.uint64), n)
+    flows.coflow_id = np.tile(flows.coflow_id, times) + copies * np.uint64(cstep)
+    flows.flow_id = np.tile(flows.flow_id, times) + copies * np.uint64(fstep)
+    offset = copies.astype(np.float64) * shift
+    flows.start_s = np.tile(flows.start_s, times) + offset
+    flows.arrival_s = np.tile(flows.arrival_s, times) + offset
+    for name in ("src", "dst", "bytes", "weight"):
+        setattr(flows, name, np.tile(getattr(flows, name), times))
+    for name in ("src_port", "dst_port", "tenant", "stage", "priority"):
+        setattr(flows, name, getattr(flows, name) * times)
+    deps = flows.depends_on
+    flows.depends_on = [
+        [d + i * fstep for d in ds] if ds else ds for i in range(times) for ds in deps
+    ]
+    flows._index()
+    return flows
+
+
 def _map_ports(flows: Flows, target: int, mapping: str) -> np.ndarray:
     """Port of every host ``0..flows.ports - 1`` on a ``target``-port fabric."""
     hosts = flows.ports
