@@ -1,6 +1,8 @@
 import subprocess
 import sys
 
+import coflowkit as ck
+
 
 def test_bench_reports_wall_time_rss_and_mean_cct(tmp_path, example_path):
     out = tmp_path / "bench.md"
@@ -31,6 +33,10 @@ def test_bench_reports_wall_time_rss_and_mean_cct(tmp_path, example_path):
     assert rows[0].split("|")[5].strip() == "0.0728"
     assert rows[1].split("|")[5].strip() == "0.0521"
     assert float(rows[0].split("|")[4]) > 0  # peak RSS in MiB
+    # Provenance: what ran, where, when.
+    text = out.read_text()
+    assert f"Version: coflowkit {ck.__version__}, commit " in text and " UTC" in text
+    assert "cores" in text.splitlines()[0] and "load average" in text.splitlines()[0]
 
 
 def test_bench_rejects_unknown_policy(example_path):

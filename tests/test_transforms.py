@@ -787,7 +787,8 @@ def test_repeat_sequential_shifts_each_copy_by_the_last_arrival():
     }  # fmt: skip
     f = flows_by_id(v)
     assert sorted(f) == [100, 101, 102, 203, 204, 205, 306, 307, 308]
-    assert (f[307]["coflow_id"], f[307]["src"], f[307]["dst"], f[307]["start_s"]) == (10, 1, 2, 12.0)
+    g = f[307]
+    assert (g["coflow_id"], g["src"], g["dst"], g["start_s"]) == (10, 1, 2, 12.0)
 
 
 def test_repeat_overlap_keeps_arrivals_and_ports_so_copies_share_the_link():

@@ -28,8 +28,9 @@ def run_one(
     transforms: tuple[str, ...] = (),
     fabric: str | None = None,
     first: int | None = None,
-) -> tuple[str, float, float, float]:
-    """Times one `simulate`; ``policy`` may carry parameters: ``coda:labels=identify``."""
+) -> tuple[str, float, float, float, int, int]:
+    """Times one `simulate`; ``policy`` may carry parameters: ``coda:labels=identify``.
+    Returns (status, wall s, peak RSS MiB, mean CCT s, events, policy calls)."""
     name, *kvs = policy.split(":")
     extra = [a for kv in kvs for a in ("--param", kv)]
     extra += [a for t in transforms for a in ("--transform", t)]
@@ -69,13 +70,15 @@ def run_one(
             err = proc.stderr.read().decode(errors="replace").strip().splitlines()
             status = "failed: " + (err[-1] if err else f"exit {code}")
         proc.stderr.close()
-        mean_cct = float("nan")
+        mean_cct, events, calls = float("nan"), 0, 0
         if status == "ok":
             import json
 
             with open(os.path.join(out, "summary.json"), encoding="utf-8") as fh:
-                mean_cct = json.load(fh)["summary"]["all"]["cct_s"]["mean"]
-        return status, wall, usage.ru_maxrss / 1024.0, mean_cct
+                d = json.load(fh)
+            mean_cct = d["summary"]["all"]["cct_s"]["mean"]
+            events, calls = d["events"], d["policy_calls"]
+        return status, wall, usage.ru_maxrss / 1024.0, mean_cct, events, calls
 
 
 _ROUTE_CHILD = """
@@ -109,6 +112,53 @@ def route_cost(trace: str, fabric: str, first: int | None = None) -> tuple[float
     return d["load_s"], d["route_s"]
 
 
+def machine() -> str:
+    """One line: CPU model, cores, memory, OS, Python, and the load average now
+    (a loaded machine makes every time in the table longer)."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            cpu = next(ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    mem = ""
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as fh:
+            kib = int(next(ln.split()[1] for ln in fh if ln.startswith("MemTotal")))
+        mem = f", {kib / 1048576:.0f} GiB"
+    except (OSError, StopIteration, ValueError):
+        pass
+    load = ""
+    if hasattr(os, "getloadavg"):
+        load = ", load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (
+        f"{cpu}, {os.cpu_count()} cores{mem}, {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}{load}"
+    )
+
+
+def provenance() -> str:
+    """coflowkit version, git commit (with `+dirty` when the tree has changes) and UTC date."""
+    import datetime
+
+    from coflowkit import __version__
+
+    here = os.path.dirname(os.path.abspath(__file__))
+
+    def git(*a: str) -> str:
+        try:
+            r = subprocess.run(["git", *a], cwd=here, capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+        return r.stdout.strip() if r.returncode == 0 else ""
+
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    if commit != "unknown" and git("status", "--porcelain", "--untracked-files=no"):
+        commit += "+dirty"
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return f"coflowkit {__version__}, commit {commit}, {date}"
+
+
 def main(args) -> int:
     from coflowkit import api
 
@@ -128,8 +178,8 @@ def main(args) -> int:
                 return 2
         names = want
     lines = [
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}",
+        f"Machine: {machine()}",
+        f"Version: {provenance()}",
         f"Command: coflowkit bench --trace {trace}"
         + (f" --policies {args.policies}" if args.policies else "")
         + (f" --record {args.record}" if getattr(args, "record", None) else "")
@@ -137,8 +187,9 @@ def main(args) -> int:
         + (f" --fabric {args.fabric}" if getattr(args, "fabric", None) else "")
         + (f" --first {args.first}" if getattr(args, "first", None) else ""),
         "",
-        "| policy | status | wall time (s) | peak RSS (MiB) | mean CCT (s) |",
-        "|---|---|---:|---:|---:|",
+        "| policy | status | wall time (s) | peak RSS (MiB) | mean CCT (s) | events "
+        "| policy calls |",
+        "|---|---|---:|---:|---:|---:|---:|",
     ]
     fabric = getattr(args, "fabric", None)
     first = getattr(args, "first", None)
@@ -151,7 +202,7 @@ def main(args) -> int:
         )
     print("\n".join(lines), flush=True)
     for name in names:
-        status, wall, rss, mean_cct = run_one(
+        status, wall, rss, mean_cct, events, calls = run_one(
             trace,
             name,
             args.timeout,
@@ -161,7 +212,7 @@ def main(args) -> int:
             first,
         )
         cct = f"{mean_cct:.4f}" if mean_cct == mean_cct else "-"
-        row = f"| {name} | {status} | {wall:.2f} | {rss:.0f} | {cct} |"
+        row = f"| {name} | {status} | {wall:.2f} | {rss:.0f} | {cct} | {events} | {calls} |"
         lines.append(row)
         print(row, flush=True)
     if args.out:
