@@ -234,7 +234,8 @@ impl Live {
         d.weight.push(1.0);
         d.width.push(flows.len() as u32);
         d.first_flow.push(first);
-        d.length.push(per_port.values().cloned().fold(0.0, f64::max));
+        d.length
+            .push(per_port.values().cloned().fold(0.0, f64::max));
         d.csize.push(total);
         d.coflow_base.push(0.0);
         d.coflow_rate.push(0.0);
@@ -265,7 +266,10 @@ impl Live {
             .ok_or_else(|| param("coflow", format!("coflow {id} is not registered")))?
             as usize;
         if !arrival.is_finite() {
-            return Err(param("arrival", format!("coflow {id}: bad arrival {arrival}")));
+            return Err(param(
+                "arrival",
+                format!("coflow {id}: bad arrival {arrival}"),
+            ));
         }
         self.d.arrival[k] = arrival;
         self.arrived[k] = true;
@@ -431,11 +435,19 @@ impl Live {
     pub fn decide(&mut self, now: f64) -> Vec<FlowDecision> {
         self.rounds += 1;
         let d = &mut self.d;
-        group_active(&d.active, &d.flow_coflow, &d.first_flow, &d.width, &mut d.groups);
+        group_active(
+            &d.active,
+            &d.flow_coflow,
+            &d.first_flow,
+            &d.width,
+            &mut d.groups,
+        );
         d.path_mode = false; // bytes are observed: every flow is held at rate 0
         self.decision.reset(d.active.len());
         match &mut self.policy {
-            AnyPolicy::Clairvoyant(p) => p.decide(&d.clairvoyant(&self.fabric, now), &mut self.decision),
+            AnyPolicy::Clairvoyant(p) => {
+                p.decide(&d.clairvoyant(&self.fabric, now), &mut self.decision)
+            }
             AnyPolicy::NonClairvoyant(p) => {
                 p.decide(&d.non_clairvoyant(&self.fabric, now), &mut self.decision)
             }
@@ -467,7 +479,14 @@ impl Live {
         if !self.decision.classes.is_empty() {
             // Strict priority across classes, max-min within one (as the engine).
             let paths: Vec<PathId> = d.active.iter().map(|&f| d.flow_path[f as usize]).collect();
-            class_rates(&mut self.mm, &self.fabric, residual, &paths, &self.decision.classes, &mut rates);
+            class_rates(
+                &mut self.mm,
+                &self.fabric,
+                residual,
+                &paths,
+                &self.decision.classes,
+                &mut rates,
+            );
             return rates;
         }
         for &(p, r) in &self.decision.path_rates {
@@ -491,13 +510,23 @@ impl Live {
     }
 
     /// Flows hidden from a clairvoyant policy share what it left, max-min.
-    fn backfill_hidden(&mut self, residual: &mut [f64], classes: bool, out: &mut Vec<FlowDecision>) {
+    fn backfill_hidden(
+        &mut self,
+        residual: &mut [f64],
+        classes: bool,
+        out: &mut Vec<FlowDecision>,
+    ) {
         if self.hidden.is_empty() {
             return;
         }
-        let paths: Vec<PathId> = self.hidden.iter().map(|&f| self.d.flow_path[f as usize]).collect();
+        let paths: Vec<PathId> = self
+            .hidden
+            .iter()
+            .map(|&f| self.d.flow_path[f as usize])
+            .collect();
         let mut r = vec![0.0; paths.len()];
-        self.mm.priority(&self.fabric, residual, &paths, &[paths.len()], &mut r);
+        self.mm
+            .priority(&self.fabric, residual, &paths, &[paths.len()], &mut r);
         out.extend(self.hidden.iter().zip(r).map(|(&f, rate)| FlowDecision {
             flow: f,
             rate,

@@ -109,8 +109,12 @@ pub fn simulate(
     opts: &SimOptions,
     progress: Option<Progress>,
 ) -> Result<SimResult, SimError> {
-    let mut r = Engine::new(w, policy.path_mode(), opts.check_invariants || cfg!(debug_assertions))
-        .run(policy, opts, progress)?;
+    let mut r = Engine::new(
+        w,
+        policy.path_mode(),
+        opts.check_invariants || cfg!(debug_assertions),
+    )
+    .run(policy, opts, progress)?;
     r.flow_labels = policy.flow_labels();
     Ok(r)
 }
@@ -220,7 +224,9 @@ impl<'w> Engine<'w> {
                 }
             }
         }
-        let mut ready: Vec<u32> = (0..n as u32).filter(|&i| deps_left[i as usize] == 0).collect();
+        let mut ready: Vec<u32> = (0..n as u32)
+            .filter(|&i| deps_left[i as usize] == 0)
+            .collect();
         ready.sort_by(|&a, &b| {
             w.flows[a as usize]
                 .start_s
@@ -344,7 +350,8 @@ impl<'w> Engine<'w> {
                 self.deps_left[c] -= 1;
                 if self.deps_left[c] == 0 {
                     let t = self.w.flows[c].start_s.max(self.now);
-                    self.released.push(Reverse((crate::rates::Key(t), c as u32)));
+                    self.released
+                        .push(Reverse((crate::rates::Key(t), c as u32)));
                 }
             }
         }
@@ -419,17 +426,26 @@ impl<'w> Engine<'w> {
 
     fn rebuild_groups(&mut self) {
         let d = &mut self.d;
-        group_active(&d.active, &d.flow_coflow, &d.first_flow, &d.width, &mut d.groups);
+        group_active(
+            &d.active,
+            &d.flow_coflow,
+            &d.first_flow,
+            &d.width,
+            &mut d.groups,
+        );
     }
 
     fn call_policy(&mut self, policy: &mut AnyPolicy) {
         self.decision.reset(self.d.active.len());
         let fabric = &self.w.fabric;
         match policy {
-            AnyPolicy::Clairvoyant(p) => p.decide(&self.d.clairvoyant(fabric, self.now), &mut self.decision),
-            AnyPolicy::NonClairvoyant(p) => {
-                p.decide(&self.d.non_clairvoyant(fabric, self.now), &mut self.decision)
+            AnyPolicy::Clairvoyant(p) => {
+                p.decide(&self.d.clairvoyant(fabric, self.now), &mut self.decision)
             }
+            AnyPolicy::NonClairvoyant(p) => p.decide(
+                &self.d.non_clairvoyant(fabric, self.now),
+                &mut self.decision,
+            ),
         }
         self.result.policy_calls += 1;
         self.result.active_flow_calls += self.d.active.len() as u64;
@@ -472,9 +488,29 @@ impl<'w> Engine<'w> {
         self.result.rate_changes += self.decision.path_rates.len() as u64;
     }
 
+    /// Heaps of finish times when a decision changes few of the moving flows'
+    /// rates, a scan of the moving flows when it changes most (the mode changes
+    /// the cost, never the result).
+    fn choose_flow_mode(&mut self, changes: usize) {
+        if changes >= 64 && 4 * changes >= self.rates.moving.len() {
+            self.rates.flows_dense();
+        } else {
+            self.rates.flows_sparse();
+        }
+    }
+
     /// One rate per active flow.
     fn apply_dense(&mut self) {
         let now = self.now;
+        let n = (0..self.d.active.len())
+            .filter(|&i| {
+                changed(
+                    self.d.rate[self.d.active[i] as usize],
+                    self.decision.rates[i],
+                )
+            })
+            .count();
+        self.choose_flow_mode(n);
         for i in 0..self.d.active.len() {
             let f = self.d.active[i];
             let r = self.decision.rates[i];
@@ -494,9 +530,13 @@ impl<'w> Engine<'w> {
         // A position may be listed more than once.
         self.decision.touched.sort_unstable();
         self.decision.touched.dedup();
+        let mut still = 0;
         for &i in &self.decision.touched {
-            self.mark[self.d.active[i as usize] as usize] = call;
+            let f = self.d.active[i as usize];
+            self.mark[f as usize] = call;
+            still += (self.d.rate[f as usize] != 0.0) as usize;
         }
+        self.choose_flow_mode(self.decision.touched.len() + self.rates.moving.len() - still);
         let mut k = 0;
         while k < self.rates.moving.len() {
             let f = self.rates.moving[k];
@@ -522,10 +562,22 @@ impl<'w> Engine<'w> {
 
     /// Strict priority across classes, max-min fair within a class.
     fn classes_to_rates(&mut self) {
-        let paths: Vec<PathId> = self.d.active.iter().map(|&f| self.d.flow_path[f as usize]).collect();
+        let paths: Vec<PathId> = self
+            .d
+            .active
+            .iter()
+            .map(|&f| self.d.flow_path[f as usize])
+            .collect();
         let mut residual = self.w.fabric.capacities.clone();
         let d = &mut self.decision;
-        class_rates(&mut self.mm, &self.w.fabric, &mut residual, &paths, &d.classes, &mut d.rates);
+        class_rates(
+            &mut self.mm,
+            &self.w.fabric,
+            &mut residual,
+            &paths,
+            &d.classes,
+            &mut d.rates,
+        );
     }
 
     fn check_rates(&mut self, policy_name: &str) -> Result<(), SimError> {
@@ -608,9 +660,10 @@ impl<'w> Engine<'w> {
                     }
                     continue;
                 }
-                Wakeup::GroupSent { group, bytes } => {
-                    (group_rate.get(group as usize).copied().unwrap_or(0.0), bytes)
-                }
+                Wakeup::GroupSent { group, bytes } => (
+                    group_rate.get(group as usize).copied().unwrap_or(0.0),
+                    bytes,
+                ),
                 Wakeup::CoflowSent { coflow, bytes } => {
                     (self.coflow_rate(coflow), bytes - common.coflow_sent(coflow))
                 }
@@ -632,7 +685,11 @@ impl<'w> Engine<'w> {
     /// for a group wake-up).
     fn group_rates(&self) -> Vec<f64> {
         let d = &self.decision;
-        if !d.wakeups.iter().any(|w| matches!(w, Wakeup::GroupSent { .. })) {
+        if !d
+            .wakeups
+            .iter()
+            .any(|w| matches!(w, Wakeup::GroupSent { .. }))
+        {
             return Vec::new();
         }
         let g = &d.wake_groups;
@@ -690,7 +747,10 @@ impl<'w> Engine<'w> {
             self.now = t;
             self.result.events += 1;
             if opts.max_events > 0 && self.result.events > opts.max_events {
-                return Err(fail(format!("stopped after {} events (max_events)", opts.max_events)));
+                return Err(fail(format!(
+                    "stopped after {} events (max_events)",
+                    opts.max_events
+                )));
             }
             let completed = self.completions();
             let started = self.starts();

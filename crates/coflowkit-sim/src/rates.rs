@@ -50,7 +50,10 @@ type Heap = BinaryHeap<Reverse<(Key, u32, u32)>>;
 /// Drops stale entries from a heap when they outnumber the valid ones.
 fn compact(h: &mut Heap, valid: impl Fn(u32, u32) -> bool) {
     let v = std::mem::take(h).into_vec();
-    *h = v.into_iter().filter(|Reverse((_, i, ver))| valid(*i, *ver)).collect();
+    *h = v
+        .into_iter()
+        .filter(|Reverse((_, i, ver))| valid(*i, *ver))
+        .collect();
 }
 
 #[derive(Default)]
@@ -66,6 +69,17 @@ pub(crate) struct Rates {
     /// Per coflow: its flows with a non-zero rate (the coflow's rate is exactly 0
     /// when none).
     coflow_moving: Vec<u32>,
+    /// Per flow (flow mode): its `exact` and `due` times (infinite when not moving),
+    /// kept flat so that the heaps can be dropped and rebuilt.
+    fexact: Vec<f64>,
+    fdue: Vec<f64>,
+    /// Whether `exact`/`due` hold every moving flow's entries. After a decision
+    /// that changed most of the moving flows ([`Rates::flows_dense`]) they do not,
+    /// and the moving flows are scanned instead (what an engine without heaps does),
+    /// until a decision that changed few rebuilds them ([`Rates::flows_sparse`]).
+    flow_heaps_valid: bool,
+    /// Flows at rate 0 that finish at the current instant ([`Rates::due_now`]).
+    zero_due: Vec<u32>,
     // Path mode.
     pub path_mode: bool,
     path_ver: Vec<u32>,
@@ -87,6 +101,8 @@ pub(crate) struct Rates {
     heaps_valid: bool,
     /// Scratch: paths due at an event.
     due_paths: Vec<PathId>,
+    /// Scratch: flows due at an event (flow mode, no heaps).
+    due_scratch: Vec<u32>,
 }
 
 pub(crate) const NOT_MOVING: u32 = u32::MAX;
@@ -111,6 +127,9 @@ impl Rates {
             done: vec![false; n],
             pos: vec![NOT_MOVING; n],
             coflow_moving: vec![0; nc],
+            fexact: vec![f64::INFINITY; n],
+            fdue: vec![f64::INFINITY; n],
+            flow_heaps_valid: true,
             path_mode,
             path_ver: vec![0; np],
             path_f: (0..np).map(|_| BinaryHeap::new()).collect(),
@@ -175,6 +194,9 @@ impl Rates {
         self.ver[fi] = self.ver[fi].wrapping_add(1);
         if r > 0.0 {
             self.schedule(d, f, now);
+        } else {
+            self.fexact[fi] = f64::INFINITY;
+            self.fdue[fi] = f64::INFINITY;
         }
     }
 
@@ -194,6 +216,11 @@ impl Rates {
         let rem = d.size[fi] - d.base[fi];
         let exact = now + rem / r;
         let due = (exact - TIME_EPS).min(now + (rem - finish_threshold(d.size[fi])) / r);
+        self.fexact[fi] = exact;
+        self.fdue[fi] = due;
+        if !self.flow_heaps_valid {
+            return;
+        }
         let v = self.ver[fi];
         self.exact.push(Reverse((Key(exact), f, v)));
         self.due.push(Reverse((Key(due), f, v)));
@@ -209,8 +236,42 @@ impl Rates {
     /// finishes at this very time, whatever its rate.
     pub fn due_now(&mut self, f: u32, now: f64) {
         let v = self.ver[f as usize];
-        self.exact.push(Reverse((Key(now), f, v)));
-        self.due.push(Reverse((Key(now), f, v)));
+        self.fexact[f as usize] = now;
+        self.fdue[f as usize] = now;
+        self.zero_due.push(f);
+        if self.flow_heaps_valid {
+            self.exact.push(Reverse((Key(now), f, v)));
+            self.due.push(Reverse((Key(now), f, v)));
+        }
+    }
+
+    /// Drops the flow heaps: the next decision changes most moving flows' rates,
+    /// and pushing two entries each would cost more than scanning them.
+    pub fn flows_dense(&mut self) {
+        self.flow_heaps_valid = false;
+        self.exact.clear();
+        self.due.clear();
+    }
+
+    /// Makes sure the flow heaps hold every moving flow's entries (rebuilt in
+    /// linear time after dense decisions).
+    pub fn flows_sparse(&mut self) {
+        if self.flow_heaps_valid {
+            return;
+        }
+        self.flow_heaps_valid = true;
+        let done = &self.done;
+        self.zero_due.retain(|&f| !done[f as usize]);
+        let flows = self.moving.iter().chain(self.zero_due.iter());
+        let ex: Vec<_> = flows
+            .clone()
+            .map(|&f| Reverse((Key(self.fexact[f as usize]), f, self.ver[f as usize])))
+            .collect();
+        let du: Vec<_> = flows
+            .map(|&f| Reverse((Key(self.fdue[f as usize]), f, self.ver[f as usize])))
+            .collect();
+        self.exact = BinaryHeap::from(ex);
+        self.due = BinaryHeap::from(du);
     }
 
     // -- path mode --------------------------------------------------------------
@@ -341,12 +402,26 @@ impl Rates {
             }
             self.pexact.pop();
         }
-        let a = self.exact.peek().map_or(f64::INFINITY, |e| (e.0).0 .0);
+        let a = if self.flow_heaps_valid {
+            self.exact.peek().map_or(f64::INFINITY, |e| (e.0).0 .0)
+        } else {
+            let (ex, done) = (&self.fexact, &self.done);
+            let m = self
+                .moving
+                .iter()
+                .fold(f64::INFINITY, |m, &f| m.min(ex[f as usize]));
+            self.zero_due
+                .iter()
+                .filter(|&&f| !done[f as usize])
+                .fold(m, |m, &f| m.min(ex[f as usize]))
+        };
         let b = if self.heaps_valid {
             self.pexact.peek().map_or(f64::INFINITY, |e| (e.0).0 .0)
         } else {
             let ex = &self.path_exact;
-            active_paths.iter().fold(f64::INFINITY, |m, &p| m.min(ex[p as usize]))
+            active_paths
+                .iter()
+                .fold(f64::INFINITY, |m, &p| m.min(ex[p as usize]))
         };
         a.min(b)
     }
@@ -356,6 +431,11 @@ impl Rates {
     /// bytes it had left credited to it (conservation).
     pub fn take_done(&mut self, d: &mut ViewData, now: f64, out: &mut Vec<u32>) {
         out.clear();
+        if !self.flow_heaps_valid {
+            self.take_done_scan(d, now, out);
+            self.take_done_paths(d, now, out);
+            return;
+        }
         while let Some(&Reverse((Key(t), f, v))) = self.due.peek() {
             if t > now {
                 break;
@@ -369,13 +449,53 @@ impl Rates {
             let rem = d.size[fi] - d.base[fi] - r * (now - d.since[fi]);
             if rem > finish_threshold(d.size[fi]).max(r * TIME_EPS) {
                 // A rounding hair short: done for sure when it would finish.
-                self.due.push(Reverse((Key(d.since[fi] + (d.size[fi] - d.base[fi]) / r), f, v)));
+                let at = d.since[fi] + (d.size[fi] - d.base[fi]) / r;
+                self.fdue[fi] = at;
+                self.due.push(Reverse((Key(at), f, v)));
                 continue;
             }
             self.finish(d, f, now);
             out.push(f);
         }
+        if !self.zero_due.is_empty() {
+            let done = &self.done;
+            self.zero_due.retain(|&f| !done[f as usize]);
+        }
         self.take_done_paths(d, now, out);
+    }
+
+    /// `take_done` without heaps: the same test on every moving flow's `fdue`.
+    fn take_done_scan(&mut self, d: &mut ViewData, now: f64, out: &mut Vec<u32>) {
+        let mut cand = std::mem::take(&mut self.due_scratch);
+        cand.clear();
+        let (due, done) = (&self.fdue, &self.done);
+        cand.extend(
+            self.moving
+                .iter()
+                .copied()
+                .filter(|&f| due[f as usize] <= now),
+        );
+        self.zero_due.retain(|&f| !done[f as usize]);
+        cand.extend(
+            self.zero_due
+                .iter()
+                .copied()
+                .filter(|&f| due[f as usize] <= now),
+        );
+        cand.sort_unstable();
+        cand.dedup();
+        for &f in &cand {
+            let fi = f as usize;
+            let r = d.rate[fi];
+            let rem = d.size[fi] - d.base[fi] - r * (now - d.since[fi]);
+            if rem > finish_threshold(d.size[fi]).max(r * TIME_EPS) {
+                self.fdue[fi] = d.since[fi] + (d.size[fi] - d.base[fi]) / r;
+                continue;
+            }
+            self.finish(d, f, now);
+            out.push(f);
+        }
+        self.due_scratch = cand;
     }
 
     fn take_done_paths(&mut self, d: &mut ViewData, now: f64, out: &mut Vec<u32>) {
@@ -393,14 +513,22 @@ impl Rates {
             }
         } else {
             let pd = &self.path_due;
-            due.extend(d.active_paths.iter().copied().filter(|&p| pd[p as usize] <= now));
+            due.extend(
+                d.active_paths
+                    .iter()
+                    .copied()
+                    .filter(|&p| pd[p as usize] <= now),
+            );
         }
         for &p in &due {
             let pi = p as usize;
             let s = d.path_base[pi] + d.path_rate[pi] * (now - d.path_since[pi]);
             let eps_bytes = d.path_rate[pi] * TIME_EPS;
             // Within its byte tolerance (D ≤ s), or finishing within TIME_EPS.
-            for (heap, slack) in [(&mut self.path_d[pi], 0.0), (&mut self.path_f[pi], eps_bytes)] {
+            for (heap, slack) in [
+                (&mut self.path_d[pi], 0.0),
+                (&mut self.path_f[pi], eps_bytes),
+            ] {
                 while let Some(&Reverse((Key(x), f))) = heap.peek() {
                     if x - s > slack {
                         break;
@@ -444,6 +572,8 @@ impl Rates {
         d.since[fi] = now;
         self.ver[fi] = self.ver[fi].wrapping_add(1);
         self.done[fi] = true;
+        self.fexact[fi] = f64::INFINITY;
+        self.fdue[fi] = f64::INFINITY;
     }
 
     /// True once flow `f` has finished.

@@ -95,16 +95,31 @@ fn finish_times(stem: &str, w: &Workload) -> Vec<f64> {
 
 /// The coflows whose finish time differs from the fixture beyond the tolerance
 /// and are not known ties, as messages.
-fn differences(scenario: &str, stem: &str, w: &Workload, want: &BTreeMap<u64, f64>, got: &[f64]) -> Vec<String> {
-    assert_eq!(want.len(), w.coflows.len(), "{scenario}/{stem}: fixture has another coflow count");
+fn differences(
+    scenario: &str,
+    stem: &str,
+    w: &Workload,
+    want: &BTreeMap<u64, f64>,
+    got: &[f64],
+) -> Vec<String> {
+    assert_eq!(
+        want.len(),
+        w.coflows.len(),
+        "{scenario}/{stem}: fixture has another coflow count"
+    );
     let mut bad = Vec::new();
     for (k, c) in w.coflows.iter().enumerate() {
         let Some(&t) = want.get(&c.id) else {
-            bad.push(format!("{scenario}/{stem}: coflow {} missing from the fixture", c.id));
+            bad.push(format!(
+                "{scenario}/{stem}: coflow {} missing from the fixture",
+                c.id
+            ));
             continue;
         };
         let rel = (got[k] - t).abs() / t.abs().max(1e-12);
-        let known = KNOWN_TIES.iter().any(|&(s, p, id, _)| s == scenario && p == stem && id == c.id);
+        let known = KNOWN_TIES
+            .iter()
+            .any(|&(s, p, id, _)| s == scenario && p == stem && id == c.id);
         if rel > REL_TOL && !known {
             bad.push(format!(
                 "{scenario}/{stem}: coflow {} finishes at {:e}, fixture {t:e} (rel {rel:.1e})",
@@ -121,9 +136,11 @@ fn compare(scenario: &str, stem: &str, w: &Workload) -> Vec<String> {
 }
 
 fn run(cases: &[(String, String)]) {
-    let only: Option<Vec<String>> = std::env::var("EXACTNESS_ONLY")
-        .ok()
-        .map(|v| v.split(',').map(|s| s.trim().replace(':', "_").replace('=', "-")).collect());
+    let only: Option<Vec<String>> = std::env::var("EXACTNESS_ONLY").ok().map(|v| {
+        v.split(',')
+            .map(|s| s.trim().replace(':', "_").replace('=', "-"))
+            .collect()
+    });
     let fb = coflowkit_trace::read_path(&trace_path().to_string_lossy(), None)
         .unwrap_or_else(|e| panic!("the FB trace from ../shared is needed: {e}"));
     let mut bad = Vec::new();
@@ -144,12 +161,20 @@ fn run(cases: &[(String, String)]) {
         }
     }
     assert!(ran > 0, "no fixture selected");
-    assert!(bad.is_empty(), "{} coflows differ:\n{}", bad.len(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} coflows differ:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
 }
 
 #[test]
 fn the_ci_subset_matches_the_old_engine_coflow_by_coflow() {
-    let cases: Vec<(String, String)> = CI_SUBSET.iter().map(|&(s, p)| (s.into(), p.into())).collect();
+    let cases: Vec<(String, String)> = CI_SUBSET
+        .iter()
+        .map(|&(s, p)| (s.into(), p.into()))
+        .collect();
     run(&cases);
 }
 
@@ -162,7 +187,12 @@ fn every_policy_matches_the_old_engine_coflow_by_coflow() {
         let mut stems: Vec<String> = std::fs::read_dir(&dir)
             .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
             .filter_map(|e| e.ok())
-            .filter_map(|e| e.file_name().to_str()?.strip_suffix(".txt").map(String::from))
+            .filter_map(|e| {
+                e.file_name()
+                    .to_str()?
+                    .strip_suffix(".txt")
+                    .map(String::from)
+            })
             .collect();
         stems.sort();
         cases.extend(stems.into_iter().map(|p| (scenario.to_string(), p)));
@@ -184,7 +214,8 @@ fn the_fixtures_cover_every_registered_policy() {
 fn a_finish_time_off_by_1e5_relative_is_caught() {
     // The comparison itself: drf on fb100-fattree8 matches its fixture, and the
     // same fixture with one coflow moved by 1e-5 relative is flagged there only.
-    let fb = coflowkit_trace::read_path(&trace_path().to_string_lossy(), None).expect("the FB trace from ../shared");
+    let fb = coflowkit_trace::read_path(&trace_path().to_string_lossy(), None)
+        .expect("the FB trace from ../shared");
     let w = workload("fb100-fattree8", &fb);
     let mut want = read_fixture(&fixtures().join("fb100-fattree8/drf.txt"));
     let got = finish_times("drf", &w);

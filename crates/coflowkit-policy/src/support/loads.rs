@@ -50,14 +50,14 @@ impl LoadCache {
             }
             self.touched.clear();
             for &f in &v.active[grp.range()] {
-                let f = f as usize;
-                for &l in v.fabric.path(v.flow_path[f]) {
+                let rem = v.remaining(f);
+                for &l in v.fabric.path(v.flow_path[f as usize]) {
                     let li = l as usize;
                     if !self.mark[li] {
                         self.mark[li] = true;
                         self.touched.push(l);
                     }
-                    self.acc[li] += v.remaining(f as u32);
+                    self.acc[li] += rem;
                 }
             }
             self.touched.sort_unstable();
