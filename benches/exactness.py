@@ -81,7 +81,7 @@ def compare(want: dict[int, float], got: dict[int, float]) -> tuple[int, float]:
 
 def main() -> int:
     sys.path.insert(0, os.path.join(ROOT, "python"))
-    from coflowkit.bench import machine, provenance
+    from coflowkit.policy_timing import machine, provenance
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))

@@ -406,16 +406,12 @@ def cmd_learn_distance(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from coflowkit import bench
+    from coflowkit import policy_timing as bench
 
     return bench.main(args)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="coflowkit", description="Coflow scheduling simulator.")
-    p.add_argument("--version", action="version", version=f"coflowkit {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
-
+def add_simulate(sub) -> None:
     s = sub.add_parser("simulate", help="simulate one policy on a workload")
     add_workload_args(s)
     s.add_argument("--policy", required=True, help="policy name (see `coflowkit policies`)")
@@ -440,6 +436,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.set_defaults(func=cmd_simulate)
 
+
+def add_compare(sub) -> None:
     c = sub.add_parser("compare", help="compare policies against a baseline (normalized CCT)")
     add_workload_args(c)
     c.add_argument("--policies", required=True, help="e.g. varys,aalo:queues=8,sincronia")
@@ -457,6 +455,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     c.set_defaults(func=cmd_compare)
 
+
+def add_policies(sub) -> None:
     pol = sub.add_parser("policies", help="list the policies")
     pol.add_argument(
         "--write-docs", metavar="ROOT",
@@ -464,16 +464,23 @@ def build_parser() -> argparse.ArgumentParser:
         "from the registry",
     )  # fmt: skip
     pol.set_defaults(func=cmd_policies)
+
+
+def add_transforms(sub) -> None:
     sub.add_parser(
         "transforms", help="list the workload transforms, their parameters and defaults"
     ).set_defaults(func=cmd_transforms)
 
+
+def add_convert(sub) -> None:
     v = sub.add_parser("convert", help="write a workload in another trace format")
     add_workload_args(v)
     v.add_argument("--to", required=True, choices=["benchmark", "sincronia", "flows", "parquet"])
     v.add_argument("--out", required=True, help="output file")
     v.set_defaults(func=cmd_convert)
 
+
+def add_reproduce(sub) -> None:
     from coflowkit.experiments import EXPERIMENTS
 
     r = sub.add_parser(
@@ -498,6 +505,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     r.set_defaults(func=cmd_reproduce)
 
+
+def add_bench(sub) -> None:
     b = sub.add_parser("bench", help="time each policy on a trace (whole command, peak RSS)")
     b.add_argument(
         "--trace", default=None, help="trace (default ../shared/traces/FB2010-1Hr-150-0.txt)"
@@ -519,6 +528,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     b.set_defaults(func=cmd_bench)
 
+
+def add_mcs_train(sub) -> None:
     m = sub.add_parser("mcs-train", help="MCS's SNCF training: Table I and the mcs class file")
     m.add_argument(
         "--trace", required=True, metavar="PATH", help="trace file (any format `simulate` reads)"
@@ -535,6 +546,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--out", metavar="FILE", help="write the class file of the mcs policy here")
     m.set_defaults(func=cmd_mcs_train)
 
+
+def add_identify(sub) -> None:
     i = sub.add_parser(
         "identify", help="label the flows of a flow table with identified coflows (CODA)"
     )
@@ -553,6 +566,8 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--out", required=True, metavar="FILE", help="labels CSV: flow_id,label")
     i.set_defaults(func=cmd_identify)
 
+
+def add_learn_distance(sub) -> None:
     d = sub.add_parser(
         "learn-distance", help="learn CODA's attribute weights from a labelled flow table"
     )
@@ -561,6 +576,30 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=1, help="seed of the pair sampling")
     d.add_argument("--out", required=True, metavar="FILE", help="weights JSON")
     d.set_defaults(func=cmd_learn_distance)
+
+
+#: The commands, in the order `coflowkit --help` lists them.
+COMMANDS = (
+    add_simulate,
+    add_compare,
+    add_policies,
+    add_transforms,
+    add_convert,
+    add_reproduce,
+    add_bench,
+    add_mcs_train,
+    add_identify,
+    add_learn_distance,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The CLI: one `add_*` function per command, in the order of COMMANDS."""
+    p = argparse.ArgumentParser(prog="coflowkit", description="Coflow scheduling simulator.")
+    p.add_argument("--version", action="version", version=f"coflowkit {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+    for add in COMMANDS:
+        add(sub)
     from coflowkit.runtime.cli import add_runtime_parsers
 
     add_runtime_parsers(sub)

@@ -152,7 +152,7 @@ def cmd_testbed(args) -> int:
         n = testbed.down()
         print(f"testbed down: removed {n} namespaces")
     elif args.action == "bench":
-        from coflowkit.runtime import bench
+        from coflowkit.runtime import runtime_targets as bench
 
         print(bench.run(args.out))
     else:

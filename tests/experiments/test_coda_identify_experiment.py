@@ -15,8 +15,7 @@ from coflowkit.experiments import EXPERIMENTS, common
 from coflowkit.experiments import coda_identify as ci
 from coflowkit.experiments import coda_identify_report as cir
 from coflowkit.experiments import coda_scheduler as cs
-
-SHARED_TRACE = Path(__file__).resolve().parents[2] / "shared" / "traces" / "FB2010-1Hr-150-0.txt"
+from conftest import SHARED_TRACE  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,6 @@
 tables against direct simulations, its normalization by hand, and the error-rate
 search against the labels' measured quality."""
 
-from pathlib import Path
-
 import coflowkit as ck
 import numpy as np
 import pandas as pd
@@ -11,8 +9,7 @@ import pytest
 from coflowkit import cli, labels, runner
 from coflowkit.experiments import EXPERIMENTS, coda_report, common
 from coflowkit.experiments import coda_scheduler as cs
-
-SHARED_TRACE = Path(__file__).resolve().parents[2] / "shared" / "traces" / "FB2010-1Hr-150-0.txt"
+from conftest import SHARED_TRACE  # noqa: E402
 
 
 @pytest.fixture(scope="module")
