@@ -81,8 +81,6 @@ def compare(want: dict[int, float], got: dict[int, float]) -> tuple[int, float]:
 
 def main() -> int:
     sys.path.insert(0, os.path.join(ROOT, "python"))
-    from coflowkit.policy_timing import machine, provenance
-
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
     ap.add_argument("--policies", help="comma-separated fixture stems (default: all)")
@@ -150,7 +148,16 @@ def main() -> int:
                 )
             rows.append(row)
             print(row, flush=True)
-    wall = time.perf_counter() - started
+            write(a, rows, failures, time.perf_counter() - started, done=False)
+    write(a, rows, failures, time.perf_counter() - started, done=True)
+    return 1 if failures else 0
+
+
+def write(a: argparse.Namespace, rows: list[str], failures: int, wall: float, done: bool) -> None:
+    """The report so far (rewritten after every case, so an interrupted run keeps
+    what it measured)."""
+    from coflowkit.policy_timing import machine, provenance
+
     cmd = "python3 benches/exactness.py " + " ".join(sys.argv[1:])
     text = [
         "# The incremental engine against the old engine's fixtures",
@@ -158,7 +165,7 @@ def main() -> int:
         f"Command: `{cmd.strip()}`  ",
         f"Version: {provenance()}  ",
         f"Machine: {machine()}  ",
-        f"Wall time of the whole run: {wall:.0f} s",
+        f"Wall time of the {'whole run' if done else 'run so far'}: {wall:.0f} s",
         "",
         "Each coflow's finish time from the current engine (`run_trace --dump`) against the "
         "fixture dumped by the engine before the rewrite (`crates/coflowkit-sim/tests/fixtures/"
@@ -173,13 +180,13 @@ def main() -> int:
         "",
         *rows,
         "",
-        f"{failures} case(s) with differences.",
+        f"{failures} case(s) with differences."
+        + ("" if done else " The run is not finished: cases after the last row are missing."),
         "",
     ]
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out, "w", encoding="utf-8") as fh:
         fh.write("\n".join(text))
-    return 1 if failures else 0
 
 
 if __name__ == "__main__":
