@@ -149,3 +149,16 @@ def test_synthetic_is_seeded():
     assert len(a["coflow_id"]) == 526
     with pytest.raises(ck.CoflowkitError, match="unknown synthetic workload"):
         ck.synthetic("google")
+
+
+def test_progress_callback_sees_every_coflow_finish_and_the_end_time(example_path):
+    # The worked example's three coflows: the engine reports (finished, total, now)
+    # as coflows finish; the last report is all three at the last finish time.
+    w = ck.load_trace(str(example_path))
+    calls = []
+    r = ck.simulate(w, "fifo", progress=lambda done, total, now: calls.append((done, total, now)))
+    assert calls and calls[-1][:2] == (3, 3)
+    assert calls[-1][2] == pytest.approx(r.coflows["finish_s"].max())
+    assert [c[0] for c in calls] == sorted(c[0] for c in calls)
+    assert all(c[1] == 3 for c in calls)
+    assert r.coflows["cct_s"].tolist() == pytest.approx(EXAMPLE_CCTS["fifo"])
