@@ -216,7 +216,12 @@ def result_from_raw(workload: Workload, policy: str, p: dict[str, str], raw: dic
         summary=metrics.summarize(table),
         events=raw["events"],
         policy_calls=raw["policy_calls"],
-        extra={"checks": raw.get("checks", 0), "rate_changes": raw.get("rate_changes", 0)}
+        extra={
+            "checks": raw.get("checks", 0),
+            "rate_changes": raw.get("rate_changes", 0),
+            # Active flows the policy saw per call, on average.
+            "mean_active_flows": raw.get("active_flow_calls", 0) / max(raw["policy_calls"], 1),
+        }
         | ({"flow_labels": raw["flow_labels"]} if raw.get("flow_labels") is not None else {}),
         series=series,
         progress=progress_rows,
@@ -272,6 +277,7 @@ def write_result(result: Result, out: str) -> None:
                 "version": _core.__version__,
                 "events": result.events,
                 "policy_calls": result.policy_calls,
+                "mean_active_flows": round(result.extra.get("mean_active_flows", 0.0), 1),
                 "summary": result.summary,
                 **({"series": result.series_summary} if result.series_summary else {}),
             },

@@ -28,9 +28,10 @@ def run_one(
     transforms: tuple[str, ...] = (),
     fabric: str | None = None,
     first: int | None = None,
-) -> tuple[str, float, float, float, int, int]:
+) -> dict:
     """Times one `simulate`; ``policy`` may carry parameters: ``coda:labels=identify``.
-    Returns (status, wall s, peak RSS MiB, mean CCT s, events, policy calls)."""
+    Returns ``status``, ``wall_s``, ``rss_mib`` (peak), ``mean_cct_s``, ``events``,
+    ``policy_calls`` and ``mean_active_flows`` (the last four NaN or 0 unless ok)."""
     name, *kvs = policy.split(":")
     extra = [a for kv in kvs for a in ("--param", kv)]
     extra += [a for t in transforms for a in ("--transform", t)]
@@ -70,15 +71,24 @@ def run_one(
             err = proc.stderr.read().decode(errors="replace").strip().splitlines()
             status = "failed: " + (err[-1] if err else f"exit {code}")
         proc.stderr.close()
-        mean_cct, events, calls = float("nan"), 0, 0
+        row = {
+            "status": status,
+            "wall_s": wall,
+            "rss_mib": usage.ru_maxrss / 1024.0,
+            "mean_cct_s": float("nan"),
+            "events": 0,
+            "policy_calls": 0,
+            "mean_active_flows": 0.0,
+        }
         if status == "ok":
             import json
 
             with open(os.path.join(out, "summary.json"), encoding="utf-8") as fh:
                 d = json.load(fh)
-            mean_cct = d["summary"]["all"]["cct_s"]["mean"]
-            events, calls = d["events"], d["policy_calls"]
-        return status, wall, usage.ru_maxrss / 1024.0, mean_cct, events, calls
+            row["mean_cct_s"] = d["summary"]["all"]["cct_s"]["mean"]
+            for k in ("events", "policy_calls", "mean_active_flows"):
+                row[k] = d[k]
+        return row
 
 
 _ROUTE_CHILD = """
@@ -188,8 +198,8 @@ def main(args) -> int:
         + (f" --first {args.first}" if getattr(args, "first", None) else ""),
         "",
         "| policy | status | wall time (s) | peak RSS (MiB) | mean CCT (s) | events "
-        "| policy calls |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| policy calls | mean active flows |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     fabric = getattr(args, "fabric", None)
     first = getattr(args, "first", None)
@@ -202,7 +212,7 @@ def main(args) -> int:
         )
     print("\n".join(lines), flush=True)
     for name in names:
-        status, wall, rss, mean_cct, events, calls = run_one(
+        r = run_one(
             trace,
             name,
             args.timeout,
@@ -211,8 +221,11 @@ def main(args) -> int:
             fabric,
             first,
         )
-        cct = f"{mean_cct:.4f}" if mean_cct == mean_cct else "-"
-        row = f"| {name} | {status} | {wall:.2f} | {rss:.0f} | {cct} | {events} | {calls} |"
+        cct = f"{r['mean_cct_s']:.4f}" if r["status"] == "ok" else "-"
+        row = (
+            f"| {name} | {r['status']} | {r['wall_s']:.2f} | {r['rss_mib']:.0f} | {cct} "
+            f"| {r['events']} | {r['policy_calls']} | {r['mean_active_flows']:.0f} |"
+        )
         lines.append(row)
         print(row, flush=True)
     if args.out:
