@@ -79,6 +79,35 @@ def compare(want: dict[int, float], got: dict[int, float]) -> tuple[int, float]:
     return sum(r > REL_TOL for r in rel), max(rel, default=0.0)
 
 
+def one_case(a, binary: str, scenario: str, stem: str, fixture_runs: dict) -> tuple[str, bool]:
+    """Runs one fixture's case (and the old engine with --old): its table row, and
+    whether it failed (differences, or the run did not finish)."""
+    policy = policy_of(stem)
+    want = load(os.path.join(FIX, scenario, stem + ".txt"))
+    with tempfile.TemporaryDirectory() as tmp:
+        new = run(binary, scenario, policy, os.path.join(tmp, "new.txt"), a.timeout)
+        got = load(os.path.join(tmp, "new.txt")) if new["status"] == "ok" else {}
+        old = (
+            run(a.old, scenario, policy, os.path.join(tmp, "old.txt"), a.timeout) if a.old else None
+        )
+    if new["status"] != "ok":
+        return f"| {scenario} | {policy} | {len(want)} | {new['status']} | | | | | | |", True
+    bad, worst = compare(want, got)
+    if old is not None:
+        old_s = old.get("simulate_s")
+        old_txt = f"{old_s:.2f}" if old_s is not None else old["status"]
+    else:
+        fr = fixture_runs.get((scenario, policy), {})
+        old_s = float(fr["simulate_s"]) if fr.get("simulate_s") else None
+        old_txt = f"{old_s:.2f}*" if old_s is not None else "-"
+    ratio = f"{old_s / new['simulate_s']:.2f}" if old_s and new["simulate_s"] > 0 else "-"
+    row = (
+        f"| {scenario} | {policy} | {len(want)} | {bad} | {worst:.1e} | {new['events']} "
+        f"| {new['calls']} | {new['simulate_s']:.2f} | {old_txt} | {ratio} |"
+    )
+    return row, bad > 0
+
+
 def main() -> int:
     sys.path.insert(0, os.path.join(ROOT, "python"))
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -116,36 +145,8 @@ def main() -> int:
             stem = name[: -len(".txt")]
             if want_stems is not None and stem not in want_stems:
                 continue
-            policy = policy_of(stem)
-            want = load(os.path.join(d, name))
-            with tempfile.TemporaryDirectory() as tmp:
-                new = run(binary, scenario, policy, os.path.join(tmp, "new.txt"), a.timeout)
-                got = load(os.path.join(tmp, "new.txt")) if new["status"] == "ok" else {}
-                old = (
-                    run(a.old, scenario, policy, os.path.join(tmp, "old.txt"), a.timeout)
-                    if a.old
-                    else None
-                )
-            if new["status"] != "ok":
-                row = f"| {scenario} | {policy} | {len(want)} | {new['status']} | | | | | | |"
-                failures += 1
-            else:
-                bad, worst = compare(want, got)
-                failures += bad > 0
-                if old is not None:
-                    old_s = old.get("simulate_s")
-                    old_txt = f"{old_s:.2f}" if old_s is not None else old["status"]
-                else:
-                    fr = fixture_runs.get((scenario, policy), {})
-                    old_s = float(fr["simulate_s"]) if fr.get("simulate_s") else None
-                    old_txt = f"{old_s:.2f}*" if old_s is not None else "-"
-                ratio = (
-                    f"{old_s / new['simulate_s']:.2f}" if old_s and new["simulate_s"] > 0 else "-"
-                )
-                row = (
-                    f"| {scenario} | {policy} | {len(want)} | {bad} | {worst:.1e} | {new['events']} "
-                    f"| {new['calls']} | {new['simulate_s']:.2f} | {old_txt} | {ratio} |"
-                )
+            row, bad = one_case(a, binary, scenario, stem, fixture_runs)
+            failures += bad
             rows.append(row)
             print(row, flush=True)
             write(a, rows, failures, time.perf_counter() - started, done=False)
