@@ -283,19 +283,11 @@ impl Coda {
     }
 }
 
-impl NonClairvoyantPolicy for Coda {
-    fn flow_labels(&self) -> Option<Vec<u32>> {
-        Some(self.labels.clone())
-    }
-
-    fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
-        let c: &Common = v;
-        self.size_for(c);
-        self.count_bytes(c);
-
-        // 1. Label the newcomers; the labeller may move flows seen before: a
-        //    moved flow is unbound (CODA binds a flow when it is first scheduled
-        //    in its identified coflow) and its bytes go with it.
+/// The steps of one call, in order.
+impl Coda {
+    /// Label the newcomers; the labeller may move flows seen before: a moved flow is unbound (CODA
+    /// binds a flow when it is first scheduled in its identified coflow) and its bytes go with it.
+    fn label_newcomers(&mut self, c: &Common) {
         self.new.clear();
         for &f in c.active {
             if self.seen_s[f as usize].is_nan() {
@@ -322,8 +314,10 @@ impl NonClairvoyantPolicy for Coda {
         }
         self.new = new;
         self.changed = changed;
+    }
 
-        // 2. The extended coflow of every active flow, and the distinct ones.
+    /// The extended coflow of every active flow, and the distinct ones.
+    fn extend(&mut self, c: &Common) {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             self.stamp.iter_mut().for_each(|s| *s = 0);
@@ -352,9 +346,11 @@ impl NonClairvoyantPolicy for Coda {
             }
             self.eff.push(e);
         }
+    }
 
-        // 3. Order the extended coflows by (queue, first seen, label), then group
-        //    the active positions by rank (a counting sort keeps index order).
+    /// Order the extended coflows by (queue, first seen, label), then group the active positions by
+    /// rank (a counting sort keeps index order).
+    fn rank(&mut self) {
         self.keyed.clear();
         for i in 0..self.distinct.len() {
             let l = self.distinct[i];
@@ -382,13 +378,16 @@ impl NonClairvoyantPolicy for Coda {
             self.order[self.next[r]] = i;
             self.next[r] += 1;
         }
+    }
 
-        // 4. Serve: extended coflows in order; inside, flow queues (or max-min).
+    /// Serve: extended coflows in order; inside, flow queues (or max-min).
+    fn serve(&mut self, c: &Common, out: &mut Decision) {
         if self.intra {
             self.fq.prio.begin(c, out);
         } else {
             self.prio.begin(c, out);
         }
+        let nk = self.keyed.len();
         for r in 0..nk {
             if self.blocked(c, r) {
                 continue;
@@ -400,10 +399,11 @@ impl NonClairvoyantPolicy for Coda {
                 self.prio.serve(c, members.iter().copied(), out);
             }
         }
+    }
 
-        // 5. Bind the flows that got a rate, remember them as moving, and sum the
-        //    rates per extended coflow (the sparse decision lists every position
-        //    with a positive rate, once).
+    /// Bind the flows that got a rate, remember them as moving, and sum the rates per extended
+    /// coflow (the sparse decision lists every position with a positive rate, once).
+    fn bind(&mut self, c: &Common, out: &Decision) {
         self.moving.clear();
         for t in 0..out.touched.len() {
             let i = out.touched[t] as usize;
@@ -422,9 +422,11 @@ impl NonClairvoyantPolicy for Coda {
             self.moving.push(f as u32);
             self.rate_of[e as usize] += out.rates[i];
         }
+    }
 
-        // 6. Wake-ups: each moving extended coflow when it reaches its queue's
-        //    threshold; with intra, the first flow to reach its flow threshold.
+    /// Wake-ups: each moving extended coflow when it reaches its queue's threshold; with intra, the
+    /// first flow to reach its flow threshold.
+    fn wakeups(&mut self, c: &Common, out: &mut Decision) {
         for &(key, l) in &self.keyed {
             let rate = std::mem::take(&mut self.rate_of[l as usize]);
             if rate > 0.0 {
@@ -445,6 +447,24 @@ impl NonClairvoyantPolicy for Coda {
                 out.wakeups.push(Wakeup::At(t));
             }
         }
+    }
+}
+
+impl NonClairvoyantPolicy for Coda {
+    fn flow_labels(&self) -> Option<Vec<u32>> {
+        Some(self.labels.clone())
+    }
+
+    fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+        let c: &Common = v;
+        self.size_for(c);
+        self.count_bytes(c);
+        self.label_newcomers(c);
+        self.extend(c);
+        self.rank();
+        self.serve(c, out);
+        self.bind(c, out);
+        self.wakeups(c, out);
     }
 }
 
