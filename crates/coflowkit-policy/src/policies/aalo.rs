@@ -46,7 +46,7 @@ impl NonClairvoyantPolicy for Aalo {
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
         self.keyed.clear();
         for (gi, g) in v.groups.iter().enumerate() {
-            let q = self.queue(v.coflow_sent(g.coflow as u32));
+            let q = self.queue(v.coflow_sent(g.coflow));
             self.keyed.push((q, g.coflow, gi));
         }
         self.keyed.sort_unstable();

@@ -48,7 +48,7 @@ impl NonClairvoyantPolicy for Baraat {
         self.heavy.clear();
         // Groups are in (arrival, id) order: FIFO among the light ones.
         for (gi, g) in v.groups.iter().enumerate() {
-            let sent = v.coflow_sent(g.coflow as u32);
+            let sent = v.coflow_sent(g.coflow);
             if self.is_heavy(sent) {
                 self.heavy.push(gi);
                 continue;

@@ -120,7 +120,7 @@ impl Mcs {
         }
         for &f in v.active {
             let k = v.flow_coflow[f as usize] as usize;
-            self.length_sent[k] = self.length_sent[k].max(v.sent(f as u32));
+            self.length_sent[k] = self.length_sent[k].max(v.sent(f));
         }
         self.prev_active.clear();
         self.prev_active.extend_from_slice(v.active);

@@ -116,7 +116,7 @@ pub(crate) fn first_crossing(
             continue;
         }
         let f = c.active[i];
-        let sent = c.sent(f as u32);
+        let sent = c.sent(f);
         if let Some(t) = next(sent) {
             let dt = (t - sent) / r;
             if best.is_none_or(|b| dt < b.0) {
