@@ -7,7 +7,7 @@ with the fixture (1e-6 relative, as tests/exactness.rs does) and records the
 simulate time, events and policy calls. With `--old BINARY` (a `run_trace` built
 from the old engine) it also times the old engine on the same case right after,
 so the speed-up column compares two runs made under the same load. Without it the
-old time is the fixture run's (`runs.csv`: another day, another load).
+old time is the fixture run's (`runs.csv`: made earlier, under another load).
 
     python3 benches/exactness.py [--scenarios fb100-fattree8] [--policies fair,drf]
         [--old /tmp/run_trace_old] [--out docs/results/bench/exactness.md]
@@ -164,7 +164,7 @@ def write(a: argparse.Namespace, rows: list[str], failures: int, wall: float, do
         "# The incremental engine against the old engine's fixtures",
         "",
         f"Command: `{cmd.strip()}`  ",
-        f"Version: {provenance()}  ",
+        f"Version: {provenance()} (of the tree that wrote this report; `--binary` may be older)  ",
         f"Machine: {machine()}  ",
         f"Wall time of the {'whole run' if done else 'run so far'}: {wall:.0f} s",
         "",
@@ -175,8 +175,8 @@ def write(a: argparse.Namespace, rows: list[str], failures: int, wall: float, do
         + (
             "Old times were measured in this run, right after the new one on the same case."
             if a.old
-            else "Old times marked * come from the fixture run (`runs.csv`), made on another "
-            "day under another load: ratios are indicative only."
+            else "Old times marked * come from the fixture run (`runs.csv`), made earlier "
+            "under another load: ratios are indicative only."
         ),
         "",
         *rows,
