@@ -1,0 +1,96 @@
+"""docs/results/bench/README.md: one table per scenario merged from the exactness
+reports (`exactness*.md`, written by benches/exactness.py, possibly in several runs),
+with a link to each report and its provenance lines.
+
+    python3 benches/bench_index.py
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DIR = os.path.join(ROOT, "docs", "results", "bench")
+
+
+def rows_of(path: str) -> tuple[list[str], list[list[str]]]:
+    """(provenance lines, table rows as cells) of one exactness report."""
+    head, rows = [], []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.startswith(("Command:", "Version:", "Wall time")):
+                head.append(line.strip())
+            elif line.startswith("| ") and not line.startswith("| scenario"):
+                rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+    return head, rows
+
+
+def fixture_times() -> dict[tuple[str, str], str]:
+    """Old-engine simulate times from the fixtures' runs.csv, by (scenario, policy)."""
+    path = os.path.join(ROOT, "crates", "coflowkit-sim", "tests", "fixtures", "engine", "runs.csv")
+    with open(path, newline="") as fh:
+        return {(r["scenario"], r["policy"]): r["simulate_s"] for r in csv.DictReader(fh)}
+
+
+def main() -> int:
+    old_times = fixture_times()
+    reports = sorted(glob.glob(os.path.join(DIR, "exactness*.md")))
+    by_scenario: dict[str, dict[str, tuple[list[str], str]]] = {}
+    sources = []
+    for path in reports:
+        head, rows = rows_of(path)
+        name = os.path.basename(path)
+        sources.append((name, head))
+        for r in rows:
+            by_scenario.setdefault(r[0], {})[r[1]] = (r, name)
+    out = [
+        "# Engine benchmarks",
+        "",
+        "Merged by `python3 benches/bench_index.py` from the reports below (each with its",
+        "command, version and wall time). Simulate time is the engine alone; `differ` counts",
+        "coflows whose finish time is more than 1e-6 relative from the old engine's fixture.",
+        "Old times marked * are the fixture runs' (made earlier, under another load).",
+        "The `--binary` of the 2026-11-25 runs was built from commit e318806; the engine",
+        "and policy code after it changed only by refactors (Coda::decide split into its",
+        "steps, checked against the fixtures on fattree:k=8).",
+        "",
+    ]
+    for scenario, cases in sorted(by_scenario.items()):
+        out += [
+            f"## {scenario}",
+            "",
+            "| policy | differ | max rel diff | events | new simulate (s) | old simulate (s) "
+            "| old / new | report |",
+            "|---|---:|---:|---:|---:|---:|---:|---|",
+        ]
+        for policy in sorted(cases):
+            r, name = cases[policy]
+            if len(r) < 10 or not r[3].isdigit():
+                out.append(f"| {policy} | {r[3]} | | | | | | [{name}]({name}) |")
+                continue
+            old, ratio = r[8], r[9]
+            if old == "-" and old_times.get((scenario, policy)):
+                o = float(old_times[(scenario, policy)])
+                old, ratio = f"{o:.2f}*", f"{o / float(r[7]):.2f}"
+            out.append(
+                f"| {policy} | {r[3]} | {r[4]} | {r[5]} | {r[7]} | {old} | {ratio} "
+                f"| [{name}]({name}) |"
+            )
+        out.append("")
+    out += ["## Reports", ""]
+    for name, head in sources:
+        out.append(f"* [{name}]({name}): " + "; ".join(h.rstrip() for h in head))
+    for extra in ("growth.md", "fattree.md"):
+        if os.path.exists(os.path.join(DIR, extra)):
+            out.append(f"* [{extra}]({extra})")
+    out.append("")
+    with open(os.path.join(DIR, "README.md"), "w", encoding="utf-8") as fh:
+        fh.write("\n".join(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
