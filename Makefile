@@ -33,4 +33,4 @@ fmt: ## format Rust and Python
 	$(PYTHON) -m ruff format python tests
 
 bench: install ## time every policy on the Facebook trace (whole command, peak RSS)
-	$(PYTHON) -m coflowkit bench --out benches/results.md
+	$(PYTHON) -m coflowkit bench --out docs/results/bench/bench.md
