@@ -83,7 +83,10 @@ def main() -> int:
     out += ["## Reports", ""]
     for name, head in sources:
         out.append(f"* [{name}]({name}): " + "; ".join(h.rstrip() for h in head))
-    for extra in ("growth.md", "fattree.md"):
+    others = ["growth.md", "bench.md"] + sorted(
+        os.path.basename(p) for p in glob.glob(os.path.join(DIR, "fattree*.md"))
+    )
+    for extra in others:
         if os.path.exists(os.path.join(DIR, extra)):
             out.append(f"* [{extra}]({extra})")
     out.append("")
