@@ -11,31 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from coflowkit import identify, labels, metric_learning, runner
-from coflowkit.experiments import EXPERIMENTS, common
+from coflowkit.experiments import EXPERIMENTS
 from coflowkit.experiments import coda_identify as ci
 from coflowkit.experiments import coda_identify_report as cir
 from coflowkit.experiments import coda_scheduler as cs
-from conftest import SHARED_TRACE  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def small_trace(tmp_path_factory):
-    """The coflows of at most 50 flows among the first 150 of the Facebook trace."""
-    if not SHARED_TRACE.exists():
-        pytest.fail(f"the Facebook trace is missing: expected it at {SHARED_TRACE}")
-    c = ck.load_trace(SHARED_TRACE).head(150).flow_columns()
-    width = pd.Series(c["coflow_id"]).value_counts()
-    rows = [
-        (k, s, d, b, t)
-        for k, s, d, b, t in zip(
-            c["coflow_id"], c["src"], c["dst"], c["bytes"], c["start_s"], strict=True
-        )
-        if width[k] <= 50
-    ]
-    path = tmp_path_factory.mktemp("cid") / "fb-narrow.csv"
-    ck.write_trace(common.flows_workload(rows, "fb-narrow", ports=150), path, "flows")
-    return str(path)
-
 
 TINY = replace(ci.SMALL, t1_widths=(3, 50), t1_concurrent=4, t1_max_rounds=12)
 
