@@ -53,9 +53,9 @@ def main() -> int:
         "command, version and wall time). Simulate time is the engine alone; `differ` counts",
         "coflows whose finish time is more than 1e-6 relative from the old engine's fixture.",
         "Old times marked * are the fixture runs' (made earlier, under another load).",
-        "The `--binary` of the 2026-11-25 runs was built from commit e318806; the engine",
-        "and policy code after it changed only by refactors (Coda::decide split into its",
-        "steps, checked against the fixtures on fattree:k=8).",
+        "The `--binary` of exactness-fb-1/2/3 was built from commit e318806, that of",
+        "exactness-ft8 and exactness-fb-4 from 18f6c7b; between the two the engine and",
+        "policy code changed only by refactors (Coda::decide split into its steps).",
         "",
     ]
     for scenario, cases in sorted(by_scenario.items()):
