@@ -16,6 +16,7 @@
 //! metrics of the fairness papers (per-coflow progress, isolation guarantee,
 //! progress disparity, utilization) as a [`Series`].
 
+pub mod coflowsim;
 mod engine;
 mod rates;
 mod series;

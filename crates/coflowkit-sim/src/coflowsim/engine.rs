@@ -1,0 +1,894 @@
+//! CoflowSim's event loop (`Simulator.simulate`), replayed step-exactly but only
+//! at the steps where something happens.
+//!
+//! CoflowSim admits jobs at the start of each epoch (every job arriving before the
+//! next epoch starts, early), then advances every flow every 8-unit step at its
+//! current rate. Rates change only at its hooks: admissions, job departures, and
+//! (FAIR, PFP) whenever a flow ends. Between those, each remaining-bytes
+//! accumulator is a constant chain of subtractions, which [`fpstep`] skips
+//! exactly. So the loop visits only *event steps* (a flow or a reducer reaching
+//! CoflowSim's `≤ 10⁻³` bytes), executes those literally for the reducers
+//! involved, and applies the schedulers' hooks in CoflowSim's order.
+
+use super::fpstep::{self, Dir};
+use super::jobs::{
+    build_jobs, Job, END_UNITS, QUANTUM, RACK_BITS_PER_SEC, RACK_BYTES_PER_SEC, ZERO,
+};
+use super::rates;
+use crate::SimError;
+use coflowkit_model::Workload;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// CoflowSim's schedulers (`Constants.SHARING_ALGO`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheduler {
+    Fair,
+    Pfp,
+    Fifo,
+    Scf,
+    Ncf,
+    Lcf,
+    Sebf,
+    Dark,
+}
+
+impl Scheduler {
+    /// coflowkit's policy name → CoflowSim's scheduler.
+    pub fn from_policy(name: &str) -> Option<Scheduler> {
+        Some(match name {
+            "fair" => Scheduler::Fair,
+            "pfp" => Scheduler::Pfp,
+            "fifo" => Scheduler::Fifo,
+            "scf" => Scheduler::Scf,
+            "ncf" => Scheduler::Ncf,
+            "tcf" => Scheduler::Lcf,
+            "varys" => Scheduler::Sebf,
+            "aalo" => Scheduler::Dark,
+            _ => return None,
+        })
+    }
+
+    /// The policies the engine maps, in CoflowSim's order.
+    pub const POLICIES: [&'static str; 8] =
+        ["fair", "pfp", "fifo", "scf", "ncf", "tcf", "varys", "aalo"];
+
+    pub fn coflowsim_name(self) -> &'static str {
+        match self {
+            Scheduler::Fair => "FAIR",
+            Scheduler::Pfp => "PFP",
+            Scheduler::Fifo => "FIFO",
+            Scheduler::Scf => "SCF",
+            Scheduler::Ncf => "NCF",
+            Scheduler::Lcf => "LCF",
+            Scheduler::Sebf => "SEBF",
+            Scheduler::Dark => "DARK",
+        }
+    }
+
+    fn is_order(self) -> bool {
+        !matches!(self, Scheduler::Fair | Scheduler::Pfp | Scheduler::Dark)
+    }
+}
+
+/// Engine options.
+#[derive(Debug, Clone)]
+pub struct CsOptions {
+    /// Admission epoch in CoflowSim units (1/1024 s; CoflowSim: 10 × 1024).
+    pub epoch_units: i64,
+}
+
+impl Default for CsOptions {
+    fn default() -> Self {
+        CsOptions {
+            epoch_units: 10 * 1024,
+        }
+    }
+}
+
+/// What a CoflowSim run produced, indexed like the workload's coflows. Times are
+/// CoflowSim units (1/1024 s); NaN for a coflow CoflowSim ignores (no flows) or
+/// that did not finish within its 86,400-second horizon.
+#[derive(Debug, Clone)]
+pub struct CsResult {
+    pub arrival_units: Vec<f64>,
+    /// `simulatedStartTime`: the epoch start that admitted the job.
+    pub admitted_units: Vec<f64>,
+    /// `simulatedFinishTime`: the end of the step its last reducer finished in.
+    pub finish_units: Vec<f64>,
+    /// `getSimulatedDuration()` = finish − admitted (the 8th field of `JOB-` lines).
+    pub duration_units: Vec<f64>,
+    /// Steps CoflowSim executed; event steps this engine executed literally.
+    pub steps: u64,
+    pub event_steps: u64,
+    /// Rate recomputations (admissions and departures under coflow schedulers).
+    pub recomputes: u64,
+    pub complete: bool,
+}
+
+/// Java's `Math.min` for doubles (NaN and −0.0 as the JDK treats them).
+#[inline]
+pub(super) fn jmin(a: f64, b: f64) -> f64 {
+    if a.is_nan() {
+        return a;
+    }
+    if a == 0.0 && b == 0.0 && b.is_sign_negative() {
+        return b;
+    }
+    if a <= b {
+        a
+    } else {
+        b
+    }
+}
+
+/// Bytes a flow moves in one step at `bps`: `(bps / 8) · (8 / 1024)`.
+#[inline]
+pub(super) fn step_bytes(bps: f64) -> f64 {
+    (bps / 8.0) * (1.0 * QUANTUM as f64 / 1024.0)
+}
+
+/// One flow: `rem` is its remaining bytes before step `at`; it moves `b` per
+/// executed step while `laid` (in CoflowSim's `flowsInRacks`).
+#[derive(Debug, Clone)]
+pub(super) struct Fl {
+    pub red: u32,
+    pub src: u32,
+    pub rem: f64,
+    pub at: u64,
+    pub b: f64,
+    pub bps: f64,
+    pub laid: bool,
+    pub done: bool,
+    pub ver: u32,
+}
+
+/// One reducer (rack of a job): `left` (`shuffleBytesLeft`) and `per`
+/// (`shuffleBytesPerRack`, clamped at 0) before step `at`, moved each step by
+/// `pat` (its laid flows' `b`, in order).
+#[derive(Debug, Clone)]
+pub(super) struct Red {
+    pub job: u32,
+    pub rack: u32,
+    pub flows: Vec<u32>,
+    pub left: f64,
+    pub per: f64,
+    pub at: u64,
+    pub pat: Vec<f64>,
+    pub completed: bool,
+    pub ver: u32,
+    /// This step's log of bytes moved by its flows, `[start, end)` in `Sim::log`.
+    pub log: (u32, u32),
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct JobSt {
+    pub reds: std::ops::Range<u32>,
+    pub admitted: bool,
+    pub active: bool,
+    pub start: f64,
+    pub finish: f64,
+    pub tasks_left: u32,
+    /// `shuffleBytesCompleted` before step `done_at`, moved by `done_pat` (DARK).
+    pub done: f64,
+    pub done_at: u64,
+    pub done_pat: Vec<f64>,
+    pub queue: i64,
+}
+
+pub(super) struct Sim<'a> {
+    pub kind: Scheduler,
+    pub racks: usize,
+    pub jobs: &'a [Job],
+    pub js: Vec<JobSt>,
+    pub reds: Vec<Red>,
+    pub fl: Vec<Fl>,
+    /// Executed steps so far (the time base of every lazy value).
+    pub sigma: u64,
+    heap: BinaryHeap<Reverse<(u64, u8, u32, u32)>>,
+    pub active_jobs: usize,
+    active_tasks: u64,
+    /// Jobs admitted whose flows may still move (pruned lazily).
+    pub live: Vec<u32>,
+    /// Coflow order (FIFO/SCF/NCF/LCF/SEBF) or DARK's queues.
+    pub sorted: Vec<u32>,
+    pub queues: Vec<Vec<u32>>,
+    /// FAIR: laid flows per reducer rack and per mapper rack.
+    cnt_dst: Vec<u32>,
+    cnt_src: Vec<u32>,
+    by_dst: Vec<Vec<u32>>,
+    by_src: Vec<Vec<u32>>,
+    /// PFP: `flowsInRacks`, and the flow each rack serves.
+    plist: Vec<Vec<u32>>,
+    served: Vec<u32>,
+    log: Vec<f64>,
+    pub recomputes: u64,
+    event_steps: u64,
+}
+
+const NONE: u32 = u32::MAX;
+const EV_FLOW: u8 = 0;
+const EV_RED: u8 = 1;
+
+impl<'a> Sim<'a> {
+    fn new(kind: Scheduler, racks: usize, jobs: &'a [Job]) -> Self {
+        let mut js = Vec::with_capacity(jobs.len());
+        let mut reds = Vec::new();
+        let mut fl = Vec::new();
+        for (ji, j) in jobs.iter().enumerate() {
+            let r0 = reds.len() as u32;
+            for (k, r) in j.reducers.iter().enumerate() {
+                let ri = reds.len() as u32;
+                let flows: Vec<u32> = (0..j.mappers.len() as u32)
+                    .map(|m| fl.len() as u32 + m)
+                    .collect();
+                for &src in &j.mappers {
+                    fl.push(Fl {
+                        red: ri,
+                        src,
+                        rem: j.flow_bytes[k],
+                        at: 0,
+                        b: 0.0,
+                        bps: 0.0,
+                        laid: false,
+                        done: false,
+                        ver: 0,
+                    });
+                }
+                reds.push(Red {
+                    job: ji as u32,
+                    rack: r.rack,
+                    flows,
+                    left: r.shuffle_bytes,
+                    per: r.per_rack_bytes,
+                    at: 0,
+                    pat: Vec::new(),
+                    completed: false,
+                    ver: 0,
+                    log: (0, 0),
+                });
+            }
+            js.push(JobSt {
+                reds: r0..reds.len() as u32,
+                admitted: false,
+                active: false,
+                start: f64::NAN,
+                finish: f64::NAN,
+                tasks_left: 0,
+                done: 0.0,
+                done_at: 0,
+                done_pat: Vec::new(),
+                queue: 0,
+            });
+        }
+        Sim {
+            kind,
+            racks,
+            jobs,
+            js,
+            reds,
+            fl,
+            sigma: 0,
+            heap: BinaryHeap::new(),
+            active_jobs: 0,
+            active_tasks: 0,
+            live: Vec::new(),
+            sorted: Vec::new(),
+            queues: vec![Vec::new(); rates::DARK_QUEUES],
+            cnt_dst: vec![0; racks],
+            cnt_src: vec![0; racks],
+            by_dst: vec![Vec::new(); racks],
+            by_src: vec![Vec::new(); racks],
+            plist: vec![Vec::new(); racks],
+            served: vec![NONE; racks],
+            log: Vec::new(),
+            recomputes: 0,
+            event_steps: 0,
+        }
+    }
+
+    // ---- lazy values -------------------------------------------------------
+
+    /// A flow's remaining bytes before step `s`.
+    #[inline]
+    pub fn rem_at(&self, f: u32, s: u64) -> f64 {
+        let x = &self.fl[f as usize];
+        if !x.laid || x.b == 0.0 || x.done {
+            return x.rem;
+        }
+        fpstep::advance(x.rem, &[x.b], Dir::Sub, s - x.at)
+    }
+
+    pub fn sync_flow(&mut self, f: u32, s: u64) {
+        let v = self.rem_at(f, s);
+        let x = &mut self.fl[f as usize];
+        x.rem = v;
+        x.at = s;
+    }
+
+    pub fn sync_red(&mut self, r: u32, s: u64) {
+        let x = &mut self.reds[r as usize];
+        if x.at != s {
+            let k = s - x.at;
+            x.left = fpstep::advance(x.left, &x.pat, Dir::Sub, k);
+            x.per = fpstep::advance(x.per, &x.pat, Dir::SubClamp, k);
+            x.at = s;
+        }
+    }
+
+    pub fn sync_job_done(&mut self, j: u32, s: u64) {
+        let x = &mut self.js[j as usize];
+        if x.done_at != s {
+            x.done = fpstep::advance(x.done, &x.done_pat, Dir::Add, s - x.done_at);
+            x.done_at = s;
+        }
+    }
+
+    /// Rebuilds a reducer's step pattern from its flows and schedules its crossing.
+    pub fn rebuild_red(&mut self, r: u32) {
+        let mut pat = std::mem::take(&mut self.reds[r as usize].pat);
+        pat.clear();
+        for &f in &self.reds[r as usize].flows {
+            let x = &self.fl[f as usize];
+            if x.laid && x.b > 0.0 {
+                pat.push(x.b);
+            }
+        }
+        let red = &mut self.reds[r as usize];
+        red.pat = pat;
+        red.ver = red.ver.wrapping_add(1);
+        if !red.completed {
+            if let Some(k) = fpstep::first_at_most(red.left, &red.pat, ZERO) {
+                self.heap
+                    .push(Reverse((red.at + k - 1, EV_RED, r, red.ver)));
+            }
+        }
+    }
+
+    pub fn rebuild_job_done(&mut self, j: u32) {
+        if self.kind != Scheduler::Dark {
+            return;
+        }
+        let mut pat = std::mem::take(&mut self.js[j as usize].done_pat);
+        pat.clear();
+        for r in self.js[j as usize].reds.clone() {
+            for &f in &self.reds[r as usize].flows {
+                let x = &self.fl[f as usize];
+                if x.laid && x.b > 0.0 {
+                    pat.push(x.b);
+                }
+            }
+        }
+        self.js[j as usize].done_pat = pat;
+    }
+
+    /// Sets a flow's per-step bytes and laid state at step `s` (the flow, its
+    /// reducer and job must already be synced to `s`) and schedules its end.
+    pub fn set_flow(&mut self, f: u32, b: f64, laid: bool, s: u64) {
+        let x = &mut self.fl[f as usize];
+        debug_assert_eq!(x.at, s);
+        x.b = b;
+        x.laid = laid;
+        x.ver = x.ver.wrapping_add(1);
+        if laid && b > 0.0 && !x.done {
+            if let Some(k) = fpstep::first_at_most(x.rem, &[b], ZERO) {
+                self.heap.push(Reverse((s + k - 1, EV_FLOW, f, x.ver)));
+            }
+        }
+    }
+
+    /// Syncs every live job (flows, reducers, bytes done) to step `s`.
+    pub fn sync_live(&mut self, s: u64) {
+        let live = std::mem::take(&mut self.live);
+        for &j in &live {
+            for r in self.js[j as usize].reds.clone() {
+                self.sync_red(r, s);
+                for i in 0..self.reds[r as usize].flows.len() {
+                    let f = self.reds[r as usize].flows[i];
+                    self.sync_flow(f, s);
+                }
+            }
+            self.sync_job_done(j, s);
+        }
+        self.live = live;
+    }
+
+    /// After changing flows of the live jobs at `s`: every pattern and event anew.
+    pub fn rebuild_live(&mut self, s: u64) {
+        let live = std::mem::take(&mut self.live);
+        let mut keep = Vec::with_capacity(live.len());
+        for &j in &live {
+            let mut moving = self.js[j as usize].active;
+            for r in self.js[j as usize].reds.clone() {
+                for i in 0..self.reds[r as usize].flows.len() {
+                    let f = self.reds[r as usize].flows[i];
+                    let (b, laid) = (self.fl[f as usize].b, self.fl[f as usize].laid);
+                    self.set_flow(f, b, laid, s);
+                    moving |= laid;
+                }
+                self.rebuild_red(r);
+            }
+            self.rebuild_job_done(j);
+            if moving {
+                keep.push(j);
+            }
+        }
+        self.live = keep;
+    }
+
+    // ---- admission -----------------------------------------------------------
+
+    fn admit(&mut self, j: u32, now: i64) {
+        let s = self.sigma;
+        let st = &mut self.js[j as usize];
+        st.admitted = true;
+        st.active = true;
+        st.start = now as f64;
+        st.tasks_left = st.reds.len() as u32;
+        st.done_at = s;
+        self.active_jobs += 1;
+        self.active_tasks += st.reds.len() as u64;
+        for r in st.reds.clone() {
+            self.reds[r as usize].at = s;
+            for &f in &self.reds[r as usize].flows {
+                self.fl[f as usize].at = s;
+            }
+        }
+        self.live.push(j);
+        match self.kind {
+            Scheduler::Fair => self.fair_admit(j),
+            Scheduler::Pfp => self.pfp_admit(j),
+            Scheduler::Dark => {
+                self.queues[0].push(j);
+                self.js[j as usize].queue = 0;
+            }
+            _ => rates::add_sorted(self, j),
+        }
+    }
+
+    fn fair_admit(&mut self, j: u32) {
+        for r in self.js[j as usize].reds.clone() {
+            let rack = self.reds[r as usize].rack as usize;
+            for i in 0..self.reds[r as usize].flows.len() {
+                let f = self.reds[r as usize].flows[i];
+                self.fl[f as usize].laid = true;
+                let src = self.fl[f as usize].src as usize;
+                self.cnt_dst[rack] += 1;
+                self.cnt_src[src] += 1;
+                self.by_dst[rack].push(f);
+                self.by_src[src].push(f);
+            }
+        }
+    }
+
+    /// `FlowSimulator.addAscending`: before the first flow whose remaining bytes
+    /// exceed the new flow's size.
+    fn pfp_admit(&mut self, j: u32) {
+        let s = self.sigma;
+        for i in 0..self.racks {
+            let f = self.served[i];
+            if f != NONE {
+                self.sync_flow(f, s);
+            }
+        }
+        for r in self.js[j as usize].reds.clone() {
+            let rack = self.reds[r as usize].rack as usize;
+            for i in 0..self.reds[r as usize].flows.len() {
+                let f = self.reds[r as usize].flows[i];
+                self.fl[f as usize].laid = true;
+                let size = self.fl[f as usize].rem;
+                let list = &self.plist[rack];
+                let at = list
+                    .iter()
+                    .position(|&g| self.fl[g as usize].rem > size)
+                    .unwrap_or(list.len());
+                self.plist[rack].insert(at, f);
+            }
+        }
+    }
+
+    // ---- per-scheduler rate rules between hooks ------------------------------
+
+    /// FAIR: `min(1 MB / flows into the rack, 1 MB / flows out of the mapper)`.
+    fn fair_b(&self, f: u32) -> f64 {
+        let x = &self.fl[f as usize];
+        let q = RACK_BYTES_PER_SEC * (1.0 * QUANTUM as f64 / 1024.0);
+        let dst = self.reds[x.red as usize].rack as usize;
+        jmin(
+            q / self.cnt_dst[dst] as f64,
+            q / self.cnt_src[x.src as usize] as f64,
+        )
+    }
+
+    /// Re-rates the FAIR flows of the given racks at step `s`.
+    fn fair_update(&mut self, dst: &[u32], src: &[u32], s: u64) {
+        let mut touched: Vec<u32> = Vec::new();
+        for &d in dst {
+            compact(&mut self.by_dst[d as usize], &self.fl);
+            touched.extend_from_slice(&self.by_dst[d as usize]);
+        }
+        for &m in src {
+            compact(&mut self.by_src[m as usize], &self.fl);
+            touched.extend_from_slice(&self.by_src[m as usize]);
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        let mut changed: Vec<u32> = Vec::new();
+        let mut reds: Vec<u32> = Vec::new();
+        for &f in &touched {
+            let b = self.fair_b(f);
+            if b.to_bits() != self.fl[f as usize].b.to_bits() {
+                changed.push(f);
+                reds.push(self.fl[f as usize].red);
+            }
+        }
+        reds.sort_unstable();
+        reds.dedup();
+        for &r in &reds {
+            self.sync_red(r, s);
+        }
+        for &f in &changed {
+            self.sync_flow(f, s);
+            let b = self.fair_b(f);
+            self.set_flow(f, b, true, s);
+        }
+        for &r in &reds {
+            self.rebuild_red(r);
+        }
+    }
+
+    /// PFP: rack by rack, the first flow whose mapper is not yet busy moves 1 MB.
+    fn pfp_update(&mut self, s: u64) {
+        let mut busy = vec![false; self.racks];
+        let mut next = vec![NONE; self.racks];
+        for i in 0..self.racks {
+            for &f in &self.plist[i] {
+                let src = self.fl[f as usize].src as usize;
+                if !busy[src] {
+                    busy[src] = true;
+                    next[i] = f;
+                    break;
+                }
+            }
+        }
+        let q = RACK_BYTES_PER_SEC * (1.0 * QUANTUM as f64 / 1024.0);
+        for i in 0..self.racks {
+            let (old, new) = (self.served[i], next[i]);
+            if old == new {
+                continue;
+            }
+            for (f, b) in [(old, 0.0), (new, q)] {
+                if f == NONE || self.fl[f as usize].done {
+                    continue;
+                }
+                let r = self.fl[f as usize].red;
+                self.sync_red(r, s);
+                self.sync_flow(f, s);
+                self.set_flow(f, b, true, s);
+                self.rebuild_red(r);
+            }
+            self.served[i] = new;
+        }
+    }
+
+    // ---- the event step --------------------------------------------------------
+
+    /// Executes step `sigma` (time `now`) literally for the reducers whose flows or
+    /// bytes-left reach CoflowSim's zero in it. Returns whether a job departed.
+    fn event_step(&mut self, now: i64) -> bool {
+        let s = self.sigma;
+        self.event_steps += 1;
+        let mut reds: Vec<u32> = Vec::new();
+        while let Some(&Reverse((when, kind, id, ver))) = self.heap.peek() {
+            if when != s {
+                debug_assert!(when > s, "event {when} left behind at step {s}");
+                break;
+            }
+            self.heap.pop();
+            if kind == EV_FLOW {
+                let x = &self.fl[id as usize];
+                if x.ver == ver && !x.done && x.laid {
+                    reds.push(x.red);
+                }
+            } else {
+                let x = &self.reds[id as usize];
+                if x.ver == ver && !x.completed {
+                    reds.push(id);
+                }
+            }
+        }
+        reds.sort_unstable();
+        reds.dedup();
+        let mut jobs: Vec<u32> = reds.iter().map(|&r| self.reds[r as usize].job).collect();
+        jobs.sort_unstable();
+        jobs.dedup();
+        if self.kind == Scheduler::Dark {
+            for &j in &jobs {
+                self.sync_job_done(j, s);
+            }
+        }
+        self.log.clear();
+        let mut finished: Vec<u32> = Vec::new();
+        let mut departed = false;
+        for &r in &reds {
+            self.sync_red(r, s);
+            let start = self.log.len() as u32;
+            let flows = self.reds[r as usize].flows.clone();
+            for f in flows {
+                if !self.fl[f as usize].laid {
+                    continue;
+                }
+                let before = self.rem_at(f, s);
+                let bt = jmin(self.fl[f as usize].b, before);
+                let after = before - bt;
+                {
+                    let x = &mut self.fl[f as usize];
+                    x.rem = after;
+                    x.at = s + 1;
+                }
+                self.log.push(bt);
+                if after <= ZERO {
+                    let x = &mut self.fl[f as usize];
+                    x.done = true;
+                    x.laid = false;
+                    x.ver = x.ver.wrapping_add(1);
+                    self.reds[r as usize].flows.retain(|&g| g != f);
+                    finished.push(f);
+                }
+                let red = &mut self.reds[r as usize];
+                red.left -= bt;
+                red.per -= bt;
+                if red.per < 0.0 {
+                    red.per = 0.0;
+                }
+                if (red.left <= ZERO || red.flows.is_empty()) && !red.completed {
+                    departed |= self.cleanup(r, now + QUANTUM);
+                }
+            }
+            let red = &mut self.reds[r as usize];
+            red.at = s + 1;
+            red.log = (start, self.log.len() as u32);
+        }
+        if self.kind == Scheduler::Dark {
+            for &j in &jobs {
+                self.step_job_done(j, &reds);
+            }
+        }
+        self.sigma = s + 1;
+        let s1 = self.sigma;
+        for &r in &reds {
+            self.rebuild_red(r);
+        }
+        for &j in &jobs {
+            self.rebuild_job_done(j);
+        }
+        match self.kind {
+            Scheduler::Fair if !finished.is_empty() => {
+                let mut dst = Vec::new();
+                let mut src = Vec::new();
+                for &f in &finished {
+                    let x = &self.fl[f as usize];
+                    let d = self.reds[x.red as usize].rack;
+                    self.cnt_dst[d as usize] -= 1;
+                    self.cnt_src[x.src as usize] -= 1;
+                    dst.push(d);
+                    src.push(x.src);
+                }
+                dst.sort_unstable();
+                dst.dedup();
+                src.sort_unstable();
+                src.dedup();
+                self.fair_update(&dst, &src, s1);
+            }
+            Scheduler::Pfp if !finished.is_empty() => {
+                for &f in &finished {
+                    let rack = self.reds[self.fl[f as usize].red as usize].rack as usize;
+                    self.plist[rack].retain(|&g| g != f);
+                    if self.served[rack] == f {
+                        self.served[rack] = NONE;
+                    }
+                }
+                self.pfp_update(s1);
+            }
+            _ => {}
+        }
+        departed
+    }
+
+    /// DARK's `shuffleBytesCompleted` through an event step: the logged bytes of
+    /// the reducers executed literally, the pattern of the others, in rack order.
+    fn step_job_done(&mut self, j: u32, literal: &[u32]) {
+        let mut x = self.js[j as usize].done;
+        for r in self.js[j as usize].reds.clone() {
+            if literal.binary_search(&r).is_ok() {
+                let (a, b) = self.reds[r as usize].log;
+                for &bt in &self.log[a as usize..b as usize] {
+                    x += bt;
+                }
+            } else {
+                for &f in &self.reds[r as usize].flows {
+                    let y = &self.fl[f as usize];
+                    if y.laid && y.b > 0.0 {
+                        x += y.b;
+                    }
+                }
+            }
+        }
+        let st = &mut self.js[j as usize];
+        st.done = x;
+        st.done_at = self.sigma + 1;
+    }
+
+    /// `ReduceTask.cleanupTask` and, for the job's last reducer, `removeDeadJob`.
+    fn cleanup(&mut self, r: u32, at: i64) -> bool {
+        let red = &mut self.reds[r as usize];
+        red.completed = true;
+        red.left = 0.0;
+        self.active_tasks -= 1;
+        let j = red.job;
+        let st = &mut self.js[j as usize];
+        if !(st.finish >= at as f64) {
+            st.finish = at as f64;
+        }
+        st.tasks_left -= 1;
+        if st.tasks_left > 0 {
+            return false;
+        }
+        st.active = false;
+        self.active_jobs -= 1;
+        match self.kind {
+            Scheduler::Dark => {
+                for q in &mut self.queues {
+                    if let Some(p) = q.iter().position(|&x| x == j) {
+                        q.remove(p);
+                        break;
+                    }
+                }
+            }
+            k if k.is_order() => self.sorted.retain(|&x| x != j),
+            _ => {}
+        }
+        true
+    }
+
+    fn next_event(&mut self) -> Option<u64> {
+        while let Some(&Reverse((when, kind, id, ver))) = self.heap.peek() {
+            let valid = if kind == EV_FLOW {
+                let x = &self.fl[id as usize];
+                x.ver == ver && !x.done && x.laid
+            } else {
+                let x = &self.reds[id as usize];
+                x.ver == ver && !x.completed
+            };
+            if valid {
+                return Some(when);
+            }
+            self.heap.pop();
+        }
+        None
+    }
+
+    /// The hooks CoflowSim calls after admissions (`afterJobAdmission`) and
+    /// departures (`afterJobDeparture`) at time `now`.
+    fn hook(&mut self, now: i64, admission: bool) {
+        let s = self.sigma;
+        match self.kind {
+            Scheduler::Fair => {
+                if admission {
+                    let all: Vec<u32> = (0..self.racks as u32).collect();
+                    self.fair_update(&all, &all, s);
+                }
+            }
+            Scheduler::Pfp => {
+                if admission {
+                    self.pfp_update(s);
+                }
+            }
+            Scheduler::Dark => {
+                self.recomputes += 1;
+                self.sync_live(s);
+                rates::dark_order(self);
+                rates::layout(self);
+                rates::dark_rates(self);
+                self.rebuild_live(s);
+            }
+            _ => {
+                self.recomputes += 1;
+                self.sync_live(s);
+                if admission {
+                    rates::layout(self);
+                }
+                rates::madd_with_backfill(self, now);
+                self.rebuild_live(s);
+            }
+        }
+    }
+}
+
+/// Drops finished flows from a FAIR rack list.
+fn compact(list: &mut Vec<u32>, fl: &[Fl]) {
+    list.retain(|&f| !fl[f as usize].done);
+}
+
+/// Replays `w` as CoflowSim would under `kind`.
+pub fn simulate_coflowsim(
+    w: &Workload,
+    kind: Scheduler,
+    opts: &CsOptions,
+) -> Result<CsResult, SimError> {
+    let e = opts.epoch_units;
+    if e < QUANTUM || e % QUANTUM != 0 {
+        return Err(SimError {
+            message: format!(
+                "engine coflowsim: epoch must be a positive multiple of {QUANTUM} units \
+                 ({} s), got {e} units",
+                QUANTUM as f64 / 1000.0
+            ),
+        });
+    }
+    let factor = if kind == Scheduler::Dark { 0.0 } else { 1.0 };
+    let (racks, order) = build_jobs(w, factor)?;
+    let jobs: Vec<Job> = order.iter().flatten().cloned().collect();
+    let mut sim = Sim::new(kind, racks as usize, &jobs);
+    let total = jobs.len();
+    let mut cur = 0usize;
+    let mut ct: i64 = 0;
+    let mut steps: u64 = 0;
+    while ct < END_UNITS && (cur < total || sim.active_tasks > 0) {
+        let mut added = 0;
+        while cur < total && !(jobs[cur].arrival > (ct + e) as f64) {
+            sim.admit(cur as u32, ct);
+            added += 1;
+            cur += 1;
+        }
+        if added > 0 {
+            sim.hook(ct, true);
+        }
+        let mut i: i64 = 0;
+        while i < e && sim.active_jobs > 0 {
+            let left = ((e - i) / QUANTUM) as u64;
+            let next = sim.next_event().unwrap_or(u64::MAX);
+            if next >= sim.sigma + left {
+                sim.sigma += left;
+                steps += left;
+                break;
+            }
+            let adv = next - sim.sigma;
+            sim.sigma = next;
+            steps += adv + 1;
+            i += adv as i64 * QUANTUM;
+            let now = ct + i;
+            if sim.event_step(now) {
+                sim.hook(now, false);
+            }
+            i += QUANTUM;
+        }
+        ct += e;
+    }
+    let n = w.coflows.len();
+    let mut res = CsResult {
+        arrival_units: vec![f64::NAN; n],
+        admitted_units: vec![f64::NAN; n],
+        finish_units: vec![f64::NAN; n],
+        duration_units: vec![f64::NAN; n],
+        steps,
+        event_steps: sim.event_steps,
+        recomputes: sim.recomputes,
+        complete: true,
+    };
+    for c in 0..n {
+        res.arrival_units[c] = w.coflows[c].arrival_s * 1000.0;
+    }
+    for (j, job) in jobs.iter().enumerate() {
+        let st = &sim.js[j];
+        res.admitted_units[job.coflow] = st.start;
+        if st.finish.is_finite() && st.tasks_left == 0 {
+            res.finish_units[job.coflow] = st.finish;
+            res.duration_units[job.coflow] = st.finish - st.start;
+        } else {
+            res.complete = false;
+        }
+    }
+    let _ = RACK_BITS_PER_SEC;
+    Ok(res)
+}
