@@ -186,6 +186,8 @@ pub(super) struct Sim<'a> {
     /// Executed steps so far (the time base of every lazy value).
     pub sigma: u64,
     heap: BinaryHeap<Reverse<(u64, u8, u32, u32)>>,
+    /// Valid events at the last compaction.
+    heap_valid: usize,
     pub active_jobs: usize,
     active_tasks: u64,
     /// Jobs admitted whose flows may still move (pruned lazily).
@@ -209,6 +211,10 @@ pub(super) struct Sim<'a> {
 const NONE: u32 = u32::MAX;
 const EV_FLOW: u8 = 0;
 const EV_RED: u8 = 1;
+/// A lower bound of a flow's (reducer's) end, made exact when it reaches the top:
+/// most are superseded by a re-rating first, and the exact search is the cost.
+const EV_FLOW_LB: u8 = 2;
+const EV_RED_LB: u8 = 3;
 
 impl<'a> Sim<'a> {
     fn new(kind: Scheduler, racks: usize, jobs: &'a [Job]) -> Self {
@@ -270,6 +276,7 @@ impl<'a> Sim<'a> {
             fl,
             sigma: 0,
             heap: BinaryHeap::new(),
+            heap_valid: 0,
             active_jobs: 0,
             active_tasks: 0,
             live: Vec::new(),
@@ -338,9 +345,9 @@ impl<'a> Sim<'a> {
         red.pat = pat;
         red.ver = red.ver.wrapping_add(1);
         if !red.completed {
-            if let Some(k) = fpstep::first_at_most(red.left, &red.pat, ZERO) {
-                self.heap
-                    .push(Reverse((red.at + k - 1, EV_RED, r, red.ver)));
+            if !red.pat.is_empty() {
+                let k = fpstep::lower_bound(red.left, &red.pat, ZERO);
+                self.heap.push(Reverse((red.at + k - 1, EV_RED_LB, r, red.ver)));
             }
         }
     }
@@ -371,9 +378,8 @@ impl<'a> Sim<'a> {
         x.laid = laid;
         x.ver = x.ver.wrapping_add(1);
         if laid && b > 0.0 && !x.done {
-            if let Some(k) = fpstep::first_at_most(x.rem, &[b], ZERO) {
-                self.heap.push(Reverse((s + k - 1, EV_FLOW, f, x.ver)));
-            }
+            let k = fpstep::lower_bound(x.rem, &[b], ZERO);
+            self.heap.push(Reverse((s + k - 1, EV_FLOW_LB, f, x.ver)));
         }
     }
 
@@ -395,6 +401,9 @@ impl<'a> Sim<'a> {
 
     /// After changing flows of the live jobs at `s`: every pattern and event anew.
     pub fn rebuild_live(&mut self, s: u64) {
+        // Every pending event belongs to a live job (a laid flow, an unfinished
+        // reducer), and all of them are scheduled anew below.
+        self.heap.clear();
         let live = std::mem::take(&mut self.live);
         let mut keep = Vec::with_capacity(live.len());
         for &j in &live {
@@ -585,16 +594,24 @@ impl<'a> Sim<'a> {
                 break;
             }
             self.heap.pop();
-            if kind == EV_FLOW {
-                let x = &self.fl[id as usize];
-                if x.ver == ver && !x.done && x.laid {
-                    reds.push(x.red);
+            if !self.valid(kind, id, ver) {
+                continue;
+            }
+            if kind == EV_FLOW_LB || kind == EV_RED_LB {
+                if let Some(at) = self.exact(kind, id) {
+                    if at > s {
+                        self.heap.push(Reverse((at, kind - 2, id, ver)));
+                        continue;
+                    }
+                    debug_assert_eq!(at, s);
+                } else {
+                    continue;
                 }
+            }
+            if kind == EV_FLOW || kind == EV_FLOW_LB {
+                reds.push(self.fl[id as usize].red);
             } else {
-                let x = &self.reds[id as usize];
-                if x.ver == ver && !x.completed {
-                    reds.push(id);
-                }
+                reds.push(id);
             }
         }
         reds.sort_unstable();
@@ -751,19 +768,60 @@ impl<'a> Sim<'a> {
         true
     }
 
+    /// Drops stale events once they dominate the heap (FAIR and PFP re-rate flows
+    /// one event at a time and never rebuild it).
+    fn compact_heap(&mut self) {
+        if self.heap.len() < (1 << 20) || self.heap.len() < 2 * self.heap_valid {
+            return;
+        }
+        let old = std::mem::take(&mut self.heap).into_vec();
+        let kept: Vec<_> = old
+            .into_iter()
+            .filter(|&Reverse((_, kind, id, ver))| self.valid(kind, id, ver))
+            .collect();
+        self.heap_valid = kept.len();
+        self.heap = BinaryHeap::from(kept);
+    }
+
+    #[inline]
+    fn valid(&self, kind: u8, id: u32, ver: u32) -> bool {
+        if kind == EV_FLOW || kind == EV_FLOW_LB {
+            let x = &self.fl[id as usize];
+            x.ver == ver && !x.done && x.laid
+        } else {
+            let x = &self.reds[id as usize];
+            x.ver == ver && !x.completed
+        }
+    }
+
+    /// The exact step of a flow's (reducer's) end from its current lazy state.
+    fn exact(&self, kind: u8, id: u32) -> Option<u64> {
+        if kind == EV_FLOW_LB {
+            let x = &self.fl[id as usize];
+            fpstep::first_at_most(x.rem, &[x.b], ZERO).map(|k| x.at + k - 1)
+        } else {
+            let x = &self.reds[id as usize];
+            fpstep::first_at_most(x.left, &x.pat, ZERO).map(|k| x.at + k - 1)
+        }
+    }
+
+    /// The earliest pending event step, with stale entries dropped and lower
+    /// bounds at the top made exact.
     fn next_event(&mut self) -> Option<u64> {
+        self.compact_heap();
         while let Some(&Reverse((when, kind, id, ver))) = self.heap.peek() {
-            let valid = if kind == EV_FLOW {
-                let x = &self.fl[id as usize];
-                x.ver == ver && !x.done && x.laid
-            } else {
-                let x = &self.reds[id as usize];
-                x.ver == ver && !x.completed
-            };
-            if valid {
+            if !self.valid(kind, id, ver) {
+                self.heap.pop();
+                continue;
+            }
+            if kind == EV_FLOW || kind == EV_RED {
                 return Some(when);
             }
             self.heap.pop();
+            if let Some(at) = self.exact(kind, id) {
+                debug_assert!(at >= when, "lower bound {when} above the exact step {at}");
+                self.heap.push(Reverse((at, kind - 2, id, ver)));
+            }
         }
         None
     }

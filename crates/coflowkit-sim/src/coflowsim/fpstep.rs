@@ -20,8 +20,8 @@
 //! step; `tests` check it against literal stepping.
 
 /// 2^52 and 2^53 as integers.
-const TWO52: i128 = 1 << 52;
-const TWO53: i128 = 1 << 53;
+const TWO52: i64 = 1 << 52;
+const TWO53: i64 = 1 << 53;
 
 /// Which way an accumulator moves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,23 +76,22 @@ fn spacing(x: f64) -> Option<f64> {
 /// makes the result even (IEEE ties-to-even; `X ± ⌊m⌋` and `X ∓ ⌊m⌋` have the same
 /// parity). `None` when some `bᵢ/u` is too large for the binade (the step leaves it).
 #[inline]
-fn units(ops: &[f64], u: f64, mut parity: i128) -> Option<(i128, i128)> {
-    let mut d: i128 = 0;
+fn units(ops: &[f64], u: f64, mut parity: i64) -> Option<(i64, i64)> {
+    let mut d: i64 = 0;
     for &b in ops {
         let m = b / u; // exact: u is a power of two and m stays normal
-        if !(m < (1u64 << 60) as f64) {
+        if !(m >= 0.0 && m < (1u64 << 60) as f64) {
             return None;
         }
-        let fl = m.floor();
-        let frac = m - fl;
-        let fl = fl as i128;
+        let fl = m as i64; // m ≥ 0: truncation is the floor
+        let frac = m - fl as f64;
         let di = if frac == 0.5 {
             fl + ((parity ^ fl) & 1)
         } else {
-            fl + i128::from(frac > 0.5)
+            fl + i64::from(frac > 0.5)
         };
         parity = (parity ^ di) & 1;
-        d += di;
+        d = d.saturating_add(di);
     }
     Some((d, parity))
 }
@@ -101,9 +100,9 @@ fn units(ops: &[f64], u: f64, mut parity: i128) -> Option<(i128, i128)> {
 /// moves `X` by `D₀` (ties depend on `X`'s parity), every later one by `D`, and
 /// `n` whole steps provably stay inside the binade.
 #[inline]
-fn skip(x: f64, ops: &[f64], dir: Dir) -> Option<(f64, i128, i128, i128, u64)> {
+fn skip(x: f64, ops: &[f64], dir: Dir) -> Option<(f64, i64, i64, i64, u64)> {
     let u = spacing(x)?;
-    let big_x = (x / u) as i128;
+    let big_x = (x / u) as i64;
     let (d0, p0) = units(ops, u, big_x & 1)?;
     let (d, _) = units(ops, u, p0)?;
     let room = match dir {
@@ -113,17 +112,18 @@ fn skip(x: f64, ops: &[f64], dir: Dir) -> Option<(f64, i128, i128, i128, u64)> {
     let n = if room < d0 {
         0
     } else if d == 0 {
-        u64::MAX as i128
+        u64::MAX
     } else {
-        1 + (room - d0) / d
+        1 + ((room - d0) / d) as u64
     };
-    Some((u, big_x, d0, d, n.min(u64::MAX as i128) as u64))
+    Some((u, big_x, d0, d, n))
 }
 
 /// `X` moved by `s ≥ 1` steps.
 #[inline]
-fn moved(big_x: i128, d0: i128, d: i128, s: u64, dir: Dir) -> i128 {
-    let total = d0 + d * (s as i128 - 1);
+fn moved(big_x: i64, d0: i64, d: i64, s: u64, dir: Dir) -> i64 {
+    // s ≤ n keeps every product inside the binade's 2^53 units
+    let total = d0 + d * (s as i64 - 1);
     match dir {
         Dir::Add => big_x + total,
         _ => big_x - total,
@@ -181,14 +181,15 @@ pub fn first_at_most(mut x: f64, ops: &[f64], thresh: f64) -> Option<u64> {
                 if n > 0 {
                     // end of step j ≥ 1: X − D₀ − (j−1)·D; the first at most t
                     let first = big_x - d0;
-                    let j: i128 = if (first as f64) <= t {
+                    let j: u64 = if (first as f64) <= t {
                         1
                     } else if d == 0 {
                         return None;
                     } else {
-                        1 + (first - t as i128 + d - 1) / d
+                        // t < first < 2^53 here, so t fits
+                        1 + ((first - t as i64 + d - 1) / d) as u64
                     };
-                    if j <= n as i128 {
+                    if j <= n {
                         return Some(done + j as u64);
                     }
                     x = moved(big_x, d0, d, n, Dir::Sub) as f64 * u;
@@ -204,6 +205,28 @@ pub fn first_at_most(mut x: f64, ops: &[f64], thresh: f64) -> Option<u64> {
         if done > 1 << 62 {
             return None;
         }
+    }
+}
+
+/// A step count `k ≥ 1` no later than [`first_at_most`]'s, from one division:
+/// every rounding moves a value by at most half the spacing `u` of `x` (values
+/// only shrink), so after `k` steps `x` is at least `x − k·(Σb + n·u)`.
+pub fn lower_bound(x: f64, ops: &[f64], thresh: f64) -> u64 {
+    let exp = ((x.to_bits() >> 52) & 0x7ff) as i64;
+    if !(x > thresh) || !(1..0x7ff).contains(&exp) {
+        return 1;
+    }
+    let u = if exp > 52 {
+        f64::from_bits(((exp - 52) as u64) << 52)
+    } else {
+        f64::MIN_POSITIVE
+    };
+    let per: f64 = ops.iter().sum::<f64>() + ops.len() as f64 * u;
+    let k = ((x - thresh) / per * (1.0 - 1e-9)).floor();
+    if k >= 1.0 {
+        (k as u64).min(1 << 62)
+    } else {
+        1
     }
 }
 
@@ -295,6 +318,9 @@ mod tests {
             let cap = 4_000_000;
             let want = literal_first(x, &ops, 1e-3, cap);
             let got = first_at_most(x, &ops, 1e-3);
+            if let Some(k) = got {
+                assert!(lower_bound(x, &ops, 1e-3) <= k, "case {case}: bound above {k}");
+            }
             match got {
                 // beyond what the literal search tried: it must not have found one
                 Some(k) if k > cap => assert_eq!(want, None, "case {case}"),
