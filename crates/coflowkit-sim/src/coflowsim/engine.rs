@@ -11,14 +11,13 @@
 //! involved, and applies the schedulers' hooks in CoflowSim's order.
 
 use super::fpstep::{self, Dir};
+use super::iheap::IndexedHeap;
 use super::jobs::{
     build_jobs, Job, END_UNITS, QUANTUM, RACK_BITS_PER_SEC, RACK_BYTES_PER_SEC, ZERO,
 };
 use super::rates;
 use crate::SimError;
 use coflowkit_model::Workload;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// CoflowSim's schedulers (`Constants.SHARING_ALGO`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,7 +139,8 @@ pub(super) struct Fl {
     pub bps: f64,
     pub laid: bool,
     pub done: bool,
-    pub ver: u32,
+    /// A step no later than its end at the current rate.
+    pub lb: u64,
 }
 
 /// One reducer (rack of a job): `left` (`shuffleBytesLeft`) and `per`
@@ -185,9 +185,7 @@ pub(super) struct Sim<'a> {
     pub fl: Vec<Fl>,
     /// Executed steps so far (the time base of every lazy value).
     pub sigma: u64,
-    heap: BinaryHeap<Reverse<(u64, u8, u32, u32)>>,
-    /// Valid events at the last compaction.
-    heap_valid: usize,
+    heap: IndexedHeap<(u64, u8)>,
     pub active_jobs: usize,
     active_tasks: u64,
     /// Jobs admitted whose flows may still move (pruned lazily).
@@ -202,6 +200,10 @@ pub(super) struct Sim<'a> {
     by_src: Vec<Vec<u32>>,
     /// PFP: `flowsInRacks`, and the flow each rack serves.
     plist: Vec<Vec<u32>>,
+    /// Visit marks (per flow, per reducer) for one FAIR update.
+    stamp: Vec<u32>,
+    red_stamp: Vec<u32>,
+    gen: u32,
     served: Vec<u32>,
     log: Vec<f64>,
     pub recomputes: u64,
@@ -209,12 +211,12 @@ pub(super) struct Sim<'a> {
 }
 
 const NONE: u32 = u32::MAX;
-const EV_FLOW: u8 = 0;
-const EV_RED: u8 = 1;
-/// A lower bound of a flow's (reducer's) end, made exact when it reaches the top:
-/// most are superseded by a re-rating first, and the exact search is the cost.
-const EV_FLOW_LB: u8 = 2;
-const EV_RED_LB: u8 = 3;
+/// A reducer's next event step: the earliest of its laid flows' ends and of its
+/// bytes left reaching CoflowSim's zero. Pushed as a lower bound (one division per
+/// flow), made exact only when it reaches the top of the heap: most are superseded
+/// by a re-rating first, and the exact search is the expensive part.
+const EV_EXACT: u8 = 0;
+const EV_BOUND: u8 = 1;
 
 impl<'a> Sim<'a> {
     fn new(kind: Scheduler, racks: usize, jobs: &'a [Job]) -> Self {
@@ -238,7 +240,7 @@ impl<'a> Sim<'a> {
                         bps: 0.0,
                         laid: false,
                         done: false,
-                        ver: 0,
+                        lb: u64::MAX,
                     });
                 }
                 reds.push(Red {
@@ -267,6 +269,7 @@ impl<'a> Sim<'a> {
                 queue: 0,
             });
         }
+        let (n_fl, n_reds) = (fl.len(), reds.len());
         Sim {
             kind,
             racks,
@@ -275,8 +278,7 @@ impl<'a> Sim<'a> {
             reds,
             fl,
             sigma: 0,
-            heap: BinaryHeap::new(),
-            heap_valid: 0,
+            heap: IndexedHeap::new(n_reds),
             active_jobs: 0,
             active_tasks: 0,
             live: Vec::new(),
@@ -287,6 +289,9 @@ impl<'a> Sim<'a> {
             by_dst: vec![Vec::new(); racks],
             by_src: vec![Vec::new(); racks],
             plist: vec![Vec::new(); racks],
+            stamp: vec![0; n_fl],
+            red_stamp: vec![0; n_reds],
+            gen: 0,
             served: vec![NONE; racks],
             log: Vec::new(),
             recomputes: 0,
@@ -318,7 +323,10 @@ impl<'a> Sim<'a> {
         if x.at != s {
             let k = s - x.at;
             x.left = fpstep::advance(x.left, &x.pat, Dir::Sub, k);
-            x.per = fpstep::advance(x.per, &x.pat, Dir::SubClamp, k);
+            if self.kind == Scheduler::Lcf {
+                // `shuffleBytesPerRack` is read only by LCF's order
+                x.per = fpstep::advance(x.per, &x.pat, Dir::SubClamp, k);
+            }
             x.at = s;
         }
     }
@@ -335,21 +343,25 @@ impl<'a> Sim<'a> {
     pub fn rebuild_red(&mut self, r: u32) {
         let mut pat = std::mem::take(&mut self.reds[r as usize].pat);
         pat.clear();
+        let mut first = u64::MAX;
         for &f in &self.reds[r as usize].flows {
             let x = &self.fl[f as usize];
             if x.laid && x.b > 0.0 {
                 pat.push(x.b);
+                first = first.min(x.lb);
             }
         }
         let red = &mut self.reds[r as usize];
         red.pat = pat;
         red.ver = red.ver.wrapping_add(1);
-        if !red.completed {
-            if !red.pat.is_empty() {
-                let k = fpstep::lower_bound(red.left, &red.pat, ZERO);
-                self.heap.push(Reverse((red.at + k - 1, EV_RED_LB, r, red.ver)));
-            }
+        if red.pat.is_empty() {
+            self.heap.remove(r);
+            return;
         }
+        if !red.completed {
+            first = first.min(red.at + fpstep::lower_bound(red.left, &red.pat, ZERO) - 1);
+        }
+        self.heap.set(r, (first, EV_BOUND));
     }
 
     pub fn rebuild_job_done(&mut self, j: u32) {
@@ -370,17 +382,19 @@ impl<'a> Sim<'a> {
     }
 
     /// Sets a flow's per-step bytes and laid state at step `s` (the flow, its
-    /// reducer and job must already be synced to `s`) and schedules its end.
+    /// reducer and job must already be synced to `s`; the caller rebuilds the
+    /// reducer, which schedules the flow's end).
     pub fn set_flow(&mut self, f: u32, b: f64, laid: bool, s: u64) {
         let x = &mut self.fl[f as usize];
         debug_assert_eq!(x.at, s);
         x.b = b;
         x.laid = laid;
-        x.ver = x.ver.wrapping_add(1);
-        if laid && b > 0.0 && !x.done {
-            let k = fpstep::lower_bound(x.rem, &[b], ZERO);
-            self.heap.push(Reverse((s + k - 1, EV_FLOW_LB, f, x.ver)));
-        }
+        // A lower bound of its end stays one while its rate does not change.
+        x.lb = if laid && b > 0.0 && !x.done {
+            s + fpstep::lower_bound(x.rem, &[b], ZERO) - 1
+        } else {
+            u64::MAX
+        };
     }
 
     /// Syncs every live job (flows, reducers, bytes done) to step `s`.
@@ -511,28 +525,48 @@ impl<'a> Sim<'a> {
 
     /// Re-rates the FAIR flows of the given racks at step `s`.
     fn fair_update(&mut self, dst: &[u32], src: &[u32], s: u64) {
-        let mut touched: Vec<u32> = Vec::new();
-        for &d in dst {
-            compact(&mut self.by_dst[d as usize], &self.fl);
-            touched.extend_from_slice(&self.by_dst[d as usize]);
-        }
-        for &m in src {
-            compact(&mut self.by_src[m as usize], &self.fl);
-            touched.extend_from_slice(&self.by_src[m as usize]);
-        }
-        touched.sort_unstable();
-        touched.dedup();
+        self.gen = self.gen.wrapping_add(1);
+        let gen = self.gen;
         let mut changed: Vec<u32> = Vec::new();
         let mut reds: Vec<u32> = Vec::new();
-        for &f in &touched {
-            let b = self.fair_b(f);
-            if b.to_bits() != self.fl[f as usize].b.to_bits() {
-                changed.push(f);
-                reds.push(self.fl[f as usize].red);
+        for (lists, counts, racks) in [(0, 0, dst), (1, 1, src)] {
+            for &k in racks {
+                let k = k as usize;
+                let live = if counts == 0 {
+                    self.cnt_dst[k]
+                } else {
+                    self.cnt_src[k]
+                } as usize;
+                let list = if lists == 0 {
+                    &mut self.by_dst[k]
+                } else {
+                    &mut self.by_src[k]
+                };
+                if list.len() > 2 * live + 16 {
+                    let fl = &self.fl;
+                    list.retain(|&f| !fl[f as usize].done);
+                }
+                let list = if lists == 0 {
+                    &self.by_dst[k]
+                } else {
+                    &self.by_src[k]
+                };
+                for &f in list {
+                    let x = &self.fl[f as usize];
+                    if x.done || self.stamp[f as usize] == gen {
+                        continue;
+                    }
+                    self.stamp[f as usize] = gen;
+                    if self.fair_b(f).to_bits() != x.b.to_bits() {
+                        changed.push(f);
+                        if self.red_stamp[x.red as usize] != gen {
+                            self.red_stamp[x.red as usize] = gen;
+                            reds.push(x.red);
+                        }
+                    }
+                }
             }
         }
-        reds.sort_unstable();
-        reds.dedup();
         for &r in &reds {
             self.sync_red(r, s);
         }
@@ -588,31 +622,26 @@ impl<'a> Sim<'a> {
         let s = self.sigma;
         self.event_steps += 1;
         let mut reds: Vec<u32> = Vec::new();
-        while let Some(&Reverse((when, kind, id, ver))) = self.heap.peek() {
+        while let Some(((when, kind), id)) = self.heap.peek() {
             if when != s {
                 debug_assert!(when > s, "event {when} left behind at step {s}");
                 break;
             }
-            self.heap.pop();
-            if !self.valid(kind, id, ver) {
-                continue;
-            }
-            if kind == EV_FLOW_LB || kind == EV_RED_LB {
-                if let Some(at) = self.exact(kind, id) {
-                    if at > s {
-                        self.heap.push(Reverse((at, kind - 2, id, ver)));
+            if kind == EV_BOUND {
+                match self.exact(id) {
+                    Some(at) if at > s => {
+                        self.heap.set(id, (at, EV_EXACT));
                         continue;
                     }
-                    debug_assert_eq!(at, s);
-                } else {
-                    continue;
+                    Some(at) => debug_assert_eq!(at, s),
+                    None => {
+                        self.heap.remove(id);
+                        continue;
+                    }
                 }
             }
-            if kind == EV_FLOW || kind == EV_FLOW_LB {
-                reds.push(self.fl[id as usize].red);
-            } else {
-                reds.push(id);
-            }
+            self.heap.remove(id);
+            reds.push(id);
         }
         reds.sort_unstable();
         reds.dedup();
@@ -648,7 +677,6 @@ impl<'a> Sim<'a> {
                     let x = &mut self.fl[f as usize];
                     x.done = true;
                     x.laid = false;
-                    x.ver = x.ver.wrapping_add(1);
                     self.reds[r as usize].flows.retain(|&g| g != f);
                     finished.push(f);
                 }
@@ -768,59 +796,40 @@ impl<'a> Sim<'a> {
         true
     }
 
-    /// Drops stale events once they dominate the heap (FAIR and PFP re-rate flows
-    /// one event at a time and never rebuild it).
-    fn compact_heap(&mut self) {
-        if self.heap.len() < (1 << 20) || self.heap.len() < 2 * self.heap_valid {
-            return;
+    /// The exact step of a reducer's next event from its current lazy state.
+    fn exact(&self, r: u32) -> Option<u64> {
+        let red = &self.reds[r as usize];
+        let mut first = None::<u64>;
+        let mut take = |at: Option<u64>| {
+            if let Some(a) = at {
+                first = Some(first.map_or(a, |b| b.min(a)));
+            }
+        };
+        for &f in &red.flows {
+            let x = &self.fl[f as usize];
+            if x.laid && x.b > 0.0 {
+                take(fpstep::first_at_most(x.rem, &[x.b], ZERO).map(|k| x.at + k - 1));
+            }
         }
-        let old = std::mem::take(&mut self.heap).into_vec();
-        let kept: Vec<_> = old
-            .into_iter()
-            .filter(|&Reverse((_, kind, id, ver))| self.valid(kind, id, ver))
-            .collect();
-        self.heap_valid = kept.len();
-        self.heap = BinaryHeap::from(kept);
-    }
-
-    #[inline]
-    fn valid(&self, kind: u8, id: u32, ver: u32) -> bool {
-        if kind == EV_FLOW || kind == EV_FLOW_LB {
-            let x = &self.fl[id as usize];
-            x.ver == ver && !x.done && x.laid
-        } else {
-            let x = &self.reds[id as usize];
-            x.ver == ver && !x.completed
+        if !red.completed {
+            take(fpstep::first_at_most(red.left, &red.pat, ZERO).map(|k| red.at + k - 1));
         }
-    }
-
-    /// The exact step of a flow's (reducer's) end from its current lazy state.
-    fn exact(&self, kind: u8, id: u32) -> Option<u64> {
-        if kind == EV_FLOW_LB {
-            let x = &self.fl[id as usize];
-            fpstep::first_at_most(x.rem, &[x.b], ZERO).map(|k| x.at + k - 1)
-        } else {
-            let x = &self.reds[id as usize];
-            fpstep::first_at_most(x.left, &x.pat, ZERO).map(|k| x.at + k - 1)
-        }
+        first
     }
 
     /// The earliest pending event step, with stale entries dropped and lower
     /// bounds at the top made exact.
     fn next_event(&mut self) -> Option<u64> {
-        self.compact_heap();
-        while let Some(&Reverse((when, kind, id, ver))) = self.heap.peek() {
-            if !self.valid(kind, id, ver) {
-                self.heap.pop();
-                continue;
-            }
-            if kind == EV_FLOW || kind == EV_RED {
+        while let Some(((when, kind), id)) = self.heap.peek() {
+            if kind == EV_EXACT {
                 return Some(when);
             }
-            self.heap.pop();
-            if let Some(at) = self.exact(kind, id) {
-                debug_assert!(at >= when, "lower bound {when} above the exact step {at}");
-                self.heap.push(Reverse((at, kind - 2, id, ver)));
+            match self.exact(id) {
+                Some(at) => {
+                    debug_assert!(at >= when, "lower bound {when} above the exact step {at}");
+                    self.heap.set(id, (at, EV_EXACT));
+                }
+                None => self.heap.remove(id),
             }
         }
         None
@@ -861,11 +870,6 @@ impl<'a> Sim<'a> {
             }
         }
     }
-}
-
-/// Drops finished flows from a FAIR rack list.
-fn compact(list: &mut Vec<u32>, fl: &[Fl]) {
-    list.retain(|&f| !fl[f as usize].done);
 }
 
 /// Replays `w` as CoflowSim would under `kind`.

@@ -76,8 +76,9 @@ fn spacing(x: f64) -> Option<f64> {
 /// makes the result even (IEEE ties-to-even; `X ± ⌊m⌋` and `X ∓ ⌊m⌋` have the same
 /// parity). `None` when some `bᵢ/u` is too large for the binade (the step leaves it).
 #[inline]
-fn units(ops: &[f64], u: f64, mut parity: i64) -> Option<(i64, i64)> {
+fn units(ops: &[f64], u: f64, mut parity: i64) -> Option<(i64, i64, bool)> {
     let mut d: i64 = 0;
+    let mut tie = false;
     for &b in ops {
         let m = b / u; // exact: u is a power of two and m stays normal
         if !(m >= 0.0 && m < (1u64 << 60) as f64) {
@@ -86,6 +87,7 @@ fn units(ops: &[f64], u: f64, mut parity: i64) -> Option<(i64, i64)> {
         let fl = m as i64; // m ≥ 0: truncation is the floor
         let frac = m - fl as f64;
         let di = if frac == 0.5 {
+            tie = true;
             fl + ((parity ^ fl) & 1)
         } else {
             fl + i64::from(frac > 0.5)
@@ -93,7 +95,7 @@ fn units(ops: &[f64], u: f64, mut parity: i64) -> Option<(i64, i64)> {
         parity = (parity ^ di) & 1;
         d = d.saturating_add(di);
     }
-    Some((d, parity))
+    Some((d, parity, tie))
 }
 
 /// The binade skip available from `x = X·u`: `(u, X, D₀, D, n)`: the first step
@@ -103,8 +105,9 @@ fn units(ops: &[f64], u: f64, mut parity: i64) -> Option<(i64, i64)> {
 fn skip(x: f64, ops: &[f64], dir: Dir) -> Option<(f64, i64, i64, i64, u64)> {
     let u = spacing(x)?;
     let big_x = (x / u) as i64;
-    let (d0, p0) = units(ops, u, big_x & 1)?;
-    let (d, _) = units(ops, u, p0)?;
+    let (d0, p0, tie) = units(ops, u, big_x & 1)?;
+    // Without a tie the parity does not matter: every step moves the same.
+    let d = if tie { units(ops, u, p0)?.0 } else { d0 };
     let room = match dir {
         Dir::Sub | Dir::SubClamp => big_x - TWO52 - 1,
         Dir::Add => TWO53 - 1 - big_x,
@@ -177,7 +180,10 @@ pub fn first_at_most(mut x: f64, ops: &[f64], thresh: f64) -> Option<u64> {
     loop {
         if x > 0.0 {
             if let Some((u, big_x, d0, d, n)) = skip(x, ops, Dir::Sub) {
-                let t = (thresh / u).floor(); // exact: u is a power of two
+                // thresh/u is exact (u is a power of two); its floor, when it could
+                // matter (below 2^53), by truncation (thresh ≥ 0)
+                let t = thresh / u;
+                let t = if t < 9e15 { (t as i64) as f64 } else { t };
                 if n > 0 {
                     // end of step j ≥ 1: X − D₀ − (j−1)·D; the first at most t
                     let first = big_x - d0;
@@ -222,8 +228,9 @@ pub fn lower_bound(x: f64, ops: &[f64], thresh: f64) -> u64 {
         f64::MIN_POSITIVE
     };
     let per: f64 = ops.iter().sum::<f64>() + ops.len() as f64 * u;
-    let k = ((x - thresh) / per * (1.0 - 1e-9)).floor();
+    let k = (x - thresh) / per * (1.0 - 1e-9);
     if k >= 1.0 {
+        // truncation is the floor here; `as` saturates
         (k as u64).min(1 << 62)
     } else {
         1
@@ -319,7 +326,10 @@ mod tests {
             let want = literal_first(x, &ops, 1e-3, cap);
             let got = first_at_most(x, &ops, 1e-3);
             if let Some(k) = got {
-                assert!(lower_bound(x, &ops, 1e-3) <= k, "case {case}: bound above {k}");
+                assert!(
+                    lower_bound(x, &ops, 1e-3) <= k,
+                    "case {case}: bound above {k}"
+                );
             }
             match got {
                 // beyond what the literal search tried: it must not have found one

@@ -6,6 +6,7 @@
 
 mod engine;
 mod fpstep;
+mod iheap;
 mod jobs;
 mod jrandom;
 mod rates;
