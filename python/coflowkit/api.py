@@ -117,8 +117,14 @@ def simulate(
     record: float | str | None = None,
     record_coflows: bool = False,
     horizon_s: float | None = None,
+    engine: str = "exact",
 ) -> Result:
     """Simulates ``workload`` under ``policy``.
+
+    ``engine`` is ``"exact"`` (the default: event-driven, no time steps) or
+    ``"coflowsim"`` (``"coflowsim:epoch_s=10.24"``): CoflowSim's model, with which
+    the NC-DRF, Coflex and MCS papers made their numbers (docs/engines.md). Under
+    it ``cct_s`` is CoflowSim's job duration / 1000 and ``admitted_s`` its admission.
 
     ``params`` are the policy's parameters (``coflowkit policies`` lists them);
     ``fabric`` (e.g. ``bigswitch:gbps=10``) and ``check_invariants`` are engine
@@ -141,11 +147,108 @@ def simulate(
     interval = parse_record(record)
     if fabric:
         workload = workload.with_fabric(fabric)
+    name, epoch_units = parse_engine(engine)
+    if name == "coflowsim":
+        return _simulate_coflowsim(
+            workload, policy, p, epoch_units, check_invariants, interval, horizon_s
+        )
     with progress_bar(progress, f"{policy}") as cb:
         raw = _core.simulate(
             workload, policy, p, check_invariants, cb, interval, record_coflows, horizon_s
         )
     return result_from_raw(workload, policy, p, raw)
+
+
+ENGINES = ("exact", "coflowsim")
+#: CoflowSim's admission epoch: 10 × 1024 of its units (1/1024 s), printed by the
+#: papers as 10.24 s (its units are read as milliseconds).
+COFLOWSIM_EPOCH_S = 10.24
+
+
+def parse_engine(spec: str | None) -> tuple[str, int]:
+    """``exact`` → ("exact", 0); ``coflowsim[:epoch_s=S]`` → ("coflowsim", epoch in
+    CoflowSim units, S × 1000, a positive multiple of its 8-unit step)."""
+    spec = (spec or "exact").strip()
+    name, _, opts = spec.partition(":")
+    name = name.strip().lower()
+    if name not in ENGINES:
+        raise CoflowkitError(f"unknown engine {name!r}; engines: {', '.join(ENGINES)}")
+    if name == "exact":
+        if opts.strip():
+            raise CoflowkitError(f"engine exact takes no options, got {opts!r}")
+        return name, 0
+    epoch_s = COFLOWSIM_EPOCH_S
+    for kv in filter(None, (x.strip() for x in opts.split(","))):
+        k, eq, v = kv.partition("=")
+        if not eq or k.strip() != "epoch_s":
+            raise CoflowkitError(
+                f"engine coflowsim: option {kv!r} is not epoch_s=SECONDS (its only option)"
+            )
+        try:
+            epoch_s = float(v)
+        except ValueError:
+            raise CoflowkitError(f"engine coflowsim: epoch_s={v!r} is not a number") from None
+    units = epoch_s * 1000.0
+    if not (units >= 8 and abs(units - round(units)) < 1e-6 and round(units) % 8 == 0):
+        raise CoflowkitError(
+            f"engine coflowsim: epoch_s must be a positive multiple of 0.008 s "
+            f"(CoflowSim's step), got {epoch_s}"
+        )
+    return name, int(round(units))
+
+
+def _simulate_coflowsim(workload, policy, p, epoch_units, check_invariants, interval, horizon_s):
+    """`simulate` under CoflowSim's model (see :func:`simulate`)."""
+    unsupported = [
+        name
+        for name, given in [
+            ("policy parameters", bool(p)),
+            ("check_invariants", check_invariants),
+            ("record", interval is not None),
+            ("horizon_s", horizon_s is not None),
+        ]
+        if given
+    ]
+    if unsupported:
+        raise CoflowkitError(
+            f"engine coflowsim runs CoflowSim's schedulers as they are: "
+            f"{', '.join(unsupported)} do not apply"
+        )
+    check_coflowsim_policy(policy)
+    raw = _core.simulate_coflowsim(workload, policy, epoch_units)
+    return result_from_coflowsim(workload, policy, epoch_units, raw)
+
+
+def check_coflowsim_policy(policy: str) -> None:
+    """Fails unless ``policy`` has a CoflowSim scheduler."""
+    names = _core.coflowsim_policies()
+    if policy not in names:
+        raise CoflowkitError(
+            f"engine coflowsim: policy {policy!r} has no CoflowSim scheduler; "
+            f"it runs {', '.join(names)}"
+        )
+
+
+def result_from_coflowsim(workload: Workload, policy: str, epoch_units: int, raw: dict) -> Result:
+    """A :class:`Result` from what the CoflowSim engine returned."""
+    table = metrics.coflowsim_table(
+        workload, raw["admitted_units"], raw["finish_units"], raw["duration_units"]
+    )
+    return Result(
+        policy=policy,
+        params={},
+        fabric=workload.fabric,
+        coflows=table,
+        summary=metrics.summarize(table),
+        events=raw["event_steps"],
+        policy_calls=raw["recomputes"],
+        extra={
+            "engine": f"coflowsim:epoch_s={epoch_units / 1000:g}",
+            "scheduler": raw["scheduler"],
+            "steps": raw["steps"],
+        },
+        complete=raw["complete"],
+    )
 
 
 @contextlib.contextmanager
@@ -272,6 +375,7 @@ def write_result(result: Result, out: str) -> None:
         json.dump(
             {
                 "policy": result.policy,
+                "engine": result.extra.get("engine", "exact"),
                 "params": result.params,
                 "fabric": result.fabric,
                 "version": _core.__version__,

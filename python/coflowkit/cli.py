@@ -146,11 +146,15 @@ def cmd_simulate(args) -> int:
         progress=None if not args.quiet else False,  # a bar on a terminal
         record=args.record,
         record_coflows=args.record_coflows,
+        engine=args.engine,
     )
     if args.out:
         write_run(r, args.out)
     if not args.quiet:
         label = args.policy + "".join(f":{k}={v}" for k, v in sorted(params.items()))
+        engine = r.extra.get("engine")
+        if engine:
+            label += f" (engine {engine}: CoflowSim's {r.extra['scheduler']}, CCT = duration / 1000)"
         print_summary(r.summary, f"{label} on {w.source} ({r.fabric})")
         if r.series_summary:
             print_series_summary(r.series_summary, f"instantaneous metrics of {label}")
@@ -175,9 +179,14 @@ def cmd_compare(args) -> int:
     spec = workload_spec(args)
     entries = parse_policy_list(args.policies)
     base_label, base_name, base_params = parse_policy_list(args.baseline)[0]
-    jobs = [runner.Job(spec, base_name, tuple(sorted(base_params.items())), args.fabric)]
+    def job(name, params):
+        return runner.Job(
+            spec, name, tuple(sorted(params.items())), args.fabric, engine=args.engine
+        )
+
+    jobs = [job(base_name, base_params)]
     for _label, name, params in entries:
-        jobs.append(runner.Job(spec, name, tuple(sorted(params.items())), args.fabric))
+        jobs.append(job(name, params))
     cache = None if args.no_cache else (args.cache_dir or runner.default_cache_dir())
     results = runner.run_jobs(jobs, workers=args.workers, cache_dir=cache)
     base = results[0]
@@ -434,6 +443,13 @@ def add_simulate(sub) -> None:
         action="store_true",
         help="with --record: also each active coflow's progress (progress.csv/.parquet)",
     )
+    s.add_argument(
+        "--engine",
+        default="exact",
+        metavar="exact|coflowsim[:epoch_s=S]",
+        help="exact (default) or CoflowSim's model, as the NC-DRF, Coflex and MCS papers "
+        "ran it (docs/engines.md)",
+    )
     s.set_defaults(func=cmd_simulate)
 
 
@@ -453,6 +469,13 @@ def add_compare(sub) -> None:
         "--cache-dir", help="result cache (default ~/.cache/coflowkit or $COFLOWKIT_CACHE)"
     )
     c.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    c.add_argument(
+        "--engine",
+        default="exact",
+        metavar="exact|coflowsim[:epoch_s=S]",
+        help="exact (default) or CoflowSim's model, as the NC-DRF, Coflex and MCS papers "
+        "ran it (docs/engines.md)",
+    )
     c.set_defaults(func=cmd_compare)
 
 

@@ -88,6 +88,8 @@ class Job:
     #: Record the instantaneous metrics: None, 0 (every event) or seconds.
     record: float | None = None
     record_coflows: bool = False
+    #: "exact" or "coflowsim[:epoch_s=S]" (see :func:`coflowkit.api.parse_engine`).
+    engine: str = "exact"
 
     def key(self) -> str:
         spec = {
@@ -99,6 +101,9 @@ class Job:
         }
         if self.record is not None:
             spec["record"] = [self.record, self.record_coflows]
+        name, epoch = api.parse_engine(self.engine)
+        if name != "exact":  # keys of exact runs stay as they were
+            spec["engine"] = [name, epoch]
         blob = json.dumps(spec, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
@@ -125,6 +130,9 @@ def _workload(spec: WorkloadSpec, fabric: str | None):
 
 def _run_one(job: Job) -> dict[str, Any]:
     w = _workload(job.workload, job.fabric)
+    name, epoch = api.parse_engine(job.engine)
+    if name == "coflowsim":
+        return dict(api._core.simulate_coflowsim(w, job.policy, epoch))
     raw = api._core.simulate(
         w,
         job.policy,
@@ -192,8 +200,15 @@ def run_jobs(
     ``stats``, when given, gets ``cached`` and ``simulated`` job counts."""
     if backend not in ("process", "serial"):
         raise CoflowkitError(f"unknown backend '{backend}'; valid backends: process, serial")
-    for j in jobs:  # fail fast on bad policies or parameters
+    for j in jobs:  # fail fast on bad policies, parameters or engines
         api._core.check_policy(j.policy, dict(j.params))
+        if api.parse_engine(j.engine)[0] == "coflowsim":
+            api.check_coflowsim_policy(j.policy)
+            if j.params or j.record is not None or j.check_invariants:
+                raise CoflowkitError(
+                    f"engine coflowsim runs CoflowSim's schedulers as they are: "
+                    f"{j.policy} takes no parameters, recording or checks there"
+                )
     # Transforms can also fail on the workload itself (a sample count above its number
     # of coflows): build those workloads here, where such an error reaches the caller
     # as it is (the results need them anyway; forked workers inherit them).
@@ -234,5 +249,9 @@ def run_jobs(
     results = []
     for j, raw in zip(jobs, raws, strict=True):
         w = _workload(j.workload, j.fabric)
-        results.append(api.result_from_raw(w, j.policy, dict(j.params), raw))
+        name, epoch = api.parse_engine(j.engine)
+        if name == "coflowsim":
+            results.append(api.result_from_coflowsim(w, j.policy, epoch, raw))
+        else:
+            results.append(api.result_from_raw(w, j.policy, dict(j.params), raw))
     return results

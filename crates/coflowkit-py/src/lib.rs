@@ -365,6 +365,45 @@ fn check_policy(policy: &str, params: BTreeMap<String, String>) -> PyResult<()> 
 /// `record_interval_s` (None: nothing, 0: every event) records the instantaneous
 /// metrics, returned as `series` (and `progress` rows with `record_coflows`);
 /// `horizon_s` stops the run early (unfinished coflows get NaN).
+/// The policies `--engine coflowsim` runs (each as its CoflowSim scheduler).
+#[pyfunction]
+fn coflowsim_policies() -> Vec<&'static str> {
+    coflowkit_sim::coflowsim::Scheduler::POLICIES.to_vec()
+}
+
+/// Replays `workload` as CoflowSim would (`--engine coflowsim`); times in
+/// CoflowSim units (1/1024 s).
+#[pyfunction]
+#[pyo3(signature = (workload, policy, epoch_units=10240))]
+fn simulate_coflowsim<'py>(
+    py: Python<'py>,
+    workload: &Workload,
+    policy: &str,
+    epoch_units: i64,
+) -> PyResult<Bound<'py, PyDict>> {
+    use coflowkit_sim::coflowsim::{simulate_coflowsim as run, CsOptions, Scheduler};
+    let kind = Scheduler::from_policy(policy).ok_or_else(|| {
+        CoflowkitError::new_err(format!(
+            "engine coflowsim: policy '{policy}' has no CoflowSim scheduler; it runs {}",
+            Scheduler::POLICIES.join(", ")
+        ))
+    })?;
+    let w = &workload.inner;
+    let r = py
+        .allow_threads(|| run(w, kind, &CsOptions { epoch_units }))
+        .map_err(|e| SimulationError::new_err(format!("{policy}: {e}")))?;
+    let d = PyDict::new(py);
+    d.set_item("scheduler", kind.coflowsim_name())?;
+    d.set_item("admitted_units", r.admitted_units)?;
+    d.set_item("finish_units", r.finish_units)?;
+    d.set_item("duration_units", r.duration_units)?;
+    d.set_item("steps", r.steps)?;
+    d.set_item("event_steps", r.event_steps)?;
+    d.set_item("recomputes", r.recomputes)?;
+    d.set_item("complete", r.complete)?;
+    Ok(d)
+}
+
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 #[pyo3(signature = (workload, policy, params, check_invariants=false, progress=None, record_interval_s=None, record_coflows=false, horizon_s=None))]
@@ -497,6 +536,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(policies, m)?)?;
     m.add_function(wrap_pyfunction!(check_policy, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_coflowsim, m)?)?;
+    m.add_function(wrap_pyfunction!(coflowsim_policies, m)?)?;
     m.add_function(wrap_pyfunction!(coda_labels, m)?)?;
     m.add_function(wrap_pyfunction!(ident::cluster, m)?)?;
     m.add_function(wrap_pyfunction!(ident::communities, m)?)?;
