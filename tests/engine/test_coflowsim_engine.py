@@ -1,0 +1,119 @@
+"""`--engine coflowsim` from Python and the CLI: CoflowSim's own numbers (the Rust
+fixtures, produced by CoflowSim itself), the CCT convention, and clear refusals."""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+
+import coflowkit as ck
+import pytest
+from coflowkit import api
+
+FIXTURES = os.path.join(
+    os.path.dirname(__file__), "..", "..", "crates", "coflowkit-sim", "tests", "fixtures", "coflowsim"
+)
+
+
+def coflowsim_rows(trace: str, policy: str) -> dict[int, tuple[float, float, float]]:
+    with open(os.path.join(FIXTURES, "coflowsim.csv")) as fh:
+        return {
+            int(r["coflow_id"]): (
+                float(r["admitted_units"]),
+                float(r["finish_units"]),
+                float(r["duration_units"]),
+            )
+            for r in csv.DictReader(fh)
+            if r["trace"] == trace and r["policy"] == policy
+        }
+
+
+@pytest.mark.parametrize("policy", ["fair", "aalo", "varys", "tcf"])
+def test_cct_is_coflowsims_duration_over_1000(policy):
+    w = ck.load_trace(os.path.join(FIXTURES, "t3.txt"))
+    r = ck.simulate(w, policy, engine="coflowsim", progress=False)
+    want = coflowsim_rows("t3.txt", policy)
+    assert len(want) == len(r.coflows) > 0
+    for row in r.coflows.itertuples():
+        adm, fin, dur = want[int(row.coflow_id)]
+        assert row.cct_s == pytest.approx(dur / 1000, rel=0, abs=1e-12)
+        assert row.admitted_s == pytest.approx(adm / 1000, rel=0, abs=1e-12)
+        assert row.finish_s == pytest.approx(fin / 1000, rel=0, abs=1e-12)
+        # admission is at an epoch start no later than the arrival's epoch
+        assert row.admitted_s <= row.arrival_s
+    assert r.extra["engine"] == "coflowsim:epoch_s=10.24"
+
+
+def test_engine_specs():
+    assert api.parse_engine("exact") == ("exact", 0)
+    assert api.parse_engine("coflowsim") == ("coflowsim", 10240)
+    assert api.parse_engine("coflowsim:epoch_s=1.024") == ("coflowsim", 1024)
+    for bad, words in [
+        ("warp", "unknown engine"),
+        ("coflowsim:epoch_s=0.01", "multiple of 0.008"),
+        ("coflowsim:epoch=10", "epoch_s=SECONDS"),
+        ("coflowsim:epoch_s=ten", "not a number"),
+        ("exact:x=1", "no options"),
+    ]:
+        with pytest.raises(ck.CoflowkitError, match=words):
+            api.parse_engine(bad)
+
+
+def test_shorter_epoch_admits_later_coflows_sooner():
+    # Arrival 5000 ms: admitted at 0 with 10.24 s epochs, at 4096 with 1.024 s ones.
+    w = ck.load_trace(os.path.join(FIXTURES, "t3.txt"))
+    fine = ck.simulate(w, "fifo", engine="coflowsim:epoch_s=1.024", progress=False).coflows
+    coarse = ck.simulate(w, "fifo", engine="coflowsim", progress=False).coflows
+    for epoch, table in [(1024, fine), (10240, coarse)]:
+        for row in table.itertuples():
+            # the first epoch start E with arrival <= E + epoch
+            arrival = round(row.arrival_s * 1000)
+            k = max(0, -(-arrival // epoch) - 1)
+            assert row.admitted_s * 1000 == pytest.approx(k * epoch, abs=1e-9)
+    assert (fine["admitted_s"] >= coarse["admitted_s"]).all()
+    assert (fine["admitted_s"] > coarse["admitted_s"]).any()
+
+
+def test_refusals_name_the_reason(fb_trace):
+    w = ck.load_trace(os.path.join(FIXTURES, "t0.txt"))
+    with pytest.raises(ck.CoflowkitError, match="no CoflowSim scheduler"):
+        ck.simulate(w, "sincronia", engine="coflowsim", progress=False)
+    with pytest.raises(ck.CoflowkitError, match="policy parameters"):
+        ck.simulate(w, "aalo", {"queues": 4}, engine="coflowsim", progress=False)
+    with pytest.raises(ck.SimulationError, match="1 Gbps"):
+        ck.simulate(w, "fair", fabric="bigswitch:gbps=10", engine="coflowsim", progress=False)
+
+
+def test_cli_simulate_and_compare(tmp_path):
+    trace = os.path.join(FIXTURES, "t5.txt")
+    out = tmp_path / "run"
+    r = subprocess.run(
+        [sys.executable, "-m", "coflowkit", "simulate", "--trace", trace, "--policy", "varys",
+         "--engine", "coflowsim", "--out", str(out)],
+        capture_output=True, text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "CoflowSim's SEBF" in r.stdout
+    import pandas as pd
+
+    c = pd.read_csv(out / "coflows.csv")
+    assert list(c.columns[:4]) == ["coflow_id", "arrival_s", "admitted_s", "finish_s"]
+    want = coflowsim_rows("t5.txt", "varys")
+    assert sorted(int(x) for x in c["coflow_id"]) == sorted(want)
+    for cid, cct in zip(c["coflow_id"], c["cct_s"], strict=True):
+        assert cct == pytest.approx(want[int(cid)][2] / 1000, abs=1e-12)
+    s = json.loads((out / "summary.json").read_text())
+    assert s["engine"] == "coflowsim:epoch_s=10.24"
+    r = subprocess.run(
+        [sys.executable, "-m", "coflowkit", "compare", "--trace", trace, "--policies", "varys,aalo",
+         "--engine", "coflowsim", "--workers", "1", "--out", str(tmp_path / "cmp")],
+        capture_output=True, text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    rows = pd.read_csv(tmp_path / "cmp" / "compare.csv")
+    fair = coflowsim_rows("t5.txt", "fair")
+    varys = want
+    ratio_of_means = (sum(v[2] for v in varys.values()) / sum(v[2] for v in fair.values()))
+    got = rows[(rows.policy == "varys") & (rows.bin == "all")]["ratio_of_means"].iloc[0]
+    assert got == pytest.approx(ratio_of_means, rel=1e-12)
