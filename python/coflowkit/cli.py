@@ -549,6 +549,11 @@ def add_bench(sub) -> None:
     b.add_argument(
         "--record", metavar="every|SECONDS", help="also record the instantaneous metrics"
     )
+    b.add_argument(
+        "--engine",
+        metavar="exact|coflowsim[:epoch_s=S]",
+        help="engine (default exact); under coflowsim the default policies are the eight it maps",
+    )
     b.set_defaults(func=cmd_bench)
 
 

@@ -28,6 +28,7 @@ def run_one(
     transforms: tuple[str, ...] = (),
     fabric: str | None = None,
     first: int | None = None,
+    engine: str | None = None,
 ) -> dict:
     """Times one `simulate`; ``policy`` may carry parameters: ``coda:labels=identify``.
     Returns ``status``, ``wall_s``, ``rss_mib`` (peak), ``mean_cct_s``, ``events``,
@@ -37,6 +38,7 @@ def run_one(
     extra += [a for t in transforms for a in ("--transform", t)]
     extra += ["--fabric", fabric] if fabric else []
     extra += ["--first", str(first)] if first else []
+    extra += ["--engine", engine] if engine else []
     with tempfile.TemporaryDirectory() as out:
         cmd = [
             sys.executable,
@@ -176,7 +178,10 @@ def main(args) -> int:
     if not os.path.exists(trace):
         print(f"coflowkit: error: {trace}: no such file", file=sys.stderr)
         return 2
+    engine = getattr(args, "engine", None)
     names = [p["name"] for p in api.policies()]
+    if engine and api.parse_engine(engine)[0] == "coflowsim":
+        names = list(api._core.coflowsim_policies())  # the ones it maps
     if args.policies:
         want = [p.strip() for p in args.policies.split(",") if p.strip()]
         for p in want:
@@ -195,7 +200,8 @@ def main(args) -> int:
         + (f" --record {args.record}" if getattr(args, "record", None) else "")
         + "".join(f" --transform {t}" for t in getattr(args, "transform", None) or ())
         + (f" --fabric {args.fabric}" if getattr(args, "fabric", None) else "")
-        + (f" --first {args.first}" if getattr(args, "first", None) else ""),
+        + (f" --first {args.first}" if getattr(args, "first", None) else "")
+        + (f" --engine {engine}" if engine else ""),
         "",
         "| policy | status | wall time (s) | peak RSS (MiB) | mean CCT (s) | events "
         "| policy calls | mean active flows |",
@@ -220,6 +226,7 @@ def main(args) -> int:
             tuple(getattr(args, "transform", None) or ()),
             fabric,
             first,
+            engine,
         )
         cct = f"{r['mean_cct_s']:.4f}" if r["status"] == "ok" else "-"
         row = (

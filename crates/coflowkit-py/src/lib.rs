@@ -352,19 +352,27 @@ fn policies(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         .collect()
 }
 
+/// Takes the engine's own parameter `realloc` (accepted with every policy) out of
+/// a policy's parameters.
+fn split_realloc(
+    mut params: BTreeMap<String, String>,
+) -> PyResult<(BTreeMap<String, String>, coflowkit_sim::Realloc)> {
+    let realloc = match params.remove("realloc") {
+        None => coflowkit_sim::Realloc::Event,
+        Some(v) => coflowkit_sim::Realloc::parse(&v).map_err(CoflowkitError::new_err)?,
+    };
+    Ok((params, realloc))
+}
+
 /// Checks a policy name and its parameters without running anything.
 #[pyfunction]
 fn check_policy(policy: &str, params: BTreeMap<String, String>) -> PyResult<()> {
+    let (params, _) = split_realloc(params)?;
     coflowkit_policy::build(policy, &params)
         .map(|_| ())
         .map_err(model_err)
 }
 
-/// Runs one simulation with the GIL released. Returns a dict with per-coflow
-/// `finish_s`, per-flow `flow_start_s`/`flow_finish_s`, and counters.
-/// `record_interval_s` (None: nothing, 0: every event) records the instantaneous
-/// metrics, returned as `series` (and `progress` rows with `record_coflows`);
-/// `horizon_s` stops the run early (unfinished coflows get NaN).
 /// The policies `--engine coflowsim` runs (each as its CoflowSim scheduler).
 #[pyfunction]
 fn coflowsim_policies() -> Vec<&'static str> {
@@ -404,6 +412,11 @@ fn simulate_coflowsim<'py>(
     Ok(d)
 }
 
+/// Runs one simulation with the GIL released. Returns a dict with per-coflow
+/// `finish_s`, per-flow `flow_start_s`/`flow_finish_s`, and counters.
+/// `record_interval_s` (None: nothing, 0: every event) records the instantaneous
+/// metrics, returned as `series` (and `progress` rows with `record_coflows`);
+/// `horizon_s` stops the run early (unfinished coflows get NaN).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 #[pyo3(signature = (workload, policy, params, check_invariants=false, progress=None, record_interval_s=None, record_coflows=false, horizon_s=None))]
@@ -418,6 +431,7 @@ fn simulate<'py>(
     record_coflows: bool,
     horizon_s: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let (params, realloc) = split_realloc(params)?;
     let mut p = coflowkit_policy::build(policy, &params).map_err(model_err)?;
     if let Some(x) = record_interval_s {
         if !(x.is_finite() && x >= 0.0) {
@@ -440,6 +454,7 @@ fn simulate<'py>(
             per_coflow: record_coflows,
         }),
         horizon_s: horizon_s.unwrap_or(f64::INFINITY),
+        realloc,
         ..Default::default()
     };
     let w = &workload.inner;

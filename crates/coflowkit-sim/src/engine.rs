@@ -29,6 +29,33 @@ pub struct SimOptions {
     /// unfinished by then have a NaN finish time and `SimResult::complete` is
     /// false. Infinite by default. For snapshots of an allocation.
     pub horizon_s: f64,
+    /// When the policy is called: at every event (the default), or only when the
+    /// set of coflows changes ([`Realloc::Coflow`]).
+    pub realloc: Realloc,
+}
+
+/// When the engine calls the policy (`--param realloc=event|coflow`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Realloc {
+    /// At every event: a start, a completion, a wake-up.
+    #[default]
+    Event,
+    /// At coflow arrivals and completions, flow starts and the policy's own
+    /// wake-ups, but not when a flow ends without completing its coflow: then
+    /// every other flow keeps its rate (or class), and the ended flow's rate goes
+    /// to no one, as in CoflowSim's coflow schedulers.
+    Coflow,
+}
+
+impl Realloc {
+    /// Parses `event` or `coflow`.
+    pub fn parse(v: &str) -> Result<Realloc, String> {
+        match v {
+            "event" => Ok(Realloc::Event),
+            "coflow" => Ok(Realloc::Coflow),
+            _ => Err(format!("realloc must be 'event' or 'coflow', got '{v}'")),
+        }
+    }
 }
 
 impl Default for SimOptions {
@@ -38,6 +65,7 @@ impl Default for SimOptions {
             max_events: 0,
             record: None,
             horizon_s: f64::INFINITY,
+            realloc: Realloc::Event,
         }
     }
 }
@@ -197,6 +225,8 @@ struct Engine<'w> {
     timers: Vec<f64>,
     result: SimResult,
     finished_coflows: usize,
+    /// A coflow completed in the current event (for `Realloc::Coflow`).
+    coflow_completed: bool,
     /// `path_pos[p]`: p's position in `active_paths`, or `u32::MAX`.
     path_pos: Vec<u32>,
     /// Per path: the call whose `changed_paths` lists it.
@@ -263,6 +293,7 @@ impl<'w> Engine<'w> {
                 flow_labels: None,
             },
             finished_coflows: 0,
+            coflow_completed: false,
             path_pos: vec![u32::MAX; np],
             path_changed: vec![u64::MAX; np],
             newcomers: Vec::new(),
@@ -343,6 +374,7 @@ impl<'w> Engine<'w> {
         if self.coflow_left[k] == 0 {
             self.result.coflow_finish_s[k] = self.now;
             self.finished_coflows += 1;
+            self.coflow_completed = true;
         }
         if !self.children.is_empty() {
             for j in 0..self.children[f].len() {
@@ -752,8 +784,10 @@ impl<'w> Engine<'w> {
                     opts.max_events
                 )));
             }
+            self.coflow_completed = false;
             let completed = self.completions();
             let started = self.starts();
+            let woken = t_timer <= t;
             // A timer event where nothing completes or starts: count runs of them, so
             // a policy that keeps asking for wake-ups cannot loop forever.
             if !completed && !started && t_timer <= t_start.min(t_done) {
@@ -770,10 +804,14 @@ impl<'w> Engine<'w> {
             if completed || started {
                 self.rebuild_groups();
             }
+            let call = match opts.realloc {
+                Realloc::Event => true,
+                Realloc::Coflow => started || woken || self.coflow_completed,
+            };
             if self.d.active.is_empty() {
                 self.timers.clear();
                 self.d.changed_paths.clear();
-            } else {
+            } else if call {
                 self.call_policy(policy);
                 if self.check {
                     self.check_rates(policy_name)?;

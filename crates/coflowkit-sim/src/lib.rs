@@ -22,5 +22,5 @@ mod rates;
 mod series;
 
 pub use coflowkit_model::TIME_EPS;
-pub use engine::{simulate, Progress, SimError, SimOptions, SimResult};
+pub use engine::{simulate, Progress, Realloc, SimError, SimOptions, SimResult};
 pub use series::{Recording, Series};

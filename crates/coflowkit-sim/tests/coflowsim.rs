@@ -19,7 +19,12 @@ fn run(text: &str, policy: &str) -> BTreeMap<u64, (f64, f64, f64)> {
     w.coflows
         .iter()
         .enumerate()
-        .map(|(c, co)| (co.id, (r.admitted_units[c], r.finish_units[c], r.duration_units[c])))
+        .map(|(c, co)| {
+            (
+                co.id,
+                (r.admitted_units[c], r.finish_units[c], r.duration_units[c]),
+            )
+        })
         .collect()
 }
 
