@@ -91,7 +91,9 @@ def ours(path: str, algo: str) -> tuple[dict[str, tuple[float, float, float]], f
     c = r.coflows
     jobs = {
         f"JOB-{int(i)}": (a * 1000, f * 1000, d * 1000)
-        for i, a, f, d in zip(c["coflow_id"], c["admitted_s"], c["finish_s"], c["cct_s"], strict=True)
+        for i, a, f, d in zip(
+            c["coflow_id"], c["admitted_s"], c["finish_s"], c["cct_s"], strict=True
+        )
     }
     return jobs, wall
 
@@ -107,7 +109,9 @@ def same(java: dict, mine: dict) -> int:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--classes", required=True, help="CoflowSim compiled with javac")
     ap.add_argument("--seeds", default="0:100", help="random traces A:B (default 0:100)")
     ap.add_argument("--fb-dir", help="directory of CoflowSim's FB outputs FB-<ALGO>.txt")

@@ -154,7 +154,9 @@ def cmd_simulate(args) -> int:
         label = args.policy + "".join(f":{k}={v}" for k, v in sorted(params.items()))
         engine = r.extra.get("engine")
         if engine:
-            label += f" (engine {engine}: CoflowSim's {r.extra['scheduler']}, CCT = duration / 1000)"
+            label += (
+                f" (engine {engine}: CoflowSim's {r.extra['scheduler']}, CCT = duration / 1000)"
+            )
         print_summary(r.summary, f"{label} on {w.source} ({r.fabric})")
         if r.series_summary:
             print_series_summary(r.series_summary, f"instantaneous metrics of {label}")
@@ -179,6 +181,7 @@ def cmd_compare(args) -> int:
     spec = workload_spec(args)
     entries = parse_policy_list(args.policies)
     base_label, base_name, base_params = parse_policy_list(args.baseline)[0]
+
     def job(name, params):
         return runner.Job(
             spec, name, tuple(sorted(params.items())), args.fabric, engine=args.engine

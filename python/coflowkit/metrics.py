@@ -73,13 +73,14 @@ def coflowsim_table(workload, admitted_units, finish_units, duration_units) -> p
     """:func:`coflow_table` for a run under CoflowSim's model: ``admitted_s`` is
     CoflowSim's admission, ``finish_s`` its finish and ``cct_s`` its job duration
     (from admission), each in its units (1/1024 s) divided by 1000, as the papers
-    printed them; ``arrival_s`` stays the trace's arrival."""
+    printed them; ``arrival_s`` stays the trace's arrival. ``slowdown`` is unit-free:
+    the duration in real seconds (units / 1024) over the exact isolated CCT."""
     admitted = np.asarray(admitted_units, dtype=float) / 1000.0
     finish = np.asarray(finish_units, dtype=float) / 1000.0
     cct = np.asarray(duration_units, dtype=float) / 1000.0
     df = coflow_table(workload, finish)
     df["cct_s"] = cct
-    df["slowdown"] = cct / df["isolated_s"].to_numpy()
+    df["slowdown"] = np.asarray(duration_units, dtype=float) / 1024.0 / df["isolated_s"].to_numpy()
     df.insert(2, "admitted_s", admitted)
     return df
 

@@ -12,7 +12,14 @@ import pytest
 from coflowkit import api
 
 FIXTURES = os.path.join(
-    os.path.dirname(__file__), "..", "..", "crates", "coflowkit-sim", "tests", "fixtures", "coflowsim"
+    os.path.dirname(__file__),
+    "..",
+    "..",
+    "crates",
+    "coflowkit-sim",
+    "tests",
+    "fixtures",
+    "coflowsim",
 )
 
 
@@ -89,9 +96,22 @@ def test_cli_simulate_and_compare(tmp_path):
     trace = os.path.join(FIXTURES, "t5.txt")
     out = tmp_path / "run"
     r = subprocess.run(
-        [sys.executable, "-m", "coflowkit", "simulate", "--trace", trace, "--policy", "varys",
-         "--engine", "coflowsim", "--out", str(out)],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "coflowkit",
+            "simulate",
+            "--trace",
+            trace,
+            "--policy",
+            "varys",
+            "--engine",
+            "coflowsim",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert r.returncode == 0, r.stderr
     assert "CoflowSim's SEBF" in r.stdout
@@ -106,14 +126,40 @@ def test_cli_simulate_and_compare(tmp_path):
     s = json.loads((out / "summary.json").read_text())
     assert s["engine"] == "coflowsim:epoch_s=10.24"
     r = subprocess.run(
-        [sys.executable, "-m", "coflowkit", "compare", "--trace", trace, "--policies", "varys,aalo",
-         "--engine", "coflowsim", "--workers", "1", "--out", str(tmp_path / "cmp")],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "coflowkit",
+            "compare",
+            "--trace",
+            trace,
+            "--policies",
+            "varys,aalo",
+            "--engine",
+            "coflowsim",
+            "--workers",
+            "1",
+            "--out",
+            str(tmp_path / "cmp"),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert r.returncode == 0, r.stderr
     rows = pd.read_csv(tmp_path / "cmp" / "compare.csv")
     fair = coflowsim_rows("t5.txt", "fair")
     varys = want
-    ratio_of_means = (sum(v[2] for v in varys.values()) / sum(v[2] for v in fair.values()))
+    ratio_of_means = sum(v[2] for v in varys.values()) / sum(v[2] for v in fair.values())
     got = rows[(rows.policy == "varys") & (rows.bin == "all")]["ratio_of_means"].iloc[0]
     assert got == pytest.approx(ratio_of_means, rel=1e-12)
+
+
+def test_realloc_is_accepted_with_every_policy_and_checked():
+    w = ck.load_trace(os.path.join(FIXTURES, "t2.txt"))
+    for policy in ["fair", "varys", "sincronia"]:
+        every = ck.simulate(w, policy, progress=False).summary["all"]["cct_s"]["mean"]
+        lazy = ck.simulate(w, policy, {"realloc": "coflow"}, progress=False)
+        # a flow's leftover capacity goes to no one: never faster on average here
+        assert lazy.summary["all"]["cct_s"]["mean"] >= every * (1 - 1e-9)
+    with pytest.raises(ck.CoflowkitError, match="'event' or 'coflow'"):
+        ck.simulate(w, "fair", {"realloc": "often"}, progress=False)

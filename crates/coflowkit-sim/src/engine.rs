@@ -43,7 +43,9 @@ pub enum Realloc {
     /// At coflow arrivals and completions, flow starts and the policy's own
     /// wake-ups, but not when a flow ends without completing its coflow: then
     /// every other flow keeps its rate (or class), and the ended flow's rate goes
-    /// to no one, as in CoflowSim's coflow schedulers.
+    /// to no one, as in CoflowSim's coflow schedulers. Also when nothing would move
+    /// otherwise (every active flow at rate 0, nothing pending), so a policy that
+    /// leaves flows waiting for a link cannot stall the run.
     Coflow,
 }
 
@@ -227,6 +229,8 @@ struct Engine<'w> {
     finished_coflows: usize,
     /// A coflow completed in the current event (for `Realloc::Coflow`).
     coflow_completed: bool,
+    /// A policy call was skipped since the last one (`Realloc::Coflow`).
+    skipped_call: bool,
     /// `path_pos[p]`: p's position in `active_paths`, or `u32::MAX`.
     path_pos: Vec<u32>,
     /// Per path: the call whose `changed_paths` lists it.
@@ -294,6 +298,7 @@ impl<'w> Engine<'w> {
             },
             finished_coflows: 0,
             coflow_completed: false,
+            skipped_call: false,
             path_pos: vec![u32::MAX; np],
             path_changed: vec![u64::MAX; np],
             newcomers: Vec::new(),
@@ -758,6 +763,16 @@ impl<'w> Engine<'w> {
             let t_timer = self.timers.iter().copied().fold(f64::INFINITY, f64::min);
             let t = t_start.min(t_done).min(t_timer);
             if !t.is_finite() {
+                if self.skipped_call && !self.d.active.is_empty() {
+                    // realloc=coflow: nothing moves until the policy is asked again.
+                    self.skipped_call = false;
+                    self.call_policy(policy);
+                    if self.check {
+                        self.check_rates(policy_name)?;
+                    }
+                    self.set_timers();
+                    continue;
+                }
                 break;
             }
             let t = t.max(self.now);
@@ -808,10 +823,12 @@ impl<'w> Engine<'w> {
                 Realloc::Event => true,
                 Realloc::Coflow => started || woken || self.coflow_completed,
             };
+            self.skipped_call |= !call;
             if self.d.active.is_empty() {
                 self.timers.clear();
                 self.d.changed_paths.clear();
             } else if call {
+                self.skipped_call = false;
                 self.call_policy(policy);
                 if self.check {
                     self.check_rates(policy_name)?;

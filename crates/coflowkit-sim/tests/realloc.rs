@@ -60,3 +60,24 @@ fn realloc_values_are_checked() {
         .unwrap_err()
         .contains("'event' or 'coflow'"));
 }
+
+#[test]
+fn a_policy_that_leaves_flows_waiting_is_asked_again_instead_of_stalling() {
+    // Sincronia orders coflows strictly: a flow behind a finished one waits at rate 0
+    // until the policy is called; with nothing else pending the engine calls it.
+    let t = "4 2\n1 0 2 0 1 1 2:256\n2 0 1 0 1 3:128\n";
+    let w = read_benchmark("t", t).unwrap();
+    for name in ["sincronia", "varys", "fifo"] {
+        let mut p = coflowkit_policy::build(name, &Default::default()).unwrap();
+        let opts = SimOptions {
+            realloc: Realloc::Coflow,
+            check_invariants: true,
+            ..Default::default()
+        };
+        let r = simulate(&w, &mut p, &opts, None).unwrap();
+        assert!(
+            r.complete && r.coflow_finish_s.iter().all(|x| x.is_finite()),
+            "{name}"
+        );
+    }
+}

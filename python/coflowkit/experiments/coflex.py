@@ -252,14 +252,20 @@ def trace_section(
     res = runner.run_jobs(jobs, workers, cache_dir, stats=o.stats)
     named = {name: r for (_, _, name), r in zip(TRACE_POLICIES, res, strict=True)}
     n = len(named["Coflex"].coflows)
+    cs = common.coflowsim_slowdowns(
+        spec, {name: p for p, _, name in TRACE_POLICIES}, workers, cache_dir, o.stats
+    )
     rows = []
     for name, r in named.items():
         s = common.slowdown_stats(r)
         p = PAPER_TABLE3[name]
+        c = cs.get(name, {})
         rows.append(
             {
                 "policy": name,
                 **s,
+                "CoflowSim mean": c.get("mean", float("nan")),
+                "CoflowSim p95": c.get("p95", float("nan")),
                 "paper mean": p[1],
                 "paper p95": p[2],
                 "paper std": p[3],
@@ -269,6 +275,12 @@ def trace_section(
         )
     o.add(f"## Table III: slowdown on the trace ({n} coflows)\n")
     o.add(o.table("table3_slowdown", pd.DataFrame(rows), "Slowdown, coflowkit beside the paper"))
+    o.add(
+        "The CoflowSim columns replay the same coflows under `--engine coflowsim` "
+        "(CoflowSim's model, on which the paper's numbers were made; docs/engines.md); "
+        "`-` where the policy has no CoflowSim version yet (PS-P, HUG and Coflex on "
+        "CoflowSim are issue 21, part 2).\n"
+    )
     mean = {r["policy"]: r["mean"] for r in rows}
     p95 = {r["policy"]: r["p95"] for r in rows}
     o.add(

@@ -106,6 +106,21 @@ def slowdown_stats(r) -> dict[str, float]:
     }
 
 
+def coflowsim_slowdowns(
+    spec, policies: dict[str, str], workers: int, cache_dir, stats
+) -> dict[str, dict[str, float]]:
+    """Slowdown statistics under ``--engine coflowsim`` (CoflowSim's model, which the
+    paper's numbers come from) for the rows whose policy maps onto a CoflowSim
+    scheduler; ``policies`` maps a row name to its policy. Others are absent: their
+    CoflowSim versions are not built yet (docs/engines.md)."""
+    from coflowkit import _core, runner
+
+    mapped = {n: p for n, p in policies.items() if p in _core.coflowsim_policies()}
+    jobs = [runner.Job(spec, p, engine="coflowsim") for p in mapped.values()]
+    res = runner.run_jobs(jobs, workers, cache_dir, stats=stats)
+    return {n: slowdown_stats(r) for n, r in zip(mapped, res, strict=True)}
+
+
 def fmt(x: Any, digits: int = 3) -> str:
     if isinstance(x, str):
         return x

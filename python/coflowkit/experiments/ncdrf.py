@@ -57,7 +57,8 @@ def run(
         )
     )
     n_coflows = len(results["DRF"].coflows)
-    trace_section(o, results)
+    cs = common.coflowsim_slowdowns(spec, {n: p for p, n in POLICIES}, workers, cache_dir, o.stats)
+    trace_section(o, results, cs)
     micro_section(o, seed)
     if coflows is None:
         o.add(WHY)
@@ -78,13 +79,17 @@ def run(
     return o.write(pre)
 
 
-def trace_section(o: Output, res: dict[str, api.Result]) -> None:
+def trace_section(
+    o: Output, res: dict[str, api.Result], cs: dict[str, dict[str, float]] | None = None
+) -> None:
     pl = common.plt()
+    cs = cs or {}
     # Table II.
     rows = []
     for name, r in res.items():
         s = common.slowdown_stats(r)
         p = PAPER_TABLE2[name]
+        c = cs.get(name, {})
         rows.append(
             {
                 "policy": name,
@@ -92,16 +97,26 @@ def trace_section(o: Output, res: dict[str, api.Result]) -> None:
                 "mean": s["mean"],
                 "p95": s["p95"],
                 "std": s["std"],
+                "CoflowSim mean": c.get("mean", float("nan")),
+                "CoflowSim p95": c.get("p95", float("nan")),
                 "paper mean": p[1],
                 "paper p95": p[2],
                 "paper std": p[3],
                 "mean ratio": ratio_note(s["mean"], p[1]),
                 "p95 ratio": ratio_note(s["p95"], p[2]),
+                "CoflowSim mean ratio": ratio_note(c["mean"], p[1]) if c else "-",
             }
         )
     t2 = pd.DataFrame(rows)
     o.add("## Table II: slowdown (CCT / isolated CCT)\n")
     o.add(o.table("table2_slowdown", t2, "Slowdown statistics, coflowkit beside the paper"))
+    o.add(
+        "The CoflowSim columns replay the same trace under `--engine coflowsim` "
+        "(CoflowSim's own model, which the paper used; docs/engines.md); `-` where the "
+        "policy has no CoflowSim version yet (PS-P, NC-DRF and DRF on CoflowSim are "
+        "issue 21, part 2). Its slowdown is CoflowSim's duration over the exact "
+        "isolated CCT.\n"
+    )
     mean = {r["policy"]: r["mean"] for r in rows}
     p95 = {r["policy"]: r["p95"] for r in rows}
     o.add(
