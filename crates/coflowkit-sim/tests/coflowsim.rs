@@ -11,7 +11,9 @@ fn fixtures() -> PathBuf {
 }
 
 /// (admitted, finish, duration) per coflow id, in CoflowSim units.
-fn run(text: &str, policy: &str) -> BTreeMap<u64, (f64, f64, f64)> {
+type Jobs = BTreeMap<u64, (f64, f64, f64)>;
+
+fn run(text: &str, policy: &str) -> Jobs {
     let w = read_benchmark("t", text).unwrap();
     let kind = Scheduler::from_policy(policy).unwrap();
     let r = simulate_coflowsim(&w, kind, &CsOptions::default()).unwrap();
@@ -31,7 +33,7 @@ fn run(text: &str, policy: &str) -> BTreeMap<u64, (f64, f64, f64)> {
 #[test]
 fn every_coflow_equals_coflowsims_own_output() {
     let csv = std::fs::read_to_string(fixtures().join("coflowsim.csv")).unwrap();
-    let mut want: BTreeMap<(String, String), BTreeMap<u64, (f64, f64, f64)>> = BTreeMap::new();
+    let mut want: BTreeMap<(String, String), Jobs> = BTreeMap::new();
     for line in csv.lines().skip(1) {
         let f: Vec<&str> = line.split(',').collect();
         let v = |i: usize| f[i].parse::<f64>().unwrap();

@@ -584,19 +584,19 @@ impl<'a> Sim<'a> {
     fn pfp_update(&mut self, s: u64) {
         let mut busy = vec![false; self.racks];
         let mut next = vec![NONE; self.racks];
-        for i in 0..self.racks {
-            for &f in &self.plist[i] {
+        for (slot, list) in next.iter_mut().zip(&self.plist) {
+            for &f in list {
                 let src = self.fl[f as usize].src as usize;
                 if !busy[src] {
                     busy[src] = true;
-                    next[i] = f;
+                    *slot = f;
                     break;
                 }
             }
         }
         let q = RACK_BYTES_PER_SEC * (1.0 * QUANTUM as f64 / 1024.0);
-        for i in 0..self.racks {
-            let (old, new) = (self.served[i], next[i]);
+        for (i, &new) in next.iter().enumerate() {
+            let old = self.served[i];
             if old == new {
                 continue;
             }
@@ -772,7 +772,7 @@ impl<'a> Sim<'a> {
         self.active_tasks -= 1;
         let j = red.job;
         let st = &mut self.js[j as usize];
-        if !(st.finish >= at as f64) {
+        if st.finish.is_nan() || st.finish < at as f64 {
             st.finish = at as f64;
         }
         st.tasks_left -= 1;
@@ -898,7 +898,8 @@ pub fn simulate_coflowsim(
     let mut steps: u64 = 0;
     while ct < END_UNITS && (cur < total || sim.active_tasks > 0) {
         let mut added = 0;
-        while cur < total && !(jobs[cur].arrival > (ct + e) as f64) {
+        // `!(a > b)` as CoflowSim's `if (a > b) break` (arrivals are never NaN)
+        while cur < total && jobs[cur].arrival <= (ct + e) as f64 {
             sim.admit(cur as u32, ct);
             added += 1;
             cur += 1;

@@ -196,7 +196,7 @@ pub fn first_at_most(mut x: f64, ops: &[f64], thresh: f64) -> Option<u64> {
                         1 + ((first - t as i64 + d - 1) / d) as u64
                     };
                     if j <= n {
-                        return Some(done + j as u64);
+                        return Some(done + j);
                     }
                     x = moved(big_x, d0, d, n, Dir::Sub) as f64 * u;
                     done += n;
@@ -219,7 +219,7 @@ pub fn first_at_most(mut x: f64, ops: &[f64], thresh: f64) -> Option<u64> {
 /// only shrink), so after `k` steps `x` is at least `x − k·(Σb + n·u)`.
 pub fn lower_bound(x: f64, ops: &[f64], thresh: f64) -> u64 {
     let exp = ((x.to_bits() >> 52) & 0x7ff) as i64;
-    if !(x > thresh) || !(1..0x7ff).contains(&exp) {
+    if x.is_nan() || x <= thresh || !(1..0x7ff).contains(&exp) {
         return 1;
     }
     let u = if exp > 52 {

@@ -51,7 +51,6 @@ pub struct Job {
     /// Bytes of each flow (every mapper sends this much to every reducer of `r`):
     /// `max(shuffle_bytes / #mappers, 1 MB)`.
     pub flow_bytes: Vec<f64>,
-    pub total_shuffle: f64,
     pub max_shuffle: f64,
     /// Static skew (`calcAlphaDeadline`): the largest port's bytes.
     pub alpha: f64,
@@ -185,7 +184,6 @@ fn one_job(w: &Workload, ci: usize, deadline_mult: f64) -> Job {
         mappers,
         reducers,
         flow_bytes,
-        total_shuffle: total,
         max_shuffle: max,
         alpha,
         deadline,
