@@ -250,7 +250,9 @@ def trace_section(
     jobs = [runner.Job(spec, p, params) for p, params, _ in TRACE_POLICIES]
     jobs += [runner.Job(spec, "coflex", (("alpha", str(a)),)) for a in SWEEP]
     res = runner.run_jobs(jobs, workers, cache_dir, stats=o.stats)
-    named = {name: r for (_, _, name), r in zip(TRACE_POLICIES, res, strict=True)}
+    named = {
+        name: r for (_, _, name), r in zip(TRACE_POLICIES, res[: len(TRACE_POLICIES)], strict=True)
+    }
     n = len(named["Coflex"].coflows)
     cs = common.coflowsim_slowdowns(
         spec, {name: p for p, _, name in TRACE_POLICIES}, workers, cache_dir, o.stats
