@@ -171,6 +171,13 @@ def provenance() -> str:
     return f"coflowkit {__version__}, commit {commit}, {date}"
 
 
+COFLOWSIM_COLUMNS = (
+    "Under `--engine coflowsim`: events are the time steps executed literally (CoflowSim "
+    "executes every one), policy calls the rate recomputations at its admission and "
+    "departure hooks; mean active flows is not measured."
+)
+
+
 def main(args) -> int:
     from coflowkit import api
 
@@ -207,6 +214,8 @@ def main(args) -> int:
         "| policy calls | mean active flows |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
+    if engine and api.parse_engine(engine)[0] == "coflowsim":
+        lines.insert(-3, COFLOWSIM_COLUMNS)
     fabric = getattr(args, "fabric", None)
     first = getattr(args, "first", None)
     if fabric:

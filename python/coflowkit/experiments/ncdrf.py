@@ -287,9 +287,13 @@ exact for the model stated at the top; the paper's come from CoflowSim runs and
 an EC2 testbed whose code is not published, so a cause is stated as established
 only where a number in this report shows it.
 
-* **TCP and DRF agree** (mean slowdown 0.78 and 0.90 of the paper's, 95th
-  percentile 0.79 and 0.91): the trace, the fabric and the two reference policies
-  behave as in the paper, so the gaps below are about the policies in between.
+* **TCP is CoflowSim's FAIR.** Exact, TCP's mean slowdown is 0.78 of the paper's
+  and its 95th percentile 0.79. Under `--engine coflowsim` (the CoflowSim columns
+  of Table II: CoflowSim's own model, validated coflow by coflow against CoflowSim
+  in docs/results/coflowsim/) the same trace gives 118 and 757, the paper's 117.94
+  and 757.0: the paper's TCP row is CoflowSim's FAIR (per-flow shares that are not
+  max-min, 10.24 s admission epochs, whole-MB flows), and the gap is that model,
+  not the trace or the fabric. DRF, exact, is close too (0.90 and 0.91).
 * **PS-P is far better here** (mean slowdown 0.36 of the paper's, disparity at
   the 95th percentile 13 instead of more than 184). coflowkit's `psp` is
   work-conserving as FairCloud defines PS-P: after the per-link shares, the spare
@@ -306,13 +310,15 @@ only where a number in this report shows it.
   largest disparity (54 vs "less than 55") agree. Not established: coflowkit
   recomputes the allocation and backfills at every flow start and completion,
   exactly; how often the paper's CoflowSim version reallocates, and how many
-  backfilling passes it makes, are not stated.
-* **Aalo** (mean slowdown 1.15 instead of 5.40). The paper's Aalo row is
-  internally odd (95th percentile 6.24 with a standard deviation of 57.67), and
-  it does not state Aalo's parameters; coflowkit runs D-CLAS with Aalo's defaults
-  (10 queues, 10 MiB first threshold, x10 spacing), which lets the many small
-  coflows of the trace finish close to alone. Its largest normalized CCT against
-  DRF is 3.6, not more than 100.
+  backfilling passes it makes, are not stated. NC-DRF, PS-P and DRF on CoflowSim's
+  model are not built yet (issue 21, part 2), so their CoflowSim columns are empty.
+* **Aalo is CoflowSim's DARK.** Exact, `aalo` (D-CLAS recomputed at every event,
+  10 queues, 10 MiB first threshold, x10 spacing) gives a mean slowdown of 1.15
+  instead of 5.40. Under `--engine coflowsim` CoflowSim's DARK gives 5.40 and a 95th
+  percentile of 6.19 (paper 5.40 and 6.24): the paper's Aalo row is DARK, whose
+  queues are reordered only when a coflow arrives or leaves and whose finished
+  flows' capacity stays unused until then. The row's standard deviation (57.67) is
+  not checked here. Its largest normalized CCT against DRF, exact, is 3.6.
 * **Micro-benchmark.** Simulated exactly, TCP favours coflow A (360 flows against
   60 for B and C) and finishes it first; NC-DRF's edge in the paper's Fig. 7 came
   from an EC2 testbed (rate limiting, TCP dynamics) that an exact fluid model
