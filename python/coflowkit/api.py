@@ -189,10 +189,14 @@ def parse_engine(spec: str | None) -> tuple[str, int]:
         except ValueError:
             raise CoflowkitError(f"engine coflowsim: epoch_s={v!r} is not a number") from None
     units = epoch_s * 1000.0
-    if not (units >= 8 and abs(units - round(units)) < 1e-6 and round(units) % 8 == 0):
+    if not (
+        8 <= units <= 86400 * 1024
+        and abs(units - round(units)) < 1e-6
+        and round(units) % 8 == 0
+    ):
         raise CoflowkitError(
             f"engine coflowsim: epoch_s must be a positive multiple of 0.008 s "
-            f"(CoflowSim's step), got {epoch_s}"
+            f"(CoflowSim's step) up to its 88473.6 s horizon, got {epoch_s}"
         )
     return name, int(round(units))
 

@@ -61,6 +61,10 @@ def test_engine_specs():
         ("coflowsim:epoch_s=0.01", "multiple of 0.008"),
         ("coflowsim:epoch=10", "epoch_s=SECONDS"),
         ("coflowsim:epoch_s=ten", "not a number"),
+        ("coflowsim:epoch_s=inf", "multiple of 0.008"),
+        ("coflowsim:epoch_s=nan", "multiple of 0.008"),
+        ("coflowsim:epoch_s=1e300", "multiple of 0.008"),
+        ("coflowsim:epoch_s=-10.24", "multiple of 0.008"),
         ("exact:x=1", "no options"),
     ]:
         with pytest.raises(ck.CoflowkitError, match=words):

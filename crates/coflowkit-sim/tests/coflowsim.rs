@@ -92,4 +92,17 @@ fn a_fat_tree_or_a_faster_switch_is_refused_with_the_reason() {
     assert!(e.message.contains("1 Gbps"), "{}", e.message);
     let e = simulate_coflowsim(&w, Scheduler::Fair, &CsOptions { epoch_units: 12 }).unwrap_err();
     assert!(e.message.contains("multiple of 8"), "{}", e.message);
+    let e = simulate_coflowsim(
+        &w,
+        Scheduler::Fair,
+        &CsOptions {
+            epoch_units: 1 << 40,
+        },
+    )
+    .unwrap_err();
+    assert!(e.message.contains("horizon"), "{}", e.message);
+    let huge = read_benchmark("t", "3 1\n1 0 1 0 1 1:1e13\n").unwrap();
+    let e = simulate_coflowsim(&huge, Scheduler::Sebf, &CsOptions::default());
+    let e = e.unwrap_err();
+    assert!(e.message.contains("2^53"), "{}", e.message);
 }

@@ -879,11 +879,11 @@ pub fn simulate_coflowsim(
     opts: &CsOptions,
 ) -> Result<CsResult, SimError> {
     let e = opts.epoch_units;
-    if e < QUANTUM || e % QUANTUM != 0 {
+    if !(QUANTUM..=END_UNITS).contains(&e) || e % QUANTUM != 0 {
         return Err(SimError {
             message: format!(
                 "engine coflowsim: epoch must be a positive multiple of {QUANTUM} units \
-                 ({} s), got {e} units",
+                 ({} s) up to CoflowSim's horizon ({END_UNITS} units), got {e} units",
                 QUANTUM as f64 / 1000.0
             ),
         });

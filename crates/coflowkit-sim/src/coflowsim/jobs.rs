@@ -24,6 +24,8 @@ pub const SECOND_UNITS: i64 = 1024;
 pub const QUANTUM: i64 = 8;
 pub const END_UNITS: i64 = 86_400 * SECOND_UNITS;
 pub const ZERO: f64 = 1e-3;
+/// The largest coflow (bytes) whose whole-byte arithmetic stays exact in a double.
+pub const MAX_BYTES: f64 = 9_007_199_254_740_992.0;
 /// Java's `Double.MIN_VALUE` (the smallest subnormal), where `Utils.max` starts.
 pub const JAVA_MIN_VALUE: f64 = 4.9e-324;
 
@@ -109,6 +111,15 @@ pub fn build_jobs(w: &Workload, deadline_factor: f64) -> Result<(u32, Vec<Option
         });
     }
     for (ci, c) in w.coflows.iter().enumerate() {
+        if c.size_bytes > MAX_BYTES {
+            return Err(SimError {
+                message: format!(
+                    "engine coflowsim: coflow {} (index {ci}) has {:.3e} bytes; CoflowSim counts \
+                     bytes in whole numbers, exact up to 2^53 (9 PB) per coflow",
+                    c.id, c.size_bytes
+                ),
+            });
+        }
         for f in c.flows() {
             let fl = &w.flows[f];
             if !fl.deps.is_empty() || fl.start_s > c.arrival_s {
