@@ -621,30 +621,7 @@ impl<'a> Sim<'a> {
     fn event_step(&mut self, now: i64) -> bool {
         let s = self.sigma;
         self.event_steps += 1;
-        let mut reds: Vec<u32> = Vec::new();
-        while let Some(((when, kind), id)) = self.heap.peek() {
-            if when != s {
-                debug_assert!(when > s, "event {when} left behind at step {s}");
-                break;
-            }
-            if kind == EV_BOUND {
-                match self.exact(id) {
-                    Some(at) if at > s => {
-                        self.heap.set(id, (at, EV_EXACT));
-                        continue;
-                    }
-                    Some(at) => debug_assert_eq!(at, s),
-                    None => {
-                        self.heap.remove(id);
-                        continue;
-                    }
-                }
-            }
-            self.heap.remove(id);
-            reds.push(id);
-        }
-        reds.sort_unstable();
-        reds.dedup();
+        let reds = self.due_reducers(s);
         let mut jobs: Vec<u32> = reds.iter().map(|&r| self.reds[r as usize].job).collect();
         jobs.sort_unstable();
         jobs.dedup();
@@ -707,11 +684,46 @@ impl<'a> Sim<'a> {
         for &j in &jobs {
             self.rebuild_job_done(j);
         }
+        self.after_finishes(&finished, s1);
+        departed
+    }
+
+    /// The reducers whose event falls on step `s` (bounds there made exact).
+    fn due_reducers(&mut self, s: u64) -> Vec<u32> {
+        let mut reds: Vec<u32> = Vec::new();
+        while let Some(((when, kind), id)) = self.heap.peek() {
+            if when != s {
+                debug_assert!(when > s, "event {when} left behind at step {s}");
+                break;
+            }
+            if kind == EV_BOUND {
+                match self.exact(id) {
+                    Some(at) if at > s => {
+                        self.heap.set(id, (at, EV_EXACT));
+                        continue;
+                    }
+                    Some(at) => debug_assert_eq!(at, s),
+                    None => {
+                        self.heap.remove(id);
+                        continue;
+                    }
+                }
+            }
+            self.heap.remove(id);
+            reds.push(id);
+        }
+        reds.sort_unstable();
+        reds.dedup();
+        reds
+    }
+
+    /// FAIR re-rates the racks of flows that ended; PFP picks the flows to serve.
+    fn after_finishes(&mut self, finished: &[u32], s1: u64) {
         match self.kind {
             Scheduler::Fair if !finished.is_empty() => {
                 let mut dst = Vec::new();
                 let mut src = Vec::new();
-                for &f in &finished {
+                for &f in finished {
                     let x = &self.fl[f as usize];
                     let d = self.reds[x.red as usize].rack;
                     self.cnt_dst[d as usize] -= 1;
@@ -726,7 +738,7 @@ impl<'a> Sim<'a> {
                 self.fair_update(&dst, &src, s1);
             }
             Scheduler::Pfp if !finished.is_empty() => {
-                for &f in &finished {
+                for &f in finished {
                     let rack = self.reds[self.fl[f as usize].red as usize].rack as usize;
                     self.plist[rack].retain(|&g| g != f);
                     if self.served[rack] == f {
@@ -737,7 +749,6 @@ impl<'a> Sim<'a> {
             }
             _ => {}
         }
-        departed
     }
 
     /// DARK's `shuffleBytesCompleted` through an event step: the logged bytes of
