@@ -190,9 +190,7 @@ def parse_engine(spec: str | None) -> tuple[str, int]:
             raise CoflowkitError(f"engine coflowsim: epoch_s={v!r} is not a number") from None
     units = epoch_s * 1000.0
     if not (
-        8 <= units <= 86400 * 1024
-        and abs(units - round(units)) < 1e-6
-        and round(units) % 8 == 0
+        8 <= units <= 86400 * 1024 and abs(units - round(units)) < 1e-6 and round(units) % 8 == 0
     ):
         raise CoflowkitError(
             f"engine coflowsim: epoch_s must be a positive multiple of 0.008 s "
