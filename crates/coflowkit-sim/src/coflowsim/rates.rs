@@ -273,6 +273,20 @@ fn fair_share(sim: &mut Sim, jobs: &[u32], free: &mut Ports, used: &mut Ports) {
             }
         }
     }
+    share_by_counts(sim, jobs, free, used, &nmap, &nred);
+}
+
+/// The second half of `updateRatesFairShare` and of DARK's per-coflow rule: each
+/// counted flow gets `min(send free / nmap, recv free / nred)` (0 below CoflowSim's
+/// zero), and the capacity used is taken from `free`.
+fn share_by_counts(
+    sim: &mut Sim,
+    jobs: &[u32],
+    free: &mut Ports,
+    used: &mut Ports,
+    nmap: &[u32],
+    nred: &[u32],
+) {
     let mut at = Vec::new();
     for &j in jobs {
         for r in sim.js[j as usize].reds.clone() {
@@ -377,33 +391,7 @@ pub fn dark_rates(sim: &mut Sim) {
                 counted.push(dst);
             }
         }
-        let mut at = Vec::new();
-        for r in sim.js[j as usize].reds.clone() {
-            let dst = sim.reds[r as usize].rack as usize;
-            if free.recv[dst] <= ZERO || nred[dst] == 0 {
-                continue;
-            }
-            for k in 0..sim.reds[r as usize].flows.len() {
-                let f = sim.reds[r as usize].flows[k] as usize;
-                let src = sim.fl[f].src as usize;
-                if free.send[src] <= ZERO || nmap[src] == 0 {
-                    continue;
-                }
-                let mut m = jmin(
-                    free.send[src] / nmap[src] as f64,
-                    free.recv[dst] / nred[dst] as f64,
-                );
-                if m <= ZERO {
-                    m = 0.0;
-                }
-                sim.fl[f].bps = m;
-                used.send[src] += m;
-                used.recv[dst] += m;
-                at.push(src);
-                at.push(dst);
-            }
-        }
-        subtract(&mut free, &mut used, &mut at);
+        share_by_counts(sim, &[j], &mut free, &mut used, &nmap, &nred);
         for i in counted {
             nmap[i] = 0;
             nred[i] = 0;
