@@ -12,9 +12,7 @@
 
 use super::fpstep::{self, Dir};
 use super::iheap::IndexedHeap;
-use super::jobs::{
-    build_jobs, Job, END_UNITS, QUANTUM, RACK_BITS_PER_SEC, RACK_BYTES_PER_SEC, ZERO,
-};
+use super::jobs::{build_jobs, Job, END_UNITS, QUANTUM, ZERO};
 use super::rates;
 use crate::SimError;
 use coflowkit_model::Workload;
@@ -194,23 +192,23 @@ pub(super) struct Sim<'a> {
     pub sorted: Vec<u32>,
     pub queues: Vec<Vec<u32>>,
     /// FAIR: laid flows per reducer rack and per mapper rack.
-    cnt_dst: Vec<u32>,
-    cnt_src: Vec<u32>,
-    by_dst: Vec<Vec<u32>>,
-    by_src: Vec<Vec<u32>>,
+    pub(super) cnt_dst: Vec<u32>,
+    pub(super) cnt_src: Vec<u32>,
+    pub(super) by_dst: Vec<Vec<u32>>,
+    pub(super) by_src: Vec<Vec<u32>>,
     /// PFP: `flowsInRacks`, and the flow each rack serves.
-    plist: Vec<Vec<u32>>,
+    pub(super) plist: Vec<Vec<u32>>,
     /// Visit marks (per flow, per reducer) for one FAIR update.
-    stamp: Vec<u32>,
-    red_stamp: Vec<u32>,
-    gen: u32,
-    served: Vec<u32>,
+    pub(super) stamp: Vec<u32>,
+    pub(super) red_stamp: Vec<u32>,
+    pub(super) gen: u32,
+    pub(super) served: Vec<u32>,
     log: Vec<f64>,
     pub recomputes: u64,
     event_steps: u64,
 }
 
-const NONE: u32 = u32::MAX;
+pub(super) const NONE: u32 = u32::MAX;
 /// A reducer's next event step: the earliest of its laid flows' ends and of its
 /// bytes left reaching CoflowSim's zero. Pushed as a lower bound (one division per
 /// flow), made exact only when it reaches the top of the heap: most are superseded
@@ -469,150 +467,7 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn fair_admit(&mut self, j: u32) {
-        for r in self.js[j as usize].reds.clone() {
-            let rack = self.reds[r as usize].rack as usize;
-            for i in 0..self.reds[r as usize].flows.len() {
-                let f = self.reds[r as usize].flows[i];
-                self.fl[f as usize].laid = true;
-                let src = self.fl[f as usize].src as usize;
-                self.cnt_dst[rack] += 1;
-                self.cnt_src[src] += 1;
-                self.by_dst[rack].push(f);
-                self.by_src[src].push(f);
-            }
-        }
-    }
-
-    /// `FlowSimulator.addAscending`: before the first flow whose remaining bytes
-    /// exceed the new flow's size.
-    fn pfp_admit(&mut self, j: u32) {
-        let s = self.sigma;
-        for i in 0..self.racks {
-            let f = self.served[i];
-            if f != NONE {
-                self.sync_flow(f, s);
-            }
-        }
-        for r in self.js[j as usize].reds.clone() {
-            let rack = self.reds[r as usize].rack as usize;
-            for i in 0..self.reds[r as usize].flows.len() {
-                let f = self.reds[r as usize].flows[i];
-                self.fl[f as usize].laid = true;
-                let size = self.fl[f as usize].rem;
-                let list = &self.plist[rack];
-                let at = list
-                    .iter()
-                    .position(|&g| self.fl[g as usize].rem > size)
-                    .unwrap_or(list.len());
-                self.plist[rack].insert(at, f);
-            }
-        }
-    }
-
     // ---- per-scheduler rate rules between hooks ------------------------------
-
-    /// FAIR: `min(1 MB / flows into the rack, 1 MB / flows out of the mapper)`.
-    fn fair_b(&self, f: u32) -> f64 {
-        let x = &self.fl[f as usize];
-        let q = RACK_BYTES_PER_SEC * (1.0 * QUANTUM as f64 / 1024.0);
-        let dst = self.reds[x.red as usize].rack as usize;
-        jmin(
-            q / self.cnt_dst[dst] as f64,
-            q / self.cnt_src[x.src as usize] as f64,
-        )
-    }
-
-    /// Re-rates the FAIR flows of the given racks at step `s`.
-    fn fair_update(&mut self, dst: &[u32], src: &[u32], s: u64) {
-        self.gen = self.gen.wrapping_add(1);
-        let gen = self.gen;
-        let mut changed: Vec<u32> = Vec::new();
-        let mut reds: Vec<u32> = Vec::new();
-        for (lists, counts, racks) in [(0, 0, dst), (1, 1, src)] {
-            for &k in racks {
-                let k = k as usize;
-                let live = if counts == 0 {
-                    self.cnt_dst[k]
-                } else {
-                    self.cnt_src[k]
-                } as usize;
-                let list = if lists == 0 {
-                    &mut self.by_dst[k]
-                } else {
-                    &mut self.by_src[k]
-                };
-                if list.len() > 2 * live + 16 {
-                    let fl = &self.fl;
-                    list.retain(|&f| !fl[f as usize].done);
-                }
-                let list = if lists == 0 {
-                    &self.by_dst[k]
-                } else {
-                    &self.by_src[k]
-                };
-                for &f in list {
-                    let x = &self.fl[f as usize];
-                    if x.done || self.stamp[f as usize] == gen {
-                        continue;
-                    }
-                    self.stamp[f as usize] = gen;
-                    if self.fair_b(f).to_bits() != x.b.to_bits() {
-                        changed.push(f);
-                        if self.red_stamp[x.red as usize] != gen {
-                            self.red_stamp[x.red as usize] = gen;
-                            reds.push(x.red);
-                        }
-                    }
-                }
-            }
-        }
-        for &r in &reds {
-            self.sync_red(r, s);
-        }
-        for &f in &changed {
-            self.sync_flow(f, s);
-            let b = self.fair_b(f);
-            self.set_flow(f, b, true, s);
-        }
-        for &r in &reds {
-            self.rebuild_red(r);
-        }
-    }
-
-    /// PFP: rack by rack, the first flow whose mapper is not yet busy moves 1 MB.
-    fn pfp_update(&mut self, s: u64) {
-        let mut busy = vec![false; self.racks];
-        let mut next = vec![NONE; self.racks];
-        for (slot, list) in next.iter_mut().zip(&self.plist) {
-            for &f in list {
-                let src = self.fl[f as usize].src as usize;
-                if !busy[src] {
-                    busy[src] = true;
-                    *slot = f;
-                    break;
-                }
-            }
-        }
-        let q = RACK_BYTES_PER_SEC * (1.0 * QUANTUM as f64 / 1024.0);
-        for (i, &new) in next.iter().enumerate() {
-            let old = self.served[i];
-            if old == new {
-                continue;
-            }
-            for (f, b) in [(old, 0.0), (new, q)] {
-                if f == NONE || self.fl[f as usize].done {
-                    continue;
-                }
-                let r = self.fl[f as usize].red;
-                self.sync_red(r, s);
-                self.sync_flow(f, s);
-                self.set_flow(f, b, true, s);
-                self.rebuild_red(r);
-            }
-            self.served[i] = new;
-        }
-    }
 
     // ---- the event step --------------------------------------------------------
 
@@ -715,40 +570,6 @@ impl<'a> Sim<'a> {
         reds.sort_unstable();
         reds.dedup();
         reds
-    }
-
-    /// FAIR re-rates the racks of flows that ended; PFP picks the flows to serve.
-    fn after_finishes(&mut self, finished: &[u32], s1: u64) {
-        match self.kind {
-            Scheduler::Fair if !finished.is_empty() => {
-                let mut dst = Vec::new();
-                let mut src = Vec::new();
-                for &f in finished {
-                    let x = &self.fl[f as usize];
-                    let d = self.reds[x.red as usize].rack;
-                    self.cnt_dst[d as usize] -= 1;
-                    self.cnt_src[x.src as usize] -= 1;
-                    dst.push(d);
-                    src.push(x.src);
-                }
-                dst.sort_unstable();
-                dst.dedup();
-                src.sort_unstable();
-                src.dedup();
-                self.fair_update(&dst, &src, s1);
-            }
-            Scheduler::Pfp if !finished.is_empty() => {
-                for &f in finished {
-                    let rack = self.reds[self.fl[f as usize].red as usize].rack as usize;
-                    self.plist[rack].retain(|&g| g != f);
-                    if self.served[rack] == f {
-                        self.served[rack] = NONE;
-                    }
-                }
-                self.pfp_update(s1);
-            }
-            _ => {}
-        }
     }
 
     /// DARK's `shuffleBytesCompleted` through an event step: the logged bytes of
@@ -963,6 +784,5 @@ pub fn simulate_coflowsim(
             res.complete = false;
         }
     }
-    let _ = RACK_BITS_PER_SEC;
     Ok(res)
 }

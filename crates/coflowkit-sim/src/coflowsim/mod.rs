@@ -5,6 +5,7 @@
 //! documented with the CoflowSim source it comes from in `docs/engines.md`.
 
 mod engine;
+mod flowsim;
 mod fpstep;
 mod iheap;
 mod jobs;
