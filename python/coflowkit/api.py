@@ -204,7 +204,6 @@ def _simulate_coflowsim(workload, policy, p, epoch_units, check_invariants, inte
     unsupported = [
         name
         for name, given in [
-            ("policy parameters", bool(p)),
             ("check_invariants", check_invariants),
             ("record", interval is not None),
             ("horizon_s", horizon_s is not None),
@@ -213,32 +212,34 @@ def _simulate_coflowsim(workload, policy, p, epoch_units, check_invariants, inte
     ]
     if unsupported:
         raise CoflowkitError(
-            f"engine coflowsim runs CoflowSim's schedulers as they are: "
-            f"{', '.join(unsupported)} do not apply"
+            f"engine coflowsim steps as CoflowSim does: {', '.join(unsupported)} do not apply"
         )
-    check_coflowsim_policy(policy)
-    raw = _core.simulate_coflowsim(workload, policy, epoch_units)
-    return result_from_coflowsim(workload, policy, epoch_units, raw)
+    check_coflowsim_policy(policy, p)
+    raw = _core.simulate_coflowsim(workload, policy, p, epoch_units)
+    return result_from_coflowsim(workload, policy, epoch_units, raw, p)
 
 
-def check_coflowsim_policy(policy: str) -> None:
-    """Fails unless ``policy`` has a CoflowSim scheduler."""
-    names = _core.coflowsim_policies()
-    if policy not in names:
-        raise CoflowkitError(
-            f"engine coflowsim: policy {policy!r} has no CoflowSim scheduler; "
-            f"it runs {', '.join(names)}"
-        )
+def check_coflowsim_policy(policy: str, params: dict[str, str] | None = None) -> None:
+    """Fails unless ``policy`` (with ``params``) runs under the CoflowSim engine:
+    the eight CoflowSim schedulers take no parameters; every other registry policy
+    but ``coda`` runs on CoflowSim's hooks (docs/engines.md)."""
+    _core.check_coflowsim_policy(policy, dict(params or {}))
 
 
-def result_from_coflowsim(workload: Workload, policy: str, epoch_units: int, raw: dict) -> Result:
+def result_from_coflowsim(
+    workload: Workload,
+    policy: str,
+    epoch_units: int,
+    raw: dict,
+    params: dict[str, str] | None = None,
+) -> Result:
     """A :class:`Result` from what the CoflowSim engine returned."""
     table = metrics.coflowsim_table(
         workload, raw["admitted_units"], raw["finish_units"], raw["duration_units"]
     )
     return Result(
         policy=policy,
-        params={},
+        params=dict(params or {}),
         fabric=workload.fabric,
         coflows=table,
         summary=metrics.summarize(table),

@@ -154,9 +154,12 @@ def cmd_simulate(args) -> int:
         label = args.policy + "".join(f":{k}={v}" for k, v in sorted(params.items()))
         engine = r.extra.get("engine")
         if engine:
-            label += (
-                f" (engine {engine}: CoflowSim's {r.extra['scheduler']}, CCT = duration / 1000)"
+            how = (
+                "on CoflowSim's hooks"
+                if r.extra["scheduler"] == "hooks"
+                else f"CoflowSim's {r.extra['scheduler']}"
             )
+            label += f" (engine {engine}: {how}, CCT = duration / 1000)"
         print_summary(r.summary, f"{label} on {w.source} ({r.fabric})")
         if r.series_summary:
             print_series_summary(r.series_summary, f"instantaneous metrics of {label}")

@@ -132,7 +132,7 @@ def _run_one(job: Job) -> dict[str, Any]:
     w = _workload(job.workload, job.fabric)
     name, epoch = api.parse_engine(job.engine)
     if name == "coflowsim":
-        return dict(api._core.simulate_coflowsim(w, job.policy, epoch))
+        return dict(api._core.simulate_coflowsim(w, job.policy, dict(job.params), epoch))
     raw = api._core.simulate(
         w,
         job.policy,
@@ -203,11 +203,11 @@ def run_jobs(
     for j in jobs:  # fail fast on bad policies, parameters or engines
         api._core.check_policy(j.policy, dict(j.params))
         if api.parse_engine(j.engine)[0] == "coflowsim":
-            api.check_coflowsim_policy(j.policy)
-            if j.params or j.record is not None or j.check_invariants:
+            api.check_coflowsim_policy(j.policy, dict(j.params))
+            if j.record is not None or j.check_invariants:
                 raise CoflowkitError(
-                    f"engine coflowsim runs CoflowSim's schedulers as they are: "
-                    f"{j.policy} takes no parameters, recording or checks there"
+                    f"engine coflowsim steps as CoflowSim does: {j.policy} takes no "
+                    f"recording or invariant checks there"
                 )
     # Transforms can also fail on the workload itself (a sample count above its number
     # of coflows): build those workloads here, where such an error reaches the caller
@@ -251,7 +251,7 @@ def run_jobs(
         w = _workload(j.workload, j.fabric)
         name, epoch = api.parse_engine(j.engine)
         if name == "coflowsim":
-            results.append(api.result_from_coflowsim(w, j.policy, epoch, raw))
+            results.append(api.result_from_coflowsim(w, j.policy, epoch, raw, dict(j.params)))
         else:
             results.append(api.result_from_raw(w, j.policy, dict(j.params), raw))
     return results

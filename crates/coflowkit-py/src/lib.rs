@@ -373,35 +373,43 @@ fn check_policy(policy: &str, params: BTreeMap<String, String>) -> PyResult<()> 
         .map_err(model_err)
 }
 
-/// The policies `--engine coflowsim` runs (each as its CoflowSim scheduler).
+/// The policies `--engine coflowsim` runs as CoflowSim's own schedulers (every
+/// other registry policy but `coda` runs on its hooks).
 #[pyfunction]
 fn coflowsim_policies() -> Vec<&'static str> {
     coflowkit_sim::coflowsim::Scheduler::POLICIES.to_vec()
 }
 
-/// Replays `workload` as CoflowSim would (`--engine coflowsim`); times in
-/// CoflowSim units (1/1024 s).
+/// Fails unless `policy` with `params` runs under `--engine coflowsim`.
 #[pyfunction]
-#[pyo3(signature = (workload, policy, epoch_units=10240))]
+#[pyo3(signature = (policy, params=BTreeMap::new()))]
+fn check_coflowsim_policy(policy: &str, params: BTreeMap<String, String>) -> PyResult<()> {
+    coflowkit_sim::coflowsim::CsPolicy::resolve(policy, &params)
+        .map(|_| ())
+        .map_err(|e| CoflowkitError::new_err(e.message))
+}
+
+/// Replays `workload` as CoflowSim would (`--engine coflowsim`); times in
+/// CoflowSim units (1/1024 s). A policy CoflowSim has runs as its scheduler (no
+/// parameters); any other runs on its admission and departure hooks.
+#[pyfunction]
+#[pyo3(signature = (workload, policy, params=BTreeMap::new(), epoch_units=10240))]
 fn simulate_coflowsim<'py>(
     py: Python<'py>,
     workload: &Workload,
     policy: &str,
+    params: BTreeMap<String, String>,
     epoch_units: i64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    use coflowkit_sim::coflowsim::{simulate_coflowsim as run, CsOptions, Scheduler};
-    let kind = Scheduler::from_policy(policy).ok_or_else(|| {
-        CoflowkitError::new_err(format!(
-            "engine coflowsim: policy '{policy}' has no CoflowSim scheduler; it runs {}",
-            Scheduler::POLICIES.join(", ")
-        ))
-    })?;
+    use coflowkit_sim::coflowsim::{simulate_coflowsim_with as run, CsOptions, CsPolicy};
+    let cs = CsPolicy::resolve(policy, &params).map_err(|e| CoflowkitError::new_err(e.message))?;
+    let scheduler = cs.scheduler_name();
     let w = &workload.inner;
     let r = py
-        .allow_threads(|| run(w, kind, &CsOptions { epoch_units }))
+        .allow_threads(move || run(w, cs, &CsOptions { epoch_units }))
         .map_err(|e| SimulationError::new_err(format!("{policy}: {e}")))?;
     let d = PyDict::new(py);
-    d.set_item("scheduler", kind.coflowsim_name())?;
+    d.set_item("scheduler", scheduler)?;
     d.set_item("admitted_units", r.admitted_units)?;
     d.set_item("finish_units", r.finish_units)?;
     d.set_item("duration_units", r.duration_units)?;
@@ -553,6 +561,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_coflowsim, m)?)?;
     m.add_function(wrap_pyfunction!(coflowsim_policies, m)?)?;
+    m.add_function(wrap_pyfunction!(check_coflowsim_policy, m)?)?;
     m.add_function(wrap_pyfunction!(coda_labels, m)?)?;
     m.add_function(wrap_pyfunction!(ident::cluster, m)?)?;
     m.add_function(wrap_pyfunction!(ident::communities, m)?)?;

@@ -1,8 +1,10 @@
 //! Replays a Coflow-Benchmark trace under `--engine coflowsim` and prints one line
 //! per coflow as CoflowSim does (`JOB-<id> <admitted> <finish> ... <duration>`,
 //! only the fields compared), for diffing against CoflowSim's own output.
-//! `cargo run --release -p coflowkit-sim --example coflowsim_trace -- TRACE POLICY`
-use coflowkit_sim::coflowsim::{simulate_coflowsim, CsOptions, Scheduler};
+//! `cargo run --release -p coflowkit-sim --example coflowsim_trace -- TRACE POLICY[:k=v,...]`
+//! (a policy CoflowSim does not have runs on its hooks).
+use coflowkit_sim::coflowsim::{simulate_coflowsim_with, CsOptions, CsPolicy};
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 fn main() {
@@ -13,9 +15,18 @@ fn main() {
     }
     let text = std::fs::read_to_string(&args[1]).expect("read trace");
     let w = coflowkit_trace::read_benchmark(&args[1], &text).expect("parse trace");
-    let kind = Scheduler::from_policy(&args[2]).expect("policy without a CoflowSim scheduler");
+    let (name, rest) = args[2].split_once(':').unwrap_or((&args[2], ""));
+    let params: BTreeMap<String, String> = rest
+        .split(',')
+        .filter(|kv| !kv.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').expect("parameters are k=v");
+            (k.to_string(), v.to_string())
+        })
+        .collect();
+    let policy = CsPolicy::resolve(name, &params).unwrap_or_else(|e| panic!("{}", e.message));
     let t = Instant::now();
-    let r = simulate_coflowsim(&w, kind, &CsOptions::default()).expect("simulate");
+    let r = simulate_coflowsim_with(&w, policy, &CsOptions::default()).expect("simulate");
     let wall = t.elapsed().as_secs_f64();
     let mut sum = 0.0;
     for (c, co) in w.coflows.iter().enumerate() {

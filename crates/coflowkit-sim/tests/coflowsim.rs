@@ -106,3 +106,95 @@ fn a_fat_tree_or_a_faster_switch_is_refused_with_the_reason() {
     let e = e.unwrap_err();
     assert!(e.message.contains("2^53"), "{}", e.message);
 }
+
+/// (admitted, finish, duration) per coflow id for a registry policy on CoflowSim's
+/// hooks (or one of its own schedulers), with parameters.
+fn run_with(text: &str, policy: &str, params: &[(&str, &str)]) -> Jobs {
+    use coflowkit_sim::coflowsim::{simulate_coflowsim_with, CsPolicy};
+    let w = read_benchmark("t", text).unwrap();
+    let p: BTreeMap<String, String> = params
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let cs = CsPolicy::resolve(policy, &p).unwrap();
+    let r = simulate_coflowsim_with(&w, cs, &CsOptions::default()).unwrap();
+    assert!(r.complete);
+    w.coflows
+        .iter()
+        .enumerate()
+        .map(|(c, co)| {
+            (
+                co.id,
+                (r.admitted_units[c], r.finish_units[c], r.duration_units[c]),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_hooked_policy_keeps_its_rates_until_a_coflow_departs() {
+    // One coflow, mapper rack 0, reducers rack 1 (1 MB) and rack 2 (3 MB): flows
+    // 0→1 of 1 MB and 0→2 of 3 MB. NC-DRF: two flows on rack 0's uplink, ½ each
+    // (½ MB per 8-unit step). 0→1 ends after 2 steps (16 units), but only a coflow
+    // departure calls the policy again, so 0→2 keeps ½ MB/step: its 2 MB left take
+    // 4 more steps, 48 units in all. (Re-rated at the flow's end it would be 32.)
+    let got = run_with("3 1\n1 0 1 0 2 1:1.0 2:3.0\n", "ncdrf", &[]);
+    assert_eq!(got[&1], (0.0, 48.0, 48.0));
+}
+
+#[test]
+fn a_departure_calls_the_hooked_policy_again() {
+    // Coflow 1: rack 0 → rack 1, 2 MB; coflow 2: rack 2 → rack 1, 1 MB; both at 0.
+    // DRF: both dominant on rack 1's downlink, ½ MB/step each. Coflow 2 ends after
+    // 2 steps (16); its departure re-rates coflow 1 to the whole link, and its 1 MB
+    // left takes one step (24).
+    let got = run_with("3 2\n1 0 1 0 1 1:2.0\n2 0 1 2 1 1:1.0\n", "drf", &[]);
+    assert_eq!(got[&1], (0.0, 24.0, 24.0));
+    assert_eq!(got[&2], (0.0, 16.0, 16.0));
+}
+
+#[test]
+fn classes_are_served_as_coflowsims_dark_serves_its_queues() {
+    // spq with no workload priorities: every flow in class 0, so coflows are served
+    // in arrival order, each taking what its ports have left. Coflow 1 (rack 0 →
+    // rack 1, 2 MB) gets all of rack 1's downlink: done after 2 steps (16). Coflow 2
+    // (rack 2 → rack 1, 1 MB) finds rack 1 full and waits; on coflow 1's departure
+    // it gets the link: one step, 24. (Max-min inside the class would share.)
+    let got = run_with("3 2\n1 0 1 0 1 1:2.0\n2 0 1 2 1 1:1.0\n", "spq", &[]);
+    assert_eq!(got[&1], (0.0, 16.0, 16.0));
+    assert_eq!(got[&2], (0.0, 24.0, 24.0));
+}
+
+#[test]
+fn hooked_parameters_reach_the_policy() {
+    // PS-P on one 4 MB flow rack 0 → rack 1, with a 2 MB flow rack 2 → rack 1 of
+    // another coflow: each coflow gets ½ of rack 1 (its per-link share). With
+    // work_conserving either way nothing is spare, so both agree: coflow 2 ends at
+    // 32 (2 MB at ½ MB/step); coflow 1 has 2 MB left, 2 steps at full rate: 48.
+    let text = "3 2\n1 0 1 0 1 1:4.0\n2 0 1 2 1 1:2.0\n";
+    for wc in ["true", "false"] {
+        let got = run_with(text, "psp", &[("work_conserving", wc)]);
+        assert_eq!(got[&1], (0.0, 48.0, 48.0), "work_conserving={wc}");
+        assert_eq!(got[&2], (0.0, 32.0, 32.0), "work_conserving={wc}");
+    }
+}
+
+#[test]
+fn policies_the_engine_cannot_run_are_refused_with_the_reason() {
+    use coflowkit_sim::coflowsim::CsPolicy;
+    let none = BTreeMap::new();
+    let msg = |name: &str, p: &BTreeMap<String, String>| match CsPolicy::resolve(name, p) {
+        Ok(_) => panic!("{name} was accepted"),
+        Err(e) => e.message,
+    };
+    assert!(msg("coda", &none).contains("exact engine"));
+    assert!(msg("stream", &none).contains("stages"));
+    assert!(msg("nosuch", &none).contains("unknown policy"));
+    let q: BTreeMap<String, String> = [("queues".to_string(), "3".to_string())].into();
+    assert!(msg("aalo", &q).contains("DARK as it is"));
+    let r: BTreeMap<String, String> = [("realloc".to_string(), "coflow".to_string())].into();
+    assert!(msg("ncdrf", &r).contains("hooks"));
+    let bad: BTreeMap<String, String> =
+        [("work_conserving".to_string(), "maybe".to_string())].into();
+    assert!(msg("psp", &bad).contains("work_conserving"));
+}

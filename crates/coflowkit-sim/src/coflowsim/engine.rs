@@ -11,11 +11,14 @@
 //! involved, and applies the schedulers' hooks in CoflowSim's order.
 
 use super::fpstep::{self, Dir};
+use super::hooked::{self, Hooked};
 use super::iheap::IndexedHeap;
 use super::jobs::{build_jobs, Job, END_UNITS, QUANTUM, ZERO};
 use super::rates;
 use crate::SimError;
 use coflowkit_model::Workload;
+use coflowkit_policy::AnyPolicy;
+use std::collections::BTreeMap;
 
 /// CoflowSim's schedulers (`Constants.SHARING_ALGO`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +31,8 @@ pub enum Scheduler {
     Lcf,
     Sebf,
     Dark,
+    /// A registry policy object called at CoflowSim's hooks ([`super::hooked`]).
+    Hooked,
 }
 
 impl Scheduler {
@@ -60,6 +65,7 @@ impl Scheduler {
             Scheduler::Lcf => "LCF",
             Scheduler::Sebf => "SEBF",
             Scheduler::Dark => "DARK",
+            Scheduler::Hooked => "hooks",
         }
     }
 
@@ -203,6 +209,8 @@ pub(super) struct Sim<'a> {
     pub(super) red_stamp: Vec<u32>,
     pub(super) gen: u32,
     pub(super) served: Vec<u32>,
+    /// The policy object of a [`Scheduler::Hooked`] run.
+    pub(super) hooked: Option<Box<Hooked>>,
     log: Vec<f64>,
     pub recomputes: u64,
     event_steps: u64,
@@ -291,6 +299,7 @@ impl<'a> Sim<'a> {
             red_stamp: vec![0; n_reds],
             gen: 0,
             served: vec![NONE; racks],
+            hooked: None,
             log: Vec::new(),
             recomputes: 0,
             event_steps: 0,
@@ -683,6 +692,16 @@ impl<'a> Sim<'a> {
                     self.pfp_update(s);
                 }
             }
+            Scheduler::Hooked => {
+                // `CoflowSimulator`'s hooks: a layout at admissions, then rates
+                self.recomputes += 1;
+                self.sync_live(s);
+                if admission {
+                    rates::layout(self);
+                }
+                hooked::decide(self, now);
+                self.rebuild_live(s);
+            }
             Scheduler::Dark => {
                 self.recomputes += 1;
                 self.sync_live(s);
@@ -704,12 +723,98 @@ impl<'a> Sim<'a> {
     }
 }
 
+/// What `--engine coflowsim` runs for a policy name: CoflowSim's own scheduler
+/// for the eight it maps, or the registry's policy object at its hooks.
+pub enum CsPolicy {
+    Builtin(Scheduler),
+    Hooked { name: String, policy: AnyPolicy },
+}
+
+impl CsPolicy {
+    /// Resolves `name` with `params`. A mapped name runs CoflowSim's rule as it is,
+    /// so it takes no parameters; `coda` and policies needing inputs CoflowSim does
+    /// not model (stages) are refused, and so is `realloc` (the hooks decide).
+    pub fn resolve(name: &str, params: &BTreeMap<String, String>) -> Result<CsPolicy, SimError> {
+        let err = |m: String| {
+            Err(SimError {
+                message: format!("engine coflowsim: {m}"),
+            })
+        };
+        if let Some(kind) = Scheduler::from_policy(name) {
+            if let Some(k) = params.keys().next() {
+                return err(format!(
+                    "{name} runs CoflowSim's {} as it is and takes no parameters (got '{k}'); \
+                     drop the parameters or use the exact engine",
+                    kind.coflowsim_name()
+                ));
+            }
+            return Ok(CsPolicy::Builtin(kind));
+        }
+        if name == "coda" {
+            return err(
+                "coda stays on the exact engine: CODA's paper simulated with a \
+                 flow-level simulator and 1 s decision intervals, not CoflowSim"
+                    .to_string(),
+            );
+        }
+        if params.contains_key("realloc") {
+            return err(format!(
+                "{name}: realloc is an exact-engine parameter; under coflowsim rates change \
+                 only at CoflowSim's admission and departure hooks"
+            ));
+        }
+        let spec = coflowkit_policy::find(name).map_err(|e| SimError {
+            message: format!("engine coflowsim: {e}"),
+        })?;
+        if let Some(need) = spec.needs.first() {
+            return err(format!(
+                "{name} needs {}, which CoflowSim's jobs do not have",
+                need.name()
+            ));
+        }
+        let policy = coflowkit_policy::build(name, params).map_err(|e| SimError {
+            message: format!("engine coflowsim: {e}"),
+        })?;
+        Ok(CsPolicy::Hooked {
+            name: name.to_string(),
+            policy,
+        })
+    }
+
+    /// CoflowSim's scheduler name, or `hooks` for a policy object on its hooks.
+    pub fn scheduler_name(&self) -> &'static str {
+        match self {
+            CsPolicy::Builtin(k) => k.coflowsim_name(),
+            CsPolicy::Hooked { .. } => Scheduler::Hooked.coflowsim_name(),
+        }
+    }
+}
+
 /// Replays `w` as CoflowSim would under `kind`.
 pub fn simulate_coflowsim(
     w: &Workload,
     kind: Scheduler,
     opts: &CsOptions,
 ) -> Result<CsResult, SimError> {
+    simulate_coflowsim_with(w, CsPolicy::Builtin(kind), opts)
+}
+
+/// Replays `w` as CoflowSim would under `policy`.
+pub fn simulate_coflowsim_with(
+    w: &Workload,
+    policy: CsPolicy,
+    opts: &CsOptions,
+) -> Result<CsResult, SimError> {
+    let (kind, hooked) =
+        match policy {
+            CsPolicy::Builtin(Scheduler::Hooked) => return Err(SimError {
+                message:
+                    "engine coflowsim: Scheduler::Hooked needs a policy object (CsPolicy::Hooked)"
+                        .to_string(),
+            }),
+            CsPolicy::Builtin(k) => (k, None),
+            CsPolicy::Hooked { name, policy } => (Scheduler::Hooked, Some((name, policy))),
+        };
     let e = opts.epoch_units;
     if !(QUANTUM..=END_UNITS).contains(&e) || e % QUANTUM != 0 {
         return Err(SimError {
@@ -724,6 +829,15 @@ pub fn simulate_coflowsim(
     let (racks, order) = build_jobs(w, factor)?;
     let jobs: Vec<Job> = order.iter().flatten().cloned().collect();
     let mut sim = Sim::new(kind, racks as usize, &jobs);
+    if let Some((name, policy)) = hooked {
+        sim.hooked = Some(Box::new(Hooked::new(
+            &name,
+            policy,
+            w,
+            racks as usize,
+            &jobs,
+        )?));
+    }
     let total = jobs.len();
     let mut cur = 0usize;
     let mut ct: i64 = 0;
@@ -759,6 +873,11 @@ pub fn simulate_coflowsim(
             i += QUANTUM;
         }
         ct += e;
+    }
+    if let Some(e) = sim.hooked.as_mut().and_then(|h| h.error.take()) {
+        return Err(SimError {
+            message: format!("engine coflowsim: {e}"),
+        });
     }
     let n = w.coflows.len();
     let mut res = CsResult {

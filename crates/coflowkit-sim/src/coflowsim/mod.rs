@@ -7,9 +7,12 @@
 mod engine;
 mod flowsim;
 mod fpstep;
+mod hooked;
 mod iheap;
 mod jobs;
 mod jrandom;
 mod rates;
 
-pub use engine::{simulate_coflowsim, CsOptions, CsResult, Scheduler};
+pub use engine::{
+    simulate_coflowsim, simulate_coflowsim_with, CsOptions, CsPolicy, CsResult, Scheduler,
+};

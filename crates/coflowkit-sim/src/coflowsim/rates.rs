@@ -46,7 +46,7 @@ fn bytes_left(sim: &mut Sim, j: u32) -> f64 {
 
 /// `CoflowSimulator.addToSortedJobs`: before the first coflow it compares below.
 pub fn add_sorted(sim: &mut Sim, j: u32) {
-    if sim.kind == Scheduler::Fifo {
+    if matches!(sim.kind, Scheduler::Fifo | Scheduler::Hooked) {
         sim.sorted.push(j);
         return;
     }
