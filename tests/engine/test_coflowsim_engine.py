@@ -88,10 +88,14 @@ def test_shorter_epoch_admits_later_coflows_sooner():
 
 def test_refusals_name_the_reason(fb_trace):
     w = ck.load_trace(os.path.join(FIXTURES, "t0.txt"))
-    with pytest.raises(ck.CoflowkitError, match="no CoflowSim scheduler"):
-        ck.simulate(w, "sincronia", engine="coflowsim", progress=False)
-    with pytest.raises(ck.CoflowkitError, match="policy parameters"):
+    with pytest.raises(ck.CoflowkitError, match="coda stays on the exact engine"):
+        ck.simulate(w, "coda", engine="coflowsim", progress=False)
+    with pytest.raises(ck.CoflowkitError, match="DARK as it is and takes no parameters"):
         ck.simulate(w, "aalo", {"queues": 4}, engine="coflowsim", progress=False)
+    with pytest.raises(ck.CoflowkitError, match="realloc is an exact-engine parameter"):
+        ck.simulate(w, "ncdrf", {"realloc": "coflow"}, engine="coflowsim", progress=False)
+    with pytest.raises(ck.CoflowkitError, match="record"):
+        ck.simulate(w, "ncdrf", engine="coflowsim", record=1.0, progress=False)
     with pytest.raises(ck.SimulationError, match="1 Gbps"):
         ck.simulate(w, "fair", fabric="bigswitch:gbps=10", engine="coflowsim", progress=False)
 
@@ -167,3 +171,41 @@ def test_realloc_is_accepted_with_every_policy_and_checked():
         assert lazy.summary["all"]["cct_s"]["mean"] >= every * (1 - 1e-9)
     with pytest.raises(ck.CoflowkitError, match="'event' or 'coflow'"):
         ck.simulate(w, "fair", {"realloc": "often"}, progress=False)
+
+
+def test_other_policies_run_on_coflowsims_hooks(tmp_path):
+    from coflowkit import runner
+
+    # One coflow: rack 0 sends 1 MB to rack 1 and 3 MB to rack 2. NC-DRF gives each
+    # flow ½ of rack 0's uplink; the 1 MB flow ends after 16 units, but only a coflow
+    # departure re-rates, so the other keeps ½ MB per 8-unit step: 48 units in all.
+    trace = tmp_path / "one.txt"
+    trace.write_text("3 1\n1 0 1 0 2 1:1.0 2:3.0\n")
+    w = ck.load_trace(str(trace))
+    r = ck.simulate(w, "ncdrf", engine="coflowsim", progress=False)
+    assert r.coflows["cct_s"].tolist() == [0.048]
+    assert r.extra["scheduler"] == "hooks"
+    # Parameters reach the policy, through the runner too (and into its cache key).
+    # MCS, coflow 1: rack 0 → rack 1, 2 MB (width 1); coflow 2: racks 2 and 3 → rack
+    # 1, 1 MB each (width 2). By default both are in width class 0 and FIFO: coflow 1
+    # takes rack 1 whole (done at 16 units), then coflow 2's flows ½ each (32). With
+    # deltas=2 and priorities=2,1 the wider one starts in the first queue: coflow 2
+    # at 16, coflow 1 at 32.
+    two = tmp_path / "two.txt"
+    two.write_text("4 2\n1 0 1 0 1 1:2.0\n2 0 2 2 3 1 1:2.0\n")
+    spec = runner.WorkloadSpec(trace=str(two))
+    jobs = [
+        runner.Job(spec, "mcs", (), engine="coflowsim"),
+        runner.Job(spec, "mcs", (("deltas", "2"), ("priorities", "2,1")), engine="coflowsim"),
+    ]
+    fifo, wide = runner.run_jobs(jobs, 1, str(tmp_path / "cache"), progress=False)
+    assert fifo.coflows["cct_s"].tolist() == [0.016, 0.032]
+    assert wide.coflows["cct_s"].tolist() == [0.032, 0.016]
+    assert wide.params == {"deltas": "2", "priorities": "2,1"}
+    with pytest.raises(ck.CoflowkitError, match="priorities"):
+        runner.run_jobs(
+            [runner.Job(spec, "mcs", (("priorities", "0"),), engine="coflowsim")],
+            1,
+            str(tmp_path / "cache"),
+            progress=False,
+        )
