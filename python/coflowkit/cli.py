@@ -315,6 +315,7 @@ def cmd_reproduce(args) -> int:
         workers=args.workers,
         cache_dir=cache,
         transforms=specs,
+        engine=args.engine,
         **kw,
     )
     print(f"wrote {report} (tables, figures and report in {out})")
@@ -529,6 +530,14 @@ def add_reproduce(sub) -> None:
         help="replay only the first N coflows of the trace (default: the experiment's own)",
     )
     add_transform_arg(r)
+    r.add_argument(
+        "--engine",
+        default=None,
+        metavar="both|exact|coflowsim[:epoch_s=S]",
+        help="ncdrf, coflex, mcs: the engines of the trace replays (default both: "
+        "coflowkit's exact engine beside CoflowSim's model, docs/engines.md); the "
+        "other experiments run on the exact engine",
+    )
     r.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     r.add_argument("--cache-dir", help="result cache (default ~/.cache/coflowkit)")
     r.add_argument("--no-cache", action="store_true", help="do not read or write the cache")

@@ -16,10 +16,31 @@ EXPERIMENTS = {
 }
 
 
+#: The experiments whose papers ran CoflowSim: they take ``engine`` (``both`` by
+#: default, ``exact`` or ``coflowsim[:epoch_s=S]``); the others run on the exact
+#: engine only.
+ENGINE_EXPERIMENTS = ("ncdrf", "coflex", "mcs")
+
+
 def run(name: str, **kw) -> str:
     """Runs experiment ``name``. Keywords: ``out``, ``trace``, ``workers``,
-    ``cache_dir``, ``coflows`` and ``transforms`` (workload transform specs applied
-    to the trace before the experiment's own choices, e.g. its first N coflows)."""
+    ``cache_dir``, ``coflows``, ``transforms`` (workload transform specs applied
+    to the trace before the experiment's own choices, e.g. its first N coflows) and,
+    for :data:`ENGINE_EXPERIMENTS`, ``engine``."""
+    from coflowkit._core import CoflowkitError
+
+    engine = kw.get("engine")
+    if name not in ENGINE_EXPERIMENTS and "engine" in kw:
+        if engine not in (None, "exact"):
+            raise CoflowkitError(
+                f"reproduce {name}: its paper did not use CoflowSim, so it runs on the exact "
+                f"engine only (--engine applies to {', '.join(ENGINE_EXPERIMENTS)})"
+            )
+        kw.pop("engine")
+    if name in ENGINE_EXPERIMENTS:
+        from coflowkit.experiments import common
+
+        common.parse_engines(engine)  # fail fast
     if name == "ncdrf":
         from coflowkit.experiments import ncdrf
 
@@ -44,6 +65,4 @@ def run(name: str, **kw) -> str:
         from coflowkit.experiments import stream
 
         return stream.run(**kw)
-    from coflowkit._core import CoflowkitError
-
     raise CoflowkitError(f"unknown experiment '{name}'; valid: {', '.join(EXPERIMENTS)}")

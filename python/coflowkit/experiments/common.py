@@ -106,19 +106,71 @@ def slowdown_stats(r) -> dict[str, float]:
     }
 
 
-def coflowsim_slowdowns(
-    spec, policies: dict[str, str], workers: int, cache_dir, stats
-) -> dict[str, dict[str, float]]:
-    """Slowdown statistics under ``--engine coflowsim`` (CoflowSim's model, which the
-    paper's numbers come from) for the rows whose policy maps onto a CoflowSim
-    scheduler; ``policies`` maps a row name to its policy. Others are absent: their
-    CoflowSim versions are not built yet (docs/engines.md)."""
-    from coflowkit import _core, runner
+#: What `reproduce --engine both` (the default of the experiments made on CoflowSim)
+#: runs: coflowkit's exact engine, and CoflowSim's model with its 10.24 s epochs.
+BOTH_ENGINES = ("exact", "coflowsim")
 
-    mapped = {n: p for n, p in policies.items() if p in _core.coflowsim_policies()}
-    jobs = [runner.Job(spec, p, engine="coflowsim") for p in mapped.values()]
+
+def parse_engines(spec: str | None) -> tuple[str, ...]:
+    """``both`` (or None) → both engines; otherwise one engine spec, checked
+    (``exact`` or ``coflowsim[:epoch_s=S]``)."""
+    from coflowkit import api
+
+    if spec is None or spec.strip() == "both":
+        return BOTH_ENGINES
+    api.parse_engine(spec)
+    return (spec.strip(),)
+
+
+def coflowsim_engine(engines: tuple[str, ...]) -> str | None:
+    """The CoflowSim engine spec among ``engines``, if any."""
+    from coflowkit import api
+
+    return next((e for e in engines if api.parse_engine(e)[0] == "coflowsim"), None)
+
+
+def engine_label(engine: str) -> str:
+    from coflowkit import api
+
+    name, units = api.parse_engine(engine)
+    if name == "exact":
+        return "exact"
+    return "CoflowSim" if units == 10240 else f"CoflowSim (epoch {units / 1000:g} s)"
+
+
+def run_named(
+    spec, policies: list[tuple[str, str]], engine: str, workers: int, cache_dir, stats, **kw
+) -> dict[str, Any]:
+    """Runs ``(policy, row name)`` pairs on one workload under ``engine``; returns
+    name → Result. A policy may carry parameters as ``name:k=v,...``."""
+    from coflowkit import runner
+
+    jobs = []
+    for p, _ in policies:
+        name, _, rest = p.partition(":")
+        params = tuple(
+            sorted(tuple(kv.split("=", 1)) for kv in rest.split(",") if kv)  # type: ignore[misc]
+        )
+        jobs.append(runner.Job(spec, name, params, engine=engine, **kw))
     res = runner.run_jobs(jobs, workers, cache_dir, stats=stats)
-    return {n: slowdown_stats(r) for n, r in zip(mapped, res, strict=True)}
+    return {n: r for (_, n), r in zip(policies, res, strict=True)}
+
+
+class Suffixed:
+    """An :class:`Output` whose tables and figures get ``suffix`` in their names
+    (a section written twice, once per engine)."""
+
+    def __init__(self, o: Output, suffix: str) -> None:
+        self._o, self._suffix = o, suffix
+
+    def table(self, name: str, *a, **kw) -> str:
+        return self._o.table(name + self._suffix, *a, **kw)
+
+    def figure(self, name: str, fig) -> str:
+        return self._o.figure(name + self._suffix, fig)
+
+    def __getattr__(self, attr: str):
+        return getattr(self._o, attr)
 
 
 def fmt(x: Any, digits: int = 3) -> str:

@@ -45,86 +45,120 @@ def run(
     cache_dir: str | None = None,
     seed: int = 1,
     transforms: tuple[str, ...] = (),
+    engine: str | None = None,
 ) -> str:
+    """``engine``: ``both`` (default: coflowkit's exact engine and CoflowSim's
+    model side by side), ``exact`` or ``coflowsim[:epoch_s=S]``."""
+    engines = common.parse_engines(engine)
     o = Output(out, "NC-DRF (Sec. V) reproduced by coflowkit")
     spec = runner.WorkloadSpec(trace=trace, first=coflows, transforms=transforms)
-    jobs = [runner.Job(spec, p, record=SAMPLE_S) for p, _ in POLICIES]
-    results = dict(
-        zip(
-            [n for _, n in POLICIES],
-            runner.run_jobs(jobs, workers, cache_dir, stats=o.stats),
-            strict=True,
+    results: dict[str, api.Result] = {}
+    if "exact" in engines:
+        results = common.run_named(
+            spec, POLICIES, "exact", workers, cache_dir, o.stats, record=SAMPLE_S
         )
+    cs_engine = common.coflowsim_engine(engines)
+    cs = (
+        common.run_named(spec, POLICIES, cs_engine, workers, cache_dir, o.stats)
+        if cs_engine
+        else {}
     )
-    n_coflows = len(results["DRF"].coflows)
-    cs = common.coflowsim_slowdowns(spec, {n: p for p, n in POLICIES}, workers, cache_dir, o.stats)
-    trace_section(o, results, cs)
+    n_coflows = len(next(iter((results or cs).values())).coflows)
+    trace_section(o, results, cs, cs_engine)
     micro_section(o, seed)
-    if coflows is None:
+    if coflows is None and engines == common.BOTH_ENGINES:
         o.add(WHY)
+    flag = "" if engine is None else f" --engine {engine}"
     pre = (
         f"Workload: `{trace}`, {n_coflows} coflows"
         f"{'' if coflows is None else f' (the first {coflows})'}, on a 150-port big switch "
         "with 1 Gbps (CoflowSim's 128 MiB/s) links, as in the paper's simulations. "
+        f"Engines: {', '.join(common.engine_label(e) for e in engines)}. The exact engine "
+        "is event-driven; CoflowSim's model (docs/engines.md) is CoflowSim's own "
+        "schedulers for TCP (FAIR) and Aalo (DARK), and PS-P, NC-DRF and DRF on its "
+        "admission and departure hooks, as the paper's authors added them. "
         f"Instantaneous metrics are sampled every {SAMPLE_S:g} s of simulated time from "
-        "the first arrival. Every run is exact (event-driven) and deterministic. "
+        "the first arrival (exact engine). Every run is deterministic. "
         "Ratios are coflowkit / paper; **>25%** marks the differences explained below "
         "them. Paper numbers are quoted from its text and Table II; its figures are "
         "read only where the text states a value.\n\n"
         f"Command: `coflowkit reproduce ncdrf --out {out}"
         f"{'' if coflows is None else f' --coflows {coflows}'}"
-        f"{''.join(f' --transform {t}' for t in transforms)}`"
+        f"{''.join(f' --transform {t}' for t in transforms)}{flag}`"
         f" ({o.timing()})."
     )
     return o.write(pre)
 
 
+def table2(res: dict[str, api.Result], cs: dict[str, api.Result]) -> pd.DataFrame:
+    """Table II: slowdown statistics per engine beside the paper's."""
+    rows = []
+    for _, name in POLICIES:
+        p = PAPER_TABLE2[name]
+        row: dict = {"policy": name}
+        for label, runs in [("exact", res), ("CoflowSim", cs)]:
+            if name not in runs:
+                continue
+            s = common.slowdown_stats(runs[name])
+            row |= {
+                f"{label} mean": s["mean"],
+                f"{label} p95": s["p95"],
+                f"{label} std": s["std"],
+            }
+        row |= {"paper mean": p[1], "paper p95": p[2], "paper std": p[3]}
+        for label, runs in [("exact", res), ("CoflowSim", cs)]:
+            if name in runs:
+                row[f"{label} mean ratio"] = ratio_note(row[f"{label} mean"], p[1])
+                row[f"{label} p95 ratio"] = ratio_note(row[f"{label} p95"], p[2])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def trace_section(
-    o: Output, res: dict[str, api.Result], cs: dict[str, dict[str, float]] | None = None
+    o: Output,
+    res: dict[str, api.Result],
+    cs: dict[str, api.Result] | None = None,
+    cs_engine: str | None = None,
 ) -> None:
     pl = common.plt()
     cs = cs or {}
-    # Table II.
-    rows = []
-    for name, r in res.items():
-        s = common.slowdown_stats(r)
-        p = PAPER_TABLE2[name]
-        c = cs.get(name, {})
-        rows.append(
-            {
-                "policy": name,
-                "min": s["min"],
-                "mean": s["mean"],
-                "p95": s["p95"],
-                "std": s["std"],
-                "CoflowSim mean": c.get("mean", float("nan")),
-                "CoflowSim p95": c.get("p95", float("nan")),
-                "paper mean": p[1],
-                "paper p95": p[2],
-                "paper std": p[3],
-                "mean ratio": ratio_note(s["mean"], p[1]),
-                "p95 ratio": ratio_note(s["p95"], p[2]),
-                "CoflowSim mean ratio": ratio_note(c["mean"], p[1]) if c else "-",
-            }
-        )
-    t2 = pd.DataFrame(rows)
+    t2 = table2(res, cs)
     o.add("## Table II: slowdown (CCT / isolated CCT)\n")
     o.add(o.table("table2_slowdown", t2, "Slowdown statistics, coflowkit beside the paper"))
+    if cs:
+        o.add(
+            f"The CoflowSim columns replay the same trace under `--engine {cs_engine}` "
+            "(CoflowSim's own model, which the paper used; docs/engines.md): TCP is "
+            "CoflowSim's FAIR, Aalo its DARK, and PS-P, NC-DRF and DRF are coflowkit's "
+            "policy objects called at CoflowSim's admission and departure hooks. Its "
+            "slowdown is CoflowSim's duration over the exact isolated CCT.\n"
+        )
+    claims = []
+    for label in ("exact", "CoflowSim"):
+        if f"{label} mean" not in t2:
+            continue
+        mean = dict(zip(t2["policy"], t2[f"{label} mean"], strict=True))
+        p95 = dict(zip(t2["policy"], t2[f"{label} p95"], strict=True))
+        m, q = mean["PS-P"] / mean["NC-DRF"], p95["PS-P"] / p95["NC-DRF"]
+        claims += [
+            (f"PS-P / NC-DRF, mean slowdown ({label})", m, 1.65, ratio_note(m, 1.65)),
+            (f"PS-P / NC-DRF, p95 slowdown ({label})", q, 1.87, ratio_note(q, 1.87)),
+        ]
     o.add(
-        "The CoflowSim columns replay the same trace under `--engine coflowsim` "
-        "(CoflowSim's own model, which the paper used; docs/engines.md); `-` where the "
-        "policy has no CoflowSim version yet (PS-P, NC-DRF and DRF on CoflowSim are "
-        "issue 21, part 2). Its slowdown is CoflowSim's duration over the exact "
-        "isolated CCT.\n"
+        o.table(
+            "table2_claims",
+            pd.DataFrame(claims, columns=["claim", "coflowkit", "paper", "ratio"]),
+            "The headline: NC-DRF outperforms PS-P by 1.65x on average and 1.87x at "
+            "the 95th percentile (Sec. V-A)",
+        )
     )
-    mean = {r["policy"]: r["mean"] for r in rows}
-    p95 = {r["policy"]: r["p95"] for r in rows}
-    o.add(
-        "Headline claims: NC-DRF beats PS-P by "
-        f"{fmt(mean['PS-P'] / mean['NC-DRF'])}x in mean slowdown (paper 1.65x) and "
-        f"{fmt(p95['PS-P'] / p95['NC-DRF'])}x at the 95th percentile (paper 1.87x).\n"
-    )
-
+    if not res:
+        o.add(
+            "Figs. 5a and 5b need the instantaneous metrics, which only the exact engine "
+            "records; run with `--engine exact` or `both` for them.\n"
+        )
+        fig6_section(o, cs, "CoflowSim")
+        return
     # Fig. 5a: disparity CDF; Fig. 5b: utilization.
     disp_rows, util_rows = [], []
     fig, ax = pl.subplots(figsize=(5, 3.2))
@@ -183,7 +217,14 @@ def trace_section(
         )
     )
 
-    # Fig. 6: normalized CCT vs DRF.
+    fig6_section(o, res, "exact")
+    if cs:
+        fig6_section(common.Suffixed(o, "_coflowsim"), cs, "CoflowSim")
+
+
+def fig6_section(o, res: dict[str, api.Result], label: str) -> None:
+    """Fig. 6: normalized CCT against DRF under one engine's runs."""
+    pl = common.plt()
     base = res["DRF"].coflows
     fig, ax = pl.subplots(figsize=(5, 3.2))
     norm_rows = []
@@ -200,7 +241,7 @@ def trace_section(
     ax.set_ylabel("fraction of coflows")
     ax.legend()
     ax.set_title("Fig. 6a: normalized CCT")
-    o.add("## Fig. 6: normalized CCT against DRF\n")
+    o.add(f"## Fig. 6: normalized CCT against DRF ({label})\n")
     o.add(o.figure("fig6a_normalized_cdf", fig))
     nt = pd.DataFrame(norm_rows)
     fig, ax = pl.subplots(figsize=(5.5, 3.2))
