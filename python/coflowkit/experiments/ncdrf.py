@@ -346,13 +346,25 @@ only where a number in this report shows it.
   paper, 0.94 here; NC-DRF beating PS-P in mean slowdown). `psp` with
   `work_conserving=false` gives the per-link shares alone, the closer model of
   the paper's PS-P.
-* **NC-DRF is better here** (mean slowdown 3.70 instead of 5.75; 16% slower than
-  DRF on average instead of 68%), while its 95th percentile (9.0 vs 11.1) and its
-  largest disparity (54 vs "less than 55") agree. Not established: coflowkit
-  recomputes the allocation and backfills at every flow start and completion,
-  exactly; how often the paper's CoflowSim version reallocates, and how many
-  backfilling passes it makes, are not stated. NC-DRF, PS-P and DRF on CoflowSim's
-  model are not built yet (issue 21, part 2), so their CoflowSim columns are empty.
+* **The paper's DRF row is DRF on CoflowSim's hooks.** `drf` called only at
+  CoflowSim's admission epochs and coflow departures (the CoflowSim columns; rates
+  held in between, docs/engines.md) gives a mean slowdown of 3.365, a 95th
+  percentile of 5.89 and a standard deviation of 1.52: the paper's 3.36, 5.89 and
+  1.52. Together with the TCP and Aalo
+  rows this shows the paper's Table II was made on CoflowSim with the schedulers
+  called at those two hooks, which is how the CoflowSim columns run PS-P and
+  NC-DRF too.
+* **NC-DRF: closer on CoflowSim, still below the paper.** Exact, NC-DRF's mean
+  slowdown is 3.70 (paper 5.75); on CoflowSim's hooks 4.58 and a 95th percentile
+  of 9.88 (paper 11.14): reallocating only at coflow arrivals and departures
+  explains part of the gap, shown by the two columns. The rest (0.80 of the paper's
+  mean) is not located. Conjecture, not tested here: the paper's NC-DRF does not
+  refill spare capacity the way coflowkit's one-pass refill does.
+* **PS-P stays better than the paper's on CoflowSim** (4.47 mean, 12.0 at the 95th
+  percentile, against 9.47 and 20.8), so the headline PS-P / NC-DRF is about 1
+  under both engines (paper 1.65; `table2_claims`). The work-conserving default of
+  `psp` (see the PS-P note above) is the suspected cause; its effect on this table
+  is the subject of issue 22, not measured in this report.
 * **Aalo is CoflowSim's DARK.** Exact, `aalo` (D-CLAS recomputed at every event,
   10 queues, 10 MiB first threshold, x10 spacing) gives a mean slowdown of 1.15
   instead of 5.40. Under `--engine coflowsim` CoflowSim's DARK gives 5.40 and a 95th
