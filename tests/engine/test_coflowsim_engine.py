@@ -90,8 +90,8 @@ def test_refusals_name_the_reason(fb_trace):
     w = ck.load_trace(os.path.join(FIXTURES, "t0.txt"))
     with pytest.raises(ck.CoflowkitError, match="coda stays on the exact engine"):
         ck.simulate(w, "coda", engine="coflowsim", progress=False)
-    with pytest.raises(ck.CoflowkitError, match="DARK as it is and takes no parameters"):
-        ck.simulate(w, "aalo", {"queues": 4}, engine="coflowsim", progress=False)
+    with pytest.raises(ck.CoflowkitError, match="variant=dark is not one of dclas, coflowsim"):
+        ck.simulate(w, "aalo", {"variant": "dark"}, engine="coflowsim", progress=False)
     with pytest.raises(ck.CoflowkitError, match="realloc is an exact-engine parameter"):
         ck.simulate(w, "ncdrf", {"realloc": "coflow"}, engine="coflowsim", progress=False)
     with pytest.raises(ck.CoflowkitError, match="record"):

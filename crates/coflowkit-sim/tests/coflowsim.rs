@@ -190,11 +190,35 @@ fn policies_the_engine_cannot_run_are_refused_with_the_reason() {
     assert!(msg("coda", &none).contains("exact engine"));
     assert!(msg("stream", &none).contains("stages"));
     assert!(msg("nosuch", &none).contains("unknown policy"));
-    let q: BTreeMap<String, String> = [("queues".to_string(), "3".to_string())].into();
-    assert!(msg("aalo", &q).contains("DARK as it is"));
+    let q: BTreeMap<String, String> = [("queues".to_string(), "0".to_string())].into();
+    assert!(msg("aalo", &q).contains("queues"));
     let r: BTreeMap<String, String> = [("realloc".to_string(), "coflow".to_string())].into();
     assert!(msg("ncdrf", &r).contains("hooks"));
     let bad: BTreeMap<String, String> =
         [("work_conserving".to_string(), "maybe".to_string())].into();
     assert!(msg("psp", &bad).contains("work_conserving"));
+}
+
+#[test]
+fn aalos_coflowsim_variant_on_the_hooks_is_coflowsims_dark() {
+    // The policy object `aalo:variant=coflowsim`, called at CoflowSim's hooks on a
+    // view of its flows, gives CoflowSim's own DARK output coflow by coflow.
+    let csv = std::fs::read_to_string(fixtures().join("coflowsim.csv")).unwrap();
+    let mut want: BTreeMap<String, Jobs> = BTreeMap::new();
+    for line in csv.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        if f[1] != "aalo" {
+            continue;
+        }
+        let v = |i: usize| f[i].parse::<f64>().unwrap();
+        want.entry(f[0].to_string())
+            .or_default()
+            .insert(f[2].parse().unwrap(), (v(3), v(4), v(5)));
+    }
+    assert_eq!(want.len(), 12);
+    for (trace, jobs) in &want {
+        let text = std::fs::read_to_string(fixtures().join(trace)).unwrap();
+        let got = run_with(&text, "aalo", &[("variant", "coflowsim")]);
+        assert_eq!(&got, jobs, "{trace}");
+    }
 }

@@ -8,6 +8,22 @@
 //! rates       priority max-min, one group per coflow (max-min fair inside a coflow)
 //! wake-up     when sent_k reaches T_queue(k) at current rates (an exact event)
 //! ```
+//!
+//! `variant=coflowsim` is CoflowSim's DARK (`CoflowSimulatorDark`, the Aalo the
+//! NC-DRF and MCS papers ran), under either engine:
+//!
+//! ```text
+//! queues      a new coflow joins the end of queue 0; at each call, queue by queue,
+//!             a coflow whose bytes sent exceed T0·E^q' for its queue q' moves to the
+//!             end of the next queue (and may move again in that queue's pass)
+//! order       queue, then order of entry into the queue
+//! rates       per coflow in that order, on what earlier ones left, each flow whose
+//!             links all have capacity left gets min over its links of
+//!             left(l) / (this coflow's such flows on l); no max-min, no backfill
+//! wake-up     none: the coflows move only when the policy is called (under CoflowSim
+//!             at admissions and departures; on the exact engine pair it with
+//!             realloc=coflow)
+//! ```
 
 use crate::support::priority::CoflowPriority;
 use crate::support::thresholds::Thresholds;
@@ -61,6 +77,144 @@ impl NonClairvoyantPolicy for Aalo {
     }
 }
 
+/// CoflowSim's zero (`Constants.ZERO`, 10⁻³ bit/s) in bytes/s.
+const DARK_ZERO: f64 = 1e-3 / 8.0;
+
+/// `aalo:variant=coflowsim`: CoflowSim's DARK (see the module doc).
+pub struct Dark {
+    queues: Vec<Vec<u32>>,
+    first: f64,
+    mult: f64,
+    /// Per coflow: its queue (`currentJobQueue`, which may pass the last one), or
+    /// -1 before it is seen.
+    cur: Vec<i64>,
+    /// Per coflow: its group in the current view, or `u32::MAX`.
+    group: Vec<u32>,
+    residual: Vec<f64>,
+    count: Vec<u32>,
+    used: Vec<f64>,
+    links: Vec<u32>,
+    counted: Vec<usize>,
+}
+
+impl Dark {
+    pub fn new(queues: usize, first_threshold_bytes: f64, multiplier: f64) -> Self {
+        Dark {
+            queues: vec![Vec::new(); queues],
+            first: first_threshold_bytes,
+            mult: multiplier,
+            cur: Vec::new(),
+            group: Vec::new(),
+            residual: Vec::new(),
+            count: Vec::new(),
+            used: Vec::new(),
+            links: Vec::new(),
+            counted: Vec::new(),
+        }
+    }
+
+    /// `updateJobOrder`: the queue a coflow of `size` bytes sent belongs in is the
+    /// number of limits T0·E^q strictly below `size`.
+    fn reorder(&mut self, v: &NonClairvoyantView) {
+        let n = self.queues.len();
+        for i in 0..n {
+            let mut moved = Vec::new();
+            for &k in &self.queues[i] {
+                let size = v.coflow_sent(k);
+                let (mut q, mut lim) = (0i64, self.first);
+                while lim < size {
+                    q += 1;
+                    lim *= self.mult;
+                }
+                if self.cur[k as usize] < q {
+                    self.cur[k as usize] += 1;
+                    moved.push(k);
+                }
+            }
+            if i + 1 < n && !moved.is_empty() {
+                self.queues[i].retain(|k| !moved.contains(k));
+                self.queues[i + 1].extend_from_slice(&moved);
+            }
+        }
+    }
+
+    /// `updateRates` for one coflow (active flows `range` of `v.active`).
+    fn serve(&mut self, v: &NonClairvoyantView, range: std::ops::Range<usize>, out: &mut Decision) {
+        self.counted.clear();
+        for i in range {
+            let path = v.fabric.path(v.flow_path[v.active[i] as usize]);
+            if path.iter().any(|&l| self.residual[l as usize] <= DARK_ZERO) {
+                continue;
+            }
+            for &l in path {
+                if self.count[l as usize] == 0 {
+                    self.links.push(l);
+                }
+                self.count[l as usize] += 1;
+            }
+            self.counted.push(i);
+        }
+        for &i in &self.counted {
+            let path = v.fabric.path(v.flow_path[v.active[i] as usize]);
+            let mut m = f64::INFINITY;
+            for &l in path {
+                m = m.min(self.residual[l as usize] / self.count[l as usize] as f64);
+            }
+            if m <= DARK_ZERO {
+                m = 0.0;
+            }
+            out.rates[i] = m;
+            for &l in path {
+                self.used[l as usize] += m;
+            }
+        }
+        for &l in &self.links {
+            self.residual[l as usize] -= self.used[l as usize];
+            self.used[l as usize] = 0.0;
+            self.count[l as usize] = 0;
+        }
+        self.links.clear();
+    }
+}
+
+impl NonClairvoyantPolicy for Dark {
+    fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+        let nc = v.coflow_width.len();
+        if self.cur.len() < nc {
+            self.cur.resize(nc, -1);
+            self.group.resize(nc, u32::MAX);
+        }
+        // `removeDeadJob` and `addToSortedJobs`: the active coflows, new ones last.
+        for (gi, g) in v.groups.iter().enumerate() {
+            self.group[g.coflow as usize] = gi as u32;
+        }
+        let group = &self.group;
+        for q in &mut self.queues {
+            q.retain(|&k| group[k as usize] != u32::MAX);
+        }
+        for g in v.groups {
+            if self.cur[g.coflow as usize] < 0 {
+                self.cur[g.coflow as usize] = 0;
+                self.queues[0].push(g.coflow);
+            }
+        }
+        self.reorder(v);
+        let nl = v.fabric.num_links();
+        self.residual.clear();
+        self.residual.extend_from_slice(&v.fabric.capacities);
+        self.count.resize(nl, 0);
+        self.used.resize(nl, 0.0);
+        let order: Vec<u32> = self.queues.iter().flatten().copied().collect();
+        for k in order {
+            let g = v.groups[self.group[k as usize] as usize];
+            self.serve(v, g.range(), out);
+        }
+        for g in v.groups {
+            self.group[g.coflow as usize] = u32::MAX;
+        }
+    }
+}
+
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "queues",
@@ -77,13 +231,25 @@ pub const PARAMS: &[ParamSpec] = &[
         default: "10",
         help: "threshold growth factor E between queues",
     },
+    ParamSpec {
+        name: "variant",
+        default: "dclas",
+        help: "dclas (Aalo's D-CLAS, exact crossings) or coflowsim (CoflowSim's DARK: reordered only when called, one-pass per-coflow shares)",
+    },
 ];
 
 fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
     let k = p.usize_in("queues", 1, 64)?;
     let t0 = p.f64_in("first_threshold_bytes", 1.0, 1e18)?;
     let e = p.f64_in("multiplier", 1.0 + 1e-9, 1e6)?;
-    non_clairvoyant(Aalo::new(k, t0, e))
+    match p.text("variant") {
+        "dclas" => non_clairvoyant(Aalo::new(k, t0, e)),
+        "coflowsim" => non_clairvoyant(Dark::new(k, t0, e)),
+        other => Err(ModelError::param(
+            "param",
+            format!("aalo: variant={other} is not one of dclas, coflowsim"),
+        )),
+    }
 }
 
 pub const SPEC: PolicySpec = PolicySpec {
@@ -138,5 +304,65 @@ mod tests {
                 }
             ]
         );
+    }
+
+    #[test]
+    fn coflowsim_variant_shares_in_one_pass_per_coflow() {
+        // One coflow: 0→1, 0→2, 0→3 and 4→1, links of 10. DARK counts the coflow's
+        // flows per link (up0: 3, down1: 2) and gives each flow min over its links of
+        // free / count in one pass: 10/3 for the three from port 0, min(10/1, 10/2) =
+        // 5 for 4→1. Max-min (D-CLAS inside a coflow) gives 4→1 what 0→1 leaves on
+        // down1, 10 − 10/3 = 20/3.
+        let c = Case::new(
+            5,
+            10.0,
+            &[
+                (0, 0, 1, 100.0, 0.0),
+                (0, 0, 2, 100.0, 0.0),
+                (0, 0, 3, 100.0, 0.0),
+                (0, 4, 1, 100.0, 0.0),
+            ],
+        );
+        let third = 10.0 / 3.0;
+        let mut d = Decision::default();
+        d.reset(4);
+        Dark::new(10, 10.0, 10.0).decide(&c.non_clairvoyant(), &mut d);
+        close(&d.rates, &[third, third, third, 5.0]);
+        assert!(d.wakeups.is_empty(), "DARK reorders only when called");
+        let mut m = Decision::default();
+        m.reset(4);
+        Aalo::new(10, 10.0, 10.0).decide(&c.non_clairvoyant(), &mut m);
+        close(&m.rates, &[third, third, third, 20.0 / 3.0]);
+    }
+
+    #[test]
+    fn coflowsim_variant_orders_a_queue_by_entry_not_arrival() {
+        // Coflow 0 (earlier) and coflow 1 share down1. First call: coflow 0 has sent
+        // 2 (queue 0), coflow 1 50 (> T0 = 10: queue 1): coflow 0 gets the link.
+        // Second call: coflow 0 has sent 50 and joins queue 1 *behind* coflow 1, which
+        // now goes first; D-CLAS orders queue 1 by arrival and would serve coflow 0.
+        let mut c = Case::new(3, 10.0, &[(0, 0, 1, 100.0, 2.0), (1, 2, 1, 100.0, 50.0)]);
+        let mut dark = Dark::new(3, 10.0, 10.0);
+        let mut d = Decision::default();
+        d.reset(2);
+        dark.decide(&c.non_clairvoyant(), &mut d);
+        close(&d.rates, &[10.0, 0.0]);
+        c.set_sent(0, 50.0);
+        c.add_coflow_sent(0, 48.0);
+        d.reset(2);
+        dark.decide(&c.non_clairvoyant(), &mut d);
+        close(&d.rates, &[0.0, 10.0]);
+        let mut m = Decision::default();
+        m.reset(2);
+        Aalo::new(3, 10.0, 10.0).decide(&c.non_clairvoyant(), &mut m);
+        close(&m.rates, &[10.0, 0.0]);
+    }
+
+    #[test]
+    fn an_unknown_variant_is_refused() {
+        let mut p = std::collections::BTreeMap::new();
+        p.insert("variant".to_string(), "dark".to_string());
+        let e = crate::build("aalo", &p).err().expect("refused");
+        assert!(e.to_string().contains("variant=dark"), "{e}");
     }
 }

@@ -69,6 +69,12 @@ impl Scheduler {
         }
     }
 
+    /// Keeps each job's `shuffleBytesCompleted` (DARK's queues read it; a hooked
+    /// policy sees it as its coflow's bytes sent).
+    fn tracks_done(self) -> bool {
+        matches!(self, Scheduler::Dark | Scheduler::Hooked)
+    }
+
     fn is_order(self) -> bool {
         !matches!(self, Scheduler::Fair | Scheduler::Pfp | Scheduler::Dark)
     }
@@ -372,7 +378,7 @@ impl<'a> Sim<'a> {
     }
 
     pub fn rebuild_job_done(&mut self, j: u32) {
-        if self.kind != Scheduler::Dark {
+        if !self.kind.tracks_done() {
             return;
         }
         let mut pat = std::mem::take(&mut self.js[j as usize].done_pat);
@@ -489,7 +495,7 @@ impl<'a> Sim<'a> {
         let mut jobs: Vec<u32> = reds.iter().map(|&r| self.reds[r as usize].job).collect();
         jobs.sort_unstable();
         jobs.dedup();
-        if self.kind == Scheduler::Dark {
+        if self.kind.tracks_done() {
             for &j in &jobs {
                 self.sync_job_done(j, s);
             }
@@ -535,7 +541,7 @@ impl<'a> Sim<'a> {
             red.at = s + 1;
             red.log = (start, self.log.len() as u32);
         }
-        if self.kind == Scheduler::Dark {
+        if self.kind.tracks_done() {
             for &j in &jobs {
                 self.step_job_done(j, &reds);
             }
@@ -731,9 +737,11 @@ pub enum CsPolicy {
 }
 
 impl CsPolicy {
-    /// Resolves `name` with `params`. A mapped name runs CoflowSim's rule as it is,
-    /// so it takes no parameters; `coda` and policies needing inputs CoflowSim does
-    /// not model (stages) are refused, and so is `realloc` (the hooks decide).
+    /// Resolves `name` with `params`. A mapped name without parameters runs
+    /// CoflowSim's own rule; with parameters (`aalo:variant=coflowsim`, `aalo:queues=4`)
+    /// it is the registry's policy object on the hooks, like every other name. `coda`
+    /// and policies needing inputs CoflowSim does not model (stages) are refused, and
+    /// so is `realloc` (the hooks decide).
     pub fn resolve(name: &str, params: &BTreeMap<String, String>) -> Result<CsPolicy, SimError> {
         let err = |m: String| {
             Err(SimError {
@@ -741,14 +749,9 @@ impl CsPolicy {
             })
         };
         if let Some(kind) = Scheduler::from_policy(name) {
-            if let Some(k) = params.keys().next() {
-                return err(format!(
-                    "{name} runs CoflowSim's {} as it is and takes no parameters (got '{k}'); \
-                     drop the parameters or use the exact engine",
-                    kind.coflowsim_name()
-                ));
+            if params.is_empty() {
+                return Ok(CsPolicy::Builtin(kind));
             }
-            return Ok(CsPolicy::Builtin(kind));
         }
         if name == "coda" {
             return err(

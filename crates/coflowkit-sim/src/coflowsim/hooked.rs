@@ -4,7 +4,8 @@
 //!
 //! At each hook the policy object of the exact engine is handed a view of
 //! CoflowSim's own flows: one flow per (mapper rack, reducer rack) of each admitted
-//! job, sizes as CoflowSim rounded them, bytes sent as its counters say, on a big
+//! job, sizes as CoflowSim rounded them, bytes sent as its counters say (a flow's
+//! size minus its bytes left; a coflow's `shuffleBytesCompleted`), on a big
 //! switch of `racks` ports of CoflowSim's 2^30 bit/s. Time is CoflowSim's: a second
 //! is 1024 units. What the policy answers is held until the next hook: a flow that
 //! ends frees its rate to no one, and wake-ups are not honoured (CoflowSim calls
@@ -151,7 +152,6 @@ fn fill_view(sim: &Sim, h: &mut Hooked, now_s: f64) {
         d.coflow_started[j as usize] = d.width[j as usize];
         let start = d.active.len() as u32;
         let first = d.first_flow[j as usize] as usize;
-        let mut sent_all = 0.0;
         let mut f = first;
         for r in st.reds.clone() {
             let red = &sim.reds[r as usize];
@@ -162,7 +162,6 @@ fn fill_view(sim: &Sim, h: &mut Hooked, now_s: f64) {
                 let sent = d.size[g] - x.rem.max(0.0);
                 d.base[g] = sent;
                 d.since[g] = now_s;
-                sent_all += sent;
             }
             if !red.completed {
                 for &g in &red.flows {
@@ -173,7 +172,8 @@ fn fill_view(sim: &Sim, h: &mut Hooked, now_s: f64) {
             }
             f += per;
         }
-        d.coflow_base[j as usize] = sent_all;
+        // CoflowSim's own counter (`shuffleBytesCompleted`), as DARK reads it
+        d.coflow_base[j as usize] = st.done;
         d.coflow_since[j as usize] = now_s;
         let end = d.active.len() as u32;
         if end > start {
