@@ -90,7 +90,7 @@ def test_policies_lists_every_policy_with_its_parameters():
     names = [line.split()[0] for line in r.stdout.strip().splitlines()]
     assert names == [p["name"] for p in ck.policies()]  # the registry's order
     assert "queues=10" in r.stdout and "ordering=dynamic" in r.stdout
-    assert "backfill_rounds=1" in r.stdout and "work_conserving=true" in r.stdout
+    assert "backfill_rounds=1" in r.stdout and "spare=onepass" in r.stdout
     assert "heavy_mb=100" in r.stdout and "child_to_parent=true" in r.stdout
 
 

@@ -169,13 +169,13 @@ fn classes_are_served_as_coflowsims_dark_serves_its_queues() {
 fn hooked_parameters_reach_the_policy() {
     // PS-P on one 4 MB flow rack 0 → rack 1, with a 2 MB flow rack 2 → rack 1 of
     // another coflow: each coflow gets ½ of rack 1 (its per-link share). With
-    // work_conserving either way nothing is spare, so both agree: coflow 2 ends at
+    // any spare rule nothing is spare, so all agree: coflow 2 ends at
     // 32 (2 MB at ½ MB/step); coflow 1 has 2 MB left, 2 steps at full rate: 48.
     let text = "3 2\n1 0 1 0 1 1:4.0\n2 0 1 2 1 1:2.0\n";
-    for wc in ["true", "false"] {
-        let got = run_with(text, "psp", &[("work_conserving", wc)]);
-        assert_eq!(got[&1], (0.0, 48.0, 48.0), "work_conserving={wc}");
-        assert_eq!(got[&2], (0.0, 32.0, 32.0), "work_conserving={wc}");
+    for spare in ["none", "onepass", "maxmin"] {
+        let got = run_with(text, "psp", &[("spare", spare)]);
+        assert_eq!(got[&1], (0.0, 48.0, 48.0), "spare={spare}");
+        assert_eq!(got[&2], (0.0, 32.0, 32.0), "spare={spare}");
     }
 }
 
@@ -195,8 +195,8 @@ fn policies_the_engine_cannot_run_are_refused_with_the_reason() {
     let r: BTreeMap<String, String> = [("realloc".to_string(), "coflow".to_string())].into();
     assert!(msg("ncdrf", &r).contains("hooks"));
     let bad: BTreeMap<String, String> =
-        [("work_conserving".to_string(), "maybe".to_string())].into();
-    assert!(msg("psp", &bad).contains("work_conserving"));
+        [("spare".to_string(), "maybe".to_string())].into();
+    assert!(msg("psp", &bad).contains("spare"));
 }
 
 #[test]

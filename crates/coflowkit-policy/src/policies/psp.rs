@@ -1,27 +1,40 @@
 //! `psp`: FairCloud's Proportional Sharing at the network level, per-link form
-//! (PS-P), with coflows as the tenants, then max-min fair sharing of the spare
-//! capacity. See docs/policies/psp.md.
+//! (PS-P), with coflows as the tenants, then the spare capacity. See
+//! docs/policies/psp.md.
 //!
 //! ```text
 //! K_l     = number of coflows with active flows on link l
 //! n_k(l)  = active flows of coflow k on l
 //! s_f     = min_{l ∈ f} C_l / (K_l · n_k(l))        stage 1 (per-link equal shares)
-//! u_l     = C_l − Σ_{f ∋ l} s_f
-//! r_f     = s_f + MM(active flows; u)_f             stage 2 (work conservation)
+//! u_l     = C_l − Σ_{f ∋ l} s_f,   N_l = active flows on l
+//! r_f     = s_f                                     spare=none
+//!         = s_f + min_{l ∈ f} u_l / N_l             spare=onepass (NC-DRF's backfill)
+//!         = s_f + MM(active flows; u)_f             spare=maxmin (full work conservation)
 //! ```
 
 use crate::support::loads::LinkCounts;
 use crate::decision::Decision;
 use crate::policy::NonClairvoyantPolicy;
 use crate::view::NonClairvoyantView;
-use coflowkit_alloc::MaxMin;
+use coflowkit_alloc::{avail, MaxMin};
 use crate::policy::{AnyPolicy, Info};
 use crate::spec::{non_clairvoyant, PolicySpec};
 use crate::params::{ParamSpec, Params};
 use coflowkit_model::ModelError;
 
+/// What happens to the capacity the per-link shares leave unused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spare {
+    /// Left unused (the per-link shares alone, Fig. 4a of the NC-DRF paper).
+    None,
+    /// One pass of NC-DRF's backfill: each flow adds `min_l u_l / N_l`.
+    OnePass,
+    /// Max-min fair over all active flows (fully work-conserving).
+    MaxMin,
+}
+
 pub struct Psp {
-    work_conserving: bool,
+    spare: Spare,
     counts: LinkCounts,
     coflows_on: Vec<f64>,
     /// n_k(l) of the group being served (zero elsewhere).
@@ -34,9 +47,9 @@ pub struct Psp {
 }
 
 impl Psp {
-    pub fn new(work_conserving: bool) -> Self {
+    pub fn new(spare: Spare) -> Self {
         Psp {
-            work_conserving,
+            spare,
             counts: LinkCounts::default(),
             coflows_on: Vec::new(),
             mine: Vec::new(),
@@ -90,8 +103,13 @@ impl NonClairvoyantPolicy for Psp {
                 self.mine[l as usize] = 0.0;
             }
         }
-        if !self.work_conserving {
-            return;
+        match self.spare {
+            Spare::None => return,
+            Spare::OnePass => {
+                self.one_pass(v, out);
+                return;
+            }
+            Spare::MaxMin => {}
         }
         // Stage 2: the spare capacity, max-min fair over all active flows; flows on
         // the same path get the same share, so solve per path.
@@ -117,24 +135,90 @@ impl NonClairvoyantPolicy for Psp {
     }
 }
 
-pub const PARAMS: &[ParamSpec] = &[ParamSpec {
-    name: "work_conserving",
-    default: "true",
-    help: "true: spare capacity shared max-min after the per-link shares (FairCloud); false: per-link shares only",
-}];
+impl Psp {
+    /// NC-DRF's one-pass backfill on the spare `u` left by stage 1: every flow adds
+    /// `min_{l ∈ f} u_l / N_l`, all computed from the same `u` (per path: flows on
+    /// one path get the same).
+    fn one_pass(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+        let fab = v.fabric;
+        let caps = &fab.capacities;
+        // N_l, in `mine` (zero after stage 1)
+        for &p in v.active_paths {
+            let n = v.path_count[p as usize] as f64;
+            for &l in fab.path(p) {
+                self.mine[l as usize] += n;
+            }
+        }
+        self.rate_of.resize(fab.num_paths(), 0.0);
+        for &p in v.active_paths {
+            let mut w = f64::INFINITY;
+            for &l in fab.path(p) {
+                let li = l as usize;
+                w = w.min(avail(&self.residual, caps, li) / self.mine[li]);
+            }
+            self.rate_of[p as usize] = if w.is_finite() { w } else { 0.0 };
+        }
+        for &p in v.active_paths {
+            for &l in fab.path(p) {
+                self.mine[l as usize] = 0.0;
+            }
+        }
+        for (r, &f) in out.rates.iter_mut().zip(v.active) {
+            *r += self.rate_of[v.flow_path[f as usize] as usize];
+        }
+    }
+}
+
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "spare",
+        default: "onepass",
+        help: "the capacity the per-link shares leave: none (unused, Fig. 4a), onepass (NC-DRF's one-pass backfill, the papers' model) or maxmin (max-min over all flows, fully work-conserving)",
+    },
+    ParamSpec {
+        name: "work_conserving",
+        default: "",
+        help: "older name: true = spare=maxmin, false = spare=none",
+    },
+];
 
 fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
-    non_clairvoyant(Psp::new(
-        p.choice("work_conserving", &["true", "false"])? == "true",
-    ))
+    let mut spare = match p.choice("spare", &["none", "onepass", "maxmin"])? {
+        "none" => Spare::None,
+        "maxmin" => Spare::MaxMin,
+        _ => Spare::OnePass,
+    };
+    match p.text("work_conserving") {
+        "" => {}
+        wc @ ("true" | "false") => {
+            if p.text("spare") != PARAMS[0].default {
+                return Err(ModelError::param(
+                    "param",
+                    format!(
+                        "psp: give spare= or its older name work_conserving=, not both \
+                         (got spare={} and work_conserving={wc})",
+                        p.text("spare")
+                    ),
+                ));
+            }
+            spare = if wc == "true" { Spare::MaxMin } else { Spare::None };
+        }
+        other => {
+            return Err(ModelError::param(
+                "param",
+                format!("psp: work_conserving={other} is not true or false"),
+            ))
+        }
+    }
+    non_clairvoyant(Psp::new(spare))
 }
 
 pub const SPEC: PolicySpec = PolicySpec {
     name: "psp",
     info: Info::NonClairvoyant,
     knows: "",
-    summary: "per-link equal shares per coflow, then max-min spare (FairCloud PS-P)",
-    rule: "per link, equal shares per coflow split over its flows; a flow takes its smaller share; spare shared max-min",
+    summary: "per-link equal shares per coflow, then a one-pass spare backfill (FairCloud PS-P)",
+    rule: "per link, equal shares per coflow split over its flows; a flow takes its smaller share; spare backfilled in one pass (or none, or max-min)",
     paper: "FairCloud PS-P: Popa et al., SIGCOMM'12, as used by NC-DRF and Coflex",
     params: PARAMS,
     needs: &[],
@@ -147,10 +231,10 @@ mod tests {
     use super::*;
     use crate::testkit::{close, ncdrf_fig3, Case};
 
-    fn rates(c: &Case, wc: bool) -> Vec<f64> {
+    fn rates(c: &Case, spare: Spare) -> Vec<f64> {
         let mut d = Decision::default();
         d.reset(c.active.len());
-        Psp::new(wc).decide(&c.non_clairvoyant(), &mut d);
+        Psp::new(spare).decide(&c.non_clairvoyant(), &mut d);
         d.rates
     }
 
@@ -160,7 +244,7 @@ mod tests {
         // its 0.5 of down1 over its two flows: 0.25 each (the 0.5 of up1 is half
         // wasted). B splits its 0.5 of up1 over its two flows: 0.25 each. Every
         // flow runs at 0.25; up1 and down1 carry 0.75.
-        close(&rates(&ncdrf_fig3(), false), &[0.25; 4]);
+        close(&rates(&ncdrf_fig3(), Spare::None), &[0.25; 4]);
     }
 
     #[test]
@@ -169,7 +253,45 @@ mod tests {
         // A's up1→down1 and both B flows; down1 carries both A flows and B's
         // up1→down1: each offers 0.25 / 3 = 1/12, the smallest share, and every flow
         // crosses one of them: all get 1/12 more → 1/3 each, both links full.
-        close(&rates(&ncdrf_fig3(), true), &[1.0 / 3.0; 4]);
+        close(&rates(&ncdrf_fig3(), Spare::MaxMin), &[1.0 / 3.0; 4]);
+        // One pass gives the same here: every flow's smallest u_l / N_l is 0.25/3.
+        close(&rates(&ncdrf_fig3(), Spare::OnePass), &[1.0 / 3.0; 4]);
+    }
+
+    #[test]
+    fn one_pass_divides_a_links_spare_by_all_its_flows() {
+        // 5 ports, C = 12. A: 0→1, 2→1; B: 2→3; C: 4→1. Stage 1: down1 has K = 2 (A,
+        // C): 6 each, A's two flows 3 each, C's flow 6; up2 has A's 2→1 (3) and B's
+        // 2→3 (min(12/2, 12) = 6). Spare: up2 3, down1 0, down3 6, up0 9, up4 6.
+        // Only B's flow can use spare (every other flow crosses down1). One pass
+        // divides up2's 3 by its two flows: B gets 6 + 1.5; max-min gives B all 3.
+        let c = Case::new(
+            5,
+            12.0,
+            &[
+                (0, 0, 1, 1.0, 0.0),
+                (0, 2, 1, 1.0, 0.0),
+                (1, 2, 3, 1.0, 0.0),
+                (2, 4, 1, 1.0, 0.0),
+            ],
+        );
+        close(&rates(&c, Spare::None), &[3.0, 3.0, 6.0, 6.0]);
+        close(&rates(&c, Spare::OnePass), &[3.0, 3.0, 7.5, 6.0]);
+        close(&rates(&c, Spare::MaxMin), &[3.0, 3.0, 9.0, 6.0]);
+    }
+
+    #[test]
+    fn work_conserving_is_the_older_name_of_spare() {
+        let build = |kv: &[(&str, &str)]| {
+            let p = kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            crate::build("psp", &p)
+        };
+        assert!(build(&[("work_conserving", "true")]).is_ok());
+        assert!(build(&[("spare", "none")]).is_ok());
+        let e = build(&[("spare", "none"), ("work_conserving", "true")]).err().unwrap();
+        assert!(e.to_string().contains("not both"), "{e}");
+        let e = build(&[("work_conserving", "maybe")]).err().unwrap();
+        assert!(e.to_string().contains("work_conserving=maybe"), "{e}");
     }
 
     #[test]
@@ -188,6 +310,8 @@ mod tests {
                 (1, 1, 2, 1.0, 0.0),
             ],
         );
-        close(&rates(&c, true), &[2.0, 2.0, 2.0, 6.0]);
+        for spare in [Spare::None, Spare::OnePass, Spare::MaxMin] {
+            close(&rates(&c, spare), &[2.0, 2.0, 2.0, 6.0]);
+        }
     }
 }
