@@ -169,6 +169,9 @@ class Suffixed:
     def figure(self, name: str, fig) -> str:
         return self._o.figure(name + self._suffix, fig)
 
+    def claims(self, name: str, *a, **kw) -> str:
+        return self._o.claims(name + self._suffix, *a, **kw)
+
     def __getattr__(self, attr: str):
         return getattr(self._o, attr)
 
@@ -193,13 +196,67 @@ def markdown(df: pd.DataFrame, digits: int = 3) -> str:
     return "\n".join(lines)
 
 
-def ratio_note(ours: float, paper: float) -> str:
-    """`ours / paper`, flagged when off by more than the tolerance."""
+def ratio_note(ours: float, paper: float, tolerance: float = TOLERANCE) -> str:
+    """`ours / paper`, flagged when off by more than ``tolerance``."""
     if paper == 0 or not np.isfinite(ours) or not np.isfinite(paper):
         return "-"
     q = ours / paper
-    flag = " **>25%**" if abs(q - 1) > TOLERANCE else ""
+    flag = f" **>{tolerance:.0%}**" if abs(q - 1) > tolerance else ""
     return f"{q:.2f}{flag}"
+
+
+def provenance_line() -> str:
+    """coflowkit version, git commit and UTC date (as `coflowkit bench` prints them)."""
+    from coflowkit.policy_timing import provenance
+
+    return provenance()
+
+
+#: The claims tables' tolerance: a value within 15% of the paper's reproduces it.
+CLAIM_TOLERANCE = 0.15
+
+
+@dataclass
+class Claim:
+    """One quantitative claim of a paper and coflowkit's value under each model.
+
+    ``kind``: ``"value"`` (reproduced within :data:`CLAIM_TOLERANCE` of ``target``),
+    ``"below"`` / ``"above"`` (the paper states a bound: ours must respect it), or
+    ``"true"`` (an ordering or statement; the value is a bool)."""
+
+    claim: str
+    paper: str
+    kind: str
+    target: float
+    values: dict[str, Any]
+
+
+def verdict(c: Claim, value: Any) -> str:
+    """The cell of a claims table: our value and whether it reproduces the claim."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "-"
+    if c.kind == "true":
+        return "holds" if bool(value) else "**fails**"
+    v = float(value)
+    if c.kind == "below":
+        return f"{fmt(v)}: " + ("holds" if v < c.target else "**fails**")
+    if c.kind == "above":
+        return f"{fmt(v)}: " + ("holds" if v > c.target else "**fails**")
+    q = v / c.target if c.target else float("nan")
+    ok = np.isfinite(q) and abs(q - 1) <= CLAIM_TOLERANCE
+    return f"{fmt(v)} ({q:.2f}): " + ("reproduced" if ok else f"**off >{CLAIM_TOLERANCE:.0%}**")
+
+
+def claims_table(claims: list[Claim], models: list[str]) -> pd.DataFrame:
+    """One row per claim: the paper's value, then ours under each model with its
+    verdict (value, ratio ours / paper, reproduced or not)."""
+    rows = []
+    for c in claims:
+        row = {"claim": c.claim, "paper": c.paper}
+        for m in models:
+            row[m] = verdict(c, c.values.get(m))
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 @dataclass
@@ -229,6 +286,18 @@ class Output:
         with open(os.path.join(self.out, f"{name}.md"), "w", encoding="utf-8") as fh:
             fh.write(md)
         return md
+
+    def claims(self, name: str, claims: list[Claim], models: list[str], caption: str) -> str:
+        """A claims table (see :func:`claims_table`); the raw values go to
+        ``NAME_values.csv`` (one row per claim, one column per model)."""
+        raw = pd.DataFrame(
+            [
+                {"claim": c.claim, "paper": c.target, **{m: c.values.get(m) for m in models}}
+                for c in claims
+            ]
+        )
+        raw.to_csv(os.path.join(self.out, f"{name}_values.csv"), index=False)
+        return self.table(name, claims_table(claims, models), caption)
 
     def figure(self, name: str, fig) -> str:
         path = os.path.join(self.out, f"{name}.png")
