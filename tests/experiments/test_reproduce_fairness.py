@@ -45,6 +45,7 @@ def test_ncdrf_tables_have_every_model(fb_trace, tmp_path):
         s = ck.simulate(w, policy, params, progress=False).coflows["slowdown"]
         assert t.loc[f"{row} mean", "exact, realloc=coflow"] == pytest.approx(s.mean(), rel=1e-12)
     c = pd.read_csv(out / "claims_values.csv").set_index("claim")
+    c = c.apply(pd.to_numeric, errors="coerce")  # orderings are True/False
     want = t.loc["PS-P mean", "CoflowSim"] / t.loc["NC-DRF mean", "CoflowSim"]
     assert c.loc["PS-P / NC-DRF, mean slowdown", "CoflowSim"] == pytest.approx(want, rel=1e-12)
     # Fig. 5 needs recorded samples: the exact models only
@@ -96,6 +97,7 @@ def test_coflex_table3_has_every_model(fb_trace, tmp_path):
     assert (tmp_path / "coflex" / "fig6a_alpha.csv").exists()  # CoflowSim's, the paper's model
     assert (tmp_path / "coflex" / "fig6a_alpha_exact.csv").exists()
     c = pd.read_csv(tmp_path / "coflex" / "table3_claims_values.csv").set_index("claim")
+    c = c.apply(pd.to_numeric, errors="coerce")
     want = t.loc["HUG mean", "exact"] / t.loc["Coflex mean", "exact"]
     assert c.loc["HUG / Coflex, mean slowdown", "exact"] == pytest.approx(want, rel=1e-12)
 

@@ -98,6 +98,21 @@ def why(f5: list, claims: list, n: int, coflows) -> str:
         cells = [common.verdict(c, c.values[m]) for c in claims if m in c.values]
         ok = sum(("reproduced" in x) or (x == "holds") or x.endswith(": holds") for x in cells)
         lines.append(f"* **{m}**: {ok} of {len(cells)} trace claims reproduced.\n")
+    v = {c.claim: next(iter(c.values.values())) for c in f5}
+    hug_u = v["HUG utilization (Coflex's minus 31%)"]
+    hug_p = v["HUG's uniform progress (Mbps)"]
+    psp_u = v["PS-P utilization"]
+    over = v["Coflex: fraction of coflows > 500 Mbps"]
+    lines.append(
+        f"* **Fig. 5: HUG's utilization** is {fmt(hug_u)} (paper 0.66, 31 points below "
+        "Coflex's). coflowkit's `hug` hands the spare capacity out max-min at flow level "
+        "under the per-link cap P*, as the HUG paper specifies; the paper's HUG must cap "
+        "something more (conjecture: each coflow's progress at P*), since its HUG "
+        f"progress, {fmt(hug_p)} Mbps here against 93, agrees. PS-P's utilization is "
+        f"{fmt(psp_u)} with its one-pass backfill (paper below 0.60). Coflex's fraction of "
+        f"coflows above 500 Mbps ({fmt(over)} against 0.4) depends on which 100 coflows are "
+        "drawn, which the paper does not give.\n"
+    )
     if coflows is not None:
         lines.append(
             f"* **This run replays the first {n} coflows**, not the hour: the coflows "
@@ -532,9 +547,8 @@ def micro_section(o: Output, size_mib: float = 100.0) -> None:
 
 WHY = """## Where coflowkit and the paper differ, and why
 
-coflowkit's numbers are exact for the model stated at the top; the paper's come
-from a modified CoflowSim and an EC2 testbed whose code is not published, so a
-cause is stated as established only where a number in this report shows it.
+A cause is stated as shown only where two columns or two runs of this report differ
+by it alone; anything else is marked as a conjecture.
 
 """
 
@@ -551,18 +565,6 @@ WHY_REST = """* **Fig. 4: one outlier run** (largest average gain 4.04; the pape
   `naive-tradeoff`, whose stage 2 caps every coflow at alpha·P* per link, would
   hold it to P* on the first link, its truthful progress. The paper does not say
   what its stage 2 does with a coflow whose stage-1 share is lopsided.
-* **Fig. 5: HUG and PS-P use more capacity here.** coflowkit's `hug` hands the
-  spare capacity out max-min at flow level under the per-link cap P* (as the
-  issue and the HUG paper specify), which fills 90% of the links, not 66%. The
-  paper's HUG evidently also caps something else (each coflow's progress at P*,
-  for instance); with its Fig. 5 progress equal to ours (97.5 vs 93 Mbps) that
-  is the only difference the numbers show. `psp` is work-conserving, as FairCloud
-  defines PS-P, so it uses 97% of capacity, as Per-flow and Coflex do; the
-  paper's PS-P leaves the per-link shares that a flow cannot use idle (below
-  60%). `psp` with `work_conserving=false` is the closer model of that.
-* **Fig. 5: Coflex's fraction above 500 Mbps** (0.29 vs 0.4) depends on which
-  100 coflows are drawn, which the paper does not give; the minimum (48.7 vs 46
-  Mbps) and the Coflex / HUG ratio (2.42 vs 2.2) agree within 10%.
 * **Micro-benchmark.** Each of A's senders carries 8 flows of 100 MiB (6 of A,
   one of B, one of C): 6.25 s of work at 128 MiB/s. All three policies keep
   those uplinks busy and finish B and C before A, so A ends when its uplinks'
