@@ -143,7 +143,9 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let trace = args.first().expect("usage: decide_scale TRACE [POLICY]... [--ports N,..]");
+    let trace = args
+        .first()
+        .expect("usage: decide_scale TRACE [POLICY]... [--ports N,..]");
     let mut ports: Vec<u32> = vec![1000, 10_000, 40_000];
     let mut policies: Vec<String> = Vec::new();
     let mut i = 1;
@@ -185,7 +187,10 @@ fn main() {
                 let t = Instant::now();
                 decide(&mut p, &s, &mut out, call as f64);
                 times.push(t.elapsed().as_secs_f64() * 1e3);
-                assert!(out.rates.iter().all(|r| r.is_finite()), "a rate is not finite");
+                assert!(
+                    out.rates.iter().all(|r| r.is_finite()),
+                    "a rate is not finite"
+                );
             }
             times.sort_by(f64::total_cmp);
             println!(

@@ -194,8 +194,7 @@ fn policies_the_engine_cannot_run_are_refused_with_the_reason() {
     assert!(msg("aalo", &q).contains("queues"));
     let r: BTreeMap<String, String> = [("realloc".to_string(), "coflow".to_string())].into();
     assert!(msg("ncdrf", &r).contains("hooks"));
-    let bad: BTreeMap<String, String> =
-        [("spare".to_string(), "maybe".to_string())].into();
+    let bad: BTreeMap<String, String> = [("spare".to_string(), "maybe".to_string())].into();
     assert!(msg("psp", &bad).contains("spare"));
 }
 

@@ -25,7 +25,7 @@
 //!             realloc=coflow)
 //! ```
 
-use crate::support::priority::CoflowPriority;
+use crate::support::priority::{CoflowPriority, CountShare};
 use crate::support::thresholds::Thresholds;
 use crate::decision::{Decision, Wakeup};
 use crate::policy::NonClairvoyantPolicy;
@@ -77,9 +77,6 @@ impl NonClairvoyantPolicy for Aalo {
     }
 }
 
-/// CoflowSim's zero (`Constants.ZERO`, 10⁻³ bit/s) in bytes/s.
-const DARK_ZERO: f64 = 1e-3 / 8.0;
-
 /// `aalo:variant=coflowsim`: CoflowSim's DARK (see the module doc).
 pub struct Dark {
     queues: Vec<Vec<u32>>,
@@ -90,11 +87,7 @@ pub struct Dark {
     cur: Vec<i64>,
     /// Per coflow: its group in the current view, or `u32::MAX`.
     group: Vec<u32>,
-    residual: Vec<f64>,
-    count: Vec<u32>,
-    used: Vec<f64>,
-    links: Vec<u32>,
-    counted: Vec<usize>,
+    share: CountShare,
 }
 
 impl Dark {
@@ -105,11 +98,7 @@ impl Dark {
             mult: multiplier,
             cur: Vec::new(),
             group: Vec::new(),
-            residual: Vec::new(),
-            count: Vec::new(),
-            used: Vec::new(),
-            links: Vec::new(),
-            counted: Vec::new(),
+            share: CountShare::default(),
         }
     }
 
@@ -137,44 +126,6 @@ impl Dark {
             }
         }
     }
-
-    /// `updateRates` for one coflow (active flows `range` of `v.active`).
-    fn serve(&mut self, v: &NonClairvoyantView, range: std::ops::Range<usize>, out: &mut Decision) {
-        self.counted.clear();
-        for i in range {
-            let path = v.fabric.path(v.flow_path[v.active[i] as usize]);
-            if path.iter().any(|&l| self.residual[l as usize] <= DARK_ZERO) {
-                continue;
-            }
-            for &l in path {
-                if self.count[l as usize] == 0 {
-                    self.links.push(l);
-                }
-                self.count[l as usize] += 1;
-            }
-            self.counted.push(i);
-        }
-        for &i in &self.counted {
-            let path = v.fabric.path(v.flow_path[v.active[i] as usize]);
-            let mut m = f64::INFINITY;
-            for &l in path {
-                m = m.min(self.residual[l as usize] / self.count[l as usize] as f64);
-            }
-            if m <= DARK_ZERO {
-                m = 0.0;
-            }
-            out.rates[i] = m;
-            for &l in path {
-                self.used[l as usize] += m;
-            }
-        }
-        for &l in &self.links {
-            self.residual[l as usize] -= self.used[l as usize];
-            self.used[l as usize] = 0.0;
-            self.count[l as usize] = 0;
-        }
-        self.links.clear();
-    }
 }
 
 impl NonClairvoyantPolicy for Dark {
@@ -199,15 +150,12 @@ impl NonClairvoyantPolicy for Dark {
             }
         }
         self.reorder(v);
-        let nl = v.fabric.num_links();
-        self.residual.clear();
-        self.residual.extend_from_slice(&v.fabric.capacities);
-        self.count.resize(nl, 0);
-        self.used.resize(nl, 0.0);
-        let order: Vec<u32> = self.queues.iter().flatten().copied().collect();
-        for k in order {
-            let g = v.groups[self.group[k as usize] as usize];
-            self.serve(v, g.range(), out);
+        self.share.begin(v);
+        for q in &self.queues {
+            for &k in q {
+                let g = v.groups[self.group[k as usize] as usize];
+                self.share.serve(v, g.range(), out);
+            }
         }
         for g in v.groups {
             self.group[g.coflow as usize] = u32::MAX;

@@ -20,7 +20,7 @@
 //! the flows seen so far, or `width_scale · w` (the paper's Fig. 16).
 
 use crate::policies::pias::first_crossing;
-use crate::support::priority::CoflowPriority;
+use crate::support::priority::{CoflowPriority, CountShare};
 use crate::support::thresholds::Thresholds;
 use crate::decision::{Decision, Wakeup};
 use crate::policy::NonClairvoyantPolicy;
@@ -50,6 +50,9 @@ pub struct McsConfig {
     /// The scheduler sees `width_scale · w`.
     pub width_scale: f64,
     pub seed: u64,
+    /// Rates inside the order: max-min per coflow, or CoflowSim's per-coflow
+    /// count share ([`CountShare`], `share=coflowsim`).
+    pub coflowsim_share: bool,
 }
 
 pub struct Mcs {
@@ -57,6 +60,7 @@ pub struct Mcs {
     narrow: Thresholds,
     wide: Thresholds,
     prio: CoflowPriority,
+    count: CountShare,
     /// Per coflow: width unknown to the scheduler (drawn at the first call).
     unknown: Vec<bool>,
     /// Per coflow: largest bytes sent by one of its flows, finished flows included.
@@ -74,6 +78,7 @@ impl Mcs {
             wide: Thresholds::new(cfg.queues, cfg.wide_first_bytes, cfg.wide_multiplier),
             cfg,
             prio: CoflowPriority::default(),
+            count: CountShare::default(),
             unknown: Vec::new(),
             length_sent: Vec::new(),
             prev_active: Vec::new(),
@@ -155,7 +160,14 @@ impl NonClairvoyantPolicy for Mcs {
         self.keyed.sort_unstable();
         self.order.clear();
         self.order.extend(self.keyed.iter().map(|x| x.2));
-        self.prio.run(v, &self.order, out);
+        if self.cfg.coflowsim_share {
+            self.count.begin(v);
+            for &g in &self.order {
+                self.count.serve(v, v.groups[g].range(), out);
+            }
+        } else {
+            self.prio.run(v, &self.order, out);
+        }
         for &(q, k, gi) in &self.keyed {
             let ku = k as usize;
             let w = if self.unknown[ku] {
@@ -190,6 +202,7 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec { name: "width_unknown", default: "0", help: "fraction of coflows whose width is unknown (they start in the first queue)" },
     ParamSpec { name: "width_scale", default: "1", help: "the scheduler sees width_scale × the true width" },
     ParamSpec { name: "seed", default: "1", help: "seed of the coflows drawn for width_unknown" },
+    ParamSpec { name: "share", default: "maxmin", help: "rates in the order: maxmin (max-min inside each coflow) or coflowsim (CoflowSimulatorDark's one-pass per-coflow count share)" },
 ];
 
 /// Reads an mcs classes file: `key = value` lines (`deltas`, `priorities`), `#`
@@ -269,6 +282,7 @@ fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
         width_unknown: p.f64_in("width_unknown", 0.0, 1.0)?,
         width_scale: p.f64_in("width_scale", 1e-9, 1e9)?,
         seed: p.usize_in("seed", 0, u32::MAX as usize)? as u64,
+        coflowsim_share: p.choice("share", &["maxmin", "coflowsim"])? == "coflowsim",
     }))
 }
 
@@ -305,6 +319,36 @@ mod tests {
             width_unknown: 0.0,
             width_scale: 1.0,
             seed: 1,
+            coflowsim_share: false,
+        }
+    }
+
+    #[test]
+    fn coflowsim_share_is_one_pass_per_coflow() {
+        // One coflow (width 4: class 2, wide) with 0→1, 0→2, 0→3 and 4→1 on links of
+        // 10. Max-min inside the coflow: 10/3 each from port 0, and 4→1 the 20/3
+        // that 0→1 leaves on down1. CoflowSim's count share: 4→1 gets
+        // min(10/1, 10/2) = 5 (two of the coflow's flows on down1).
+        let c = Case::new(
+            5,
+            10.0,
+            &[
+                (0, 0, 1, 100.0, 0.0),
+                (0, 0, 2, 100.0, 0.0),
+                (0, 0, 3, 100.0, 0.0),
+                (0, 4, 1, 100.0, 0.0),
+            ],
+        );
+        let third = 10.0 / 3.0;
+        for (share, last) in [(false, 20.0 / 3.0), (true, 5.0)] {
+            let mut m = Mcs::new(McsConfig {
+                coflowsim_share: share,
+                ..cfg()
+            });
+            let mut d = Decision::default();
+            d.reset(4);
+            m.decide(&c.non_clairvoyant(), &mut d);
+            close(&d.rates, &[third, third, third, last]);
         }
     }
 

@@ -76,3 +76,72 @@ pub fn order_by_key(c: &Common, key: impl Fn(u32) -> f64, out: &mut Vec<usize>) 
         key(ca).total_cmp(&key(cb)).then(ca.cmp(&cb))
     });
 }
+
+/// CoflowSim's per-coflow share (`CoflowSimulatorDark.updateRates`): coflows in
+/// order, each on what earlier ones left; a coflow's flows whose links all have
+/// more than CoflowSim's zero left are counted per link, and each gets
+/// `min_{l ∈ f} left(l) / count(l)` in one pass (0 if that is not above zero).
+/// Not max-min: a flow limited elsewhere still takes its count share of a link.
+#[derive(Default)]
+pub struct CountShare {
+    pub residual: Vec<f64>,
+    count: Vec<u32>,
+    used: Vec<f64>,
+    links: Vec<u32>,
+    counted: Vec<usize>,
+}
+
+/// CoflowSim's zero (`Constants.ZERO`, 10⁻³ bit/s) in bytes/s.
+pub const COFLOWSIM_ZERO: f64 = 1e-3 / 8.0;
+
+impl CountShare {
+    /// Starts a round: the whole fabric is free again.
+    pub fn begin(&mut self, c: &Common) {
+        let nl = c.fabric.num_links();
+        self.residual.clear();
+        self.residual.extend_from_slice(&c.fabric.capacities);
+        self.count.resize(nl, 0);
+        self.used.resize(nl, 0.0);
+    }
+
+    /// Serves one coflow: its active flows at `range` (positions in `c.active`).
+    pub fn serve(&mut self, c: &Common, range: std::ops::Range<usize>, out: &mut Decision) {
+        self.counted.clear();
+        for i in range {
+            let path = c.fabric.path(c.flow_path[c.active[i] as usize]);
+            if path
+                .iter()
+                .any(|&l| self.residual[l as usize] <= COFLOWSIM_ZERO)
+            {
+                continue;
+            }
+            for &l in path {
+                if self.count[l as usize] == 0 {
+                    self.links.push(l);
+                }
+                self.count[l as usize] += 1;
+            }
+            self.counted.push(i);
+        }
+        for &i in &self.counted {
+            let path = c.fabric.path(c.flow_path[c.active[i] as usize]);
+            let mut m = f64::INFINITY;
+            for &l in path {
+                m = m.min(self.residual[l as usize] / self.count[l as usize] as f64);
+            }
+            if m <= COFLOWSIM_ZERO {
+                m = 0.0;
+            }
+            out.rates[i] = m;
+            for &l in path {
+                self.used[l as usize] += m;
+            }
+        }
+        for &l in &self.links {
+            self.residual[l as usize] -= self.used[l as usize];
+            self.used[l as usize] = 0.0;
+            self.count[l as usize] = 0;
+        }
+        self.links.clear();
+    }
+}
