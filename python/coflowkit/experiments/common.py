@@ -269,6 +269,8 @@ class Output:
     started: float = field(default_factory=time.monotonic)
     #: Filled by the runner: trace simulations taken from the cache or run.
     stats: dict[str, int] = field(default_factory=dict)
+    #: Version, commit and date when the run started (before it wrote anything).
+    provenance: str = field(default_factory=lambda: provenance_line())
 
     def timing(self) -> str:
         took = f"took {time.monotonic() - self.started:.0f} s on this machine"

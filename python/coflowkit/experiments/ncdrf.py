@@ -129,7 +129,7 @@ def run(
         f"Command: `coflowkit reproduce ncdrf --out {out}"
         f"{'' if coflows is None else f' --coflows {coflows}'}"
         f"{''.join(f' --transform {t}' for t in transforms)}{flag}`"
-        f" ({o.timing()}); {common.provenance_line()}."
+        f" ({o.timing()}); {o.provenance}."
     )
     return o.write(pre)
 
@@ -576,9 +576,9 @@ def why(claims: list[common.Claim], runs: dict, spare: dict) -> str:
         f"{fmt(st[ex]['Aalo']['mean'])} exact (D-CLAS at exact crossings). DARK "
         "reorders its queues only when a coflow arrives or leaves; "
         "`aalo:variant=coflowsim` is the same rule as a policy (docs/policies/aalo.md). "
-        "Its standard deviation (paper 57.67, against a mean of 5.40 and a 95th "
-        f"percentile of 6.24) is {fmt(st[cs]['Aalo']['std'])} here: not reproduced, and "
-        "not located (conjecture: a typo or a few extreme coflows in the paper's run).\n"
+        f"Its standard deviation is {fmt(st[cs]['Aalo']['std'])} under CoflowSim "
+        f"(paper {a[3]}, large against its mean because of a few coflows DARK starves) "
+        f"and {fmt(st[ex]['Aalo']['std'])} exact.\n"
     )
     n_ = PAPER_TABLE2["NC-DRF"]
     out.append(
