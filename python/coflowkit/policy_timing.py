@@ -150,7 +150,8 @@ def machine() -> str:
 
 
 def provenance() -> str:
-    """coflowkit version, git commit (with `+dirty` when the tree has changes) and UTC date."""
+    """coflowkit version, git commit (with `+dirty` when a file outside docs/results has
+    uncommitted changes) and UTC date."""
     import datetime
 
     from coflowkit import __version__
@@ -165,7 +166,10 @@ def provenance() -> str:
         return r.stdout.strip() if r.returncode == 0 else ""
 
     commit = git("rev-parse", "--short", "HEAD") or "unknown"
-    if commit != "unknown" and git("status", "--porcelain", "--untracked-files=no"):
+    # Committed results (docs/results) being rewritten by a run do not make the code dirty.
+    if commit != "unknown" and git(
+        "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)docs/results"
+    ):
         commit += "+dirty"
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return f"coflowkit {__version__}, commit {commit}, {date}"
