@@ -168,7 +168,7 @@ def provenance() -> str:
     commit = git("rev-parse", "--short", "HEAD") or "unknown"
     # Committed results (docs/results) being rewritten by a run do not make the code dirty.
     if commit != "unknown" and git(
-        "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)docs/results"
+        "status", "--porcelain", "--untracked-files=no", "--", ":/", ":(top,exclude)docs/results"
     ):
         commit += "+dirty"
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
