@@ -14,20 +14,7 @@ fn fixtures() -> PathBuf {
 type Jobs = BTreeMap<u64, (f64, f64, f64)>;
 
 fn run(text: &str, policy: &str) -> Jobs {
-    let w = read_benchmark("t", text).unwrap();
-    let kind = Scheduler::from_policy(policy).unwrap();
-    let r = simulate_coflowsim(&w, kind, &CsOptions::default()).unwrap();
-    assert!(r.complete);
-    w.coflows
-        .iter()
-        .enumerate()
-        .map(|(c, co)| {
-            (
-                co.id,
-                (r.admitted_units[c], r.finish_units[c], r.duration_units[c]),
-            )
-        })
-        .collect()
+    run_with(text, policy, &[])
 }
 
 #[test]

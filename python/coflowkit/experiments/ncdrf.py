@@ -179,9 +179,28 @@ def trace_section(o: Output, runs: dict, spare: dict, models: dict) -> list[comm
         m: float((runs[m]["Aalo"].coflows["cct_s"] / runs[m]["DRF"].coflows["cct_s"]).max())
         for m in labels
     }
+    t1, t2 = tables_1_2(o, runs, slow, labels)
+    claims = slowdown_and_fig6_claims(slow, norm, aalo_max, labels)
+    f5, util = fig5_claims(runs, recorded)
+    claims += f5
+    o.add("## The paper's claims, one row each\n")
+    o.add(o.claims("claims", claims, labels, "Sec. V-A's stated numbers and orderings"))
+    if not recorded:
+        o.add(
+            "Figs. 5a and 5b need the instantaneous metrics, which only the exact engine "
+            "records; run with `--engine exact` or `both` for them.\n"
+        )
+    sensitivity_section(o, spare, runs, labels)
+    if recorded:
+        fig5_section(o, runs[recorded[0]], {m: util[m] for m in recorded}, recorded[0])
+    fig6_section(o, runs, norm, labels)
+    return t1 + t2 + claims
+
+
+def tables_1_2(o: Output, runs: dict, slow: dict, labels: list[str]) -> tuple[list, list]:
+    """Table I (bin shares, the workload's) and Table II (slowdown) as claims."""
     C = common.Claim
     each = lambda f: {m: f(m) for m in labels}  # noqa: E731
-    # Table I and Table II.
     shares = bin_shares(next(iter(runs.values()))["DRF"])
     t1 = [
         C(f"{b}: share of coflows", f"{p:.0%}", "value", p, each(lambda m, b=b: shares[b]))
@@ -211,6 +230,15 @@ def trace_section(o: Output, runs: dict, spare: dict, models: dict) -> list[comm
         "Slowdown is CCT over the coflow's CCT alone in the fabric, from the exact "
         "engine (under CoflowSim's model: its duration / 1024 over that).\n"
     )
+    return t1, t2
+
+
+def slowdown_and_fig6_claims(
+    slow: dict, norm: dict, aalo_max: dict, labels: list[str]
+) -> list[common.Claim]:
+    """The slowdown headlines and orderings, and Fig. 6's normalized-CCT claims."""
+    C = common.Claim
+    each = lambda f: {m: f(m) for m in labels}  # noqa: E731
     order = ["TCP", "PS-P", "NC-DRF", "DRF"]
     t2c = [
         C(
@@ -239,7 +267,6 @@ def trace_section(o: Output, runs: dict, spare: dict, models: dict) -> list[comm
             each(lambda m: slow[m]["PS-P"]["p95"] / slow[m]["NC-DRF"]["p95"]),
         ),
     ]
-    # Fig. 6: normalized CCT against DRF.
     f6 = [
         C(
             "PS-P / NC-DRF, mean normalized CCT (the headline 1.7x)",
@@ -277,7 +304,14 @@ def trace_section(o: Output, runs: dict, spare: dict, models: dict) -> list[comm
             each(lambda m: norm[m]["TCP"]["all"] >= max(norm[m][n]["all"] for n in norm[m])),
         ),
     ]
-    # Fig. 5: recorded on the exact engine only.
+    return t2c + f6
+
+
+def fig5_claims(runs: dict, recorded: list[str]) -> tuple[list[common.Claim], dict]:
+    """Fig. 5's claims (disparity, utilization) on the models that record samples;
+    also returns the utilization per model and policy."""
+    C = common.Claim
+    util: dict = {}
     f5 = []
     if recorded:
         disp = {m: {n: disparity(runs[m][n]) for n in ("NC-DRF", "PS-P")} for m in recorded}
@@ -341,19 +375,7 @@ def trace_section(o: Output, runs: dict, spare: dict, models: dict) -> list[comm
                 only(lambda m: abs(util[m]["NC-DRF"] / util[m]["DRF"] - 1) <= 0.15),
             ),
         ]
-    claims = t2c + f6 + f5
-    o.add("## The paper's claims, one row each\n")
-    o.add(o.claims("claims", claims, labels, "Sec. V-A's stated numbers and orderings"))
-    if not recorded:
-        o.add(
-            "Figs. 5a and 5b need the instantaneous metrics, which only the exact engine "
-            "records; run with `--engine exact` or `both` for them.\n"
-        )
-    sensitivity_section(o, spare, runs, labels)
-    if recorded:
-        fig5_section(o, runs[recorded[0]], {m: util[m] for m in recorded}, recorded[0])
-    fig6_section(o, runs, norm, labels)
-    return t1 + t2 + claims
+    return f5, util
 
 
 def sensitivity_section(o: Output, spare: dict, runs: dict, labels: list[str]) -> None:
