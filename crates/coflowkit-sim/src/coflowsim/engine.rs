@@ -11,14 +11,12 @@
 //! involved, and applies the schedulers' hooks in CoflowSim's order.
 
 use super::fpstep::{self, Dir};
-use super::hooked::{self, Hooked};
+use super::hooked::{self, CsPolicy, Hooked};
 use super::iheap::IndexedHeap;
 use super::jobs::{build_jobs, Job, END_UNITS, QUANTUM, ZERO};
 use super::rates;
 use crate::SimError;
 use coflowkit_model::Workload;
-use coflowkit_policy::AnyPolicy;
-use std::collections::BTreeMap;
 
 /// CoflowSim's schedulers (`Constants.SHARING_ALGO`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -725,70 +723,6 @@ impl<'a> Sim<'a> {
                 rates::madd_with_backfill(self, now);
                 self.rebuild_live(s);
             }
-        }
-    }
-}
-
-/// What `--engine coflowsim` runs for a policy name: CoflowSim's own scheduler
-/// for the eight it maps, or the registry's policy object at its hooks.
-pub enum CsPolicy {
-    Builtin(Scheduler),
-    Hooked { name: String, policy: AnyPolicy },
-}
-
-impl CsPolicy {
-    /// Resolves `name` with `params`. A mapped name without parameters runs
-    /// CoflowSim's own rule; with parameters (`aalo:variant=coflowsim`, `aalo:queues=4`)
-    /// it is the registry's policy object on the hooks, like every other name. `coda`
-    /// and policies needing inputs CoflowSim does not model (stages) are refused, and
-    /// so is `realloc` (the hooks decide).
-    pub fn resolve(name: &str, params: &BTreeMap<String, String>) -> Result<CsPolicy, SimError> {
-        let err = |m: String| {
-            Err(SimError {
-                message: format!("engine coflowsim: {m}"),
-            })
-        };
-        if let Some(kind) = Scheduler::from_policy(name) {
-            if params.is_empty() {
-                return Ok(CsPolicy::Builtin(kind));
-            }
-        }
-        if name == "coda" {
-            return err(
-                "coda stays on the exact engine: CODA's paper simulated with a \
-                 flow-level simulator and 1 s decision intervals, not CoflowSim"
-                    .to_string(),
-            );
-        }
-        if params.contains_key("realloc") {
-            return err(format!(
-                "{name}: realloc is an exact-engine parameter; under coflowsim rates change \
-                 only at CoflowSim's admission and departure hooks"
-            ));
-        }
-        let spec = coflowkit_policy::find(name).map_err(|e| SimError {
-            message: format!("engine coflowsim: {e}"),
-        })?;
-        if let Some(need) = spec.needs.first() {
-            return err(format!(
-                "{name} needs {}, which CoflowSim's jobs do not have",
-                need.name()
-            ));
-        }
-        let policy = coflowkit_policy::build(name, params).map_err(|e| SimError {
-            message: format!("engine coflowsim: {e}"),
-        })?;
-        Ok(CsPolicy::Hooked {
-            name: name.to_string(),
-            policy,
-        })
-    }
-
-    /// CoflowSim's scheduler name, or `hooks` for a policy object on its hooks.
-    pub fn scheduler_name(&self) -> &'static str {
-        match self {
-            CsPolicy::Builtin(k) => k.coflowsim_name(),
-            CsPolicy::Hooked { .. } => Scheduler::Hooked.coflowsim_name(),
         }
     }
 }

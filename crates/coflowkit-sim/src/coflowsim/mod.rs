@@ -13,6 +13,5 @@ mod jobs;
 mod jrandom;
 mod rates;
 
-pub use engine::{
-    simulate_coflowsim, simulate_coflowsim_with, CsOptions, CsPolicy, CsResult, Scheduler,
-};
+pub use engine::{simulate_coflowsim, simulate_coflowsim_with, CsOptions, CsResult, Scheduler};
+pub use hooked::CsPolicy;
