@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import itertools
 import random
 
 import numpy as np
@@ -342,18 +341,7 @@ def trace_section(
     slow = {m: {n_: common.slowdown_stats(r) for n_, r in runs[m].items()} for m in labels}
     C = common.Claim
     each = lambda f: {m: f(m) for m in labels}  # noqa: E731
-    t3 = []
-    for name, (mn, mean, p95, std) in PAPER_TABLE3.items():
-        for stat, paper in [("min", mn), ("mean", mean), ("p95", p95), ("std", std)]:
-            t3.append(
-                C(
-                    f"{name} {stat}",
-                    fmt(paper),
-                    "value",
-                    paper,
-                    each(lambda m, n_=name, st=stat: slow[m][n_][st]),
-                )
-            )
+    t3 = common.slowdown_claims(PAPER_TABLE3, slow, labels)
     o.add(f"## Table III: slowdown on the trace ({n} coflows)\n")
     o.add(o.claims("table3_slowdown", t3, labels, "Table III under each model"))
     order = ["Per-flow", "PS-P", "HUG", "Coflex", "Varys"]
@@ -371,31 +359,8 @@ def trace_section(
         return max(by, key=lambda b: by[b] if np.isfinite(by[b]) else -1.0) in ("SN", "SW")
 
     claims = [
-        C(
-            "mean slowdown: Per-flow > PS-P > HUG > Coflex > Varys",
-            "holds",
-            "true",
-            1,
-            each(
-                lambda m: all(
-                    slow[m][a]["mean"] > slow[m][b]["mean"] for a, b in itertools.pairwise(order)
-                )
-            ),
-        ),
-        C(
-            "HUG / Coflex, mean slowdown",
-            "2",
-            "value",
-            2.0,
-            each(lambda m: slow[m]["HUG"]["mean"] / slow[m]["Coflex"]["mean"]),
-        ),
-        C(
-            "HUG / Coflex, p95 slowdown",
-            "1.8",
-            "value",
-            1.8,
-            each(lambda m: slow[m]["HUG"]["p95"] / slow[m]["Coflex"]["p95"]),
-        ),
+        common.order_claim(order, slow, labels),
+        *common.ratio_claims("HUG", "Coflex", (2.0, 1.8), slow, labels),
         C(
             "HUG's CCT / Coflex's, mean over coflows (Fig. 6c)",
             "about 2",

@@ -247,6 +247,53 @@ def verdict(c: Claim, value: Any) -> str:
     return f"{fmt(v)} ({q:.2f}): " + ("reproduced" if ok else f"**off >{CLAIM_TOLERANCE:.0%}**")
 
 
+def slowdown_claims(paper: dict, slow: dict, labels: list[str]) -> list[Claim]:
+    """A paper's slowdown table (policy -> (min, mean, p95, std)) as claims; ``slow``
+    is model -> policy -> :func:`slowdown_stats`."""
+    out = []
+    for name, values in paper.items():
+        for stat, v in zip(("min", "mean", "p95", "std"), values, strict=True):
+            out.append(
+                Claim(
+                    f"{name} {stat}", fmt(v), "value", v, {m: slow[m][name][stat] for m in labels}
+                )
+            )
+    return out
+
+
+def order_claim(order: list[str], slow: dict, labels: list[str]) -> Claim:
+    """The paper's ordering of mean slowdowns, first the largest."""
+    import itertools
+
+    return Claim(
+        "mean slowdown: " + " > ".join(order),
+        "holds",
+        "true",
+        1,
+        {
+            m: all(slow[m][a]["mean"] > slow[m][b]["mean"] for a, b in itertools.pairwise(order))
+            for m in labels
+        },
+    )
+
+
+def ratio_claims(
+    num: str, den: str, means: tuple[float, float], slow: dict, labels: list[str]
+) -> list[Claim]:
+    """``num / den`` of the mean and of the 95th-percentile slowdown, against the
+    paper's two ratios ``means``."""
+    return [
+        Claim(
+            f"{num} / {den}, {stat} slowdown",
+            fmt(v),
+            "value",
+            v,
+            {m: slow[m][num][stat] / slow[m][den][stat] for m in labels},
+        )
+        for stat, v in zip(("mean", "p95"), means, strict=True)
+    ]
+
+
 def claims_table(claims: list[Claim], models: list[str]) -> pd.DataFrame:
     """One row per claim: the paper's value, then ours under each model with its
     verdict (value, ratio ours / paper, reproduced or not)."""

@@ -14,8 +14,6 @@ links, simulated.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pandas as pd
 
@@ -212,18 +210,7 @@ def tables_1_2(o: Output, runs: dict, slow: dict, labels: list[str]) -> tuple[li
         "definitions). The bins are the workload's, the same under every model.\n"
     )
     o.add(o.claims("table1_bins", t1, labels[:1], "Table I"))
-    t2 = []
-    for name, (mn, mean, p95, std) in PAPER_TABLE2.items():
-        for stat, paper in [("min", mn), ("mean", mean), ("p95", p95), ("std", std)]:
-            t2.append(
-                C(
-                    f"{name} {stat}",
-                    fmt(paper),
-                    "value",
-                    paper,
-                    each(lambda m, n=name, st=stat: slow[m][n][st]),
-                )
-            )
+    t2 = common.slowdown_claims(PAPER_TABLE2, slow, labels)
     o.add("## Table II: slowdown (CCT / isolated CCT)\n")
     o.add(o.claims("table2_slowdown", t2, labels, "Table II under each model"))
     o.add(
@@ -239,33 +226,9 @@ def slowdown_and_fig6_claims(
     """The slowdown headlines and orderings, and Fig. 6's normalized-CCT claims."""
     C = common.Claim
     each = lambda f: {m: f(m) for m in labels}  # noqa: E731
-    order = ["TCP", "PS-P", "NC-DRF", "DRF"]
     t2c = [
-        C(
-            "mean slowdown: TCP > PS-P > NC-DRF > DRF",
-            "holds",
-            "true",
-            1,
-            each(
-                lambda m: all(
-                    slow[m][a]["mean"] > slow[m][b]["mean"] for a, b in itertools.pairwise(order)
-                )
-            ),
-        ),
-        C(
-            "PS-P / NC-DRF, mean slowdown",
-            "1.65",
-            "value",
-            1.65,
-            each(lambda m: slow[m]["PS-P"]["mean"] / slow[m]["NC-DRF"]["mean"]),
-        ),
-        C(
-            "PS-P / NC-DRF, p95 slowdown",
-            "1.87",
-            "value",
-            1.87,
-            each(lambda m: slow[m]["PS-P"]["p95"] / slow[m]["NC-DRF"]["p95"]),
-        ),
+        common.order_claim(["TCP", "PS-P", "NC-DRF", "DRF"], slow, labels),
+        *common.ratio_claims("PS-P", "NC-DRF", (1.65, 1.87), slow, labels),
     ]
     f6 = [
         C(
