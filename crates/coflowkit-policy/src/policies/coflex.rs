@@ -33,7 +33,10 @@ pub(crate) struct Sebf {
 
 impl Sebf {
     /// `caps`, when given, holds the room left under each coflow's cap, one value
-    /// per entry of `stage.links` (consumed as rates are handed out).
+    /// per entry of `stage.links` (consumed as rates are handed out). `speed[g]`
+    /// is a rate per remaining byte group `g` already has and that `rates` does not
+    /// hold yet (stage 1's, or 0); MADD adds `1 / Γ'_k` to it, and every flow then
+    /// gets `rem_f · speed[g]` added to its rate, before backfilling.
     pub fn run(
         &mut self,
         v: &ClairvoyantView,
@@ -41,6 +44,7 @@ impl Sebf {
         residual: &mut [f64],
         rates: &mut [f64],
         mut caps: Option<&mut [f64]>,
+        speed: &mut [f64],
     ) {
         let fab = v.fabric;
         let c = &fab.capacities;
@@ -70,15 +74,22 @@ impl Sebf {
             if blocked || gamma <= 0.0 {
                 continue;
             }
-            for i in v.groups[g].range() {
-                let f = v.active[i] as usize;
-                let r = v.remaining(f as u32) / gamma;
-                rates[i] += r;
-                consume(fab, residual, v.flow_path[f], r);
+            // Each flow gets rem_f / Γ'; on link l that sums to S_k(l) / Γ'.
+            speed[g] += 1.0 / gamma;
+            for &(l, s) in stage.group_links(g) {
+                let r = &mut residual[l as usize];
+                *r = (*r - s / gamma).max(0.0);
             }
             if let Some(h) = caps.as_deref_mut() {
                 for (j, &(_, s)) in stage.group_links(g).iter().enumerate() {
                     h[base + j] = (h[base + j] - s / gamma).max(0.0);
+                }
+            }
+        }
+        for (g, &x) in speed.iter().enumerate() {
+            if x > 0.0 {
+                for i in v.groups[g].range() {
+                    rates[i] += stage.rem[i] * x;
                 }
             }
         }
@@ -124,6 +135,8 @@ pub struct Coflex {
     stage: DrfStage,
     sebf: Sebf,
     residual: Vec<f64>,
+    /// Per group: rate per remaining byte (stage 1, then MADD).
+    speed: Vec<f64>,
 }
 
 impl Coflex {
@@ -133,6 +146,7 @@ impl Coflex {
             stage: DrfStage::default(),
             sebf: Sebf::default(),
             residual: Vec::new(),
+            speed: Vec::new(),
         }
     }
 }
@@ -142,14 +156,21 @@ impl ClairvoyantPolicy for Coflex {
         self.stage.compute(v);
         self.residual.clear();
         self.residual.extend_from_slice(&v.fabric.capacities);
+        self.speed.clear();
+        self.speed.resize(v.groups.len(), 0.0);
         if self.alpha > 0.0 {
             for g in 0..v.groups.len() {
-                self.stage
-                    .serve(v, g, self.alpha, &mut out.rates, &mut self.residual);
+                self.speed[g] = self.stage.take(v, g, self.alpha, &mut self.residual);
             }
         }
-        self.sebf
-            .run(v, &self.stage, &mut self.residual, &mut out.rates, None);
+        self.sebf.run(
+            v,
+            &self.stage,
+            &mut self.residual,
+            &mut out.rates,
+            None,
+            &mut self.speed,
+        );
     }
 }
 

@@ -21,7 +21,6 @@ use crate::support::loads::accumulate_links;
 use crate::decision::Decision;
 use crate::policy::ClairvoyantPolicy;
 use crate::view::ClairvoyantView;
-use coflowkit_alloc::consume;
 use coflowkit_model::CAPACITY_EPS;
 use crate::policy::Info;
 use crate::spec::{clairvoyant, PolicySpec};
@@ -37,6 +36,9 @@ pub(crate) struct DrfStage {
     pub gamma: Vec<f64>,
     /// P* (0 when nothing is active).
     pub p_star: f64,
+    /// Remaining bytes of each active flow, by position in `v.active` (read once
+    /// per call; the later passes use these).
+    pub rem: Vec<f64>,
     /// Σ_k d'_k(l) per link.
     sum: Vec<f64>,
     acc: Vec<f64>,
@@ -56,8 +58,11 @@ impl DrfStage {
         self.links.clear();
         self.start.clear();
         self.start.push(0);
+        self.rem.clear();
+        self.rem.extend(v.active.iter().map(|&f| v.remaining(f)));
         for g in 0..v.groups.len() {
-            accumulate_links(v, g, &mut self.acc, &mut self.touched, |f| v.remaining(f as u32));
+            let rem = &self.rem;
+            accumulate_links(v, g, &mut self.acc, &mut self.touched, |i| rem[i]);
             self.touched.sort_unstable();
             let mut gamma: f64 = 0.0;
             for &l in &self.touched {
@@ -122,9 +127,32 @@ impl DrfStage {
         }
     }
 
-    /// Stage 1 of the DRF family: every flow of group `g` gets `rem_f / T_k` on the
-    /// shares `scale · P* · d'_k`, written to `rates` (by active position) and taken
-    /// from `residual`. Returns `1 / T_k` (0 when the group gets nothing).
+    /// Stage 1 of the DRF family for group `g`, on the shares `scale · P* · d'_k`:
+    /// takes `S_k(l) / T_k` from `residual` on each of k's links and returns the
+    /// speed `1 / T_k` (0 when the group gets nothing): every flow of k is to get
+    /// `rem_f / T_k`, so that all of them finish together. When k is truthful,
+    /// `1 / T_k = scale · P* / Γ_k`.
+    pub fn take(&self, v: &ClairvoyantView, g: usize, scale: f64, residual: &mut [f64]) -> f64 {
+        let t = self.finish_time(v, g, scale);
+        if !t.is_finite() {
+            return 0.0;
+        }
+        let k = v.groups[g].coflow as usize;
+        let truthful = v.coflow_report.get(k).is_none_or(|r| r.is_empty());
+        let speed = if truthful {
+            scale * self.p_star / self.gamma[g]
+        } else {
+            1.0 / t
+        };
+        for &(l, s) in self.group_links(g) {
+            let r = &mut residual[l as usize];
+            *r = (*r - s * speed).max(0.0);
+        }
+        speed
+    }
+
+    /// [`Self::take`], then every flow of group `g` gets `rem_f · speed`, written
+    /// to `rates` (by active position). Returns the speed.
     pub fn serve(
         &self,
         v: &ClairvoyantView,
@@ -133,26 +161,13 @@ impl DrfStage {
         rates: &mut [f64],
         residual: &mut [f64],
     ) -> f64 {
-        let t = self.finish_time(v, g, scale);
-        if !t.is_finite() {
-            return 0.0;
+        let speed = self.take(v, g, scale, residual);
+        if speed > 0.0 {
+            for i in v.groups[g].range() {
+                rates[i] = self.rem[i] * speed;
+            }
         }
-        let k = v.groups[g].coflow as usize;
-        let truthful = v.coflow_report.get(k).is_none_or(|r| r.is_empty());
-        // Truthful: r = (scale·P*) · rem / Γ, the closed form of rem / T.
-        let share = scale * self.p_star;
-        let gamma = self.gamma[g];
-        for i in v.groups[g].range() {
-            let f = v.active[i] as usize;
-            let r = if truthful {
-                share * v.remaining(f as u32) / gamma
-            } else {
-                v.remaining(f as u32) / t
-            };
-            rates[i] = r;
-            consume(v.fabric, residual, v.flow_path[f], r);
-        }
-        1.0 / t
+        speed
     }
 
     /// The room group `g` has left under a cap of `cap · C_l` on each of its links

@@ -25,6 +25,8 @@ pub struct NaiveTradeoff {
     sebf: Sebf,
     residual: Vec<f64>,
     room: Vec<f64>,
+    /// Per group, for [`Sebf::run`]: stage 1's rates are written already, so 0.
+    speed: Vec<f64>,
 }
 
 impl NaiveTradeoff {
@@ -35,6 +37,7 @@ impl NaiveTradeoff {
             sebf: Sebf::default(),
             residual: Vec::new(),
             room: Vec::new(),
+            speed: Vec::new(),
         }
     }
 }
@@ -47,6 +50,8 @@ impl ClairvoyantPolicy for NaiveTradeoff {
         self.residual.extend_from_slice(c);
         let cap = self.alpha * self.stage.p_star;
         self.room.clear();
+        self.speed.clear();
+        self.speed.resize(v.groups.len(), 0.0);
         for g in 0..v.groups.len() {
             let speed = self
                 .stage
@@ -59,6 +64,7 @@ impl ClairvoyantPolicy for NaiveTradeoff {
             &mut self.residual,
             &mut out.rates,
             Some(&mut self.room),
+            &mut self.speed,
         );
     }
 }

@@ -131,8 +131,8 @@ impl LinkCounts {
     }
 }
 
-/// Adds `value(f)` over the active flows `f` of group `g` to `acc[l]` for every link
-/// `l` they cross, listing each link the first time in `touched` (cleared first).
+/// Adds `value(i)` over the active flows of group `g` (`i` their positions in
+/// `c.active`) to `acc[l]` for every link `l` they cross, listing each link the first time in `touched` (cleared first).
 /// `value` must be positive (a zero `acc[l]` marks an untouched link); the caller
 /// reads the sums and resets them to zero.
 pub fn accumulate_links(
@@ -143,9 +143,9 @@ pub fn accumulate_links(
     value: impl Fn(usize) -> f64,
 ) {
     touched.clear();
-    for &f in &c.active[c.groups[g].range()] {
-        let f = f as usize;
-        let x = value(f);
+    for i in c.groups[g].range() {
+        let f = c.active[i] as usize;
+        let x = value(i);
         for &l in c.fabric.path(c.flow_path[f]) {
             let li = l as usize;
             if acc[li] == 0.0 {
