@@ -58,6 +58,20 @@ def test_ncdrf_tables_have_every_model(fb_trace, tmp_path):
     assert sens.loc["CoflowSim", "PS-P mean slowdown, spare=onepass"] == pytest.approx(
         t.loc["PS-P mean", "CoflowSim"], rel=1e-12
     )
+    # the backfill table: each reading is its own run (NC-DRF without backfill, PS-P
+    # over every active coflow), beside the defaults of Table II
+    b = pd.read_csv(out / "sensitivity_backfill.csv").set_index(["model", "policy"])
+    for policy, name, params in [
+        ("ncdrf", "NC-DRF, no backfill", {"backfill_rounds": "0"}),
+        ("psp", "PS-P, tenants=all", {"tenants": "all"}),
+        ("ncdrf", "NC-DRF (backfill, the default)", None),
+    ]:
+        mean, p95 = coflowsim_stats(fb_trace, policy, 20, params)
+        row = b.loc[("CoflowSim", name)]
+        assert row["mean slowdown"] == pytest.approx(mean, rel=1e-12)
+        assert row["mean / paper"] == pytest.approx(
+            mean / 5.75 if policy == "ncdrf" else mean / 9.47
+        )
 
 
 def test_ncdrf_on_coflowsim_alone(fb_trace, tmp_path):

@@ -33,8 +33,19 @@ pub enum Spare {
     MaxMin,
 }
 
+/// Which coflows a link's capacity is divided among in stage 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tenants {
+    /// Those with active flows on the link (PS-P's per-link fairness).
+    Link,
+    /// Every active coflow, on every link (an alternative reading, kept to test
+    /// what the NC-DRF paper's PS-P numbers imply; see docs/policies/psp.md).
+    All,
+}
+
 pub struct Psp {
     spare: Spare,
+    tenants: Tenants,
     counts: LinkCounts,
     coflows_on: Vec<f64>,
     /// n_k(l) of the group being served (zero elsewhere).
@@ -47,9 +58,10 @@ pub struct Psp {
 }
 
 impl Psp {
-    pub fn new(spare: Spare) -> Self {
+    pub fn new(spare: Spare, tenants: Tenants) -> Self {
         Psp {
             spare,
+            tenants,
             counts: LinkCounts::default(),
             coflows_on: Vec::new(),
             mine: Vec::new(),
@@ -71,11 +83,16 @@ impl NonClairvoyantPolicy for Psp {
         self.coflows_on.resize(nl, 0.0);
         self.mine.clear();
         self.mine.resize(nl, 0.0);
-        // K_l: coflows present on each link.
-        for g in 0..v.groups.len() {
-            for &(l, _) in self.counts.get(v, g) {
-                self.coflows_on[l as usize] += 1.0;
+        // K_l: coflows present on each link (or every active coflow).
+        match self.tenants {
+            Tenants::Link => {
+                for g in 0..v.groups.len() {
+                    for &(l, _) in self.counts.get(v, g) {
+                        self.coflows_on[l as usize] += 1.0;
+                    }
+                }
             }
+            Tenants::All => self.coflows_on.fill(v.groups.len() as f64),
         }
         // Stage 1: each flow takes the smaller of its per-link shares.
         self.residual.clear();
@@ -176,6 +193,11 @@ pub const PARAMS: &[ParamSpec] = &[
         help: "the capacity the per-link shares leave: none (unused, Fig. 4a), onepass (NC-DRF's one-pass backfill, the papers' model) or maxmin (max-min over all flows, fully work-conserving)",
     },
     ParamSpec {
+        name: "tenants",
+        default: "link",
+        help: "whom a link is divided among: link (the coflows with flows on it, PS-P) or all (every active coflow, an alternative reading tested against the NC-DRF paper's numbers)",
+    },
+    ParamSpec {
         name: "work_conserving",
         default: "",
         help: "older name: true = spare=maxmin, false = spare=none",
@@ -210,7 +232,11 @@ fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
             ))
         }
     }
-    non_clairvoyant(Psp::new(spare))
+    let tenants = match p.choice("tenants", &["link", "all"])? {
+        "all" => Tenants::All,
+        _ => Tenants::Link,
+    };
+    non_clairvoyant(Psp::new(spare, tenants))
 }
 
 pub const SPEC: PolicySpec = PolicySpec {
@@ -234,7 +260,7 @@ mod tests {
     fn rates(c: &Case, spare: Spare) -> Vec<f64> {
         let mut d = Decision::default();
         d.reset(c.active.len());
-        Psp::new(spare).decide(&c.non_clairvoyant(), &mut d);
+        Psp::new(spare, Tenants::Link).decide(&c.non_clairvoyant(), &mut d);
         d.rates
     }
 
@@ -278,6 +304,29 @@ mod tests {
         close(&rates(&c, Spare::None), &[3.0, 3.0, 6.0, 6.0]);
         close(&rates(&c, Spare::OnePass), &[3.0, 3.0, 7.5, 6.0]);
         close(&rates(&c, Spare::MaxMin), &[3.0, 3.0, 9.0, 6.0]);
+    }
+
+    #[test]
+    fn tenants_all_divides_every_link_among_every_active_coflow() {
+        // The case above with K = 3 (A, B, C active) on every link: A's flows get
+        // min(12/3 on up0 or up2, 12/(3·2) on down1, where A has two) = 2; B's 2→3
+        // min(4, 4) = 4; C's 4→1 min(4, 12/(3·1)) = 4. Per link (K_down1 = 2, the
+        // others 1): 3, 3, 6, 6.
+        let c = Case::new(
+            5,
+            12.0,
+            &[
+                (0, 0, 1, 1.0, 0.0),
+                (0, 2, 1, 1.0, 0.0),
+                (1, 2, 3, 1.0, 0.0),
+                (2, 4, 1, 1.0, 0.0),
+            ],
+        );
+        let mut d = Decision::default();
+        d.reset(c.active.len());
+        Psp::new(Spare::None, Tenants::All).decide(&c.non_clairvoyant(), &mut d);
+        close(&d.rates, &[2.0, 2.0, 4.0, 4.0]);
+        close(&rates(&c, Spare::None), &[3.0, 3.0, 6.0, 6.0]);
     }
 
     #[test]
