@@ -114,6 +114,15 @@ def test_coflex_table3_has_every_model(fb_trace, tmp_path):
     c = c.apply(pd.to_numeric, errors="coerce")
     want = t.loc["HUG mean", "exact"] / t.loc["Coflex mean", "exact"]
     assert c.loc["HUG / Coflex, mean slowdown", "exact"] == pytest.approx(want, rel=1e-12)
+    # PS-P's readings under CoflowSim: the default row is Table III's, the others
+    # their own runs, each over the paper's row
+    ps = pd.read_csv(tmp_path / "coflex" / "sensitivity_psp.csv").set_index("PS-P reading")
+    assert ps.loc["spare=onepass (the default)", "mean slowdown"] == pytest.approx(
+        t.loc["PS-P mean", "CoflowSim"], rel=1e-12
+    )
+    mean, p95 = coflowsim_stats(fb_trace, "psp", 15, {"spare": "none", "tenants": "all"})
+    assert ps.loc["tenants=all, spare=none", "mean slowdown"] == pytest.approx(mean, rel=1e-12)
+    assert ps.loc["tenants=all, spare=none", "p95 / paper"] == pytest.approx(p95 / 20.73)
 
 
 def test_mcs_batches_are_coflowsims_epochs():
