@@ -146,6 +146,32 @@ def test_micro_benchmark_workload_has_the_papers_shape():
     assert df.groupby("coflow_id")["start_s"].first().tolist() == [0.0, 10.0, 20.0]
 
 
+def test_a_smaller_micro_benchmark_gives_every_link_the_same_flows():
+    # Two groups (12 machines) instead of ten: B pairs i and i + 6, C j and j + 3
+    # for j in 0..2 and 6..8. Every machine still sends and receives 6 flows of A
+    # (5 without its flow to itself), 1 of B and 1 of C, as on 60 machines.
+    w = common.testbed_micro((0.0, 10.0, 20.0), "random", seed=3, groups=2)
+    df = pd.DataFrame(w.flow_columns())
+    assert w.ports == 12
+    assert df.groupby("coflow_id").size().to_dict() == {1: 72, 2: 12, 3: 12}
+    for end in ("src", "dst"):
+        per = df.groupby(["coflow_id", end]).size().unstack(0).fillna(0)
+        assert (per[1] == 6).all() and (per[2] == 1).all() and (per[3] == 1).all()
+    cc = df[df["coflow_id"] == 3]
+    assert set(zip(cc["src"], cc["dst"], strict=True)) == {
+        (j, j + 3) for j in (0, 1, 2, 6, 7, 8)
+    } | {(j + 3, j) for j in (0, 1, 2, 6, 7, 8)}
+    # without flows to self: the same sizes for the others (same draws)
+    w2 = common.testbed_micro((0.0, 10.0, 20.0), "random", seed=3, groups=2, self_flows=False)
+    d2 = pd.DataFrame(w2.flow_columns())
+    assert len(d2) == 96 - 12 and (d2["src"] != d2["dst"]).all()
+    key = ["coflow_id", "src", "dst"]
+    both = d2.merge(df, on=key, suffixes=("", "_all"))
+    assert len(both) == len(d2) and (both["bytes"] == both["bytes_all"]).all()
+    with pytest.raises(ck.CoflowkitError, match="groups must be even"):
+        common.testbed_micro((0.0, 10.0, 20.0), "random", groups=3)
+
+
 def test_micro_benchmark_with_equal_flows_is_uplink_bound():
     # Coflex's setting: every machine uploads A's 6 flows, and B and C add one each
     # for the machines in both patterns: 8 · 100 MiB at 128 MiB/s = 6.25 s, the

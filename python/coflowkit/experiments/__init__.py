@@ -8,6 +8,7 @@ from __future__ import annotations
 
 EXPERIMENTS = {
     "ncdrf": "NC-DRF (Sec. V): Table II, Figs. 5-6 on the Facebook trace; testbed micro-benchmark",
+    "ncdrf-testbed": "NC-DRF (Sec. V-B): Figs. 7-8, the micro-benchmark on the testbed (root)",
     "coflex": "Coflex (Sec. IV-V): Table III, Figs. 4-6 on the Facebook trace; micro-benchmark",
     "mcs": "MCS (Sec. VIII): Table I, Figs. 13-18 on the Facebook trace (batched, Poisson loads)",
     "coda-scheduler": "CODA (Secs. 4, 6.4): Figs. 11-13, 15-16, scheduling with wrong coflows",
@@ -45,6 +46,10 @@ def run(name: str, **kw) -> str:
         from coflowkit.experiments import ncdrf
 
         return ncdrf.run(**kw)
+    if name == "ncdrf-testbed":
+        from coflowkit.experiments import ncdrf_testbed
+
+        return ncdrf_testbed.run(**kw)
     if name == "coflex":
         from coflowkit.experiments import coflex
 

@@ -43,19 +43,30 @@ def flows_workload(rows: list[tuple], source: str, ports: int | None = None) -> 
 
 
 def testbed_micro(
-    arrivals_s: Sequence[float], sizes: str, seed: int = 1, equal_bytes: float = 100 * MIB
+    arrivals_s: Sequence[float],
+    sizes: str,
+    seed: int = 1,
+    equal_bytes: float = 100 * MIB,
+    groups: int = 10,
+    self_flows: bool = True,
 ) -> Workload:
-    """The three coflows of the NC-DRF and Coflex testbed micro-benchmarks on 60
-    machines (the papers number them 1..60; here ports 0..59):
+    """The three coflows of the NC-DRF and Coflex testbed micro-benchmarks on
+    ``6 · groups`` machines, N (the papers: 10 groups, N = 60, numbered 1..60; here
+    ports 0..N-1):
 
-    * A: the machines in 10 groups of 6 (1-6, 7-12, ...), all-to-all inside each
-      group, a machine to itself included: 10 · 36 = 360 flows;
-    * B: machine i and i + 30 for i in 1..30, both ways: 60 flows;
-    * C: machine j and j + 15 for j in 1..15 and 31..45, both ways: 60 flows.
+    * A: the machines in ``groups`` groups of 6 (1-6, 7-12, ...), all-to-all inside
+      each group, a machine to itself included: 36 flows a group (360 on 60);
+    * B: machine i and i + N/2 for i in 1..N/2, both ways (60 flows on 60);
+    * C: machine j and j + N/4 for j in 1..N/4 and N/2+1..3N/4, both ways (60 on 60).
 
+    Every machine's links carry the same flows of A, B and C whatever ``groups``
+    (an even number, so that N/4 is whole). ``self_flows=False`` leaves out A's
+    flows from a machine to itself (on real hosts they do not cross the network).
     ``sizes``: ``"random"`` draws every flow uniformly in [30, 100] MB with
     ``seed`` (NC-DRF), ``"equal"`` gives every flow ``equal_bytes`` (Coflex).
     """
+    if groups < 2 or groups % 2:
+        raise CoflowkitError(f"testbed micro-benchmark: groups must be even and >= 2, got {groups}")
     rng = random.Random(seed)
 
     def size() -> float:
@@ -65,16 +76,20 @@ def testbed_micro(
             return equal_bytes
         raise CoflowkitError(f"sizes must be 'random' or 'equal', got {sizes!r}")
 
+    n = 6 * groups
+    half, quarter = n // 2, n // 4
     rows: list[tuple] = []
     a, b, c = arrivals_s
-    for g in range(10):
+    for g in range(groups):
         group = range(6 * g, 6 * g + 6)
         rows += [(1, s, d, size(), a) for s in group for d in group]
-    for i in range(30):
-        rows += [(2, i, i + 30, size(), b), (2, i + 30, i, size(), b)]
-    for j in list(range(15)) + list(range(30, 45)):
-        rows += [(3, j, j + 15, size(), c), (3, j + 15, j, size(), c)]
-    return flows_workload(rows, f"micro-benchmark({sizes})", ports=60)
+    for i in range(half):
+        rows += [(2, i, i + half, size(), b), (2, i + half, i, size(), b)]
+    for j in list(range(quarter)) + list(range(half, half + quarter)):
+        rows += [(3, j, j + quarter, size(), c), (3, j + quarter, j, size(), c)]
+    if not self_flows:  # drawn all the same, so the other flows keep their sizes
+        rows = [r for r in rows if r[1] != r[2]]
+    return flows_workload(rows, f"micro-benchmark({sizes})", ports=n)
 
 
 def concurrent_sample(trace: Workload, n: int, seed: int) -> Workload:

@@ -521,6 +521,43 @@ class Cluster:
             log.close()
 
 
+class ProgressSampler:
+    """Polls the master's ``GET /api/coflows`` every ``every_s`` seconds in a thread
+    and keeps ``(time from t0, coflow, bytes_sent)``. A failed poll (the master busy
+    for a moment) is skipped, and counted."""
+
+    def __init__(self, cluster: Cluster, t0: float, every_s: float):
+        import threading
+
+        self.rows: list[tuple[float, int, float]] = []
+        self.failed = 0
+        self._halt = threading.Event()
+
+        def loop() -> None:
+            while not self._halt.wait(every_s):
+                now = time.time() - t0
+                try:
+                    coflows = cluster.get("/api/coflows", timeout=1.0)
+                except (OSError, ValueError, CoflowkitError):
+                    self.failed += 1
+                    continue
+                for c in coflows:
+                    self.rows.append((now, int(c["id"]), float(c["bytes_sent"])))
+
+        self._thread = threading.Thread(target=loop, daemon=True)
+        self._thread.start()
+
+    def stop(self, path: str) -> None:
+        """Stops polling and writes ``path`` (time_s, coflow_id, bytes_sent)."""
+        import pandas as pd
+
+        self._halt.set()
+        self._thread.join(timeout=5)
+        pd.DataFrame(self.rows, columns=["time_s", "coflow_id", "bytes_sent"]).to_csv(
+            path, index=False
+        )
+
+
 def _prom(text: str, name: str) -> float:
     for line in text.splitlines():
         if line.startswith(name + " "):
@@ -552,23 +589,46 @@ def run(
     interval_ms: int = 20,
 ) -> dict:
     """Replays the scaled workload for real under ``policy`` and simulates it; see the module doc."""
+    w = workload(trace, hosts, coflows, bytes_scale, time_scale, min_flow)
+    return run_workload(w, policy, params, out, hosts, gbps, interval_ms)
 
+
+def run_workload(
+    w: Workload,
+    policy: str,
+    params: dict,
+    out: str,
+    hosts: int,
+    gbps: float,
+    interval_ms: int = 20,
+    sample_s: float | None = None,
+) -> dict:
+    """Replays ``w`` (flows between distinct hosts ``0..hosts-1``, each at least
+    100 KB so the agents see it) for real under ``policy`` on the testbed, simulates
+    it on the measured goodput, and writes both and their comparison to ``out``.
+    ``sample_s``: also write ``progress.csv``, every coflow's acknowledged bytes as
+    the master sees them (``GET /api/coflows``), sampled every ``sample_s`` seconds
+    from the replay's start."""
     os.makedirs(out, exist_ok=True)
     st = state()
     if st is None or st["hosts"] != hosts or st["gbps"] != gbps:
         st = up(hosts, gbps)
-    w = workload(trace, hosts, coflows, bytes_scale, time_scale, min_flow)
     goodput = measure_goodput(st["ips"], gbps, out)
     cluster = Cluster(policy, params, hosts, gbps, goodput, out, interval_ms)
+    sampler = None
     try:
         sim_w = w.with_fabric(sim_fabric(hosts, goodput))
         sim = api.simulate(sim_w, policy, params)
         makespan = float(np.nanmax(sim.coflows["finish_s"].to_numpy()))
         p = plan(w, time.time() + 3.0, st["ips"], deadline_s=max(60.0, 4 * makespan))
         cluster.register(w, p)
+        if sample_s:
+            sampler = ProgressSampler(cluster, p["t0"], sample_s)
         real = _run_workers(p, out, "traffic", hosts)
         prom = cluster.metrics()
     finally:
+        if sampler is not None:
+            sampler.stop(os.path.join(out, "progress.csv"))
         cluster.stop()
     errors = [f for f in real["flows"] if f["error"]]
     if errors:
