@@ -725,8 +725,8 @@ def psp_note(spare: dict) -> str:
 
 
 MICRO_NOTE = """* **Micro-benchmark.** Simulated exactly, TCP favours coflow A (360 flows
-  against 60 for B and C) and finishes it first; NC-DRF's edge in the paper's Fig. 7
-  came from an EC2 testbed (rate limiting, TCP dynamics) that an exact fluid model
-  does not have. Figs. 7-8 on coflowkit's own testbed (the runtime on network
-  namespaces) are not run yet (issue 22).
+  against 60 for B and C) and finishes it first, unlike the paper's Fig. 7, which
+  was measured on EC2. The same benchmark run for real, TCP scheduled by coflowkit's
+  runtime on its namespace testbed, is `coflowkit reproduce ncdrf-testbed`
+  (docs/results/ncdrf-testbed); whether the difference is the testbed's is read there.
 """
