@@ -59,10 +59,13 @@ impl DrfStage {
         self.start.clear();
         self.start.push(0);
         self.rem.clear();
-        self.rem.extend(v.active.iter().map(|&f| v.remaining(f)));
+        self.rem.resize(v.active.len(), 0.0);
         for g in 0..v.groups.len() {
-            let rem = &self.rem;
-            accumulate_links(v, g, &mut self.acc, &mut self.touched, |i| rem[i]);
+            let rem = &mut self.rem;
+            accumulate_links(v, g, &mut self.acc, &mut self.touched, |i| {
+                rem[i] = v.remaining(v.active[i]);
+                rem[i]
+            });
             self.touched.sort_unstable();
             let mut gamma: f64 = 0.0;
             for &l in &self.touched {

@@ -140,7 +140,7 @@ pub fn accumulate_links(
     g: usize,
     acc: &mut [f64],
     touched: &mut Vec<u32>,
-    value: impl Fn(usize) -> f64,
+    mut value: impl FnMut(usize) -> f64,
 ) {
     touched.clear();
     for i in c.groups[g].range() {
