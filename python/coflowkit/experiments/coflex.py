@@ -345,11 +345,40 @@ def trace_section(
     labels = list(runs)
     n = len(runs[labels[0]]["Coflex"].coflows)
     slow = {m: {n_: common.slowdown_stats(r) for n_, r in runs[m].items()} for m in labels}
-    C = common.Claim
-    each = lambda f: {m: f(m) for m in labels}  # noqa: E731
     t3 = common.slowdown_claims(PAPER_TABLE3, slow, labels)
     o.add(f"## Table III: slowdown on the trace ({n} coflows)\n")
     o.add(o.claims("table3_slowdown", t3, labels, "Table III under each model"))
+    claims = trace_claims(runs, slow, labels)
+    o.add("## The trace claims, one row each\n")
+    o.add(
+        "Each cell: our value, ours / paper, and a verdict (reproduced within "
+        f"{common.CLAIM_TOLERANCE:.0%}; an ordering holds or fails). Models: "
+        "**exact** (every policy called at every flow event), **exact, realloc=coflow** "
+        "(called only at coflow arrivals and completions, the paper's Algorithm 2; "
+        "Per-flow still at every event), **CoflowSim** (CoflowSim's model, on which the "
+        "paper ran: Per-flow is its FAIR, Varys its SEBF, and PS-P, HUG and Coflex are "
+        "coflowkit's policies called at its admission and departure hooks; "
+        "docs/engines.md).\n"
+    )
+    o.add(o.claims("table3_claims", claims, labels, "Table III and Fig. 6"))
+    if "CoflowSim" in models:
+        psp_sensitivity(
+            o, spec, runs["CoflowSim"]["PS-P"], models["CoflowSim"][0], workers, cache_dir
+        )
+    primary = "CoflowSim" if "CoflowSim" in labels else labels[0]
+    fig6_section(o, runs[primary], primary)
+    for m in labels:
+        if m != primary:
+            fig6_section(
+                common.Suffixed(o, "_" + m.replace(", ", "_").replace("=", "_")), runs[m], m
+            )
+    return n, t3 + claims
+
+
+def trace_claims(runs: dict, slow: dict, labels: list[str]) -> list[common.Claim]:
+    """Table III's order and ratios and Fig. 6's claims, one row each, per model."""
+    C = common.Claim
+    each = lambda f: {m: f(m) for m in labels}  # noqa: E731
     order = ["Per-flow", "PS-P", "HUG", "Coflex", "Varys"]
     h = {m: runs[m]["HUG"].coflows["cct_s"].to_numpy() for m in labels}
     c = {m: runs[m]["Coflex"].coflows["cct_s"].to_numpy() for m in labels}
@@ -429,30 +458,7 @@ def trace_section(
             each(lambda m: knee(runs[m], "p95")),
         ),
     ]
-    o.add("## The trace claims, one row each\n")
-    o.add(
-        "Each cell: our value, ours / paper, and a verdict (reproduced within "
-        f"{common.CLAIM_TOLERANCE:.0%}; an ordering holds or fails). Models: "
-        "**exact** (every policy called at every flow event), **exact, realloc=coflow** "
-        "(called only at coflow arrivals and completions, the paper's Algorithm 2; "
-        "Per-flow still at every event), **CoflowSim** (CoflowSim's model, on which the "
-        "paper ran: Per-flow is its FAIR, Varys its SEBF, and PS-P, HUG and Coflex are "
-        "coflowkit's policies called at its admission and departure hooks; "
-        "docs/engines.md).\n"
-    )
-    o.add(o.claims("table3_claims", claims, labels, "Table III and Fig. 6"))
-    if "CoflowSim" in models:
-        psp_sensitivity(
-            o, spec, runs["CoflowSim"]["PS-P"], models["CoflowSim"][0], workers, cache_dir
-        )
-    primary = "CoflowSim" if "CoflowSim" in labels else labels[0]
-    fig6_section(o, runs[primary], primary)
-    for m in labels:
-        if m != primary:
-            fig6_section(
-                common.Suffixed(o, "_" + m.replace(", ", "_").replace("=", "_")), runs[m], m
-            )
-    return n, t3 + claims
+    return claims
 
 
 #: PS-P's other readings (the sensitivity table; docs/policies/psp.md): row name ->

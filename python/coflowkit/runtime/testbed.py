@@ -630,6 +630,12 @@ def run_workload(
         if sampler is not None:
             sampler.stop(os.path.join(out, "progress.csv"))
         cluster.stop()
+    return _compare(w, sim_w, sim, real, prom, policy, params, hosts, gbps, goodput, out)
+
+
+def _compare(w, sim_w, sim, real, prom, policy, params, hosts, gbps, goodput, out) -> dict:
+    """Checks the real run (every flow's bytes), writes it as `simulate` writes a
+    run, the simulation in ``sim/`` and the comparison; returns the summary."""
     errors = [f for f in real["flows"] if f["error"]]
     if errors:
         raise CoflowkitError(
@@ -665,7 +671,7 @@ def run_workload(
         "gbps": gbps,
         "goodput_bytes_per_s": goodput,
         "coflows": int(len(ids)),
-        "flows": len(p["flows"]),
+        "flows": len(real["flows"]),
         "real_mean_cct_s": float(np.mean(real_cct)),
         "sim_mean_cct_s": float(np.mean(sim_cct)),
         "mean_cct_error": float(np.mean(real_cct) / np.mean(sim_cct) - 1),
