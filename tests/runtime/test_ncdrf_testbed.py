@@ -41,6 +41,10 @@ def test_the_micro_benchmark_runs_for_real_and_is_reported(tmp_path):
             assert b[-1] <= total[k] + width[k] + 1e-6
     report = (out / "report.md").read_text()
     assert "NC-DRF finishes all three coflows no later than TCP (Fig. 7)" in report
+    assert "; simulated: " in report  # each Fig. 7 verdict on the simulation too
+    # the run folders keep the results, not the run's TLS keys or per-host logs
+    kept = {p.name for p in (out / "runs" / "ncdrf").iterdir()}
+    assert kept == ncdrf_testbed.KEEP | {"sim"}, kept
     assert "most nearly equal progress" in report
 
 
