@@ -132,9 +132,10 @@ impl LinkCounts {
 }
 
 /// Adds `value(i)` over the active flows of group `g` (`i` their positions in
-/// `c.active`) to `acc[l]` for every link `l` they cross, listing each link the first time in `touched` (cleared first).
-/// `value` must be positive (a zero `acc[l]` marks an untouched link); the caller
-/// reads the sums and resets them to zero.
+/// `c.active`) to `acc[l]` for every link `l` they cross, listing each link the
+/// first time in `touched` (cleared first). `value` must be positive (a zero
+/// `acc[l]` marks an untouched link); the caller reads the sums and resets them to
+/// zero.
 pub fn accumulate_links(
     c: &Common,
     g: usize,
@@ -160,6 +161,30 @@ pub fn accumulate_links(
 mod tests {
     use super::*;
     use crate::testkit::Case;
+
+    #[test]
+    fn link_sums_add_every_flow_on_each_link_once_listed() {
+        // 4 ports (up 0..4, down 4..8). Coflow 0: 0→1 (1), 0→2 (2), 0→2 (4), 3→2
+        // (8), 1→1 (16).
+        // up0 = 7, up3 = 8, up1 = 16, down5 = 1 + 16 = 17, down6 = 14.
+        let c = Case::new(
+            4,
+            1.0,
+            &[
+                (0, 0, 1, 1.0, 0.0),
+                (0, 0, 2, 2.0, 0.0),
+                (0, 0, 2, 4.0, 0.0),
+                (0, 3, 2, 8.0, 0.0),
+                (0, 1, 1, 16.0, 0.0),
+            ],
+        );
+        let v = c.clairvoyant();
+        let (mut acc, mut touched) = (vec![0.0; 8], Vec::new());
+        accumulate_links(&v, 0, &mut acc, &mut touched, |i| v.remaining(v.active[i]));
+        assert_eq!(acc, vec![7.0, 16.0, 0.0, 8.0, 0.0, 17.0, 14.0, 0.0]);
+        touched.sort_unstable();
+        assert_eq!(touched, vec![0, 1, 3, 5, 6]);
+    }
 
     #[test]
     fn link_counts_are_recounted_when_flows_start_or_finish() {
