@@ -443,6 +443,16 @@ def trace_claims(runs: dict, slow: dict, labels: list[str]) -> list[common.Claim
                 )
             ),
         ),
+        *knee_claims(runs, labels),
+    ]
+    return claims
+
+
+def knee_claims(runs: dict, labels: list[str]) -> list[common.Claim]:
+    """Fig. 6a's best tradeoff points (mean and p95), per model."""
+    C = common.Claim
+    each = lambda f: {m: f(m) for m in labels}  # noqa: E731
+    return [
         C(
             "Fig. 6a, mean: alpha where the steepest rise begins (sweep step 0.25)",
             "0.5",
@@ -458,7 +468,6 @@ def trace_claims(runs: dict, slow: dict, labels: list[str]) -> list[common.Claim
             each(lambda m: knee(runs[m], "p95")),
         ),
     ]
-    return claims
 
 
 #: PS-P's other readings (the sensitivity table; docs/policies/psp.md): row name ->

@@ -708,6 +708,38 @@ def _list(t: pd.DataFrame, keys: list[str], col: str) -> str:
     return ", ".join(_r(t.loc[k, col]) for k in keys)
 
 
+def sn_bullet(mcs: dict, var: dict, bound: dict, pc: dict, f13: dict, top: float) -> str:
+    """Why MCS gains so little on SN and LN coflows here: the bound, and DARK."""
+    return (
+        "**SN and LN coflows: Aalo leaves almost nothing to gain here** (Fig. 13 SN "
+        f"{_r(mcs['SN'])} against the paper's 0.38; Fig. 14 SN {_r(pc['sn_min'])} at "
+        f"best and {_r(pc['sn_top'])} at {top:.0%} load against 0.10, LN "
+        f"{_r(pc['ln_top'])} against 0.30; Fig. 15 SN {_r(pc['sn15_top'])} against "
+        "0.70). Established: under coflowkit's Aalo the SN coflows of Fig. 13 take on "
+        f"average only {_r(1 / bound['SN'])} times their isolated CCT, so no schedule, "
+        f"clairvoyant or not, can bring them below {_r(bound['SN'])} (the 'bound' row); "
+        f"MCS reaches {_r(mcs['SN'])} and Varys {_r(var['SN'])}. In Figs. 14-15 the SN "
+        f"bound is at least {_r(pc['bound_sn'])} at every load and the LN bound "
+        f"{_r(pc['bound_ln'])} at {top:.0%}. The paper's 0.38 needs its Aalo to keep SN "
+        "coflows at 1 / 0.38 = 2.6 times their isolated CCT or more on average, its 0.10 "
+        "ten times or more. Established by the 'Aalo, CoflowSim's DARK rules' row of "
+        "Fig. 13: `aalo:variant=coflowsim` (CoflowSim's `CoflowSimulatorDark`, the Aalo "
+        "of the simulator the paper names) re-sorts its queues only when coflows are "
+        "admitted or depart (its demotion cascades then), where coflowkit's `aalo` "
+        "demotes a coflow the instant its bytes cross a threshold. On the same engine "
+        f"and workload its SN coflows take {_r(f13['dark']['SN'])} times the average "
+        f"CCT they take under coflowkit's Aalo (SW {_r(f13['dark']['SW'])}), and MCS is "
+        f"at {_r(f13['vs_dark']['SN'])} of DARK's on SN and {_r(f13['vs_dark']['SW'])} "
+        "on SW (paper 0.38 and 0.83). The two Aalo rows differ by DARK's rules alone, "
+        "so the paper's gains are gains over DARK's rules. Which part of them costs the "
+        "SN coflows is a conjecture: with batched arrivals the first coflows of a batch "
+        "keep the top queue, however many bytes they send, until some coflow finishes, "
+        "and the small coflows that share a port with them wait. Under CoflowSim's model "
+        "(the section below) MCS too is called only at the hooks and loses most of "
+        "that edge; that the paper's MCS lies between the two is a conjecture."
+    )
+
+
 def why(t1, f13, pc, f16, f17, f18, coflows, sub_load) -> str:
     """The last section: every difference over the tolerance, and why. The numbers
     are this run's; the reasoning was checked on the default run (first 200
@@ -758,34 +790,7 @@ def why(t1, f13, pc, f16, f17, f18, coflows, sub_load) -> str:
             "mcs-train` reproduces every coefficient (docs/mcs-train.md). Algorithm 1 "
             f"finds {classes}."
         )
-    b.append(
-        "**SN and LN coflows: Aalo leaves almost nothing to gain here** (Fig. 13 SN "
-        f"{_r(mcs['SN'])} against the paper's 0.38; Fig. 14 SN {_r(pc['sn_min'])} at "
-        f"best and {_r(pc['sn_top'])} at {top:.0%} load against 0.10, LN "
-        f"{_r(pc['ln_top'])} against 0.30; Fig. 15 SN {_r(pc['sn15_top'])} against "
-        "0.70). Established: under coflowkit's Aalo the SN coflows of Fig. 13 take on "
-        f"average only {_r(1 / bound['SN'])} times their isolated CCT, so no schedule, "
-        f"clairvoyant or not, can bring them below {_r(bound['SN'])} (the 'bound' row); "
-        f"MCS reaches {_r(mcs['SN'])} and Varys {_r(var['SN'])}. In Figs. 14-15 the SN "
-        f"bound is at least {_r(pc['bound_sn'])} at every load and the LN bound "
-        f"{_r(pc['bound_ln'])} at {top:.0%}. The paper's 0.38 needs its Aalo to keep SN "
-        "coflows at 1 / 0.38 = 2.6 times their isolated CCT or more on average, its 0.10 "
-        "ten times or more. Established by the 'Aalo, CoflowSim's DARK rules' row of "
-        "Fig. 13: `aalo:variant=coflowsim` (CoflowSim's `CoflowSimulatorDark`, the Aalo "
-        "of the simulator the paper names) re-sorts its queues only when coflows are "
-        "admitted or depart (its demotion cascades then), where coflowkit's `aalo` "
-        "demotes a coflow the instant its bytes cross a threshold. On the same engine "
-        f"and workload its SN coflows take {_r(f13['dark']['SN'])} times the average "
-        f"CCT they take under coflowkit's Aalo (SW {_r(f13['dark']['SW'])}), and MCS is "
-        f"at {_r(f13['vs_dark']['SN'])} of DARK's on SN and {_r(f13['vs_dark']['SW'])} "
-        "on SW (paper 0.38 and 0.83). The two Aalo rows differ by DARK's rules alone, "
-        "so the paper's gains are gains over DARK's rules. Which part of them costs the "
-        "SN coflows is a conjecture: with batched arrivals the first coflows of a batch "
-        "keep the top queue, however many bytes they send, until some coflow finishes, "
-        "and the small coflows that share a port with them wait. Under CoflowSim's model "
-        "(the section below) MCS too is called only at the hooks and loses most of "
-        "that edge; that the paper's MCS lies between the two is a conjecture."
-    )
+    b.append(sn_bullet(mcs, var, bound, pc, f13, top))
     b.append(
         f"**SW coflows** (Fig. 13 {_r(mcs['SW'])} against 0.83, {sw_tol}; "
         f"Fig. 14 {_r(pc['sw_min'])} at best against 0.50, where the bound is "

@@ -284,14 +284,9 @@ mod tests {
         close(&rates(&ncdrf_fig3(), Spare::OnePass), &[1.0 / 3.0; 4]);
     }
 
-    #[test]
-    fn one_pass_divides_a_links_spare_by_all_its_flows() {
-        // 5 ports, C = 12. A: 0→1, 2→1; B: 2→3; C: 4→1. Stage 1: down1 has K = 2 (A,
-        // C): 6 each, A's two flows 3 each, C's flow 6; up2 has A's 2→1 (3) and B's
-        // 2→3 (min(12/2, 12) = 6). Spare: up2 3, down1 0, down3 6, up0 9, up4 6.
-        // Only B's flow can use spare (every other flow crosses down1). One pass
-        // divides up2's 3 by its two flows: B gets 6 + 1.5; max-min gives B all 3.
-        let c = Case::new(
+    /// 5 ports, C = 12. A: 0→1, 2→1; B: 2→3; C: 4→1.
+    fn three_coflows_on_five_ports() -> Case {
+        Case::new(
             5,
             12.0,
             &[
@@ -300,7 +295,17 @@ mod tests {
                 (1, 2, 3, 1.0, 0.0),
                 (2, 4, 1, 1.0, 0.0),
             ],
-        );
+        )
+    }
+
+    #[test]
+    fn one_pass_divides_a_links_spare_by_all_its_flows() {
+        // 5 ports, C = 12. A: 0→1, 2→1; B: 2→3; C: 4→1. Stage 1: down1 has K = 2 (A,
+        // C): 6 each, A's two flows 3 each, C's flow 6; up2 has A's 2→1 (3) and B's
+        // 2→3 (min(12/2, 12) = 6). Spare: up2 3, down1 0, down3 6, up0 9, up4 6.
+        // Only B's flow can use spare (every other flow crosses down1). One pass
+        // divides up2's 3 by its two flows: B gets 6 + 1.5; max-min gives B all 3.
+        let c = three_coflows_on_five_ports();
         close(&rates(&c, Spare::None), &[3.0, 3.0, 6.0, 6.0]);
         close(&rates(&c, Spare::OnePass), &[3.0, 3.0, 7.5, 6.0]);
         close(&rates(&c, Spare::MaxMin), &[3.0, 3.0, 9.0, 6.0]);
@@ -312,16 +317,7 @@ mod tests {
         // min(12/3 on up0 or up2, 12/(3·2) on down1, where A has two) = 2; B's 2→3
         // min(4, 4) = 4; C's 4→1 min(4, 12/(3·1)) = 4. Per link (K_down1 = 2, the
         // others 1): 3, 3, 6, 6.
-        let c = Case::new(
-            5,
-            12.0,
-            &[
-                (0, 0, 1, 1.0, 0.0),
-                (0, 2, 1, 1.0, 0.0),
-                (1, 2, 3, 1.0, 0.0),
-                (2, 4, 1, 1.0, 0.0),
-            ],
-        );
+        let c = three_coflows_on_five_ports();
         let mut d = Decision::default();
         d.reset(c.active.len());
         Psp::new(Spare::None, Tenants::All).decide(&c.non_clairvoyant(), &mut d);
