@@ -35,8 +35,11 @@ pub struct CoflowPriority {
 /// One coflow's last solve in [`CoflowPriority::run`].
 #[derive(Default, Clone)]
 struct Memo {
-    /// Its active flows (global indices, in `c.active` order) when solved.
+    /// Its active flows (global indices, in `c.active` order) when solved, and
+    /// their paths (a driver that reused a flow index for another flow would
+    /// change them).
     flows: Vec<u32>,
+    paths: Vec<PathId>,
     /// The distinct links of their paths; the residual on each before and after.
     links: Vec<u32>,
     input: Vec<f64>,
@@ -47,8 +50,12 @@ struct Memo {
 
 impl Memo {
     /// True when `flows` on the residual `residual` are what this memo solved.
-    fn matches(&self, flows: &[u32], residual: &[f64]) -> bool {
+    fn matches(&self, c: &Common, flows: &[u32], residual: &[f64]) -> bool {
         self.flows == flows
+            && flows
+                .iter()
+                .zip(&self.paths)
+                .all(|(&f, &p)| c.flow_path[f as usize] == p)
             && self
                 .links
                 .iter()
@@ -73,7 +80,7 @@ impl CoflowPriority {
         for &g in order {
             let range = c.groups[g].range();
             let k = c.groups[g].coflow as usize;
-            if self.memo[k].matches(&c.active[range.clone()], &self.residual) {
+            if self.memo[k].matches(c, &c.active[range.clone()], &self.residual) {
                 self.replays += 1;
                 let m = &self.memo[k];
                 for (&l, &x) in m.links.iter().zip(&m.output) {
@@ -113,6 +120,9 @@ impl CoflowPriority {
         }
         m.flows.clear();
         m.flows.extend_from_slice(&c.active[range]);
+        m.paths.clear();
+        m.paths
+            .extend(m.flows.iter().map(|&f| c.flow_path[f as usize]));
         m.links.clear();
         for &f in &m.flows {
             for &l in c.fabric.path(c.flow_path[f as usize]) {
@@ -288,6 +298,19 @@ mod tests {
             }
         }
         assert!(reused.replays > 40, "{} replays", reused.replays);
+    }
+
+    #[test]
+    fn a_flow_index_on_another_path_is_solved_again() {
+        // Coflow 1 (2→3) first takes up2 and down3 (10); coflow 0's flow 0→1 gets
+        // 10. Then a driver reuses flow 0's index for a flow 2→1: coflow 0's old
+        // links (up0, down1) hold the same residual, but the new flow crosses the
+        // full up2 and gets 0.
+        let mut c = Case::new(4, 10.0, &[(0, 0, 1, 1.0, 0.0), (1, 2, 3, 1.0, 0.0)]);
+        let mut p = CoflowPriority::default();
+        assert_eq!(call(&mut p, &c, &[1, 0]), vec![10.0, 10.0]);
+        c.data.flow_path[0] = c.fabric.route(2, 1, 0).unwrap();
+        assert_eq!(call(&mut p, &c, &[1, 0]), vec![0.0, 10.0]);
     }
 
     #[test]
