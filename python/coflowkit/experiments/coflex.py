@@ -477,6 +477,7 @@ PSP_READINGS = {
     "spare=maxmin": "spare=maxmin",
     "tenants=all, spare=none": "spare=none,tenants=all",
     "tenants=all": "tenants=all",
+    "tenants=host, spare=none": "spare=none,tenants=host",
 }
 
 

@@ -49,6 +49,7 @@ ALTERNATIVES = {
     "NC-DRF, no backfill": ("ncdrf", ("backfill_rounds=0",)),
     "PS-P, tenants=all, spare=none": ("psp", ("spare=none", "tenants=all")),
     "PS-P, tenants=all": ("psp", ("tenants=all",)),
+    "PS-P, tenants=host, spare=none": ("psp", ("spare=none", "tenants=host")),
 }
 #: Sampling interval of the instantaneous metrics on the trace (seconds).
 SAMPLE_S = 1.0
@@ -386,6 +387,7 @@ def readings(spare: dict, runs: dict, m: str) -> list[tuple[str, str, api.Result
         ("PS-P, spare=none", "PS-P", spare[m]["none"]),
         ("PS-P, tenants=all, spare=none", "PS-P", spare[m]["PS-P, tenants=all, spare=none"]),
         ("PS-P, tenants=all", "PS-P", spare[m]["PS-P, tenants=all"]),
+        ("PS-P, tenants=host, spare=none", "PS-P", spare[m]["PS-P, tenants=host, spare=none"]),
     ]
 
 
@@ -703,6 +705,7 @@ def psp_note(spare: dict) -> str:
         ("spare=none", spare[cs]["none"]),
         ("tenants=all, spare=none", spare[cs]["PS-P, tenants=all, spare=none"]),
         ("tenants=all", spare[cs]["PS-P, tenants=all"]),
+        ("tenants=host, spare=none", spare[cs]["PS-P, tenants=host, spare=none"]),
     ]
     st = {n: common.slowdown_stats(r) for n, r in rows}
     hit = [n for n in st if near_all(st[n], p_)]
@@ -716,10 +719,11 @@ def psp_note(spare: dict) -> str:
             f"{', '.join(hit)} matches the paper's row.\n"
             if hit
             else "No reading run here matches it: with the spare left idle, as NC-DRF's "
-            "numbers suggest the paper ran, PS-P is still faster than the paper's, and "
-            "dividing every link among every active coflow overshoots. Conjecture: the "
-            "paper's PS-P divides a link among a set of coflows between these two (for "
-            "example, every coflow present at either end of a flow).\n"
+            "numbers suggest the paper ran, PS-P is faster than the paper's when a link "
+            "is divided among the coflows on it, and slower when a host's links are "
+            "divided among the coflows at the host or every link among every active "
+            "coflow. Conjecture: the paper's PS-P divides a link among a set of coflows "
+            "between the first two.\n"
         )
     )
 

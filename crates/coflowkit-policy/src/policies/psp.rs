@@ -41,6 +41,10 @@ pub enum Tenants {
     /// Every active coflow, on every link (an alternative reading, kept to test
     /// what the NC-DRF paper's PS-P numbers imply; see docs/policies/psp.md).
     All,
+    /// A host's two access links (first link of the flows it sends, last link of
+    /// those it receives) are divided among the coflows present at the host,
+    /// sending or receiving; other links as `Link` (also an alternative reading).
+    Host,
 }
 
 pub struct Psp {
@@ -48,6 +52,9 @@ pub struct Psp {
     tenants: Tenants,
     counts: LinkCounts,
     coflows_on: Vec<f64>,
+    /// Per host: its uplink and downlink as seen on the active flows (`Host`).
+    access: Vec<[u32; 2]>,
+    stamp: Vec<u32>,
     /// n_k(l) of the group being served (zero elsewhere).
     mine: Vec<f64>,
     residual: Vec<f64>,
@@ -64,6 +71,8 @@ impl Psp {
             tenants,
             counts: LinkCounts::default(),
             coflows_on: Vec::new(),
+            access: Vec::new(),
+            stamp: Vec::new(),
             mine: Vec::new(),
             residual: Vec::new(),
             mm: MaxMin::new(),
@@ -93,6 +102,7 @@ impl NonClairvoyantPolicy for Psp {
                 }
             }
             Tenants::All => self.coflows_on.fill(v.groups.len() as f64),
+            Tenants::Host => self.count_per_host(v),
         }
         // Stage 1: each flow takes the smaller of its per-link shares.
         self.residual.clear();
@@ -153,6 +163,45 @@ impl NonClairvoyantPolicy for Psp {
 }
 
 impl Psp {
+    /// `K_l` for `Tenants::Host`: per link as `Link`, then each host's access
+    /// links take the number of coflows with an active flow from or to the host.
+    fn count_per_host(&mut self, v: &NonClairvoyantView) {
+        let fab = v.fabric;
+        for g in 0..v.groups.len() {
+            for &(l, _) in self.counts.get(v, g) {
+                self.coflows_on[l as usize] += 1.0;
+            }
+        }
+        let hosts = fab.ports() as usize;
+        self.access.clear();
+        self.access.resize(hosts, [u32::MAX; 2]);
+        for &f in v.active {
+            let path = fab.path(v.flow_path[f as usize]);
+            if let (Some(&a), Some(&b)) = (path.first(), path.last()) {
+                self.access[v.flow_src[f as usize] as usize][0] = a;
+                self.access[v.flow_dst[f as usize] as usize][1] = b;
+            }
+        }
+        for l in self.access.iter().flatten().filter(|&&l| l != u32::MAX) {
+            self.coflows_on[*l as usize] = 0.0;
+        }
+        self.stamp.clear();
+        self.stamp.resize(hosts, u32::MAX);
+        for (g, group) in v.groups.iter().enumerate() {
+            for &f in &v.active[group.range()] {
+                for h in [v.flow_src[f as usize], v.flow_dst[f as usize]] {
+                    let h = h as usize;
+                    if self.stamp[h] != g as u32 {
+                        self.stamp[h] = g as u32;
+                        for l in self.access[h].into_iter().filter(|&l| l != u32::MAX) {
+                            self.coflows_on[l as usize] += 1.0;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// NC-DRF's one-pass backfill on the spare `u` left by stage 1: every flow adds
     /// `min_{l ∈ f} u_l / N_l`, all computed from the same `u` (per path: flows on
     /// one path get the same).
@@ -195,7 +244,7 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "tenants",
         default: "link",
-        help: "whom a link is divided among: link (the coflows with flows on it, PS-P) or all (every active coflow, an alternative reading tested against the NC-DRF paper's numbers)",
+        help: "whom a link is divided among: link (the coflows with flows on it, PS-P), all (every active coflow) or host (a host's access links among the coflows at the host); all and host are alternative readings tested against the NC-DRF paper's numbers",
     },
     ParamSpec {
         name: "work_conserving",
@@ -232,8 +281,9 @@ fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
             ))
         }
     }
-    let tenants = match p.choice("tenants", &["link", "all"])? {
+    let tenants = match p.choice("tenants", &["link", "all", "host"])? {
         "all" => Tenants::All,
+        "host" => Tenants::Host,
         _ => Tenants::Link,
     };
     non_clairvoyant(Psp::new(spare, tenants))
@@ -323,6 +373,31 @@ mod tests {
         Psp::new(Spare::None, Tenants::All).decide(&c.non_clairvoyant(), &mut d);
         close(&d.rates, &[2.0, 2.0, 4.0, 4.0]);
         close(&rates(&c, Spare::None), &[3.0, 3.0, 6.0, 6.0]);
+    }
+
+    #[test]
+    fn tenants_host_divides_a_hosts_links_among_the_coflows_at_the_host() {
+        // The five-port case plus D: 1→0. Coflows at each host: h0 {A, D}, h1 {A, C,
+        // D}, h2 {A, B}, h3 {B}, h4 {C}. A's 0→1: min(12/(2·1) on up0, 12/(3·2) on
+        // down1, where A has two flows) = 2; A's 2→1: min(12/2, 2) = 2; B's 2→3:
+        // min(12/2, 12/1) = 6; C's 4→1: min(12/1, 12/3) = 4; D's 1→0: min(12/3,
+        // 12/2) = 4. Per link (up1 and down0 carry D alone) D would get 12.
+        let c = Case::new(
+            5,
+            12.0,
+            &[
+                (0, 0, 1, 1.0, 0.0),
+                (0, 2, 1, 1.0, 0.0),
+                (1, 2, 3, 1.0, 0.0),
+                (2, 4, 1, 1.0, 0.0),
+                (3, 1, 0, 1.0, 0.0),
+            ],
+        );
+        let mut d = Decision::default();
+        d.reset(c.active.len());
+        Psp::new(Spare::None, Tenants::Host).decide(&c.non_clairvoyant(), &mut d);
+        close(&d.rates, &[2.0, 2.0, 6.0, 4.0, 4.0]);
+        close(&rates(&c, Spare::None), &[3.0, 3.0, 6.0, 6.0, 12.0]);
     }
 
     #[test]
