@@ -27,6 +27,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from coflowkit import transforms as T
 from coflowkit._core import CoflowkitError
 from coflowkit.experiments import common
 from coflowkit.experiments.common import Output, fmt
@@ -126,19 +127,8 @@ def prune(run_dir: str) -> None:
 
 
 def scale_bytes(w, factor: float):
-    """``w`` with every flow's bytes × ``factor``."""
-    c = w.flow_columns()
-    rows = list(
-        zip(
-            c["coflow_id"],
-            c["src"],
-            c["dst"],
-            np.asarray(c["bytes"]) * factor,
-            c["start_s"],
-            strict=True,
-        )
-    )
-    return common.flows_workload(rows, w.source, ports=w.ports)
+    """``w`` with every flow's bytes × ``factor`` (the ``scale`` transform)."""
+    return T.apply(w, "scale", bytes=factor)
 
 
 def cct_table(runs: dict) -> pd.DataFrame:
