@@ -45,6 +45,12 @@ pub struct MaxMin {
     link_pos: Vec<u32>,
     link_ver: Vec<u32>,
     heap: BinaryHeap<Reverse<(Share, u32, u32)>>,
+    /// Per link, for the links the last solve touched: what the group took.
+    link_used: Vec<f64>,
+    /// Per link: `epoch` when the last solve's filling saturated it (bounded a rate).
+    link_tight: Vec<u32>,
+    /// The path of the last solve when it took the one-path shortcut, and its rate.
+    lone: Option<(PathId, f64)>,
 }
 
 /// Groups touching more links than this fill with a heap, fewer with a scan (both
@@ -86,6 +92,8 @@ impl MaxMin {
             self.link_start.resize(nl, 0);
             self.link_pos.resize(nl, 0);
             self.link_ver.resize(nl, 0);
+            self.link_used.resize(nl, 0.0);
+            self.link_tight.resize(nl, 0);
         }
     }
 
@@ -94,6 +102,7 @@ impl MaxMin {
         if self.epoch == 0 {
             self.path_stamp.iter_mut().for_each(|s| *s = 0);
             self.link_stamp.iter_mut().for_each(|s| *s = 0);
+            self.link_tight.iter_mut().for_each(|s| *s = 0);
             self.epoch = 1;
         }
     }
@@ -104,6 +113,38 @@ impl MaxMin {
     /// lone path, which is not filled).
     pub fn frozen_paths(&self) -> impl Iterator<Item = PathId> + '_ {
         self.order.iter().map(|&i| self.item_path[i as usize])
+    }
+
+    /// What the last solve took from link `l` (0 for a link it did not touch): the
+    /// solve set `residual[l] = max(residual[l] − took(l), 0)`, bit for bit.
+    pub fn took(&self, fabric: &Fabric, l: u32) -> f64 {
+        match self.lone {
+            Some((p, r)) => {
+                if r > 0.0 && fabric.path(p).contains(&l) {
+                    r
+                } else {
+                    0.0
+                }
+            }
+            None if self.link_stamp.get(l as usize) == Some(&self.epoch) => {
+                self.link_used[l as usize]
+            }
+            None => 0.0,
+        }
+    }
+
+    /// Whether link `l` bounded a rate in the last solve (it saturated during the
+    /// filling, or it is on the path of a one-path solve). A link that did not is
+    /// slack: the solve's rates stay the same for any residual on it that is open
+    /// and at least [`MaxMin::took`] (up to ties, where only the order of float
+    /// sums can change). Each round picks the link of least share; the flows still
+    /// unfrozen on a slack link end at or above the current level, so its share
+    /// `(c − taken so far) / W ≥ (took − taken so far) / W` never falls below it.
+    pub fn tight(&self, fabric: &Fabric, l: u32) -> bool {
+        match self.lone {
+            Some((p, _)) => fabric.path(p).contains(&l),
+            None => self.link_tight.get(l as usize) == Some(&self.epoch),
+        }
     }
 
     /// Max-min fair per-flow rates for one group of flows (given by their paths) on
@@ -143,6 +184,9 @@ impl MaxMin {
     ) {
         debug_assert_eq!(paths.len(), rates.len());
         self.order.clear();
+        self.lone = None;
+        self.reserve(fabric);
+        self.next_epoch();
         if paths.is_empty() {
             return;
         }
@@ -150,10 +194,9 @@ impl MaxMin {
             let r = crate::path_avail(fabric, residual, paths[0]);
             rates[0] = r;
             crate::consume(fabric, residual, paths[0], r);
+            self.lone = Some((paths[0], r));
             return;
         }
-        self.reserve(fabric);
-        self.next_epoch();
         let ep = self.epoch;
         // 1. Aggregate flows by path into entities. A path crossing a saturated link
         //    gets rate 0 at once and takes no part in the filling (in priority
@@ -254,6 +297,7 @@ impl MaxMin {
                     .map(|&i| self.item_w[i as usize] * self.item_rate[i as usize])
                     .sum()
             };
+            self.link_used[li] = used;
             residual[li] = (residual[li] - used).max(0.0);
         }
     }
@@ -267,6 +311,7 @@ impl MaxMin {
             (self.link_start[li] + self.link_deg[li]) as usize,
         );
         let mut frozen = 0;
+        self.link_tight[li] = self.epoch;
         for k in a..b {
             let i = self.link_items[k] as usize;
             if self.item_frozen[i] {
@@ -421,9 +466,30 @@ mod tests {
             f.route(3, 1, 0).unwrap(),
         ];
         let mut r = [0.0; 4];
-        MaxMin::new().solve(&f, &mut res, &p, &mut r);
+        let mut mm = MaxMin::new();
+        mm.solve(&f, &mut res, &p, &mut r);
         close(&r, &[4.0, 6.0, 4.0, 4.0]);
         close(&[res[0], res[dn1]], &[0.0, 0.0]);
+        // down1 and then up0 bounded rates; up2, up3 and down2 did not. Taken:
+        // up0 4 + 6, down1 12, up2 4, up3 4, down2 6; nothing on up1.
+        let (up, dn) = (|p: u32| p, |p: u32| 4 + p);
+        let tight: Vec<bool> = [up(0), dn(1), up(2), up(3), dn(2), up(1)]
+            .iter()
+            .map(|&l| mm.tight(&f, l))
+            .collect();
+        assert_eq!(tight, [true, true, false, false, false, false]);
+        let took: Vec<f64> = [up(0), dn(1), up(2), up(3), dn(2), up(1)]
+            .iter()
+            .map(|&l| mm.took(&f, l))
+            .collect();
+        close(&took, &[10.0, 12.0, 4.0, 4.0, 6.0, 0.0]);
+        // A lone flow: every link of its path bounds it, and it takes its rate.
+        let mut res = f.capacities.clone();
+        let mut r1 = [0.0];
+        mm.solve(&f, &mut res, &p[1..2], &mut r1);
+        close(&r1, &[10.0]);
+        assert!(mm.tight(&f, up(0)) && mm.tight(&f, dn(2)) && !mm.tight(&f, dn(1)));
+        close(&[mm.took(&f, up(0)), mm.took(&f, dn(1))], &[10.0, 0.0]);
     }
 
     #[test]

@@ -35,6 +35,13 @@ pub struct Decision {
     /// `O(active)`. Positions not listed must be left at zero.
     pub sparse: bool,
     pub touched: Vec<u32>,
+    /// Set by a driver that takes delta decisions (kept by [`Decision::reset`]).
+    pub delta_ok: bool,
+    /// Delta decision (only when `delta_ok`; implies `sparse`): the positions in
+    /// `touched` take the rate written there, zero included; every other active
+    /// flow keeps the rate it had (a flow that just started has 0). The driver
+    /// then reads only what changed.
+    pub delta: bool,
     /// Set by the driver when it has put every rate back to zero after reading
     /// them, so the next [`Decision::reset`] need not clear the vector.
     pub all_zero: bool,
@@ -59,6 +66,7 @@ impl Decision {
         self.wakeups.clear();
         self.wake_groups.clear();
         self.sparse = false;
+        self.delta = false;
         self.touched.clear();
         self.path_rates.clear();
     }

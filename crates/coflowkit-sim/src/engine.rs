@@ -305,7 +305,10 @@ impl<'w> Engine<'w> {
             done: Vec::new(),
             merged: Vec::new(),
             mark: vec![0; n],
-            decision: Decision::default(),
+            decision: Decision {
+                delta_ok: true,
+                ..Decision::default()
+            },
             mm: MaxMin::new(),
         }
     }
@@ -493,7 +496,9 @@ impl<'w> Engine<'w> {
             if !self.decision.classes.is_empty() {
                 self.classes_to_rates();
             }
-            if self.decision.sparse && self.decision.classes.is_empty() {
+            if self.decision.delta && self.decision.classes.is_empty() {
+                self.apply_delta();
+            } else if self.decision.sparse && self.decision.classes.is_empty() {
                 self.apply_sparse();
             } else {
                 self.apply_dense();
@@ -584,6 +589,28 @@ impl<'w> Engine<'w> {
                 self.result.rate_changes += 1;
             }
         }
+        let d = &mut self.decision;
+        for &i in &d.touched {
+            let f = self.d.active[i as usize];
+            let r = d.rates[i as usize];
+            d.rates[i as usize] = 0.0;
+            if changed(self.d.rate[f as usize], r) {
+                self.rates.set_rate(&mut self.d, f, r, now);
+                self.result.rate_changes += 1;
+            }
+        }
+        d.all_zero = true;
+    }
+
+    /// Only the listed positions change: they take their rates, every other flow
+    /// keeps its own, and the decision's rates go back to zero for the next call.
+    fn apply_delta(&mut self) {
+        let now = self.now;
+        let d = &mut self.decision;
+        d.touched.sort_unstable();
+        d.touched.dedup();
+        let n = d.touched.len();
+        self.choose_flow_mode(n);
         let d = &mut self.decision;
         for &i in &d.touched {
             let f = self.d.active[i as usize];

@@ -5,17 +5,20 @@ use crate::decision::Decision;
 use crate::support::cuts::Cuts;
 use crate::view::Common;
 use coflowkit_alloc::MaxMin;
-use coflowkit_model::PathId;
+use coflowkit_model::{PathId, CAPACITY_EPS};
 
 /// Priority max-min with one group per coflow: coflows in the given order, each gets
 /// max-min fair rates among its active flows on what the earlier ones left.
 ///
-/// [`CoflowPriority::run`] remembers, per coflow, what it last solved: the active
-/// flows, the residual capacity it found on every link of their paths, what it left
-/// there and the rates. A coflow's max-min depends on nothing else, so when its
-/// flows and those residuals are bit for bit the same, the remembered answer *is*
-/// the answer, and it is replayed in `O(flows + links)` without solving (on the FB
-/// trace a third of the coflows a call visits, most of them blocked ones).
+/// [`CoflowPriority::run`] remembers, per coflow, what it last solved: its active
+/// flows, the residual capacity it found on every link of their paths, what it took
+/// there, which of those links bounded a rate, and the rates. A coflow's max-min
+/// depends on nothing else, so when its flows are the same and every residual is
+/// either the same or, on a link that bounded none of its rates, still open and
+/// above what it took there ([`coflowkit_alloc::MaxMin::tight`]), the remembered
+/// rates *are* its rates: they are replayed in `O(links)` without solving. With a
+/// driver that takes delta decisions ([`Decision::delta_ok`]) only the rates that
+/// changed are written; otherwise every positive rate is.
 #[derive(Default)]
 pub struct CoflowPriority {
     mm: MaxMin,
@@ -25,6 +28,9 @@ pub struct CoflowPriority {
     tmp: Vec<f64>,
     /// Per coflow index: the last solve of [`CoflowPriority::run`].
     memo: Vec<Memo>,
+    /// Per coflow index: the last call of [`CoflowPriority::run`] that listed it.
+    seen: Vec<u64>,
+    calls: u64,
     /// Link stamps, to list a coflow's distinct links.
     stamp: Vec<u32>,
     epoch: u32,
@@ -35,81 +41,199 @@ pub struct CoflowPriority {
 /// One coflow's last solve in [`CoflowPriority::run`].
 #[derive(Default, Clone)]
 struct Memo {
-    /// Its active flows (global indices, in `c.active` order) when solved, and
-    /// their paths (a driver that reused a flow index for another flow would
-    /// change them).
-    flows: Vec<u32>,
-    paths: Vec<PathId>,
-    /// The distinct links of their paths; the residual on each before and after.
+    /// False until solved, and after the coflow was left out of an order (its
+    /// flows were then stopped).
+    valid: bool,
+    /// Its flows when solved, as (`coflow_started`, active count): flows only
+    /// start and finish, so the pair names the set of active flows.
+    members: (u32, usize),
+    /// The distinct links of their paths; the residual on each before and after,
+    /// what the coflow took from it, and whether it bounded one of its rates.
     links: Vec<u32>,
     input: Vec<f64>,
     output: Vec<f64>,
-    /// The rate of each flow of `flows`.
+    took: Vec<f64>,
+    tight: Vec<bool>,
+    /// The rate of each active flow, in `c.active` order.
     rates: Vec<f64>,
 }
 
 impl Memo {
-    /// True when `flows` on the residual `residual` are what this memo solved.
-    fn matches(&self, c: &Common, flows: &[u32], residual: &[f64]) -> bool {
-        self.flows == flows
-            && flows
-                .iter()
-                .zip(&self.paths)
-                .all(|(&f, &p)| c.flow_path[f as usize] == p)
-            && self
-                .links
-                .iter()
-                .zip(&self.input)
-                .all(|(&l, &x)| residual[l as usize].to_bits() == x.to_bits())
+    /// True when the memo was solved for coflow `k`'s active flows as they are now.
+    fn same_flows(&self, c: &Common, k: usize, count: usize) -> bool {
+        self.valid && self.members == (c.coflow_started[k], count)
+    }
+
+    /// True when, on `residual`, the memo's flows get the rates it holds: on every
+    /// link the same residual, or, on a link that bounded none of the rates (see
+    /// [`coflowkit_alloc::MaxMin::tight`]), an open residual above what the
+    /// coflow took there.
+    fn fits(&self, c: &Common, residual: &[f64]) -> bool {
+        self.links.iter().enumerate().all(|(j, &l)| {
+            let x = residual[l as usize];
+            x.to_bits() == self.input[j].to_bits() || self.slack(c, j, x)
+        })
+    }
+
+    /// Whether link `links[j]` may take residual `x` instead of `input[j]`.
+    fn slack(&self, c: &Common, j: usize, x: f64) -> bool {
+        let zero = CAPACITY_EPS * c.fabric.capacities[self.links[j] as usize];
+        !self.tight[j]
+            && self.input[j] > zero
+            && x > zero
+            && x > self.took[j] * (1.0 + SLACK_MARGIN)
+    }
+
+    /// Replays the memo on `residual` (which it [`Memo::fits`]): takes what the
+    /// coflow took, as its solve would have, and remembers the new input.
+    fn replay(&mut self, residual: &mut [f64]) {
+        for j in 0..self.links.len() {
+            let l = self.links[j] as usize;
+            let x = residual[l];
+            if x.to_bits() != self.input[j].to_bits() {
+                self.input[j] = x;
+                self.output[j] = (x - self.took[j]).max(0.0);
+            }
+            residual[l] = self.output[j];
+        }
     }
 }
 
+/// A slack link is replayed only with a residual above `took · (1 + SLACK_MARGIN)`:
+/// near equality a fresh solve could saturate it in a tie, and only re-solving
+/// keeps the float sums in the order a solve makes them.
+const SLACK_MARGIN: f64 = 1e-9;
+
 impl CoflowPriority {
-    /// `order` lists indices into `c.groups`, highest priority first. Writes
-    /// `out.rates[i]` for every active flow of the listed coflows that can get a
-    /// positive rate, as a sparse decision; `out` must be fresh from
-    /// [`crate::decision::Decision::reset`], since coflows with no open path are skipped
-    /// without being written. `self.residual` holds what is left afterwards.
+    /// `order` lists indices into `c.groups`, highest priority first; the listed
+    /// coflows get priority max-min rates, the others nothing. `out` must be fresh
+    /// from [`crate::decision::Decision::reset`]. As a sparse decision, every
+    /// positive rate is written; as a delta decision (when the driver sets
+    /// [`Decision::delta_ok`]), only the rates that differ from the last call's.
+    /// `self.residual` holds what is left afterwards.
     pub fn run(&mut self, c: &Common, order: &[usize], out: &mut Decision) {
         out.sparse = true;
+        out.delta = out.delta_ok;
+        self.calls += 1;
         self.residual.clear();
         self.residual.extend_from_slice(&c.fabric.capacities);
-        if self.memo.len() < c.coflow_started.len() {
-            self.memo.resize(c.coflow_started.len(), Memo::default());
+        let nc = c.coflow_started.len();
+        if self.memo.len() < nc {
+            self.memo.resize(nc, Memo::default());
+            self.seen.resize(nc, 0);
         }
         for &g in order {
-            let range = c.groups[g].range();
-            let k = c.groups[g].coflow as usize;
-            if self.memo[k].matches(c, &c.active[range.clone()], &self.residual) {
-                self.replays += 1;
-                let m = &self.memo[k];
-                for (&l, &x) in m.links.iter().zip(&m.output) {
-                    self.residual[l as usize] = x;
-                }
+            self.visit(c, g, out);
+        }
+        if out.delta {
+            self.stop_left_out(c, out);
+        }
+    }
+
+    /// Gives group `g` its rates on `self.residual` (replayed or solved) and
+    /// writes them to `out`.
+    fn visit(&mut self, c: &Common, g: usize, out: &mut Decision) {
+        let range = c.groups[g].range();
+        let k = c.groups[g].coflow as usize;
+        self.seen[k] = self.calls;
+        let same = self.memo[k].same_flows(c, k, range.len());
+        if same && self.memo[k].fits(c, &self.residual) {
+            self.replays += 1;
+            let m = &mut self.memo[k];
+            m.replay(&mut self.residual);
+            if !out.delta {
                 for (i, &r) in range.zip(&m.rates) {
                     if r != 0.0 {
                         out.rates[i] = r;
                         out.touched.push(i as u32);
                     }
                 }
-                continue;
             }
-            let mut m = std::mem::take(&mut self.memo[k]);
-            self.remember_input(c, range.clone(), &mut m);
-            if self.cuts.blocked(c, g, &self.residual) {
-                m.rates.resize(range.len(), 0.0);
+            return;
+        }
+        let mut m = std::mem::take(&mut self.memo[k]);
+        self.remember_input(c, k, range.clone(), same, &mut m);
+        std::mem::swap(&mut self.tmp, &mut m.rates); // the old rates, to diff against
+        if self.cuts.blocked(c, g, &self.residual) {
+            // Nothing moves and nothing is taken; the closed cut links are closed
+            // in the input, so they are not slack.
+            m.rates.clear();
+            m.rates.resize(range.len(), 0.0);
+            m.took.resize(m.links.len(), 0.0);
+            m.tight.resize(m.links.len(), false);
+        } else {
+            self.solve_group(c, range.clone(), &mut m.rates);
+            let (mm, fabric) = (&self.mm, c.fabric);
+            m.took.extend(m.links.iter().map(|&l| mm.took(fabric, l)));
+            m.tight.extend(m.links.iter().map(|&l| mm.tight(fabric, l)));
+        }
+        m.output
+            .extend(m.links.iter().map(|&l| self.residual[l as usize]));
+        for (i, (&r, j)) in range.zip(m.rates.iter().zip(0..)) {
+            let write = if !out.delta {
+                r != 0.0
             } else {
-                self.serve(c, range.clone(), out);
-                m.rates.extend(range.map(|i| out.rates[i]));
+                !same || self.tmp[j].to_bits() != r.to_bits()
+            };
+            if write {
+                out.rates[i] = r;
+                out.touched.push(i as u32);
             }
-            m.output
-                .extend(m.links.iter().map(|&l| self.residual[l as usize]));
-            self.memo[k] = m;
+        }
+        self.memo[k] = m;
+    }
+
+    /// Delta decisions: stops the flows of every active coflow that an earlier
+    /// call listed and this one did not.
+    fn stop_left_out(&mut self, c: &Common, out: &mut Decision) {
+        for grp in c.groups {
+            let k = grp.coflow as usize;
+            if self.seen[k] != self.calls && self.memo[k].valid {
+                self.memo[k].valid = false;
+                // Written as zeros, which `out.rates` already holds.
+                out.touched.extend(grp.range().map(|i| i as u32));
+            }
         }
     }
 
-    /// Fills `m` (cleared) with the flows at `range` and the residual on their links.
-    fn remember_input(&mut self, c: &Common, range: std::ops::Range<usize>, m: &mut Memo) {
+    /// Max-min rates for the flows at `range` on `self.residual`, into `rates`
+    /// (cleared), taken from the residual.
+    fn solve_group(&mut self, c: &Common, range: std::ops::Range<usize>, rates: &mut Vec<f64>) {
+        self.paths.clear();
+        self.paths
+            .extend(c.active[range].iter().map(|&f| c.flow_path[f as usize]));
+        rates.clear();
+        rates.resize(self.paths.len(), 0.0);
+        self.mm
+            .solve(c.fabric, &mut self.residual, &self.paths, rates);
+    }
+
+    /// Prepares `m` for a solve of coflow `k`'s flows at `range`: their distinct
+    /// links (kept when `same`, the flows being those of the memo) and the
+    /// residual on them; what the solve produces is cleared.
+    fn remember_input(
+        &mut self,
+        c: &Common,
+        k: usize,
+        range: std::ops::Range<usize>,
+        same: bool,
+        m: &mut Memo,
+    ) {
+        if !same {
+            self.list_links(c, range.clone(), &mut m.links);
+        }
+        m.valid = true;
+        m.members = (c.coflow_started[k], range.len());
+        m.input.clear();
+        m.input
+            .extend(m.links.iter().map(|&l| self.residual[l as usize]));
+        m.output.clear();
+        m.took.clear();
+        m.tight.clear();
+    }
+
+    /// The distinct links of the paths of the active flows at `range`, into `links`.
+    fn list_links(&mut self, c: &Common, range: std::ops::Range<usize>, links: &mut Vec<u32>) {
         if self.stamp.len() < c.fabric.num_links() {
             self.stamp.resize(c.fabric.num_links(), 0);
         }
@@ -118,25 +242,15 @@ impl CoflowPriority {
             self.stamp.iter_mut().for_each(|s| *s = 0);
             self.epoch = 1;
         }
-        m.flows.clear();
-        m.flows.extend_from_slice(&c.active[range]);
-        m.paths.clear();
-        m.paths
-            .extend(m.flows.iter().map(|&f| c.flow_path[f as usize]));
-        m.links.clear();
-        for &f in &m.flows {
+        links.clear();
+        for &f in &c.active[range] {
             for &l in c.fabric.path(c.flow_path[f as usize]) {
                 if self.stamp[l as usize] != self.epoch {
                     self.stamp[l as usize] = self.epoch;
-                    m.links.push(l);
+                    links.push(l);
                 }
             }
         }
-        m.input.clear();
-        m.input
-            .extend(m.links.iter().map(|&l| self.residual[l as usize]));
-        m.output.clear();
-        m.rates.clear();
     }
 
     /// Starts a round: the whole fabric is free again.
@@ -270,11 +384,20 @@ mod tests {
 
     #[test]
     fn a_reused_solver_answers_as_a_fresh_one() {
+        for seed in 0..25 {
+            reused_against_fresh(seed);
+        }
+    }
+
+    fn reused_against_fresh(seed: u64) {
         // 6 coflows of up to 6 flows on 5 ports; at each of 40 calls a random
-        // flow or two finish and the order is reshuffled or kept. The reused
-        // solver replays what it remembers; a fresh one solves everything. The
-        // rates must be identical, bit for bit (and some calls must replay).
-        let mut rng = Pcg32::new(7, 3);
+        // flow or two finish, the order is reshuffled or kept, and now and then a
+        // coflow is left out. The reused solver replays what it remembers (the
+        // same residuals, or moved ones on slack links); a fresh one solves
+        // everything; a third one answers with delta decisions, applied to the
+        // rates in force. The rates must be identical, bit for bit (and some
+        // calls must replay).
+        let mut rng = Pcg32::new(7 + seed, 3);
         let mut flows = Vec::new();
         for k in 0..6u32 {
             for _ in 0..1 + rng.below(6) {
@@ -286,31 +409,120 @@ mod tests {
         let mut active: Vec<u32> = (0..flows.len() as u32).collect();
         let mut order: Vec<u32> = (0..6).collect();
         let mut reused = CoflowPriority::default();
+        let mut delta = CoflowPriority::default();
+        let mut in_force = vec![0.0; flows.len()];
         for call_no in 0..40 {
             if call_no % 3 == 0 {
                 rng.shuffle(&mut order);
             }
-            let fresh = call(&mut CoflowPriority::default(), &c, &order);
-            assert_eq!(call(&mut reused, &c, &order), fresh, "call {call_no}");
+            // Now and then a coflow is left out (its flows must stop).
+            let listed: Vec<u32> = if call_no % 5 == 4 {
+                order[1..].to_vec()
+            } else {
+                order.clone()
+            };
+            let fresh = call(&mut CoflowPriority::default(), &c, &listed);
+            assert_eq!(
+                call(&mut reused, &c, &listed),
+                fresh,
+                "seed {seed}, call {call_no}"
+            );
+            apply_delta(&mut delta, &c, &listed, &mut in_force);
+            let by_delta: Vec<f64> = active.iter().map(|&f| in_force[f as usize]).collect();
+            assert_eq!(by_delta, fresh, "delta, seed {seed}, call {call_no}");
             if active.len() > 1 && call_no % 2 == 1 {
-                active.remove(rng.below(active.len() as u32) as usize);
+                let gone = active.remove(rng.below(active.len() as u32) as usize);
+                in_force[gone as usize] = 0.0;
                 c.set_active(&active);
             }
         }
-        assert!(reused.replays > 40, "{} replays", reused.replays);
+        assert!(reused.replays > 20, "{} replays", reused.replays);
+        // Left-out coflows are forgotten in delta mode, so it replays a bit less.
+        assert!(delta.replays > 15, "{} delta replays", delta.replays);
     }
 
     #[test]
-    fn a_flow_index_on_another_path_is_solved_again() {
-        // Coflow 1 (2→3) first takes up2 and down3 (10); coflow 0's flow 0→1 gets
-        // 10. Then a driver reuses flow 0's index for a flow 2→1: coflow 0's old
-        // links (up0, down1) hold the same residual, but the new flow crosses the
-        // full up2 and gets 0.
-        let mut c = Case::new(4, 10.0, &[(0, 0, 1, 1.0, 0.0), (1, 2, 3, 1.0, 0.0)]);
+    fn a_coflow_whose_flows_changed_is_solved_again() {
+        // Coflow 1 (2→3) first takes up2 and down3 (10); coflow 0's flow 0→1
+        // gets 10. Then flow 0 finishes as coflow 0's flow 2→1 starts: one
+        // active flow as before, but another one, which crosses the full up2.
+        let mut c = Case::new(
+            4,
+            10.0,
+            &[
+                (0, 0, 1, 1.0, 0.0),
+                (0, 2, 1, 1.0, 0.0),
+                (1, 2, 3, 1.0, 0.0),
+            ],
+        );
+        c.data.coflow_started[0] = 1;
+        c.set_active(&[0, 2]);
         let mut p = CoflowPriority::default();
         assert_eq!(call(&mut p, &c, &[1, 0]), vec![10.0, 10.0]);
-        c.data.flow_path[0] = c.fabric.route(2, 1, 0).unwrap();
+        c.data.coflow_started[0] = 2;
+        c.set_active(&[1, 2]);
         assert_eq!(call(&mut p, &c, &[1, 0]), vec![0.0, 10.0]);
+    }
+
+    #[test]
+    fn a_residual_that_moved_on_a_slack_link_is_replayed() {
+        // C = 10. Coflow 0 (first): 0→3, 1→3, 4→3, 5→3 share down3: 2.5 each,
+        // leaving 7.5 on up0 and up1. Coflow 1: 0→2 and 1→2 share down2 (its
+        // tight link): 5 each; up0 and up1 are slack (it takes 5 of 7.5).
+        let mut c = Case::new(
+            6,
+            10.0,
+            &[
+                (0, 0, 3, 1.0, 0.0),
+                (0, 1, 3, 1.0, 0.0),
+                (0, 4, 3, 1.0, 0.0),
+                (0, 5, 3, 1.0, 0.0),
+                (1, 0, 2, 1.0, 0.0),
+                (1, 1, 2, 1.0, 0.0),
+            ],
+        );
+        let mut p = CoflowPriority::default();
+        assert_eq!(call(&mut p, &c, &[0, 1]), [2.5, 2.5, 2.5, 2.5, 5.0, 5.0]);
+        // 4→3 finishes: coflow 0 gets 10/3 each and leaves 20/3 > 5 on up0 and
+        // up1, so coflow 1 is replayed, not solved.
+        c.set_active(&[0, 1, 3, 4, 5]);
+        let before = p.replays;
+        let third = 10.0 / 3.0;
+        assert_eq!(call(&mut p, &c, &[0, 1]), [third, third, third, 5.0, 5.0]);
+        assert_eq!(p.replays, before + 1);
+        // 5→3 finishes too: 5 each, leaving exactly the 5 coflow 1 takes on up0
+        // and up1, no longer above it: solved again (to the same 5 and 5).
+        c.set_active(&[0, 1, 4, 5]);
+        let before = p.replays;
+        assert_eq!(call(&mut p, &c, &[0, 1]), [5.0, 5.0, 5.0, 5.0]);
+        assert_eq!(p.replays, before);
+        // Coflow 1 first: it now gets up0 and up1 to itself, but down2 still
+        // bounds it; coflow 0 is left 5 on up0 and up1 and shares down3.
+        assert_eq!(call(&mut p, &c, &[1, 0]), [5.0, 5.0, 5.0, 5.0]);
+    }
+
+    /// A delta decision applied to the rates in force: `rates` maps flows to
+    /// their rates, and flows that are no longer active are dropped.
+    fn apply_delta(p: &mut CoflowPriority, c: &Case, order: &[u32], rates: &mut Vec<f64>) {
+        let v = c.common();
+        let groups: Vec<usize> = order
+            .iter()
+            .filter_map(|&k| v.groups.iter().position(|g| g.coflow == k))
+            .collect();
+        let mut d = Decision {
+            delta_ok: true,
+            ..Decision::default()
+        };
+        d.reset(v.active.len());
+        p.run(&v, &groups, &mut d);
+        assert!(d.delta && d.sparse);
+        for &i in &d.touched {
+            rates[v.active[i as usize] as usize] = d.rates[i as usize];
+        }
+        // Positions not touched must hold zero (the driver's `all_zero`).
+        for (i, &r) in d.rates.iter().enumerate() {
+            assert!(r == 0.0 || d.touched.contains(&(i as u32)));
+        }
     }
 
     #[test]
