@@ -119,13 +119,8 @@ impl MaxMin {
     /// solve set `residual[l] = max(residual[l] − took(l), 0)`, bit for bit.
     pub fn took(&self, fabric: &Fabric, l: u32) -> f64 {
         match self.lone {
-            Some((p, r)) => {
-                if r > 0.0 && fabric.path(p).contains(&l) {
-                    r
-                } else {
-                    0.0
-                }
-            }
+            Some((p, r)) if r > 0.0 && fabric.path(p).contains(&l) => r,
+            Some(_) => 0.0,
             None if self.link_stamp.get(l as usize) == Some(&self.epoch) => {
                 self.link_used[l as usize]
             }
