@@ -503,7 +503,7 @@ mod tests {
 
     /// A delta decision applied to the rates in force: `rates` maps flows to
     /// their rates, and flows that are no longer active are dropped.
-    fn apply_delta(p: &mut CoflowPriority, c: &Case, order: &[u32], rates: &mut Vec<f64>) {
+    fn apply_delta(p: &mut CoflowPriority, c: &Case, order: &[u32], rates: &mut [f64]) {
         let v = c.common();
         let groups: Vec<usize> = order
             .iter()
