@@ -4,7 +4,7 @@
 use crate::decision::Decision;
 use crate::support::cuts::Cuts;
 use crate::view::Common;
-use coflowkit_alloc::MaxMin;
+use coflowkit_alloc::{avail, MaxMin};
 use coflowkit_model::{PathId, CAPACITY_EPS};
 
 /// Priority max-min with one group per coflow: coflows in the given order, each gets
@@ -26,6 +26,10 @@ pub struct CoflowPriority {
     cuts: Cuts,
     paths: Vec<PathId>,
     tmp: Vec<f64>,
+    /// A coflow's rates before it is solved again, by its current flows.
+    old: Vec<f64>,
+    /// The new offset of each flow a memo had (`u32::MAX`: finished).
+    new_of: Vec<u32>,
     /// Per coflow index: the last solve of [`CoflowPriority::run`].
     memo: Vec<Memo>,
     /// Per coflow index: the last call of [`CoflowPriority::run`] that listed it.
@@ -34,6 +38,12 @@ pub struct CoflowPriority {
     /// Link stamps, to list a coflow's distinct links.
     stamp: Vec<u32>,
     epoch: u32,
+    /// Per link: a bucket counter while a coflow's flows are put by last link.
+    bucket: Vec<u32>,
+    /// A bitmap of the offsets of a coflow's flows that may get a rate, and
+    /// those offsets in order.
+    open_bits: Vec<u64>,
+    open: Vec<u32>,
     /// How many coflows were replayed rather than solved (for tests and profiles).
     pub replays: u64,
 }
@@ -47,6 +57,8 @@ struct Memo {
     /// Its flows when solved, as (`coflow_started`, active count): flows only
     /// start and finish, so the pair names the set of active flows.
     members: (u32, usize),
+    /// Those flows (global indices, sorted).
+    flows: Vec<u32>,
     /// The distinct links of their paths; the residual on each before and after,
     /// what the coflow took from it, and whether it bounded one of its rates.
     links: Vec<u32>,
@@ -56,6 +68,13 @@ struct Memo {
     tight: Vec<bool>,
     /// The rate of each active flow, in `c.active` order.
     rates: Vec<f64>,
+    /// Its flows by the last link of their path: the distinct last links, and
+    /// the flows' offsets in the coflow's range, `by_last[last_start[j]..
+    /// last_start[j + 1]]` for `last_links[j]`. Most flows of a coflow that is
+    /// solved again end at a full receiver; a solve skips them by the bucket.
+    last_links: Vec<u32>,
+    last_start: Vec<u32>,
+    by_last: Vec<u32>,
 }
 
 impl Memo {
@@ -97,6 +116,28 @@ impl Memo {
             residual[l] = self.output[j];
         }
     }
+}
+
+/// Drops finished flows from `m`'s buckets in place: `new_of[o]` is the new
+/// offset of the flow at old offset `o`, `u32::MAX` for a finished one.
+fn filter_buckets(m: &mut Memo, new_of: &[u32]) {
+    let mut at = 0;
+    let mut from = m.last_start[0];
+    for j in 0..m.last_links.len() {
+        let to = m.last_start[j + 1];
+        m.last_start[j] = at;
+        for x in from..to {
+            let o = new_of[m.by_last[x as usize] as usize];
+            if o != u32::MAX {
+                m.by_last[at as usize] = o;
+                at += 1;
+            }
+        }
+        from = to;
+    }
+    let n = m.last_links.len();
+    m.last_start[n] = at;
+    m.by_last.truncate(at as usize);
 }
 
 /// A slack link is replayed only with a residual above `took · (1 + SLACK_MARGIN)`:
@@ -152,8 +193,12 @@ impl CoflowPriority {
             return;
         }
         let mut m = std::mem::take(&mut self.memo[k]);
-        self.remember_input(c, k, range.clone(), same, &mut m);
-        std::mem::swap(&mut self.tmp, &mut m.rates); // the old rates, to diff against
+        if same {
+            std::mem::swap(&mut self.old, &mut m.rates);
+        } else {
+            self.carry_over(c, k, range.clone(), &mut m);
+        }
+        self.remember_input(c, k, range.len(), &mut m);
         if self.cuts.blocked(c, g, &self.residual) {
             // Nothing moves and nothing is taken; the closed cut links are closed
             // in the input, so they are not slack.
@@ -162,10 +207,7 @@ impl CoflowPriority {
             m.took.resize(m.links.len(), 0.0);
             m.tight.resize(m.links.len(), false);
         } else {
-            self.solve_group(c, range.clone(), &mut m.rates);
-            let (mm, fabric) = (&self.mm, c.fabric);
-            m.took.extend(m.links.iter().map(|&l| mm.took(fabric, l)));
-            m.tight.extend(m.links.iter().map(|&l| mm.tight(fabric, l)));
+            self.solve_group(c, range.clone(), &mut m);
         }
         m.output
             .extend(m.links.iter().map(|&l| self.residual[l as usize]));
@@ -173,7 +215,7 @@ impl CoflowPriority {
             let write = if !out.delta {
                 r != 0.0
             } else {
-                !same || self.tmp[j].to_bits() != r.to_bits()
+                self.old[j].to_bits() != r.to_bits()
             };
             if write {
                 out.rates[i] = r;
@@ -196,40 +238,146 @@ impl CoflowPriority {
         }
     }
 
-    /// Max-min rates for the flows at `range` on `self.residual`, into `rates`
-    /// (cleared), taken from the residual.
-    fn solve_group(&mut self, c: &Common, range: std::ops::Range<usize>, rates: &mut Vec<f64>) {
+    /// Max-min rates for the flows at `range` on `self.residual`, into `m.rates`
+    /// (cleared), taken from the residual; what it took from each of `m.links`
+    /// and whether that link bounded a rate, into `m.took` and `m.tight`. Only
+    /// flows whose last link is open are handed to the solver, in their order:
+    /// the others cross a full link, which gives them 0 in any case.
+    fn solve_group(&mut self, c: &Common, range: std::ops::Range<usize>, m: &mut Memo) {
+        let n = range.len();
+        self.open_bits.clear();
+        self.open_bits.resize(n.div_ceil(64), 0);
+        let caps = &c.fabric.capacities;
+        for (j, &l) in m.last_links.iter().enumerate() {
+            if avail(&self.residual, caps, l as usize) > 0.0 {
+                let (a, b) = (m.last_start[j] as usize, m.last_start[j + 1] as usize);
+                for &o in &m.by_last[a..b] {
+                    self.open_bits[o as usize / 64] |= 1 << (o % 64);
+                }
+            }
+        }
+        self.open.clear();
+        for (w, &bits) in self.open_bits.iter().enumerate() {
+            let mut bits = bits;
+            while bits != 0 {
+                self.open.push((w * 64) as u32 + bits.trailing_zeros());
+                bits &= bits - 1;
+            }
+        }
         self.paths.clear();
-        self.paths
-            .extend(c.active[range].iter().map(|&f| c.flow_path[f as usize]));
-        rates.clear();
-        rates.resize(self.paths.len(), 0.0);
+        self.paths.extend(
+            self.open
+                .iter()
+                .map(|&o| c.flow_path[c.active[range.start + o as usize] as usize]),
+        );
+        self.tmp.clear();
+        self.tmp.resize(self.paths.len(), 0.0);
+        m.rates.clear();
+        m.rates.resize(n, 0.0);
+        if self.paths.is_empty() {
+            m.took.resize(m.links.len(), 0.0);
+            m.tight.resize(m.links.len(), false);
+            return;
+        }
         self.mm
-            .solve(c.fabric, &mut self.residual, &self.paths, rates);
+            .solve(c.fabric, &mut self.residual, &self.paths, &mut self.tmp);
+        for (&o, &r) in self.open.iter().zip(&self.tmp) {
+            m.rates[o as usize] = r;
+        }
+        let (mm, fabric) = (&self.mm, c.fabric);
+        m.took.extend(m.links.iter().map(|&l| mm.took(fabric, l)));
+        m.tight.extend(m.links.iter().map(|&l| mm.tight(fabric, l)));
     }
 
-    /// Prepares `m` for a solve of coflow `k`'s flows at `range`: their distinct
-    /// links (kept when `same`, the flows being those of the memo) and the
-    /// residual on them; what the solve produces is cleared.
-    fn remember_input(
-        &mut self,
-        c: &Common,
-        k: usize,
-        range: std::ops::Range<usize>,
-        same: bool,
-        m: &mut Memo,
-    ) {
-        if !same {
-            self.list_links(c, range.clone(), &mut m.links);
+    /// Coflow `k`'s flows changed since `m` was solved: puts in `self.old` the
+    /// rate in force of each flow at `range` (the memo's for a flow it had, 0
+    /// for a new one or when the memo is not valid, whose flows were stopped),
+    /// and brings `m`'s flows, links and buckets up to date. When flows only
+    /// finished, the links are kept (a superset, whose extra links are slack)
+    /// and the buckets are filtered; otherwise both are built again.
+    fn carry_over(&mut self, c: &Common, k: usize, range: std::ops::Range<usize>, m: &mut Memo) {
+        let flows = &c.active[range.clone()];
+        self.old.clear();
+        self.old.resize(flows.len(), 0.0);
+        self.new_of.clear();
+        if m.valid {
+            // Both lists are sorted by flow index.
+            self.new_of.resize(m.flows.len(), u32::MAX);
+            let mut a = 0;
+            for (j, &f) in flows.iter().enumerate() {
+                while a < m.flows.len() && m.flows[a] < f {
+                    a += 1;
+                }
+                if a < m.flows.len() && m.flows[a] == f {
+                    self.old[j] = m.rates[a];
+                    self.new_of[a] = j as u32;
+                    a += 1;
+                }
+            }
         }
+        if m.valid && m.members.0 == c.coflow_started[k] {
+            filter_buckets(m, &self.new_of);
+        } else {
+            self.list_links(c, range.clone(), &mut m.links);
+            self.bucket_by_last(c, range, m);
+        }
+        m.flows.clear();
+        m.flows.extend_from_slice(flows);
+    }
+
+    /// Prepares `m` for a solve of coflow `k`'s `count` active flows: the
+    /// residual on its links; what the solve produces is cleared.
+    fn remember_input(&mut self, c: &Common, k: usize, count: usize, m: &mut Memo) {
         m.valid = true;
-        m.members = (c.coflow_started[k], range.len());
+        m.members = (c.coflow_started[k], count);
         m.input.clear();
         m.input
             .extend(m.links.iter().map(|&l| self.residual[l as usize]));
         m.output.clear();
         m.took.clear();
         m.tight.clear();
+    }
+
+    /// Puts the flows at `range` in buckets by the last link of their path
+    /// (`m.last_links`, `m.last_start`, `m.by_last`), in their order within each.
+    fn bucket_by_last(&mut self, c: &Common, range: std::ops::Range<usize>, m: &mut Memo) {
+        let nl = c.fabric.num_links();
+        if self.bucket.len() < nl {
+            self.bucket.resize(nl, 0);
+        }
+        let last = |f: u32| {
+            *c.fabric
+                .path(c.flow_path[f as usize])
+                .last()
+                .expect("a path has links")
+        };
+        m.last_links.clear();
+        for &f in &c.active[range.clone()] {
+            let l = last(f) as usize;
+            if self.bucket[l] == 0 {
+                m.last_links.push(l as u32);
+            }
+            self.bucket[l] += 1;
+        }
+        m.last_start.clear();
+        let mut at = 0;
+        for &l in &m.last_links {
+            m.last_start.push(at);
+            let n = self.bucket[l as usize];
+            self.bucket[l as usize] = at; // now the next free slot of the bucket
+            at += n;
+        }
+        m.last_start.push(at);
+        m.by_last.clear();
+        m.by_last.resize(at as usize, 0);
+        for (o, &f) in c.active[range].iter().enumerate() {
+            let l = last(f) as usize;
+            m.by_last[self.bucket[l] as usize] = o as u32;
+            self.bucket[l] += 1;
+        }
+        for &l in &m.last_links {
+            self.bucket[l as usize] = 0;
+        }
     }
 
     /// The distinct links of the paths of the active flows at `range`, into `links`.
@@ -390,9 +538,9 @@ mod tests {
     }
 
     fn reused_against_fresh(seed: u64) {
-        // 6 coflows of up to 6 flows on 5 ports; at each of 40 calls a random
-        // flow or two finish, the order is reshuffled or kept, and now and then a
-        // coflow is left out. The reused solver replays what it remembers (the
+        // 6 coflows of up to 6 flows on 5 ports, a third of the flows starting
+        // later; at each of 40 calls a random flow may finish or start, the order
+        // is reshuffled or kept, and now and then a coflow is left out. The reused solver replays what it remembers (the
         // same residuals, or moved ones on slack links); a fresh one solves
         // everything; a third one answers with delta decisions, applied to the
         // rates in force. The rates must be identical, bit for bit (and some
@@ -406,7 +554,15 @@ mod tests {
             }
         }
         let mut c = Case::new(5, 10.0, &flows);
-        let mut active: Vec<u32> = (0..flows.len() as u32).collect();
+        let (mut active, mut pending): (Vec<u32>, Vec<u32>) =
+            (0..flows.len() as u32).partition(|_| rng.below(3) != 0);
+        for k in c.data.coflow_started.iter_mut() {
+            *k = 0;
+        }
+        for &f in &active {
+            c.data.coflow_started[c.data.flow_coflow[f as usize] as usize] += 1;
+        }
+        c.set_active(&active);
         let mut order: Vec<u32> = (0..6).collect();
         let mut reused = CoflowPriority::default();
         let mut delta = CoflowPriority::default();
@@ -433,6 +589,13 @@ mod tests {
             if active.len() > 1 && call_no % 2 == 1 {
                 let gone = active.remove(rng.below(active.len() as u32) as usize);
                 in_force[gone as usize] = 0.0;
+                c.set_active(&active);
+            }
+            if !pending.is_empty() && call_no % 4 == 2 {
+                let f = pending.remove(rng.below(pending.len() as u32) as usize);
+                c.data.coflow_started[c.data.flow_coflow[f as usize] as usize] += 1;
+                active.push(f);
+                active.sort_unstable();
                 c.set_active(&active);
             }
         }
