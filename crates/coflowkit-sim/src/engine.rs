@@ -32,6 +32,10 @@ pub struct SimOptions {
     /// When the policy is called: at every event (the default), or only when the
     /// set of coflows changes ([`Realloc::Coflow`]).
     pub realloc: Realloc,
+    /// Lets policies answer with delta decisions (only the rates that changed;
+    /// see `Decision::delta`). On by default; off makes them write every rate,
+    /// which must give the same run (a test checks it for every policy).
+    pub delta_decisions: bool,
 }
 
 /// When the engine calls the policy (`--param realloc=event|coflow`).
@@ -68,6 +72,7 @@ impl Default for SimOptions {
             record: None,
             horizon_s: f64::INFINITY,
             realloc: Realloc::Event,
+            delta_decisions: true,
         }
     }
 }
@@ -178,12 +183,13 @@ pub fn simulate(
     opts: &SimOptions,
     progress: Option<Progress>,
 ) -> Result<SimResult, SimError> {
-    let mut r = Engine::new(
+    let mut e = Engine::new(
         w,
         policy.path_mode(),
         opts.check_invariants || cfg!(debug_assertions),
-    )
-    .run(policy, opts, progress)?;
+    );
+    e.decision.delta_ok = opts.delta_decisions;
+    let mut r = e.run(policy, opts, progress)?;
     r.flow_labels = policy.flow_labels();
     Ok(r)
 }
@@ -342,10 +348,7 @@ impl<'w> Engine<'w> {
             newcomers: Vec::new(),
             done: Vec::new(),
             mark: vec![0; n],
-            decision: Decision {
-                delta_ok: true,
-                ..Decision::default()
-            },
+            decision: Decision::default(),
             mm: MaxMin::new(),
         }
     }

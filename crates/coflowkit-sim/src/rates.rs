@@ -576,11 +576,6 @@ impl Rates {
         self.fdue[fi] = f64::INFINITY;
     }
 
-    /// True once flow `f` has finished.
-    pub fn is_done(&self, f: usize) -> bool {
-        self.done[f]
-    }
-
     /// A flow's current rate, whichever the mode.
     pub fn rate_of(d: &ViewData, f: usize) -> f64 {
         let r = d.rate[f];

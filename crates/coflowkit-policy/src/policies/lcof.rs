@@ -10,14 +10,14 @@ use crate::policy::{Info, NonClairvoyantPolicy};
 use crate::spec::{non_clairvoyant, PolicySpec};
 use crate::support::cuts::CutBuilder;
 use crate::support::priority::CoflowPriority;
-use crate::view::{Common, NonClairvoyantView};
+use crate::view::{ActiveCoflow, Common, NonClairvoyantView};
 
 #[derive(Default)]
 pub struct Lcof {
     prio: CoflowPriority,
     cuts: CutBuilder,
     /// The active coflows, with their active flow counts, when `order` was made.
-    seen: Vec<(u32, u32)>,
+    seen: Vec<(u32, u32, u32)>,
     order: Vec<usize>,
     contention: Vec<u32>,
     /// Per link, the active coflows (group indices) with a port on it.
@@ -67,16 +67,22 @@ impl Lcof {
     }
 }
 
+/// A coflow's active flows, named by (coflow, flows started, flows active).
+fn key(v: &NonClairvoyantView, g: &ActiveCoflow) -> (u32, u32, u32) {
+    (g.coflow, v.coflow_started[g.coflow as usize], g.end - g.start)
+}
+
 impl NonClairvoyantPolicy for Lcof {
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
         let same = self.seen.len() == v.groups.len()
-            && self.seen.iter().zip(v.groups).all(|(s, g)| *s == (g.coflow, g.end - g.start));
+            && self.seen.iter().zip(v.groups).all(|(s, g)| *s == key(v, g));
         if !same {
             // Flows only finish or start between calls: the active set (and so
-            // every port set) is the same exactly when each coflow keeps its count.
+            // every port set) is the same exactly when each coflow keeps its
+            // started and active counts.
             self.contend(v);
             self.seen.clear();
-            self.seen.extend(v.groups.iter().map(|g| (g.coflow, g.end - g.start)));
+            self.seen.extend(v.groups.iter().map(|g| key(v, g)));
             self.order.clear();
             self.order.extend(0..v.groups.len());
             let k = &self.contention;

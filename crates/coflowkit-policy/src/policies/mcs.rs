@@ -181,7 +181,17 @@ impl NonClairvoyantPolicy for Mcs {
                 }
             } else if let Some(t) = self.wide.upper(q) {
                 // The length sent crosses θ^w_q when the first flow gets there.
-                if let Some(wk) = first_crossing(v, v.groups[gi].range(), out, |_| Some(t)) {
+                // A delta decision holds only the rates that changed; the
+                // priority solver has them all.
+                let range = v.groups[gi].range();
+                let rate = |i: usize| {
+                    if self.cfg.coflowsim_share {
+                        out.rates[i]
+                    } else {
+                        self.prio.rates_of(k)[i - range.start]
+                    }
+                };
+                if let Some(wk) = first_crossing(v, range.clone(), rate, |_| Some(t)) {
                     out.wakeups.push(wk);
                 }
             }

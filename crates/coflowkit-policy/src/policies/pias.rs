@@ -92,7 +92,7 @@ impl FlowQueues {
     /// Asks to be called when the first of the flows at `positions` that moves
     /// reaches the upper threshold of its queue.
     pub fn wakeup(&self, c: &Common, positions: impl Iterator<Item = usize>, out: &mut Decision) {
-        if let Some(w) = first_crossing(c, positions, out, |sent| {
+        if let Some(w) = first_crossing(c, positions, |i| out.rates[i], |sent| {
             self.thresholds.upper(self.thresholds.queue(sent))
         }) {
             out.wakeups.push(w);
@@ -100,18 +100,19 @@ impl FlowQueues {
     }
 }
 
-/// Among the flows at `positions` with a positive rate in `out`, the one that
-/// reaches `next(sent)` first at the current rates, as a [`Wakeup::FlowSent`].
-/// One wake-up is enough: every event calls the policy again, which asks anew.
+/// Among the flows at `positions` with a positive rate (`rate(i)`, the rate
+/// the decision gives position `i`), the one that reaches `next(sent)` first at
+/// those rates, as a [`Wakeup::FlowSent`]. One wake-up is enough: every event
+/// calls the policy again, which asks anew.
 pub(crate) fn first_crossing(
     c: &Common,
     positions: impl Iterator<Item = usize>,
-    out: &Decision,
+    rate: impl Fn(usize) -> f64,
     next: impl Fn(f64) -> Option<f64>,
 ) -> Option<Wakeup> {
     let mut best: Option<(f64, u32, f64)> = None;
     for i in positions {
-        let r = out.rates[i];
+        let r = rate(i);
         if r <= 0.0 {
             continue;
         }

@@ -171,6 +171,15 @@ impl CoflowPriority {
         }
     }
 
+    /// The rates the last [`CoflowPriority::run`] gave coflow `k` (index), by its
+    /// active flows in `c.active` order; `k` must have been in that run's order
+    /// (a delta decision does not hold them all).
+    pub fn rates_of(&self, k: u32) -> &[f64] {
+        let m = &self.memo[k as usize];
+        debug_assert!(m.valid && self.seen[k as usize] == self.calls);
+        &m.rates
+    }
+
     /// Gives group `g` its rates on `self.residual` (replayed or solved) and
     /// writes them to `out`.
     fn visit(&mut self, c: &Common, g: usize, out: &mut Decision) {
