@@ -117,6 +117,9 @@ pub struct Stream {
     /// Scratch: active units in order of first appearance, and each one's group.
     order: Vec<u32>,
     group: Vec<u32>,
+    /// Per unit: (the call that last gave it a group, that group).
+    slot: Vec<(u64, u32)>,
+    calls: u64,
 }
 
 impl Stream {
@@ -133,6 +136,8 @@ impl Stream {
             stale: Vec::new(),
             order: Vec::new(),
             group: Vec::new(),
+            slot: Vec::new(),
+            calls: 0,
         }
     }
 
@@ -357,14 +362,16 @@ impl NonClairvoyantPolicy for Stream {
         // 3. Active units, in order of first appearance among the active flows.
         self.order.clear();
         self.group.clear();
-        let mut slot: HashMap<u32, u32> = HashMap::new();
+        self.calls += 1;
+        self.slot.resize(self.units.len(), (0, 0));
         for &f in v.active {
             let u = self.flow_unit[f as usize];
-            let g = *slot.entry(u).or_insert_with(|| {
+            let slot = &mut self.slot[u as usize];
+            if slot.0 != self.calls {
+                *slot = (self.calls, self.order.len() as u32);
                 self.order.push(u);
-                (self.order.len() - 1) as u32
-            });
-            self.group.push(g);
+            }
+            self.group.push(slot.1);
         }
         let k_last = (self.cfg.queues - 1) as u8;
         let mut class_of = vec![0u8; self.order.len()];
