@@ -41,18 +41,59 @@ pub fn class_rates(
     classes: &[u8],
     rates: &mut [f64],
 ) {
-    let mut pos: Vec<u32> = (0..paths.len() as u32).collect();
-    pos.sort_by_key(|&i| (classes[i as usize], i));
-    let sorted: Vec<PathId> = pos.iter().map(|&i| paths[i as usize]).collect();
-    let mut ends = Vec::new();
-    for k in 1..=pos.len() {
-        if k == pos.len() || classes[pos[k] as usize] != classes[pos[k - 1] as usize] {
-            ends.push(k);
-        }
+    // Positions by (class, position): a counting sort, classes being bytes.
+    let mut start = [0usize; 257];
+    for &c in classes {
+        start[c as usize + 1] += 1;
     }
+    for c in 0..256 {
+        start[c + 1] += start[c];
+    }
+    let ends: Vec<usize> = (1..257)
+        .filter(|&c| start[c] > start[c - 1])
+        .map(|c| start[c])
+        .collect();
+    let mut pos = vec![0u32; paths.len()];
+    for (i, &c) in classes.iter().enumerate() {
+        pos[start[c as usize]] = i as u32;
+        start[c as usize] += 1;
+    }
+    let sorted: Vec<PathId> = pos.iter().map(|&i| paths[i as usize]).collect();
     let mut r = vec![0.0; pos.len()];
     mm.priority(fabric, residual, &sorted, &ends, &mut r);
     for (k, &i) in pos.iter().enumerate() {
         rates[i as usize] = r[k];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_are_served_in_order_whatever_the_positions() {
+        // C = 10, 3 ports. Class 0: positions 1 (0→2) and 3 (1→2) share down2,
+        // 5 each, leaving 5 on up0 and up1. Class 1: position 2 (2→1) gets 10,
+        // filling down1. Class 2: position 0 (0→1) finds down1 full: 0.
+        let mut f = Fabric::big_switch(3, 10.0).unwrap();
+        let paths = [
+            f.route(0, 1, 0).unwrap(),
+            f.route(0, 2, 0).unwrap(),
+            f.route(2, 1, 0).unwrap(),
+            f.route(1, 2, 0).unwrap(),
+        ];
+        let mut residual = f.capacities.clone();
+        let mut rates = [0.0; 4];
+        class_rates(
+            &mut MaxMin::new(),
+            &f,
+            &mut residual,
+            &paths,
+            &[2, 0, 1, 0],
+            &mut rates,
+        );
+        assert_eq!(rates, [0.0, 5.0, 10.0, 5.0]);
+        // Left: up0 5, up1 5, up2 0; down0 10, down1 0, down2 0.
+        assert_eq!(residual, [5.0, 5.0, 0.0, 10.0, 0.0, 0.0]);
     }
 }
