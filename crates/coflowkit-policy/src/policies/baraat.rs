@@ -24,7 +24,9 @@ use coflowkit_model::ModelError;
 pub struct Baraat {
     heavy_bytes: f64,
     prio: CoflowPriority,
+    /// Scratch: the groups of heavy and of light coflows, in FIFO order.
     heavy: Vec<usize>,
+    light: Vec<usize>,
 }
 
 impl Baraat {
@@ -33,6 +35,7 @@ impl Baraat {
             heavy_bytes,
             prio: CoflowPriority::default(),
             heavy: Vec::new(),
+            light: Vec::new(),
         }
     }
 
@@ -44,8 +47,8 @@ impl Baraat {
 
 impl NonClairvoyantPolicy for Baraat {
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
-        self.prio.begin(v, out);
         self.heavy.clear();
+        self.light.clear();
         // Groups are in (arrival, id) order: FIFO among the light ones.
         for (gi, g) in v.groups.iter().enumerate() {
             let sent = v.coflow_sent(g.coflow);
@@ -53,12 +56,13 @@ impl NonClairvoyantPolicy for Baraat {
                 self.heavy.push(gi);
                 continue;
             }
-            self.prio.serve(v, g.range(), out);
+            self.light.push(gi);
             out.wakeups.push(Wakeup::CoflowSent {
                 coflow: g.coflow,
                 bytes: self.heavy_bytes,
             });
         }
+        self.prio.run(v, &self.light, out);
         if !self.heavy.is_empty() {
             let groups = v.groups;
             let heavy = std::mem::take(&mut self.heavy);

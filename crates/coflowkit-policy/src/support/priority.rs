@@ -418,8 +418,11 @@ impl CoflowPriority {
     }
 
     /// Gives the active flows at `positions` (indices into `c.active`) max-min fair
-    /// rates on what is left in `self.residual`, writes them as sparse rates and
-    /// takes them from the residual: one priority level of a priority max-min.
+    /// rates on what is left in `self.residual`, writes them and takes them from
+    /// the residual: one priority level of a priority max-min. As a sparse
+    /// decision the positive rates are listed; after a [`CoflowPriority::run`]
+    /// that made the decision a delta one, every position is (its flows' old
+    /// rates are not known here).
     pub fn serve(
         &mut self,
         c: &Common,
@@ -435,7 +438,11 @@ impl CoflowPriority {
             .solve(c.fabric, &mut self.residual, &self.paths, &mut self.tmp);
         for (i, &r) in positions.zip(&self.tmp) {
             out.rates[i] = r;
-            out.touch(i);
+            if out.delta {
+                out.touched.push(i as u32);
+            } else {
+                out.touch(i);
+            }
         }
     }
 }
