@@ -56,6 +56,10 @@ def main() -> int:
         "The `--binary` of exactness-fb-1/2/3 was built from commit e318806, that of",
         "exactness-ft8 and exactness-fb-4 from 18f6c7b; between the two the engine and",
         "policy code changed only by refactors (Coda::decide split into its steps).",
+        "Reports are merged in name order, a later one replacing a policy's row:",
+        "exactness-fb-6 and exactness-ft8b/c are the priority replays and delta",
+        "decisions of 2026-11-26 (their binaries' commits are in their Command lines),",
+        "with `--old` the build of commit 65dbeb2, timed side by side.",
         "",
     ]
     for scenario, cases in sorted(by_scenario.items()):
