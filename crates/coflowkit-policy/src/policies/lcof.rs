@@ -22,8 +22,10 @@ pub struct Lcof {
     contention: Vec<u32>,
     /// Per link, the active coflows (group indices) with a port on it.
     users: Vec<Vec<u32>>,
-    /// Per group, its ports.
+    /// Per coflow index: its ports (first and last links of its active flows'
+    /// paths), and the (started, active) counts they were listed for.
     ports: Vec<Vec<u32>>,
+    ports_for: Vec<(u32, u32)>,
     stamp: Vec<u32>,
     first: Vec<u32>,
     last: Vec<u32>,
@@ -37,24 +39,34 @@ impl Lcof {
         for u in &mut self.users {
             u.clear();
         }
-        self.ports.resize(c.groups.len(), Vec::new());
+        let nc = c.coflow_started.len();
+        if self.ports.len() < nc {
+            self.ports.resize(nc, Vec::new());
+            self.ports_for.resize(nc, (u32::MAX, u32::MAX));
+        }
         for (g, grp) in c.groups.iter().enumerate() {
-            let flows = c.active[grp.range()].iter().copied();
-            self.cuts.build(c, flows, &mut self.first, &mut self.last);
-            let ports = &mut self.ports[g];
-            ports.clear();
-            ports.extend_from_slice(&self.first);
-            ports.extend_from_slice(&self.last);
-            for &l in ports.iter() {
+            let k = grp.coflow as usize;
+            let key = (c.coflow_started[k], grp.end - grp.start);
+            if self.ports_for[k] != key {
+                // Its flows changed: list its ports again.
+                let flows = c.active[grp.range()].iter().copied();
+                self.cuts.build(c, flows, &mut self.first, &mut self.last);
+                let ports = &mut self.ports[k];
+                ports.clear();
+                ports.extend_from_slice(&self.first);
+                ports.extend_from_slice(&self.last);
+                self.ports_for[k] = key;
+            }
+            for &l in &self.ports[k] {
                 self.users[l as usize].push(g as u32);
             }
         }
         self.contention.clear();
         self.stamp.clear();
         self.stamp.resize(c.groups.len(), u32::MAX);
-        for g in 0..c.groups.len() {
+        for (g, grp) in c.groups.iter().enumerate() {
             let mut n = 0;
-            for &l in &self.ports[g] {
+            for &l in &self.ports[grp.coflow as usize] {
                 for &h in &self.users[l as usize] {
                     if h as usize != g && self.stamp[h as usize] != g as u32 {
                         self.stamp[h as usize] = g as u32;
