@@ -67,6 +67,9 @@ pub struct Mcs {
     length_sent: Vec<f64>,
     /// Active flows at the previous call (to see which finished since).
     prev_active: Vec<u32>,
+    /// Per coflow: whether the previous call gave one of its flows a positive
+    /// rate (only then can its flows have sent more since).
+    moved: Vec<bool>,
     keyed: Vec<(usize, u32, usize)>,
     order: Vec<usize>,
 }
@@ -82,6 +85,7 @@ impl Mcs {
             unknown: Vec::new(),
             length_sent: Vec::new(),
             prev_active: Vec::new(),
+            moved: Vec::new(),
             keyed: Vec::new(),
             order: Vec::new(),
         }
@@ -106,7 +110,8 @@ impl Mcs {
     }
 
     /// Brings `length_sent` up to date: flows that finished since the last call
-    /// (their final bytes are in `sent`) and the active ones.
+    /// (their final bytes are in `sent`) and the active ones of the coflows that
+    /// moved since (the others' bytes are as they were).
     fn update_lengths(&mut self, v: &NonClairvoyantView) {
         let (mut i, mut j) = (0, 0);
         let (prev, cur) = (&self.prev_active, v.active);
@@ -123,9 +128,13 @@ impl Mcs {
                 i += 1;
             }
         }
-        for &f in v.active {
-            let k = v.flow_coflow[f as usize] as usize;
-            self.length_sent[k] = self.length_sent[k].max(v.sent(f));
+        for g in v.groups {
+            let k = g.coflow as usize;
+            if self.moved[k] {
+                for &f in &v.active[g.range()] {
+                    self.length_sent[k] = self.length_sent[k].max(v.sent(f));
+                }
+            }
         }
         self.prev_active.clear();
         self.prev_active.extend_from_slice(v.active);
@@ -138,6 +147,7 @@ impl NonClairvoyantPolicy for Mcs {
         if self.unknown.len() != nc {
             self.draw_unknown(nc);
             self.length_sent = vec![0.0; nc];
+            self.moved = vec![false; nc];
         }
         self.update_lengths(v);
         self.keyed.clear();
@@ -168,6 +178,13 @@ impl NonClairvoyantPolicy for Mcs {
         } else {
             self.prio.run(v, &self.order, out);
         }
+        for g in v.groups {
+            self.moved[g.coflow as usize] = if self.cfg.coflowsim_share {
+                out.rates[g.range()].iter().any(|&r| r > 0.0)
+            } else {
+                self.prio.moving(g.coflow)
+            };
+        }
         for &(q, k, gi) in &self.keyed {
             let ku = k as usize;
             let w = if self.unknown[ku] {
@@ -179,7 +196,8 @@ impl NonClairvoyantPolicy for Mcs {
                 if let Some(bytes) = self.narrow.upper(q) {
                     out.wakeups.push(Wakeup::CoflowSent { coflow: k, bytes });
                 }
-            } else if let Some(t) = self.wide.upper(q) {
+            } else if let Some(t) = self.wide.upper(q).filter(|_| self.moved[ku]) {
+                // (A coflow none of whose flows moves crosses nothing.)
                 // The length sent crosses θ^w_q when the first flow gets there.
                 // A delta decision holds only the rates that changed; the
                 // priority solver has them all.

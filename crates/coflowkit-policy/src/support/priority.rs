@@ -66,8 +66,10 @@ struct Memo {
     output: Vec<f64>,
     took: Vec<f64>,
     tight: Vec<bool>,
-    /// The rate of each active flow, in `c.active` order.
+    /// The rate of each active flow, in `c.active` order, and whether any is
+    /// positive.
     rates: Vec<f64>,
+    moving: bool,
     /// Its flows by the last link of their path: the distinct last links, and
     /// the flows' offsets in the coflow's range, `by_last[last_start[j]..
     /// last_start[j + 1]]` for `last_links[j]`. Most flows of a coflow that is
@@ -180,6 +182,13 @@ impl CoflowPriority {
         &m.rates
     }
 
+    /// Whether the last [`CoflowPriority::run`] gave any flow of coflow `k`
+    /// (index) a positive rate; false for a coflow it did not list.
+    pub fn moving(&self, k: u32) -> bool {
+        let m = &self.memo[k as usize];
+        m.valid && m.moving && self.seen[k as usize] == self.calls
+    }
+
     /// Gives group `g` its rates on `self.residual` (replayed or solved) and
     /// writes them to `out`.
     fn visit(&mut self, c: &Common, g: usize, out: &mut Decision) {
@@ -220,6 +229,7 @@ impl CoflowPriority {
         }
         m.output
             .extend(m.links.iter().map(|&l| self.residual[l as usize]));
+        m.moving = m.rates.iter().any(|&r| r > 0.0);
         for (i, (&r, j)) in range.zip(m.rates.iter().zip(0..)) {
             let write = if !out.delta {
                 r != 0.0
