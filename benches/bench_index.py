@@ -56,10 +56,12 @@ def main() -> int:
         "The `--binary` of exactness-fb-1/2/3 was built from commit e318806, that of",
         "exactness-ft8 and exactness-fb-4 from 18f6c7b; between the two the engine and",
         "policy code changed only by refactors (Coda::decide split into its steps).",
-        "Reports are merged in name order, a later one replacing a policy's row:",
-        "exactness-fb-6 and exactness-ft8b/c are the priority replays and delta",
-        "decisions of 2026-11-26 (their binaries' commits are in their Command lines),",
-        "with `--old` the build of commit 65dbeb2, timed side by side.",
+        "Reports are merged in name order, a later one replacing a policy's row.",
+        "exactness-fb-6/7 and exactness-ft8b/c (2026-11-26) are the priority replays",
+        "and delta decisions, built from the commit in their Version line or just",
+        "before it; in exactness-fb-6/7 the old time is the build of commit 65dbeb2",
+        "(the incremental engine before the replays), timed side by side (`--old`).",
+        "Whole-command times of every policy are in bench-fb.md.",
         "",
     ]
     for scenario, cases in sorted(by_scenario.items()):

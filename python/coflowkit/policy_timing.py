@@ -20,6 +20,10 @@ import time
 DEFAULT_TRACE = os.path.join("..", "shared", "traces", "FB2010-1Hr-150-0.txt")
 
 
+# `coflowkit bench --timeout`'s default (seconds per policy; cli.py's add_bench sets it).
+DEFAULT_TIMEOUT_S = 1800.0
+
+
 def run_one(
     trace: str,
     policy: str,
@@ -213,7 +217,8 @@ def main(args) -> int:
         + "".join(f" --transform {t}" for t in getattr(args, "transform", None) or ())
         + (f" --fabric {args.fabric}" if getattr(args, "fabric", None) else "")
         + (f" --first {args.first}" if getattr(args, "first", None) else "")
-        + (f" --engine {engine}" if engine else ""),
+        + (f" --engine {engine}" if engine else "")
+        + (f" --timeout {args.timeout:g}" if args.timeout != DEFAULT_TIMEOUT_S else ""),
         "",
         "| policy | status | wall time (s) | peak RSS (MiB) | mean CCT (s) | events "
         "| policy calls | mean active flows |",
@@ -231,6 +236,7 @@ def main(args) -> int:
             f"load {load_s:.2f} s, routing {route_s:.2f} s",
         )
     print("\n".join(lines), flush=True)
+    started = time.perf_counter()
     for name in names:
         r = run_one(
             trace,
@@ -249,6 +255,9 @@ def main(args) -> int:
         )
         lines.append(row)
         print(row, flush=True)
+    tail = f"\nWall time of the whole run: {time.perf_counter() - started:.0f} s"
+    lines.append(tail)
+    print(tail, flush=True)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:
             fh.write("\n".join(lines) + "\n")
