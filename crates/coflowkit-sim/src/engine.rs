@@ -613,28 +613,23 @@ impl<'w> Engine<'w> {
                 self.result.rate_changes += 1;
             }
         }
-        let d = &mut self.decision;
-        for &i in &d.touched {
-            let f = self.d.active[i as usize];
-            let r = d.rates[i as usize];
-            d.rates[i as usize] = 0.0;
-            if changed(self.d.rate[f as usize], r) {
-                self.rates.set_rate(&mut self.d, f, r, now);
-                self.result.rate_changes += 1;
-            }
-        }
-        d.all_zero = true;
+        self.take_touched(now);
     }
 
     /// Only the listed positions change: they take their rates, every other flow
     /// keeps its own, and the decision's rates go back to zero for the next call.
     fn apply_delta(&mut self) {
-        let now = self.now;
         let d = &mut self.decision;
         d.touched.sort_unstable();
         d.touched.dedup();
         let n = d.touched.len();
         self.choose_flow_mode(n);
+        self.take_touched(self.now);
+    }
+
+    /// The listed positions (sorted, distinct) take the decision's rates, which
+    /// go back to zero for the next call.
+    fn take_touched(&mut self, now: f64) {
         let d = &mut self.decision;
         for &i in &d.touched {
             let f = self.d.active[i as usize];
