@@ -20,6 +20,7 @@ pub mod coflowsim;
 mod engine;
 mod rates;
 mod series;
+mod sorted;
 
 pub use coflowkit_model::TIME_EPS;
 pub use engine::{simulate, Progress, Realloc, SimError, SimOptions, SimResult};
