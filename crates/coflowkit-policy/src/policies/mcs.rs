@@ -68,8 +68,10 @@ pub struct Mcs {
     /// Active flows at the previous call (to see which finished since).
     prev_active: Vec<u32>,
     /// Per coflow: whether the previous call gave one of its flows a positive
-    /// rate (only then can its flows have sent more since).
+    /// rate, and its bytes sent then (bits). Its flows can have sent more since
+    /// only if it had a rate, or, on a real network, if its bytes sent grew.
     moved: Vec<bool>,
+    sent_then: Vec<u64>,
     keyed: Vec<(usize, u32, usize)>,
     order: Vec<usize>,
 }
@@ -86,6 +88,7 @@ impl Mcs {
             length_sent: Vec::new(),
             prev_active: Vec::new(),
             moved: Vec::new(),
+            sent_then: Vec::new(),
             keyed: Vec::new(),
             order: Vec::new(),
         }
@@ -111,7 +114,7 @@ impl Mcs {
 
     /// Brings `length_sent` up to date: flows that finished since the last call
     /// (their final bytes are in `sent`) and the active ones of the coflows that
-    /// moved since (the others' bytes are as they were).
+    /// had a rate or sent bytes since (the others' bytes are as they were).
     fn update_lengths(&mut self, v: &NonClairvoyantView) {
         let (mut i, mut j) = (0, 0);
         let (prev, cur) = (&self.prev_active, v.active);
@@ -130,7 +133,9 @@ impl Mcs {
         }
         for g in v.groups {
             let k = g.coflow as usize;
-            if self.moved[k] {
+            let sent = v.coflow_sent(k as u32).to_bits();
+            if self.moved[k] || sent != self.sent_then[k] {
+                self.sent_then[k] = sent;
                 for &f in &v.active[g.range()] {
                     self.length_sent[k] = self.length_sent[k].max(v.sent(f));
                 }
@@ -148,6 +153,7 @@ impl NonClairvoyantPolicy for Mcs {
             self.draw_unknown(nc);
             self.length_sent = vec![0.0; nc];
             self.moved = vec![false; nc];
+            self.sent_then = vec![0; nc];
         }
         self.update_lengths(v);
         self.keyed.clear();
