@@ -173,9 +173,16 @@ def test_a_restarted_agent_does_not_inherit_its_predecessors_flows(master, pki):
     wait_for(lambda: 0 not in master.by_host, "the disconnect")
     a3 = connect(master, pki, 0, boot=b"B" * 16)
     a3.report(proto.Report(3.0, [proto.NewFlow(1, 40001, pki_ip(1), 9001, 1.5, 300_000)]))
-    a3.decisions()
-    status, coflows = http(master, "/api/coflows")
-    assert sorted(c["bytes_sent"] for c in coflows) == [300_000, 36_000_000]
+    # The master re-sends the host's decisions when it reconnects (its agent
+    # failed open, so nothing counts as pushed), so the next DECISIONS frame may
+    # come before this report is read: wait for the bytes.
+    wait_for(
+        lambda: (
+            sorted(c["bytes_sent"] for c in http(master, "/api/coflows")[1])
+            == [300_000, 36_000_000]
+        ),
+        "the reconnected agent's bytes",
+    )
     assert master.metrics["lost_flows"] == 1 and not b.closed
 
 
