@@ -744,27 +744,9 @@ def why(t1, f13, pc, f16, f17, f18, coflows, sub_load) -> str:
     """The last section: every difference over the tolerance, and why. The numbers
     are this run's; the reasoning was checked on the default run (first 200
     coflows)."""
-    rows, bound, aalo = f13["rows"], f13["bound"], f13["aalo"].coflows
+    rows, bound = f13["rows"], f13["bound"]
     mcs, var = rows["MCS"], rows["Varys"]
-    sw = aalo[aalo["bin"] == "SW"]
-    sw_low = int((sw["width"] >= DEFAULT_DELTAS[1]).sum())
-    lw = aalo[aalo["bin"] == "LW"]["cct_s"].sort_values(ascending=False)
-    top3 = float(lw.iloc[:3].sum() / lw.sum()) if len(lw) else float("nan")
-    size = aalo["size_bytes"]
-    small_bytes = float(size[aalo["bin"] != "LW"].sum() / size.sum())
-    exact16 = f16.set_index("setting")
-    f17i = f17.set_index("setting")
-    tw, tn = f18["wide"].set_index("setting"), f18["narrow"].set_index("setting")
-    near = [f"x{_num(m)}" for m in DELTA_MULTS if m > 1]
-    small = [f"x{_num(m)}" for m in DELTA_MULTS if m < 1]
-    steps = [f"step {s}" for s in DELTA_STEPS]
-    cols_ex = [f"{b} / exact" for b in COLS]
-    near_dev = float(np.nanmax(np.abs(f17i.loc[near, cols_ex].to_numpy(dtype=float) - 1)))
-    scaled = [f"alpha {_num(a)}" for a in SCALES]
-    scaled_sn = float(np.nanmax(exact16.loc[scaled, "SN / exact"]))
     top = max(LOADS)
-    within = abs(mcs["SW"] / 0.83 - 1) <= common.TOLERANCE
-    sw_tol = "within the tolerance" if within else "beyond the tolerance"
     out = [
         "## Where coflowkit and the paper differ, and why\n",
         "coflowkit's numbers are exact for the model stated at the top; the paper's come "
@@ -772,26 +754,47 @@ def why(t1, f13, pc, f16, f17, f18, coflows, sub_load) -> str:
         "published, so a cause is stated as established only where a number in this "
         "report shows it.\n",
     ]
-    b = []
+    b = [
+        table1_bullet(t1),
+        sn_bullet(mcs, var, bound, pc, f13, top),
+        sw_bullet(mcs, pc, f13["aalo"].coflows),
+        lw_bullet(pc, f13["aalo"].coflows, top),
+        fig16_bullet(f16.set_index("setting")),
+        fig17_bullet(f17.set_index("setting")),
+        fig18_bullet(f18, f17.set_index("setting")),
+        scope_bullet(f13, coflows, sub_load),
+    ]
+    out.append("\n".join(f"* {x}" for x in b))
+    return "\n".join(out) + "\n"
+
+
+def table1_bullet(t1) -> str:
+    """Table I: the trained coefficients and the classes Algorithm 1 finds."""
     classes = (
         "the paper's classes (Delta_i = 10^i, p_i = i)"
         if t1["paper_classes"]
         else "other classes than the paper's Delta_i = 10^i, p_i = i"
     )
     if t1["max_diff"] <= 0.005:
-        b.append(
+        return (
             "**Table I agrees**: the twelve coefficients equal the paper's to the two "
             f"decimals it prints, and Algorithm 1 finds {classes}."
         )
-    else:
-        b.append(
-            f"**Table I differs** (largest difference {_r(t1['max_diff'], 2)}): this "
-            "workload is not the paper's whole Facebook trace, on which `coflowkit "
-            "mcs-train` reproduces every coefficient (docs/mcs-train.md). Algorithm 1 "
-            f"finds {classes}."
-        )
-    b.append(sn_bullet(mcs, var, bound, pc, f13, top))
-    b.append(
+    return (
+        f"**Table I differs** (largest difference {_r(t1['max_diff'], 2)}): this "
+        "workload is not the paper's whole Facebook trace, on which `coflowkit "
+        "mcs-train` reproduces every coefficient (docs/mcs-train.md). Algorithm 1 "
+        f"finds {classes}."
+    )
+
+
+def sw_bullet(mcs, pc, aalo) -> str:
+    """SW coflows: the ones SNCF misjudges (wide, so started low, but short)."""
+    sw = aalo[aalo["bin"] == "SW"]
+    sw_low = int((sw["width"] >= DEFAULT_DELTAS[1]).sum())
+    within = abs(mcs["SW"] / 0.83 - 1) <= common.TOLERANCE
+    sw_tol = "within the tolerance" if within else "beyond the tolerance"
+    return (
         f"**SW coflows** (Fig. 13 {_r(mcs['SW'])} against 0.83, {sw_tol}; "
         f"Fig. 14 {_r(pc['sw_min'])} at best against 0.50, where the bound is "
         f"{_r(pc['bound_sw'])}). SW coflows are the ones SNCF misjudges: wide, so "
@@ -804,7 +807,15 @@ def why(t1, f13, pc, f16, f17, f18, coflows, sub_load) -> str:
         f"(largest MCS - Varys {_r(pc['sw_gap'])}, at {pc['sw_gap_load']:.0%} load; the "
         "paper: 'very similar')."
     )
-    b.append(
+
+
+def lw_bullet(pc, aalo, top) -> str:
+    """LW coflows at the highest load: decided by a few very large coflows."""
+    lw = aalo[aalo["bin"] == "LW"]["cct_s"].sort_values(ascending=False)
+    top3 = float(lw.iloc[:3].sum() / lw.sum()) if len(lw) else float("nan")
+    size = aalo["size_bytes"]
+    small_bytes = float(size[aalo["bin"] != "LW"].sum() / size.sum())
+    return (
         f"**LW coflows: MCS is not the worst at {top:.0%} load** (MCS "
         f"{_r(pc['lw_top'])}, Aalo 1, Varys {_r(pc['lw_var'])}; the paper: MCS worst, "
         "because it lets the small coflows of a batch go first). Established: the LW "
@@ -815,7 +826,13 @@ def why(t1, f13, pc, f16, f17, f18, coflows, sub_load) -> str:
         "coflows little; which of the giant coflows goes first decides the LW column. "
         "Not established why the paper's LW coflows fared worse."
     )
-    b.append(
+
+
+def fig16_bullet(exact16) -> str:
+    """Fig. 16: missing and scaled width knowledge."""
+    scaled = [f"alpha {_num(a)}" for a in SCALES]
+    scaled_sn = float(np.nanmax(exact16.loc[scaled, "SN / exact"]))
+    return (
         "**Fig. 16 (width knowledge) agrees in direction, smaller in size.** Missing "
         f"widths: 5% gives {_r(exact16.loc['missing 5%', 'SN / exact'])} and 10% "
         f"{_r(exact16.loc['missing 10%', 'SN / exact'])} of exact-width MCS's SN average, "
@@ -825,7 +842,16 @@ def why(t1, f13, pc, f16, f17, f18, coflows, sub_load) -> str:
         f"{_num(min(SCALES))}-{_num(max(SCALES))}), as the paper says: a factor alpha >= "
         "0.1 moves a width by at most one class."
     )
-    b.append(
+
+
+def fig17_bullet(f17i) -> str:
+    """Fig. 17: the width thresholds Delta_i, smaller, larger and uniform."""
+    near = [f"x{_num(m)}" for m in DELTA_MULTS if m > 1]
+    small = [f"x{_num(m)}" for m in DELTA_MULTS if m < 1]
+    steps = [f"step {s}" for s in DELTA_STEPS]
+    cols_ex = [f"{b} / exact" for b in COLS]
+    near_dev = float(np.nanmax(np.abs(f17i.loc[near, cols_ex].to_numpy(dtype=float) - 1)))
+    return (
         "**Fig. 17 (Delta_i) agrees except for 'too large'.** Smaller thresholds hurt: "
         f"{', '.join(small)} raise SW to {_list(f17i, small, 'SW / exact')} of the "
         f"default's, and the uniform steps ({', '.join(steps)}) raise SW to "
@@ -839,10 +865,16 @@ def why(t1, f13, pc, f16, f17, f18, coflows, sub_load) -> str:
         "every bin, where the paper finds 'too large' worse: few coflows of the replay "
         "change class when Delta_i grows."
     )
+
+
+def fig18_bullet(f18, f17i) -> str:
+    """Fig. 18: the first wide and narrow thresholds."""
+    tw, tn = f18["wide"].set_index("setting"), f18["narrow"].set_index("setting")
     sw16 = tw.loc[f"{_num(max(WIDE_FIRST))} MB", "SW / exact"]
-    sn100 = float(tn.loc[[f"{_num(x)} MB" for x in NARROW_FIRST if x > 10], "SN / exact"].max())
-    ln100 = float(tn.loc[[f"{_num(x)} MB" for x in NARROW_FIRST if x > 10], "LN / exact"].max())
-    b.append(
+    large = [f"{_num(x)} MB" for x in NARROW_FIRST if x > 10]
+    sn100 = float(tn.loc[large, "SN / exact"].max())
+    ln100 = float(tn.loc[large, "LN / exact"].max())
+    return (
         f"**Fig. 18a agrees**: SW coflows are the sensitive ones; theta^w_1 = "
         f"{_num(max(WIDE_FIRST))} MB makes their average {_r(sw16)} times the default's. "
         f"**Fig. 18b differs for large theta^n_1**: 100 and 1000 MB raise SN to "
@@ -855,21 +887,22 @@ def why(t1, f13, pc, f16, f17, f18, coflows, sub_load) -> str:
         "queue, whose narrow threshold is 100 MB), and SN is "
         f"{_r(f17i.loc['x0.1', 'SN / exact'])} of the default there."
     )
+
+
+def scope_bullet(f13, coflows, sub_load) -> str:
+    """Which coflows this run replays, and where the notes were checked."""
     if coflows == DEFAULT_COFLOWS:
-        b.append(SUBSET_NOTE.format(load=_r(sub_load, 2)))
-    elif coflows is None:
-        b.append(
+        return SUBSET_NOTE.format(load=_r(sub_load, 2))
+    if coflows is None:
+        return (
             "**This run replays the whole trace, the paper's setting.** The notes above "
             "were checked on the default run (first 200 coflows, docs/results/mcs)."
         )
-    else:
-        b.append(
-            f"**This run replays the first {f13['n']} coflows**; the notes above were "
-            "checked on the default run (first 200 coflows, docs/results/mcs), whose "
-            "report discusses the subset."
-        )
-    out.append("\n".join(f"* {x}" for x in b))
-    return "\n".join(out) + "\n"
+    return (
+        f"**This run replays the first {f13['n']} coflows**; the notes above were "
+        "checked on the default run (first 200 coflows, docs/results/mcs), whose "
+        "report discusses the subset."
+    )
 
 
 #: The last bullet for the default run: what replaying a subset changes.
