@@ -199,7 +199,28 @@ def _progress_of(w, coflow_id: int) -> float:
 def concurrent_section(o: Output, full, seed: int) -> list[common.Claim]:
     """Fig. 5: 100 coflows sampled from the trace, all at once; the allocation at t=0."""
     w = common.concurrent_sample(full, 100, seed)
-    pl = common.plt()
+    o.add(
+        "## Fig. 5: 100 concurrent coflows\n\n"
+        f"100 coflows drawn from the trace (seed {seed}), all arriving at t = 0; the "
+        "allocation each policy makes at that instant.\n"
+    )
+    alpha_sweep(o, w)
+    pt = progress_at_zero(o, w)
+    claims = fig5_claims(pt)
+    o.add(
+        o.claims(
+            "fig5_claims",
+            claims,
+            ["snapshot at t = 0"],
+            "Fig. 5: the numbers the paper's text states (one allocation, the same under "
+            "every model)",
+        )
+    )
+    return claims
+
+
+def alpha_sweep(o: Output, w) -> None:
+    """Fig. 5a: Coflex's minimum and average progress at t = 0 against alpha."""
     rows = []
     for a in SNAP_ALPHAS:
         _, tot = api.snapshot(w, "coflex", {"alpha": a})
@@ -212,20 +233,20 @@ def concurrent_section(o: Output, full, seed: int) -> list[common.Claim]:
             }
         )
     sweep = pd.DataFrame(rows)
-    fig, ax = pl.subplots(figsize=(5, 3.2))
+    fig, ax = common.plt().subplots(figsize=(5, 3.2))
     ax.plot(sweep["alpha"], sweep["min progress (Mbps)"], "o-", label="minimum (isolation)")
     ax.plot(sweep["alpha"], sweep["mean progress (Mbps)"], "s-", label="average")
     ax.set_xlabel("alpha")
     ax.set_ylabel("progress (Mbps)")
     ax.legend()
     ax.set_title("Fig. 5a: Coflex's tradeoff")
-    o.add(
-        "## Fig. 5: 100 concurrent coflows\n\n"
-        f"100 coflows drawn from the trace (seed {seed}), all arriving at t = 0; the "
-        "allocation each policy makes at that instant.\n"
-    )
     o.add(o.figure("fig5a_alpha", fig))
     o.add(o.table("fig5a_alpha", sweep, "Coflex's minimum and average progress vs alpha"))
+
+
+def progress_at_zero(o: Output, w) -> pd.DataFrame:
+    """Figs. 5b-c: each policy's per-coflow progress and utilization at t = 0."""
+    pl = common.plt()
     pol = [
         ("fair", {}, "Per-flow"),
         ("psp", {}, "PS-P"),
@@ -262,11 +283,16 @@ def concurrent_section(o: Output, full, seed: int) -> list[common.Claim]:
     ax.set_title("Fig. 5c: utilization")
     o.add(o.figure("fig5c_utilization", fig))
     o.add(o.table("fig5bc_progress", pt, "Progress and utilization per policy at t = 0"))
+    return pt
+
+
+def fig5_claims(pt: pd.DataFrame) -> list[common.Claim]:
+    """The numbers the paper's text states about Fig. 5, against the snapshot."""
     get = pt.set_index("policy")
     hug, cfx, var = get.loc["HUG"], get.loc["Coflex"], get.loc["Varys"]
     C = common.Claim
     col = "snapshot at t = 0"
-    claims = [
+    return [
         C("HUG's uniform progress (Mbps)", "93", "value", 93.0, {col: hug["mean (Mbps)"]}),
         C("Coflex's isolation guarantee (Mbps)", "46", "value", 46.0, {col: cfx["min (Mbps)"]}),
         C(
@@ -296,16 +322,6 @@ def concurrent_section(o: Output, full, seed: int) -> list[common.Claim]:
         ),
         C("PS-P utilization", "< 0.60", "below", 0.60, {col: get.loc["PS-P"]["utilization"]}),
     ]
-    o.add(
-        o.claims(
-            "fig5_claims",
-            claims,
-            [col],
-            "Fig. 5: the numbers the paper's text states (one allocation, the same under "
-            "every model)",
-        )
-    )
-    return claims
 
 
 #: The models of the trace replay (as in `reproduce ncdrf`): label -> (engine,
