@@ -87,3 +87,35 @@ def test_bench_on_a_fattree_times_routing_apart(tmp_path, example_path):
     row = next(line for line in text.splitlines() if line.startswith("| fifo"))
     assert row.split("|")[5].strip() == "0.0728"
     assert r.stdout.count("| ok |") == 1
+
+
+def test_provenance_names_only_a_coflowkit_checkout(tmp_path):
+    """The commit comes from a coflowkit checkout: not from a plain folder, and not
+    from another git repository that happens to hold the package (pyenv's
+    checkout holds its site-packages)."""
+    import os
+
+    from coflowkit.policy_timing import source_commit
+
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=repo, capture_output=True, text=True
+    ).stdout.strip()
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    other = tmp_path / "other"
+    other.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=other, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+         "--allow-empty", "-m", "x"],
+        cwd=other,
+        check=True,
+    )  # fmt: skip
+    assert source_commit([str(plain)]) == "unknown"
+    assert source_commit([str(other)]) == "unknown"
+    if not head:
+        return  # not run from a git checkout of coflowkit
+    # The first candidate that is a coflowkit checkout wins.
+    got = source_commit([str(other), repo])
+    assert got.split("+")[0] == head and got in (head, head + "+dirty")

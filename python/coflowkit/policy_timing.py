@@ -153,28 +153,45 @@ def machine() -> str:
     )
 
 
+def source_commit(dirs: list[str]) -> str:
+    """The commit of the first of `dirs` inside a coflowkit checkout (with `+dirty`
+    when a file outside docs/results has uncommitted changes), or "unknown". A
+    directory inside some other git repository does not count: an installed
+    package can sit in one (pyenv's own checkout holds its site-packages)."""
+
+    def git(cwd: str, *a: str) -> str:
+        try:
+            r = subprocess.run(["git", *a], cwd=cwd, capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+        return r.stdout.strip() if r.returncode == 0 else ""
+
+    for d in dirs:
+        top = git(d, "rev-parse", "--show-toplevel")
+        if not top or not os.path.isdir(os.path.join(top, "crates", "coflowkit-sim")):
+            continue
+        commit = git(top, "rev-parse", "--short", "HEAD")
+        if not commit:
+            continue
+        # Committed results (docs/results) being rewritten by a run do not make the
+        # code dirty.
+        if git(top, "status", "--porcelain", "--untracked-files=no", "--", ".",
+               ":(exclude)docs/results"):  # fmt: skip
+            commit += "+dirty"
+        return commit
+    return "unknown"
+
+
 def provenance() -> str:
-    """coflowkit version, git commit (with `+dirty` when a file outside docs/results has
-    uncommitted changes) and UTC date."""
+    """coflowkit version, git commit and UTC date. The commit is that of the
+    checkout the package was imported from, else of the one the command runs in
+    (an installed package, as `make test` leaves it, run from its checkout)."""
     import datetime
 
     from coflowkit import __version__
 
     here = os.path.dirname(os.path.abspath(__file__))
-
-    def git(*a: str) -> str:
-        try:
-            r = subprocess.run(["git", *a], cwd=here, capture_output=True, text=True, timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            return ""
-        return r.stdout.strip() if r.returncode == 0 else ""
-
-    commit = git("rev-parse", "--short", "HEAD") or "unknown"
-    # Committed results (docs/results) being rewritten by a run do not make the code dirty.
-    if commit != "unknown" and git(
-        "status", "--porcelain", "--untracked-files=no", "--", ":/", ":(top,exclude)docs/results"
-    ):
-        commit += "+dirty"
+    commit = source_commit([here, os.getcwd()])
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return f"coflowkit {__version__}, commit {commit}, {date}"
 
