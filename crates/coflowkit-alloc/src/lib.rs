@@ -16,13 +16,17 @@
 //!   bytes on `l`; `r_f = rem_f / Γ'` so all flows finish together; nothing if some
 //!   `c_l` of the group is zero.
 //! * [`greedy`]: flows in order, `r_f = min_{l ∈ f} c_l`.
+//! * [`IncGreedy`]: the same greedy over an order kept across calls, recomputed
+//!   only where a change can reach (bit for bit what `greedy` gives).
 //! * [`Filling`]: max-min over arbitrary constraint sets (links and per-coflow
 //!   caps alike), for HUG's second stage.
 
 mod filling;
+mod incgreedy;
 mod maxmin;
 
 pub use filling::Filling;
+pub use incgreedy::IncGreedy;
 pub use maxmin::MaxMin;
 
 use coflowkit_model::{Fabric, PathId, CAPACITY_EPS};
