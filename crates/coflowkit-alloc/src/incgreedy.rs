@@ -20,8 +20,7 @@
 
 use coflowkit_model::{Fabric, PathId, CAPACITY_EPS};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
-use std::ops::Bound::{Excluded, Unbounded};
+use std::collections::BinaryHeap;
 
 /// A place in the order: (key, id, 0) for an item, (key, id, 1) for the tombstone
 /// of an item that was there in the last run (so an item may come back to its old
@@ -55,7 +54,8 @@ struct Tomb {
 /// The greedy allocation, kept across calls (see the module docs).
 #[derive(Default)]
 pub struct IncGreedy {
-    links: Vec<BTreeMap<Key, Entry>>,
+    /// Per link, its entries sorted by key.
+    links: Vec<Vec<(Key, Entry)>>,
     /// Per link: the starting residual, and the residual after its last item
     /// (both as of the last run, `start` updated by [`IncGreedy::set_start`]).
     start: Vec<f64>,
@@ -69,6 +69,10 @@ pub struct IncGreedy {
     /// The grant in force (what the last run gave; 0 for an item never run).
     grant: Vec<f64>,
     tomb: Vec<Option<Tomb>>,
+    /// Per item: how many of its links had no residual at its turn in the last run
+    /// (a zero-grant item with a closed link other than `l` passes a change of `l`
+    /// through untouched).
+    closed: Vec<u8>,
     /// Items with a positive grant, and each one's place in that list.
     moving: Vec<u32>,
     moving_at: Vec<u32>,
@@ -78,6 +82,17 @@ pub struct IncGreedy {
     cur: Vec<f64>,
     heap: BinaryHeap<Reverse<Key>>,
     ins: Vec<f64>,
+    ats: Vec<usize>,
+}
+
+/// `avail`: a residual within 1e-9 · C counts as zero.
+#[inline]
+fn open(x: f64, cap: f64) -> f64 {
+    if x <= CAPACITY_EPS * cap {
+        0.0
+    } else {
+        x
+    }
 }
 
 impl IncGreedy {
@@ -85,7 +100,7 @@ impl IncGreedy {
     pub fn new(start: &[f64]) -> Self {
         let n = start.len();
         IncGreedy {
-            links: vec![BTreeMap::new(); n],
+            links: vec![Vec::new(); n],
             start: start.to_vec(),
             end: start.to_vec(),
             dirty: vec![false; n],
@@ -103,6 +118,7 @@ impl IncGreedy {
             self.path.resize(n, 0);
             self.grant.resize(n, 0.0);
             self.tomb.resize(n, None);
+            self.closed.resize(n, 0);
             self.moving_at.resize(n, u32::MAX);
         }
     }
@@ -167,22 +183,57 @@ impl IncGreedy {
             if self.key[i] == key && self.path[i] == path {
                 return;
             }
+            if self.path[i] == path && self.relabel(fabric, item, key) {
+                return;
+            }
             self.take_out(fabric, item);
         }
         self.present[i] = true;
         self.fresh[i] = true;
         self.key[i] = key;
         self.path[i] = path;
+        let k = (key, item, 0);
+        let e = Entry {
+            kind: Kind::New,
+            seen: f64::NAN,
+        };
         for &l in fabric.path(path) {
-            self.links[l as usize].insert(
-                (key, item, 0),
-                Entry {
-                    kind: Kind::New,
-                    seen: f64::NAN,
-                },
-            );
+            let v = &mut self.links[l as usize];
+            let at = v.partition_point(|x| x.0 < k);
+            v.insert(at, (k, e));
         }
-        self.pending.push((key, item, 0));
+        self.pending.push(k);
+    }
+
+    fn find(&self, l: usize, k: Key) -> Result<usize, usize> {
+        self.links[l].binary_search_by(|x| x.0.cmp(&k))
+    }
+
+    /// A new key that keeps the item between the same neighbours on every link it
+    /// crosses changes nothing: the greedy depends on the order of the items on each
+    /// link only (an item's grant is a function of its predecessors on its links),
+    /// so the key is relabelled in place. False (nothing done) otherwise.
+    fn relabel(&mut self, fabric: &Fabric, item: u32, key: u64) -> bool {
+        let i = item as usize;
+        let (old, new) = ((self.key[i], item, 0), (key, item, 0));
+        let links = fabric.path(self.path[i]);
+        for &l in links {
+            let v = &self.links[l as usize];
+            let at = self.find(l as usize, old).expect("an item's entry on each link");
+            if (at > 0 && v[at - 1].0 >= new) || (at + 1 < v.len() && v[at + 1].0 <= new) {
+                return false;
+            }
+        }
+        for &l in links {
+            let at = self.find(l as usize, old).expect("an item's entry on each link");
+            self.links[l as usize][at].0 = new;
+        }
+        self.key[i] = key;
+        if self.fresh[i] {
+            // Its pending visit moves with it.
+            self.pending.push(new);
+        }
+        true
     }
 
     /// Takes `item` out of its place: a fresh item's entries go, an item that ran
@@ -193,18 +244,20 @@ impl IncGreedy {
         let path = self.path[i];
         if self.fresh[i] {
             for &l in fabric.path(path) {
-                self.links[l as usize].remove(&k);
+                let at = self.find(l as usize, k).expect("an item's entry on each link");
+                self.links[l as usize].remove(at);
             }
             self.fresh[i] = false;
         } else {
             // An item that ran is taken out at most once per batch (after that it is
-            // fresh or absent), so it has at most one tombstone.
+            // fresh or absent), so it has at most one tombstone. (k, id, 1) sorts
+            // right after (k, id, 0), so the entry stays in place.
             let t = (k.0, item, 1);
             for &l in fabric.path(path) {
-                let links = &mut self.links[l as usize];
-                let mut e = links.remove(&k).expect("an item's entry on each link");
-                e.kind = Kind::Tomb;
-                links.insert(t, e);
+                let at = self.find(l as usize, k).expect("an item's entry on each link");
+                let x = &mut self.links[l as usize][at];
+                x.0 = t;
+                x.1.kind = Kind::Tomb;
             }
             self.tomb[i] = Some(Tomb {
                 key: k.0,
@@ -216,19 +269,24 @@ impl IncGreedy {
         self.present[i] = false;
     }
 
+    /// Index of the first entry of link `l` after key `k`.
+    fn after_key(&self, l: usize, k: Key) -> usize {
+        match self.find(l, k) {
+            Ok(i) => i + 1,
+            Err(i) => i,
+        }
+    }
+
     fn successor(&self, l: usize, k: Key) -> Option<Key> {
-        self.links[l]
-            .range((Excluded(k), Unbounded))
-            .next()
-            .map(|(&k2, _)| k2)
+        self.links[l].get(self.after_key(l, k)).map(|x| x.0)
     }
 
     /// The residual of link `l` just before key `k` in the last run.
     fn old_value_at(&self, l: usize, k: Key) -> f64 {
-        self.links[l]
-            .range((Excluded(k), Unbounded))
-            .find(|(_, e)| e.kind != Kind::New)
-            .map_or(self.end[l], |(_, e)| e.seen)
+        self.links[l][self.after_key(l, k)..]
+            .iter()
+            .find(|x| x.1.kind != Kind::New)
+            .map_or(self.end[l], |x| x.1.seen)
     }
 
     /// After the item at `k` on link `l`: the link's new residual is `out` and its
@@ -260,7 +318,7 @@ impl IncGreedy {
         let started = std::mem::take(&mut self.started);
         for &l in &started {
             let li = l as usize;
-            let first = self.links[li].keys().next().copied();
+            let first = self.links[li].first().map(|x| x.0);
             match first {
                 Some(k) => {
                     self.dirty[li] = true;
@@ -285,10 +343,73 @@ impl IncGreedy {
             let i = k.1 as usize;
             if k.2 == 0 {
                 if self.present[i] && self.key[i] == k.0 {
-                    self.run_item(fabric, k, changed);
+                    match self.passing(fabric, k) {
+                        Some((l, at)) => self.pass(fabric, l, at),
+                        None => self.run_item(fabric, k, changed),
+                    }
                 }
             } else if self.tomb[i].is_some_and(|t| t.key == k.0) {
                 self.run_tomb(fabric, k);
+            }
+        }
+    }
+
+    /// If the item at `k` (in the order) has a zero grant and exactly one dirty link
+    /// `l`, and another of its links was closed at its turn (and is clean, so still
+    /// is), its grant stays zero and `l`'s change passes through it: `(l, index of
+    /// its entry on l)`.
+    fn passing(&self, fabric: &Fabric, k: Key) -> Option<(usize, usize)> {
+        let i = k.1 as usize;
+        if self.fresh[i] || self.grant[i] != 0.0 {
+            return None;
+        }
+        let mut dirty = fabric.path(self.path[i]).iter().filter(|&&l| self.dirty[l as usize]);
+        let l = *dirty.next()? as usize;
+        if dirty.next().is_some() {
+            return None;
+        }
+        let at = self.find(l, k).ok()?;
+        let own = open(self.links[l][at].1.seen, fabric.capacities[l]) == 0.0;
+        (self.closed[i] > own as u8).then_some((l, at))
+    }
+
+    /// Passes dirty link `l`'s residual through the entry at `at` (see
+    /// [`IncGreedy::passing`]), then through the entries after it while they pass
+    /// too and come before anything else the sweep has to do.
+    fn pass(&mut self, fabric: &Fabric, l: usize, mut at: usize) {
+        let cap = fabric.capacities[l];
+        let cur = self.cur[l];
+        loop {
+            let (k, e) = self.links[l][at];
+            if e.seen.to_bits() == cur.to_bits() {
+                // Same residual as in the last run from here on.
+                self.dirty[l] = false;
+                return;
+            }
+            let i = k.1 as usize;
+            let was = (open(e.seen, cap) == 0.0) as u8;
+            self.closed[i] = self.closed[i] - was + (open(cur, cap) == 0.0) as u8;
+            self.links[l][at].1.seen = cur;
+            at += 1;
+            let Some(&(k2, e2)) = self.links[l].get(at) else {
+                self.end[l] = cur;
+                self.dirty[l] = false;
+                return;
+            };
+            let next_first = self.heap.peek().is_none_or(|Reverse(t)| k2 < *t);
+            let i2 = k2.1 as usize;
+            let passes = next_first
+                && k2.2 == 0
+                && e2.kind == Kind::Old
+                && self.grant[i2] == 0.0
+                && self.closed[i2] > (open(e2.seen, cap) == 0.0) as u8
+                && fabric
+                    .path(self.path[i2])
+                    .iter()
+                    .all(|&x| x as usize == l || !self.dirty[x as usize]);
+            if !passes {
+                self.heap.push(Reverse(k2));
+                return;
             }
         }
     }
@@ -299,27 +420,33 @@ impl IncGreedy {
         let fresh = self.fresh[i];
         let caps = &fabric.capacities;
         self.ins.clear();
+        self.ats.clear();
         let mut g = f64::INFINITY;
+        let mut closed = 0u8;
         for &l in links {
             let li = l as usize;
+            let at = self.find(li, k).expect("an item's entry on each link");
             let x = if self.dirty[li] {
                 self.cur[li]
             } else if fresh {
                 self.old_value_at(li, k)
             } else {
-                self.links[li][&k].seen
+                self.links[li][at].1.seen
             };
             self.ins.push(x);
-            // `avail`: a residual within 1e-9 · C counts as zero.
-            g = g.min(if x <= CAPACITY_EPS * caps[li] { 0.0 } else { x });
+            self.ats.push(at);
+            let a = open(x, caps[li]);
+            closed += (a == 0.0) as u8;
+            g = g.min(a);
         }
+        self.closed[i] = closed;
         let g = if g.is_finite() { g } else { 0.0 };
         let old_g = self.grant[i];
         for (j, &l) in links.iter().enumerate() {
             let li = l as usize;
             let x = self.ins[j];
             let out = if g > 0.0 { (x - g).max(0.0) } else { x };
-            let e = self.links[li].get_mut(&k).expect("an item's entry on each link");
+            let e = &mut self.links[li][self.ats[j]].1;
             let old_out = if fresh {
                 None
             } else if old_g > 0.0 {
@@ -345,7 +472,8 @@ impl IncGreedy {
         let t = self.tomb[i].take().expect("a tombstone");
         for &l in fabric.path(t.path) {
             let li = l as usize;
-            let e = self.links[li].remove(&k).expect("a tombstone's entry on each link");
+            let at = self.find(li, k).expect("a tombstone's entry on each link");
+            let e = self.links[li].remove(at).1;
             let old_out = if t.grant > 0.0 {
                 (e.seen - t.grant).max(0.0)
             } else {
