@@ -217,15 +217,16 @@ impl IncGreedy {
         let i = item as usize;
         let (old, new) = ((self.key[i], item, 0), (key, item, 0));
         let links = fabric.path(self.path[i]);
+        self.ats.clear();
         for &l in links {
             let v = &self.links[l as usize];
             let at = self.find(l as usize, old).expect("an item's entry on each link");
             if (at > 0 && v[at - 1].0 >= new) || (at + 1 < v.len() && v[at + 1].0 <= new) {
                 return false;
             }
+            self.ats.push(at);
         }
-        for &l in links {
-            let at = self.find(l as usize, old).expect("an item's entry on each link");
+        for (&l, &at) in links.iter().zip(&self.ats) {
             self.links[l as usize][at].0 = new;
         }
         self.key[i] = key;
