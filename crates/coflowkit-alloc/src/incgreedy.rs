@@ -83,6 +83,8 @@ pub struct IncGreedy {
     heap: BinaryHeap<Reverse<Key>>,
     ins: Vec<f64>,
     ats: Vec<usize>,
+    /// Entries visited by all runs so far (a deterministic measure of the work).
+    work: u64,
 }
 
 /// `avail`: a residual within 1e-9 · C counts as zero.
@@ -131,6 +133,12 @@ impl IncGreedy {
     /// The grant `item` got in the last run (0 when absent or never run).
     pub fn grant(&self, item: u32) -> f64 {
         self.grant.get(item as usize).copied().unwrap_or(0.0)
+    }
+
+    /// Entries visited by all runs so far: what the incremental form cost, to
+    /// compare with the `O(items)` of a greedy from scratch.
+    pub fn work(&self) -> u64 {
+        self.work
     }
 
     /// The items whose grant is positive (in no particular, but deterministic,
@@ -220,7 +228,9 @@ impl IncGreedy {
         self.ats.clear();
         for &l in links {
             let v = &self.links[l as usize];
-            let at = self.find(l as usize, old).expect("an item's entry on each link");
+            let at = self
+                .find(l as usize, old)
+                .expect("an item's entry on each link");
             if (at > 0 && v[at - 1].0 >= new) || (at + 1 < v.len() && v[at + 1].0 <= new) {
                 return false;
             }
@@ -245,7 +255,9 @@ impl IncGreedy {
         let path = self.path[i];
         if self.fresh[i] {
             for &l in fabric.path(path) {
-                let at = self.find(l as usize, k).expect("an item's entry on each link");
+                let at = self
+                    .find(l as usize, k)
+                    .expect("an item's entry on each link");
                 self.links[l as usize].remove(at);
             }
             self.fresh[i] = false;
@@ -255,7 +267,9 @@ impl IncGreedy {
             // right after (k, id, 0), so the entry stays in place.
             let t = (k.0, item, 1);
             for &l in fabric.path(path) {
-                let at = self.find(l as usize, k).expect("an item's entry on each link");
+                let at = self
+                    .find(l as usize, k)
+                    .expect("an item's entry on each link");
                 let x = &mut self.links[l as usize][at];
                 x.0 = t;
                 x.1.kind = Kind::Tomb;
@@ -341,6 +355,7 @@ impl IncGreedy {
                 continue;
             }
             last = Some(k);
+            self.work += 1;
             let i = k.1 as usize;
             if k.2 == 0 {
                 if self.present[i] && self.key[i] == k.0 {
@@ -364,7 +379,10 @@ impl IncGreedy {
         if self.fresh[i] || self.grant[i] != 0.0 {
             return None;
         }
-        let mut dirty = fabric.path(self.path[i]).iter().filter(|&&l| self.dirty[l as usize]);
+        let mut dirty = fabric
+            .path(self.path[i])
+            .iter()
+            .filter(|&&l| self.dirty[l as usize]);
         let l = *dirty.next()? as usize;
         if dirty.next().is_some() {
             return None;
@@ -391,6 +409,7 @@ impl IncGreedy {
             let was = (open(e.seen, cap) == 0.0) as u8;
             self.closed[i] = self.closed[i] - was + (open(cur, cap) == 0.0) as u8;
             self.links[l][at].1.seen = cur;
+            self.work += 1;
             at += 1;
             let Some(&(k2, e2)) = self.links[l].get(at) else {
                 self.end[l] = cur;
@@ -609,8 +628,18 @@ mod tests {
             let mut res = start.clone();
             greedy(&f, &mut res, &order, &mut rates);
             for (x, &r) in v.iter().zip(&rates) {
-                assert_eq!(g.grant(x.1).to_bits(), r.to_bits(), "step {step}: item {}", x.1);
-                assert_eq!(in_force[x.1 as usize].to_bits(), r.to_bits(), "step {step}: changes of {}", x.1);
+                assert_eq!(
+                    g.grant(x.1).to_bits(),
+                    r.to_bits(),
+                    "step {step}: item {}",
+                    x.1
+                );
+                assert_eq!(
+                    in_force[x.1 as usize].to_bits(),
+                    r.to_bits(),
+                    "step {step}: changes of {}",
+                    x.1
+                );
             }
             let moving = rates.iter().filter(|&&r| r > 0.0).count();
             assert_eq!(g.moving().len(), moving, "step {step}");

@@ -66,6 +66,9 @@ fn main() {
                 interval_s,
                 per_coflow: false,
             }),
+        // DELTA=0 runs without delta decisions (policies answer in full), to
+        // compare a policy's incremental form with its from-scratch one.
+        delta_decisions: std::env::var("DELTA").map_or(true, |v| v != "0"),
         ..Default::default()
     };
     let r = match coflowkit_sim::simulate(&w, &mut p, &opts, None) {

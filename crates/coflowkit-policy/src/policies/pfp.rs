@@ -23,6 +23,11 @@ use crate::spec::{clairvoyant, PolicySpec};
 #[derive(Default)]
 pub struct Pfp {
     inc: Option<Inc>,
+    calls: u64,
+    scratch_until: u64,
+    /// Entries the incremental form visited, active flows, and calls, in this
+    /// window (calls of the incremental form only).
+    window: (u64, u64, u64),
     /// (key, flow) of the flows ordered by the previous call, ascending.
     order: Vec<(u64, u32)>,
     /// Per flow: the key it has in `order` (`u64::MAX`: not in it).
@@ -52,6 +57,8 @@ struct Inc {
     calls: u64,
     moving: Vec<u32>,
     changed: Vec<(u32, f64)>,
+    /// The first call answers in full (the rates in force may be another form's).
+    first: bool,
 }
 
 /// pfp's key: remaining bytes rounded to whole bytes.
@@ -77,6 +84,7 @@ impl Inc {
             calls: 0,
             moving: Vec::new(),
             changed: Vec::new(),
+            first: true,
         }
     }
 
@@ -160,7 +168,7 @@ impl Inc {
         self.tracked = t;
         self.greedy.run(v.fabric, &mut self.changed);
         out.sparse = true;
-        out.delta = true;
+        out.delta = !std::mem::take(&mut self.first);
         for &(f, r) in &self.changed {
             let g = gi_of(f).expect("a changed flow is active");
             let i = position(v, g, f).expect("a changed flow is active");
@@ -170,13 +178,40 @@ impl Inc {
     }
 }
 
+/// Calls per window of the choice between the two forms, and calls the from-scratch
+/// form runs before the incremental one is tried again.
+const WINDOW: u64 = 256;
+const RETRY: u64 = 4096;
+
 impl ClairvoyantPolicy for Pfp {
     fn decide(&mut self, v: &ClairvoyantView, out: &mut Decision) {
-        if out.delta_ok {
-            self.inc.get_or_insert_with(|| Inc::new(v)).decide(v, out);
+        // Both forms give the same rates bit for bit; which one runs is a matter of
+        // cost, chosen from counts (deterministic), not from timings. The
+        // incremental form visits an entry in a few hundred ns, the from-scratch
+        // form an active flow in a few ns: when the entries visited exceed 1/16
+        // of the active flows over a window (long dirty stretches: paths of many
+        // links on a FatTree), the from-scratch form runs for `RETRY` calls.
+        self.calls += 1;
+        if out.delta_ok && self.calls >= self.scratch_until {
+            let inc = self.inc.get_or_insert_with(|| Inc::new(v));
+            let (before, building) = (inc.greedy.work(), inc.first);
+            inc.decide(v, out);
+            if !building {
+                // The call that builds it visits every active flow once: not counted.
+                self.window.0 += inc.greedy.work() - before;
+                self.window.1 += v.active.len() as u64;
+                self.window.2 += 1;
+            }
+            if self.window.2 == WINDOW {
+                if 16 * self.window.0 > self.window.1 {
+                    self.inc = None;
+                    self.scratch_until = self.calls + RETRY;
+                }
+                self.window = (0, 0, 0);
+            }
             return;
         }
-        // A driver without delta decisions: the full order every call.
+        // A driver without delta decisions, or the from-scratch form's turn.
         self.inc = None;
         let n = v.flow_path.len();
         if self.key.len() < n {
