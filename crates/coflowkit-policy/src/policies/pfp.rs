@@ -6,6 +6,7 @@
 use crate::decision::Decision;
 use crate::policy::ClairvoyantPolicy;
 use crate::view::ClairvoyantView;
+use crate::support::flowsync::{position, FlowSync};
 use coflowkit_alloc::{consume, path_avail, IncGreedy};
 use crate::policy::Info;
 use crate::spec::{clairvoyant, PolicySpec};
@@ -42,20 +43,13 @@ pub struct Pfp {
 }
 
 /// The incremental form: the order and the greedy's trajectories kept in an
-/// [`IncGreedy`], with per-coflow bookkeeping to learn which flows started or
-/// finished without visiting the others.
+/// [`IncGreedy`], the active flows tracked by a [`FlowSync`].
 struct Inc {
     greedy: IncGreedy,
-    /// Per coflow: `coflow_started` when last synced, and how many of its flows are
-    /// in the order.
-    started: Vec<u32>,
-    count: Vec<u32>,
-    /// Coflows with flows in the order, and the call each was last seen active.
-    tracked: Vec<u32>,
-    is_tracked: Vec<bool>,
-    seen: Vec<u64>,
-    calls: u64,
+    sync: FlowSync,
     moving: Vec<u32>,
+    gone: Vec<u32>,
+    joined: Vec<u32>,
     changed: Vec<(u32, f64)>,
     /// The first call answers in full (the rates in force may be another form's).
     first: bool,
@@ -66,112 +60,40 @@ fn key(v: &ClairvoyantView, f: u32) -> u64 {
     v.remaining(f).round().max(0.0) as u64
 }
 
-/// Position of flow `f` in the group's slice of `v.active`, if active.
-fn position(v: &ClairvoyantView, g: usize, f: u32) -> Option<usize> {
-    let r = v.groups[g].range();
-    v.active[r.clone()].binary_search(&f).ok().map(|i| r.start + i)
-}
-
 impl Inc {
     fn new(v: &ClairvoyantView) -> Self {
         Inc {
             greedy: IncGreedy::new(&v.fabric.capacities),
-            started: Vec::new(),
-            count: Vec::new(),
-            tracked: Vec::new(),
-            is_tracked: Vec::new(),
-            seen: Vec::new(),
-            calls: 0,
+            sync: FlowSync::default(),
             moving: Vec::new(),
+            gone: Vec::new(),
+            joined: Vec::new(),
             changed: Vec::new(),
             first: true,
         }
     }
 
-    fn insert(&mut self, v: &ClairvoyantView, f: u32) {
-        if !self.greedy.contains(f) {
-            self.greedy.upsert(v.fabric, f, key(v, f), v.flow_path[f as usize]);
-            self.count[v.flow_coflow[f as usize] as usize] += 1;
-        }
-    }
-
-    fn remove(&mut self, v: &ClairvoyantView, f: u32) {
-        if self.greedy.contains(f) {
-            self.greedy.remove(v.fabric, f);
-            self.count[v.flow_coflow[f as usize] as usize] -= 1;
-        }
-    }
-
-    /// Removes coflow `k`'s flows that are in the order but not active (group `g`,
-    /// or none when the coflow has no active flow left).
-    fn resync(&mut self, v: &ClairvoyantView, k: u32, g: Option<usize>) {
-        let first = v.coflow_first_flow[k as usize];
-        for f in first..first + v.coflow_width[k as usize] {
-            if self.greedy.contains(f) && g.and_then(|g| position(v, g, f)).is_none() {
-                self.remove(v, f);
-            }
-        }
-    }
-
     fn decide(&mut self, v: &ClairvoyantView, out: &mut Decision) {
-        let nc = v.coflow_started.len();
-        if self.started.len() < nc {
-            self.started.resize(nc, 0);
-            self.count.resize(nc, 0);
-            self.seen.resize(nc, 0);
-            self.is_tracked.resize(nc, false);
-        }
-        self.calls += 1;
         // Flows that had a rate: finished, or re-keyed by what they sent.
         self.moving.clear();
         self.moving.extend_from_slice(self.greedy.moving());
         self.moving.sort_unstable();
-        let gi_of = |f: u32| {
-            let k = v.flow_coflow[f as usize];
-            v.groups.binary_search_by_key(&k, |g| g.coflow).ok()
-        };
-        for j in 0..self.moving.len() {
-            let f = self.moving[j];
-            match gi_of(f).filter(|&g| position(v, g, f).is_some()) {
-                Some(_) => self.greedy.upsert(v.fabric, f, key(v, f), v.flow_path[f as usize]),
-                None => self.remove(v, f),
+        self.gone.clear();
+        self.joined.clear();
+        self.sync.sync(v, &self.moving, &mut self.gone, &mut self.joined);
+        for &f in &self.gone {
+            self.greedy.remove(v.fabric, f);
+        }
+        for &f in self.moving.iter().chain(&self.joined) {
+            if self.sync.holds(f) {
+                self.greedy.upsert(v.fabric, f, key(v, f), v.flow_path[f as usize]);
             }
         }
-        // Flows that started; flows that finished without a rate (a newcomer within
-        // the finish tolerance); coflows gone altogether.
-        for (g, grp) in v.groups.iter().enumerate() {
-            let k = grp.coflow as usize;
-            self.seen[k] = self.calls;
-            if self.started[k] != v.coflow_started[k] {
-                if !self.is_tracked[k] {
-                    self.is_tracked[k] = true;
-                    self.tracked.push(grp.coflow);
-                }
-                self.started[k] = v.coflow_started[k];
-                for &f in &v.active[grp.range()] {
-                    self.insert(v, f);
-                }
-            }
-            if self.count[k] != grp.end - grp.start {
-                self.resync(v, grp.coflow, Some(g));
-            }
-        }
-        let mut t = std::mem::take(&mut self.tracked);
-        t.retain(|&k| {
-            if self.seen[k as usize] != self.calls {
-                self.resync(v, k, None);
-            }
-            let keep = self.count[k as usize] > 0;
-            self.is_tracked[k as usize] = keep;
-            keep
-        });
-        self.tracked = t;
         self.greedy.run(v.fabric, &mut self.changed);
         out.sparse = true;
         out.delta = !std::mem::take(&mut self.first);
         for &(f, r) in &self.changed {
-            let g = gi_of(f).expect("a changed flow is active");
-            let i = position(v, g, f).expect("a changed flow is active");
+            let i = position(v, f).expect("a changed flow is active");
             out.rates[i] = r;
             out.touched.push(i as u32);
         }

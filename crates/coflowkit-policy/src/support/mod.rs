@@ -2,8 +2,10 @@
 
 pub mod cuts;
 pub mod drive;
+pub mod flowsync;
 pub mod identify;
 pub mod labels;
 pub mod loads;
+pub mod loadtree;
 pub mod priority;
 pub mod thresholds;
