@@ -12,16 +12,20 @@
 //! ```
 
 use crate::support::cuts::Cuts;
+use crate::support::flowsync::{position, FlowSync};
 use crate::support::loads::LoadCache;
+use crate::support::loadtree::LoadTree;
 use crate::decision::Decision;
 use crate::policy::ClairvoyantPolicy;
 use crate::view::ClairvoyantView;
-use coflowkit_alloc::{consume, path_avail};
+use coflowkit_alloc::{consume, path_avail, IncGreedy};
 use crate::policy::Info;
 use crate::spec::{clairvoyant, PolicySpec};
 
 #[derive(Default)]
 pub struct Sincronia {
+    /// The incremental form, under a driver with delta decisions (the engine).
+    inc: Option<Inc>,
     /// Per-coflow remaining bytes per link, recounted only for coflows that moved.
     cache: LoadCache,
     /// Per active group: (link, load) pairs, concatenated; `spans[g]` delimits them.
@@ -38,7 +42,188 @@ pub struct Sincronia {
     cuts: Cuts,
 }
 
+/// The incremental form: loads kept flow by flow ([`LoadTree`]), and the greedy
+/// kept across calls ([`IncGreedy`]) with each flow keyed by its coflow's place in
+/// the BSSI order. A coflow's key is a label that stays while its place relative
+/// to the coflows kept around it does (only coflows that moved are re-keyed).
+/// Loads are tree sums, not left-to-right ones, so they may differ from the
+/// from-scratch form's in the last bits.
+struct Inc {
+    tree: LoadTree,
+    greedy: IncGreedy,
+    sync: FlowSync,
+    /// Per coflow: its label (`NONE`: none).
+    label: Vec<u64>,
+    moving: Vec<u32>,
+    gone: Vec<u32>,
+    joined: Vec<u32>,
+    changed: Vec<(u32, f64)>,
+    order: Vec<u32>,
+    relabelled: Vec<u32>,
+    first: bool,
+}
+
+const NONE: u64 = u64::MAX;
+
+impl Inc {
+    fn new(v: &ClairvoyantView) -> Self {
+        Inc {
+            tree: LoadTree::default(),
+            greedy: IncGreedy::new(&v.fabric.capacities),
+            sync: FlowSync::default(),
+            label: Vec::new(),
+            moving: Vec::new(),
+            gone: Vec::new(),
+            joined: Vec::new(),
+            changed: Vec::new(),
+            order: Vec::new(),
+            relabelled: Vec::new(),
+            first: true,
+        }
+    }
+
+    /// Brings the held flows, their loads and the greedy's items to the view.
+    fn sync(&mut self, v: &ClairvoyantView) {
+        if self.label.len() < v.coflow_started.len() {
+            self.label.resize(v.coflow_started.len(), NONE);
+        }
+        self.moving.clear();
+        self.moving.extend_from_slice(self.greedy.moving());
+        self.moving.sort_unstable();
+        self.gone.clear();
+        self.joined.clear();
+        self.sync.sync(v, &self.moving, &mut self.gone, &mut self.joined);
+        for &f in &self.gone {
+            self.greedy.remove(v.fabric, f);
+            let k = v.flow_coflow[f as usize];
+            if self.sync.count(k) == 0 {
+                self.tree.drop_coflow(k);
+                self.label[k as usize] = NONE;
+            } else {
+                self.tree.set(v, f, 0.0);
+            }
+        }
+        for &f in self.moving.iter().chain(&self.joined) {
+            if self.sync.holds(f) {
+                self.tree.set(v, f, v.remaining(f));
+            }
+        }
+    }
+
+    /// Labels for the coflows in `self.order` (first to last), increasing: the
+    /// longest run of coflows whose old labels already increase keeps them, the
+    /// others get labels between their neighbours'. Lists the coflows whose label
+    /// changed in `self.relabelled`.
+    fn relabel(&mut self) {
+        self.relabelled.clear();
+        let n = self.order.len();
+        // Longest strictly increasing subsequence of the old labels (patience).
+        let mut tails: Vec<usize> = Vec::new();
+        let mut prev = vec![usize::MAX; n];
+        for i in 0..n {
+            let x = self.label[self.order[i] as usize];
+            if x == NONE {
+                continue;
+            }
+            let at = tails.partition_point(|&j| self.label[self.order[j] as usize] < x);
+            if at > 0 {
+                prev[i] = tails[at - 1];
+            }
+            if at == tails.len() {
+                tails.push(i);
+            } else {
+                tails[at] = i;
+            }
+        }
+        let mut keep = vec![false; n];
+        let mut j = tails.last().copied();
+        while let Some(i) = j {
+            keep[i] = true;
+            j = (prev[i] != usize::MAX).then_some(prev[i]);
+        }
+        let mut left = 0u64;
+        let mut i = 0;
+        while i < n {
+            if keep[i] {
+                left = self.label[self.order[i] as usize];
+                i += 1;
+                continue;
+            }
+            let mut j = i;
+            while j < n && !keep[j] {
+                j += 1;
+            }
+            let right = if j < n { self.label[self.order[j] as usize] } else { NONE };
+            let step = (right - left) / (j - i + 1) as u64;
+            if step == 0 {
+                // No room left: label everything afresh.
+                let step = NONE / (n as u64 + 1);
+                self.relabelled.clear();
+                for (t, &k) in self.order.iter().enumerate() {
+                    self.label[k as usize] = step * (t as u64 + 1);
+                    self.relabelled.push(k);
+                }
+                return;
+            }
+            for t in i..j {
+                let k = self.order[t];
+                self.label[k as usize] = left + step * (t - i + 1) as u64;
+                self.relabelled.push(k);
+            }
+            left = self.label[self.order[j - 1] as usize];
+            i = j;
+        }
+    }
+}
+
 impl Sincronia {
+    /// The incremental form (see [`Inc`]).
+    fn decide_inc(&mut self, v: &ClairvoyantView, out: &mut Decision) {
+        let mut inc = self.inc.take().unwrap_or_else(|| Inc::new(v));
+        inc.sync(v);
+        // BSSI on the kept loads (zero loads left out: they change nothing).
+        self.loads.clear();
+        self.spans.clear();
+        for g in v.groups {
+            let start = self.loads.len();
+            for (l, bytes) in inc.tree.loads(g.coflow) {
+                if bytes > 0.0 {
+                    self.loads.push((l, bytes / v.fabric.capacities[l as usize]));
+                }
+            }
+            self.spans.push((start, self.loads.len()));
+        }
+        self.bssi(v);
+        inc.order.clear();
+        inc.order.extend(self.order.iter().map(|&g| v.groups[g].coflow));
+        inc.relabel();
+        for j in 0..inc.relabelled.len() {
+            let k = inc.relabelled[j] as usize;
+            let first = v.coflow_first_flow[k];
+            for f in first..first + v.coflow_width[k] {
+                if inc.sync.holds(f) && inc.greedy.contains(f) {
+                    inc.greedy.upsert(v.fabric, f, inc.label[k], v.flow_path[f as usize]);
+                }
+            }
+        }
+        for j in 0..inc.joined.len() {
+            let f = inc.joined[j];
+            if inc.sync.holds(f) {
+                let k = v.flow_coflow[f as usize] as usize;
+                inc.greedy.upsert(v.fabric, f, inc.label[k], v.flow_path[f as usize]);
+            }
+        }
+        inc.greedy.run(v.fabric, &mut inc.changed);
+        out.sparse = true;
+        out.delta = !std::mem::take(&mut inc.first);
+        for &(f, r) in &inc.changed {
+            let i = position(v, f).expect("a changed flow is active");
+            out.rates[i] = r;
+            out.touched.push(i as u32);
+        }
+        self.inc = Some(inc);
+    }
+
     fn loads(&mut self, v: &ClairvoyantView) {
         self.loads.clear();
         self.spans.clear();
@@ -139,6 +324,11 @@ impl Sincronia {
 
 impl ClairvoyantPolicy for Sincronia {
     fn decide(&mut self, v: &ClairvoyantView, out: &mut Decision) {
+        if out.delta_ok {
+            self.decide_inc(v, out);
+            return;
+        }
+        self.inc = None;
         self.loads(v);
         self.bssi(v);
         self.residual.clear();
