@@ -120,8 +120,8 @@ impl Inc {
         // Longest strictly increasing subsequence of the old labels (patience).
         let mut tails: Vec<usize> = Vec::new();
         let mut prev = vec![usize::MAX; n];
-        for i in 0..n {
-            let x = self.label[self.order[i] as usize];
+        for (i, &k) in self.order.iter().enumerate() {
+            let x = self.label[k as usize];
             if x == NONE {
                 continue;
             }
@@ -400,5 +400,30 @@ mod tests {
         assert_eq!(s.order, vec![0, 1]);
         close(&d.rates, &[1.0, 0.0]);
         assert!(s.weight[0].abs() < 1e-12);
+    }
+
+    #[test]
+    fn labels_move_only_the_coflows_that_moved() {
+        // Three coflows, first ordered 0, 1, 2: labels spread over the range.
+        // Then 1, 0, 2: the longest run with increasing labels (0, 2 or 1, 2) keeps
+        // its labels, and the one coflow out of place gets a label between its
+        // neighbours'. Then 1, 0, 2, 3 with 3 new: only 3 is labelled.
+        let c = Case::new(2, 1.0, &[(0, 0, 1, 1.0, 0.0)]);
+        let mut inc = Inc::new(&c.clairvoyant());
+        inc.label = vec![NONE; 4];
+        inc.order = vec![0, 1, 2];
+        inc.relabel();
+        assert_eq!(inc.relabelled, vec![0, 1, 2]);
+        let step = NONE / 4;
+        assert_eq!(&inc.label[..3], &[step, 2 * step, 3 * step]);
+        inc.order = vec![1, 0, 2];
+        inc.relabel();
+        assert_eq!(inc.relabelled.len(), 1);
+        let l: Vec<u64> = inc.order.iter().map(|&k| inc.label[k as usize]).collect();
+        assert!(l[0] < l[1] && l[1] < l[2], "{l:?}");
+        inc.order = vec![1, 0, 2, 3];
+        inc.relabel();
+        assert_eq!(inc.relabelled, vec![3]);
+        assert!(inc.label[3] > inc.label[2]);
     }
 }

@@ -9,7 +9,10 @@ pub fn position(c: &Common, f: u32) -> Option<usize> {
     let k = c.flow_coflow[f as usize];
     let g = c.groups.binary_search_by_key(&k, |g| g.coflow).ok()?;
     let r = c.groups[g].range();
-    c.active[r.clone()].binary_search(&f).ok().map(|i| r.start + i)
+    c.active[r.clone()]
+        .binary_search(&f)
+        .ok()
+        .map(|i| r.start + i)
 }
 
 /// The set of flows a policy holds state for, kept equal to the active flows.
@@ -65,7 +68,13 @@ impl FlowSync {
     /// apart from the rare case above). Appends the flows that left to `gone` and
     /// those that joined to `joined`, both in ascending flow order within each
     /// step.
-    pub fn sync(&mut self, c: &Common, had_rate: &[u32], gone: &mut Vec<u32>, joined: &mut Vec<u32>) {
+    pub fn sync(
+        &mut self,
+        c: &Common,
+        had_rate: &[u32],
+        gone: &mut Vec<u32>,
+        joined: &mut Vec<u32>,
+    ) {
         let (nf, nc) = (c.flow_path.len(), c.coflow_started.len());
         if self.member.len() < nf {
             self.member.resize(nf, false);
@@ -143,8 +152,16 @@ mod tests {
         // count of coflow 1); coflow 0's flows are named by `had_rate`.
         c.active = vec![0, 3];
         c.groups = vec![
-            ActiveCoflow { coflow: 0, start: 0, end: 1 },
-            ActiveCoflow { coflow: 1, start: 1, end: 2 },
+            ActiveCoflow {
+                coflow: 0,
+                start: 0,
+                end: 1,
+            },
+            ActiveCoflow {
+                coflow: 1,
+                start: 1,
+                end: 2,
+            },
         ];
         gone.clear();
         joined.clear();
@@ -153,7 +170,11 @@ mod tests {
         assert_eq!((s.count(0), s.count(1)), (1, 1));
         // Coflow 0 gone altogether, without any flow named.
         c.active = vec![3];
-        c.groups = vec![ActiveCoflow { coflow: 1, start: 0, end: 1 }];
+        c.groups = vec![ActiveCoflow {
+            coflow: 1,
+            start: 0,
+            end: 1,
+        }];
         gone.clear();
         s.sync(&c.common(), &[], &mut gone, &mut joined);
         assert_eq!(gone, vec![0]);

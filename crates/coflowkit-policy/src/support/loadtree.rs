@@ -80,7 +80,8 @@ impl LoadTree {
     pub fn set(&mut self, c: &Common, f: u32, rem: f64) {
         let k = c.flow_coflow[f as usize] as usize;
         if self.coflows.len() <= k {
-            self.coflows.resize_with(c.coflow_width.len().max(k + 1), || None);
+            self.coflows
+                .resize_with(c.coflow_width.len().max(k + 1), || None);
         }
         let co = self.coflows[k].get_or_insert_with(|| Self::build(c, k));
         let i = (f - c.coflow_first_flow[k]) as usize;
@@ -141,12 +142,18 @@ mod tests {
             t.set(&v, f, x);
         }
         let got: Vec<(u32, f64)> = t.loads(0).collect();
-        assert_eq!(got, vec![(0, 7.0), (1, 16.0), (3, 8.0), (5, 17.0), (6, 14.0)]);
+        assert_eq!(
+            got,
+            vec![(0, 7.0), (1, 16.0), (3, 8.0), (5, 17.0), (6, 14.0)]
+        );
         // Flow 2 sent 3 B, flow 3 finished.
         t.set(&v, 2, 1.0);
         t.set(&v, 3, 0.0);
         let got: Vec<(u32, f64)> = t.loads(0).collect();
-        assert_eq!(got, vec![(0, 4.0), (1, 16.0), (3, 0.0), (5, 17.0), (6, 3.0)]);
+        assert_eq!(
+            got,
+            vec![(0, 4.0), (1, 16.0), (3, 0.0), (5, 17.0), (6, 3.0)]
+        );
         t.drop_coflow(0);
         assert_eq!(t.loads(0).count(), 0);
     }
