@@ -7,6 +7,7 @@ use crate::decision::Decision;
 use crate::policy::ClairvoyantPolicy;
 use crate::view::ClairvoyantView;
 use crate::support::flowsync::{position, FlowSync};
+use crate::support::forms::FormChoice;
 use coflowkit_alloc::{consume, path_avail, IncGreedy};
 use crate::policy::Info;
 use crate::spec::{clairvoyant, PolicySpec};
@@ -24,11 +25,7 @@ use crate::spec::{clairvoyant, PolicySpec};
 #[derive(Default)]
 pub struct Pfp {
     inc: Option<Inc>,
-    calls: u64,
-    scratch_until: u64,
-    /// Entries the incremental form visited, active flows, and calls, in this
-    /// window (calls of the incremental form only).
-    window: (u64, u64, u64),
+    choice: FormChoice,
     /// (key, flow) of the flows ordered by the previous call, ascending.
     order: Vec<(u64, u32)>,
     /// Per flow: the key it has in `order` (`u64::MAX`: not in it).
@@ -100,36 +97,17 @@ impl Inc {
     }
 }
 
-/// Calls per window of the choice between the two forms, and calls the from-scratch
-/// form runs before the incremental one is tried again.
-const WINDOW: u64 = 256;
-const RETRY: u64 = 4096;
-
 impl ClairvoyantPolicy for Pfp {
     fn decide(&mut self, v: &ClairvoyantView, out: &mut Decision) {
-        // Both forms give the same rates bit for bit; which one runs is a matter of
-        // cost, chosen from counts (deterministic), not from timings. The
-        // incremental form visits an entry in a few hundred ns, the from-scratch
-        // form an active flow in a few ns: when the entries visited exceed 1/16
-        // of the active flows over a window (long dirty stretches: paths of many
-        // links on a FatTree), the from-scratch form runs for `RETRY` calls.
-        self.calls += 1;
-        if out.delta_ok && self.calls >= self.scratch_until {
+        // Both forms give the same rates bit for bit; `FormChoice` picks one from
+        // counts.
+        if self.choice.incremental(out.delta_ok) {
             let inc = self.inc.get_or_insert_with(|| Inc::new(v));
             let (before, building) = (inc.greedy.work(), inc.first);
             inc.decide(v, out);
-            if !building {
-                // The call that builds it visits every active flow once: not counted.
-                self.window.0 += inc.greedy.work() - before;
-                self.window.1 += v.active.len() as u64;
-                self.window.2 += 1;
-            }
-            if self.window.2 == WINDOW {
-                if 16 * self.window.0 > self.window.1 {
-                    self.inc = None;
-                    self.scratch_until = self.calls + RETRY;
-                }
-                self.window = (0, 0, 0);
+            let work = inc.greedy.work() - before;
+            if !self.choice.record(work, v.active.len(), building) {
+                self.inc = None;
             }
             return;
         }

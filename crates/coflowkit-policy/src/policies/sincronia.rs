@@ -13,6 +13,7 @@
 
 use crate::support::cuts::Cuts;
 use crate::support::flowsync::{position, FlowSync};
+use crate::support::forms::FormChoice;
 use crate::support::loads::LoadCache;
 use crate::support::loadtree::LoadTree;
 use crate::decision::Decision;
@@ -26,6 +27,7 @@ use crate::spec::{clairvoyant, PolicySpec};
 pub struct Sincronia {
     /// The incremental form, under a driver with delta decisions (the engine).
     inc: Option<Inc>,
+    choice: FormChoice,
     /// Per-coflow remaining bytes per link, recounted only for coflows that moved.
     cache: LoadCache,
     /// Per active group: (link, load) pairs, concatenated; `spans[g]` delimits them.
@@ -61,6 +63,8 @@ struct Inc {
     order: Vec<u32>,
     relabelled: Vec<u32>,
     first: bool,
+    /// Entries visited outside the greedy (tree leaves set, flows re-keyed).
+    work: u64,
 }
 
 const NONE: u64 = u64::MAX;
@@ -79,6 +83,7 @@ impl Inc {
             order: Vec::new(),
             relabelled: Vec::new(),
             first: true,
+            work: 0,
         }
     }
 
@@ -106,6 +111,7 @@ impl Inc {
         for &f in self.moving.iter().chain(&self.joined) {
             if self.sync.holds(f) {
                 self.tree.set(v, f, v.remaining(f));
+                self.work += 1;
             }
         }
     }
@@ -180,6 +186,7 @@ impl Sincronia {
     /// The incremental form (see [`Inc`]).
     fn decide_inc(&mut self, v: &ClairvoyantView, out: &mut Decision) {
         let mut inc = self.inc.take().unwrap_or_else(|| Inc::new(v));
+        let (before, building) = (inc.greedy.work() + inc.work, inc.first);
         inc.sync(v);
         // BSSI on the kept loads (zero loads left out: they change nothing).
         self.loads.clear();
@@ -203,6 +210,7 @@ impl Sincronia {
             for f in first..first + v.coflow_width[k] {
                 if inc.sync.holds(f) && inc.greedy.contains(f) {
                     inc.greedy.upsert(v.fabric, f, inc.label[k], v.flow_path[f as usize]);
+                    inc.work += 1;
                 }
             }
         }
@@ -221,7 +229,10 @@ impl Sincronia {
             out.rates[i] = r;
             out.touched.push(i as u32);
         }
-        self.inc = Some(inc);
+        let work = inc.greedy.work() + inc.work - before;
+        if self.choice.record(work, v.active.len(), building) {
+            self.inc = Some(inc);
+        }
     }
 
     fn loads(&mut self, v: &ClairvoyantView) {
@@ -324,7 +335,9 @@ impl Sincronia {
 
 impl ClairvoyantPolicy for Sincronia {
     fn decide(&mut self, v: &ClairvoyantView, out: &mut Decision) {
-        if out.delta_ok {
+        // Both forms give the same rates (see `Inc`); `FormChoice` picks one from
+        // counts.
+        if self.choice.incremental(out.delta_ok) {
             self.decide_inc(v, out);
             return;
         }

@@ -3,6 +3,7 @@
 pub mod cuts;
 pub mod drive;
 pub mod flowsync;
+pub mod forms;
 pub mod identify;
 pub mod labels;
 pub mod loads;
