@@ -3,21 +3,25 @@
 //! deterministic), never from timings.
 
 /// Calls per window over which the incremental form's work is counted.
-pub const WINDOW: u64 = 256;
+pub const WINDOW: u64 = 64;
 /// Calls the from-scratch form runs after a window in which the incremental form
-/// did too much, before the incremental one is tried again.
+/// did too much, before the incremental one is tried again; doubled after each
+/// such window in a row (up to [`RETRY_MAX`]), back to `RETRY` after a good one.
 pub const RETRY: u64 = 4096;
+pub const RETRY_MAX: u64 = 1 << 20;
 
 /// The incremental form visits an entry in a few hundred ns, the from-scratch form
 /// an active flow in a few ns: when, over a window of [`WINDOW`] calls, the
 /// incremental form visited more than 1/16 of the active flows (long dirty
 /// stretches, as on FatTree paths of six links), the from-scratch form runs for
-/// [`RETRY`] calls. The call that builds the incremental state visits every
-/// active flow once and is not counted.
+/// [`RETRY`] calls, twice as many after each further such window. The call that
+/// builds the incremental state visits every active flow once and is not counted.
 #[derive(Default)]
 pub struct FormChoice {
     calls: u64,
     scratch_until: u64,
+    /// The next hand-over's length (0: `RETRY`).
+    retry: u64,
     /// Entries visited, active flows, and calls, in this window.
     window: (u64, u64, u64),
 }
@@ -43,8 +47,12 @@ impl FormChoice {
             return true;
         }
         let keep = 16 * self.window.0 <= self.window.1;
-        if !keep {
-            self.scratch_until = self.calls + RETRY;
+        if keep {
+            self.retry = RETRY;
+        } else {
+            let retry = self.retry.max(RETRY);
+            self.scratch_until = self.calls + retry;
+            self.retry = (2 * retry).min(RETRY_MAX);
         }
         self.window = (0, 0, 0);
         keep
@@ -71,6 +79,14 @@ mod tests {
             assert_eq!(c.record(100, 1000, false), i + 1 < WINDOW);
         }
         for _ in 0..RETRY - 1 {
+            assert!(!c.incremental(true));
+        }
+        // Tried again; a second bad window in a row hands over for twice as long.
+        for _ in 0..WINDOW {
+            assert!(c.incremental(true));
+            c.record(100, 1000, false);
+        }
+        for _ in 0..2 * RETRY - 1 {
             assert!(!c.incremental(true));
         }
         assert!(c.incremental(true));
