@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import glob
 import os
+import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -28,6 +29,17 @@ def rows_of(path: str) -> tuple[list[str], list[list[str]]]:
     return head, rows
 
 
+def written_at(path: str) -> tuple[str, str]:
+    """Sort key: the date and time in a report's Version line (then its name), so
+    that a later report replaces an earlier one's rows whatever their names."""
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            m = re.search(r"(\d{4}-\d{2}-\d{2} \d{2}:\d{2}) UTC", line)
+            if line.startswith("Version:") and m:
+                return m.group(1), os.path.basename(path)
+    return "", os.path.basename(path)
+
+
 def fixture_times() -> dict[tuple[str, str], str]:
     """Old-engine simulate times from the fixtures' runs.csv, by (scenario, policy)."""
     path = os.path.join(ROOT, "crates", "coflowkit-sim", "tests", "fixtures", "engine", "runs.csv")
@@ -37,7 +49,7 @@ def fixture_times() -> dict[tuple[str, str], str]:
 
 def main() -> int:
     old_times = fixture_times()
-    reports = sorted(glob.glob(os.path.join(DIR, "exactness*.md")))
+    reports = sorted(glob.glob(os.path.join(DIR, "exactness*.md")), key=written_at)
     by_scenario: dict[str, dict[str, tuple[list[str], str]]] = {}
     sources = []
     for path in reports:
@@ -56,11 +68,14 @@ def main() -> int:
         "The `--binary` of exactness-fb-1/2/3 was built from commit e318806, that of",
         "exactness-ft8 and exactness-fb-4 from 18f6c7b; between the two the engine and",
         "policy code changed only by refactors (Coda::decide split into its steps).",
-        "Reports are merged in name order, a later one replacing a policy's row.",
+        "Reports are merged in the order they were written (the time in their Version",
+        "line), a later one replacing a policy's row.",
         "exactness-fb-6/7 and exactness-ft8b/c (2026-11-26) are the priority replays",
         "and delta decisions, built from the commit in their Version line or just",
         "before it; in exactness-fb-6/7 the old time is the build of commit 65dbeb2",
         "(the incremental engine before the replays), timed side by side (`--old`).",
+        "exactness-fb-8 (2026-11-26) is pfp and sincronia's incremental forms",
+        "(IncGreedy, LoadTree, FormChoice), old time again side by side with 65dbeb2.",
         "Whole-command times of every policy are in bench-fb.md.",
         "",
     ]
