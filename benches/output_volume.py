@@ -95,6 +95,9 @@ def main() -> int:
             f"Command: `{cmd}`",
             f"Version: {provenance()}",
             "",
+            "`fair` answers per path (path mode): its rate changes count paths, and its",
+            "share compares them with active flows. Times are the engine alone.",
+            "",
         ]
         with open(a.out, "w", encoding="utf-8") as fh:
             fh.write("\n".join(head + rows) + "\n")
