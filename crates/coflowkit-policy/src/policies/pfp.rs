@@ -6,9 +6,9 @@
 use crate::decision::Decision;
 use crate::policy::ClairvoyantPolicy;
 use crate::view::ClairvoyantView;
-use crate::support::flowsync::{position, FlowSync};
+use crate::support::flowsync::KeptGreedy;
 use crate::support::forms::FormChoice;
-use coflowkit_alloc::{consume, path_avail, IncGreedy};
+use coflowkit_alloc::{consume, path_avail};
 use crate::policy::Info;
 use crate::spec::{clairvoyant, PolicySpec};
 
@@ -40,16 +40,10 @@ pub struct Pfp {
 }
 
 /// The incremental form: the order and the greedy's trajectories kept in an
-/// [`IncGreedy`], the active flows tracked by a [`FlowSync`].
+/// [`IncGreedy`](coflowkit_alloc::IncGreedy), the active flows tracked by a
+/// [`KeptGreedy`].
 struct Inc {
-    greedy: IncGreedy,
-    sync: FlowSync,
-    moving: Vec<u32>,
-    gone: Vec<u32>,
-    joined: Vec<u32>,
-    changed: Vec<(u32, f64)>,
-    /// The first call answers in full (the rates in force may be another form's).
-    first: bool,
+    kept: KeptGreedy,
 }
 
 /// pfp's key: remaining bytes rounded to whole bytes.
@@ -58,42 +52,16 @@ fn key(v: &ClairvoyantView, f: u32) -> u64 {
 }
 
 impl Inc {
-    fn new(v: &ClairvoyantView) -> Self {
-        Inc {
-            greedy: IncGreedy::new(&v.fabric.capacities),
-            sync: FlowSync::default(),
-            moving: Vec::new(),
-            gone: Vec::new(),
-            joined: Vec::new(),
-            changed: Vec::new(),
-            first: true,
-        }
-    }
-
     fn decide(&mut self, v: &ClairvoyantView, out: &mut Decision) {
-        // Flows that had a rate: finished, or re-keyed by what they sent.
-        self.moving.clear();
-        self.moving.extend_from_slice(self.greedy.moving());
-        self.moving.sort_unstable();
-        self.gone.clear();
-        self.joined.clear();
-        self.sync.sync(v, &self.moving, &mut self.gone, &mut self.joined);
-        for &f in &self.gone {
-            self.greedy.remove(v.fabric, f);
-        }
-        for &f in self.moving.iter().chain(&self.joined) {
-            if self.sync.holds(f) {
-                self.greedy.upsert(v.fabric, f, key(v, f), v.flow_path[f as usize]);
+        let k = &mut self.kept;
+        k.sync(v);
+        // Flows that had a rate are re-keyed by what they sent; new ones join.
+        for &f in k.moving.iter().chain(&k.joined) {
+            if k.sync.holds(f) {
+                k.greedy.upsert(v.fabric, f, key(v, f), v.flow_path[f as usize]);
             }
         }
-        self.greedy.run(v.fabric, &mut self.changed);
-        out.sparse = true;
-        out.delta = !std::mem::take(&mut self.first);
-        for &(f, r) in &self.changed {
-            let i = position(v, f).expect("a changed flow is active");
-            out.rates[i] = r;
-            out.touched.push(i as u32);
-        }
+        k.answer(v, out);
     }
 }
 
@@ -102,10 +70,12 @@ impl ClairvoyantPolicy for Pfp {
         // Both forms give the same rates bit for bit; `FormChoice` picks one from
         // counts.
         if self.choice.incremental(out.delta_ok) {
-            let inc = self.inc.get_or_insert_with(|| Inc::new(v));
-            let (before, building) = (inc.greedy.work(), inc.first);
+            let inc = self.inc.get_or_insert_with(|| Inc {
+                kept: KeptGreedy::new(v),
+            });
+            let (before, building) = (inc.kept.greedy.work(), inc.kept.building);
             inc.decide(v, out);
-            let work = inc.greedy.work() - before;
+            let work = inc.kept.greedy.work() - before;
             if !self.choice.record(work, v.active.len(), building) {
                 self.inc = None;
             }

@@ -12,14 +12,14 @@
 //! ```
 
 use crate::support::cuts::Cuts;
-use crate::support::flowsync::{position, FlowSync};
+use crate::support::flowsync::KeptGreedy;
 use crate::support::forms::FormChoice;
 use crate::support::loads::LoadCache;
 use crate::support::loadtree::LoadTree;
 use crate::decision::Decision;
 use crate::policy::ClairvoyantPolicy;
 use crate::view::ClairvoyantView;
-use coflowkit_alloc::{consume, path_avail, IncGreedy};
+use coflowkit_alloc::{consume, path_avail};
 use crate::policy::Info;
 use crate::spec::{clairvoyant, PolicySpec};
 
@@ -52,17 +52,11 @@ pub struct Sincronia {
 /// from-scratch form's in the last bits.
 struct Inc {
     tree: LoadTree,
-    greedy: IncGreedy,
-    sync: FlowSync,
+    kept: KeptGreedy,
     /// Per coflow: its label (`NONE`: none).
     label: Vec<u64>,
-    moving: Vec<u32>,
-    gone: Vec<u32>,
-    joined: Vec<u32>,
-    changed: Vec<(u32, f64)>,
     order: Vec<u32>,
     relabelled: Vec<u32>,
-    first: bool,
     /// Entries visited outside the greedy (tree leaves set, flows re-keyed).
     work: u64,
 }
@@ -73,16 +67,10 @@ impl Inc {
     fn new(v: &ClairvoyantView) -> Self {
         Inc {
             tree: LoadTree::default(),
-            greedy: IncGreedy::new(&v.fabric.capacities),
-            sync: FlowSync::default(),
+            kept: KeptGreedy::new(v),
             label: Vec::new(),
-            moving: Vec::new(),
-            gone: Vec::new(),
-            joined: Vec::new(),
-            changed: Vec::new(),
             order: Vec::new(),
             relabelled: Vec::new(),
-            first: true,
             work: 0,
         }
     }
@@ -92,24 +80,18 @@ impl Inc {
         if self.label.len() < v.coflow_started.len() {
             self.label.resize(v.coflow_started.len(), NONE);
         }
-        self.moving.clear();
-        self.moving.extend_from_slice(self.greedy.moving());
-        self.moving.sort_unstable();
-        self.gone.clear();
-        self.joined.clear();
-        self.sync.sync(v, &self.moving, &mut self.gone, &mut self.joined);
-        for &f in &self.gone {
-            self.greedy.remove(v.fabric, f);
+        self.kept.sync(v);
+        for &f in &self.kept.gone {
             let k = v.flow_coflow[f as usize];
-            if self.sync.count(k) == 0 {
+            if self.kept.sync.count(k) == 0 {
                 self.tree.drop_coflow(k);
                 self.label[k as usize] = NONE;
             } else {
                 self.tree.set(v, f, 0.0);
             }
         }
-        for &f in self.moving.iter().chain(&self.joined) {
-            if self.sync.holds(f) {
+        for &f in self.kept.moving.iter().chain(&self.kept.joined) {
+            if self.kept.sync.holds(f) {
                 self.tree.set(v, f, v.remaining(f));
                 self.work += 1;
             }
@@ -186,7 +168,7 @@ impl Sincronia {
     /// The incremental form (see [`Inc`]).
     fn decide_inc(&mut self, v: &ClairvoyantView, out: &mut Decision) {
         let mut inc = self.inc.take().unwrap_or_else(|| Inc::new(v));
-        let (before, building) = (inc.greedy.work() + inc.work, inc.first);
+        let (before, building) = (inc.kept.greedy.work() + inc.work, inc.kept.building);
         inc.sync(v);
         // BSSI on the kept loads (zero loads left out: they change nothing).
         self.loads.clear();
@@ -208,28 +190,21 @@ impl Sincronia {
             let k = inc.relabelled[j] as usize;
             let first = v.coflow_first_flow[k];
             for f in first..first + v.coflow_width[k] {
-                if inc.sync.holds(f) && inc.greedy.contains(f) {
-                    inc.greedy.upsert(v.fabric, f, inc.label[k], v.flow_path[f as usize]);
+                if inc.kept.sync.holds(f) && inc.kept.greedy.contains(f) {
+                    inc.kept.greedy.upsert(v.fabric, f, inc.label[k], v.flow_path[f as usize]);
                     inc.work += 1;
                 }
             }
         }
-        for j in 0..inc.joined.len() {
-            let f = inc.joined[j];
-            if inc.sync.holds(f) {
+        let kept = &mut inc.kept;
+        for &f in &kept.joined {
+            if kept.sync.holds(f) {
                 let k = v.flow_coflow[f as usize] as usize;
-                inc.greedy.upsert(v.fabric, f, inc.label[k], v.flow_path[f as usize]);
+                kept.greedy.upsert(v.fabric, f, inc.label[k], v.flow_path[f as usize]);
             }
         }
-        inc.greedy.run(v.fabric, &mut inc.changed);
-        out.sparse = true;
-        out.delta = !std::mem::take(&mut inc.first);
-        for &(f, r) in &inc.changed {
-            let i = position(v, f).expect("a changed flow is active");
-            out.rates[i] = r;
-            out.touched.push(i as u32);
-        }
-        let work = inc.greedy.work() + inc.work - before;
+        kept.answer(v, out);
+        let work = inc.kept.greedy.work() + inc.work - before;
         if self.choice.record(work, v.active.len(), building) {
             self.inc = Some(inc);
         }

@@ -2,7 +2,9 @@
 //! learned without visiting the others, for policies that keep per-flow state
 //! across calls (under delta decisions).
 
+use crate::decision::Decision;
 use crate::view::Common;
+use coflowkit_alloc::IncGreedy;
 
 /// Position of flow `f` in `c.active`, if active.
 pub fn position(c: &Common, f: u32) -> Option<usize> {
@@ -122,6 +124,64 @@ impl FlowSync {
             keep
         });
         self.tracked = t;
+    }
+}
+
+/// An [`IncGreedy`] over the active flows (items are flows), kept in step with
+/// them by a [`FlowSync`]: the part `pfp` and `sincronia` share.
+pub struct KeptGreedy {
+    pub greedy: IncGreedy,
+    pub sync: FlowSync,
+    /// After [`KeptGreedy::sync`]: the flows that had a grant (ascending), those
+    /// that left (already out of the greedy), and those that joined (not in it yet).
+    pub moving: Vec<u32>,
+    pub gone: Vec<u32>,
+    pub joined: Vec<u32>,
+    changed: Vec<(u32, f64)>,
+    /// True until the first answer, which is given in full (the rates in force
+    /// may be another form's).
+    pub building: bool,
+}
+
+impl KeptGreedy {
+    pub fn new(c: &Common) -> Self {
+        KeptGreedy {
+            greedy: IncGreedy::new(&c.fabric.capacities),
+            sync: FlowSync::default(),
+            moving: Vec::new(),
+            gone: Vec::new(),
+            joined: Vec::new(),
+            changed: Vec::new(),
+            building: true,
+        }
+    }
+
+    /// Brings the held flows to the active ones; the flows that left are taken out
+    /// of the greedy. The caller then (re-)keys `moving` and `joined`.
+    pub fn sync(&mut self, c: &Common) {
+        self.moving.clear();
+        self.moving.extend_from_slice(self.greedy.moving());
+        self.moving.sort_unstable();
+        self.gone.clear();
+        self.joined.clear();
+        self.sync
+            .sync(c, &self.moving, &mut self.gone, &mut self.joined);
+        for &f in &self.gone {
+            self.greedy.remove(c.fabric, f);
+        }
+    }
+
+    /// Runs the greedy and answers with the grants that changed (a delta; in full,
+    /// as a sparse decision, the first time).
+    pub fn answer(&mut self, c: &Common, out: &mut Decision) {
+        self.greedy.run(c.fabric, &mut self.changed);
+        out.sparse = true;
+        out.delta = !std::mem::take(&mut self.building);
+        for &(f, r) in &self.changed {
+            let i = position(c, f).expect("a changed flow is active");
+            out.rates[i] = r;
+            out.touched.push(i as u32);
+        }
     }
 }
 
