@@ -238,3 +238,49 @@ def lower_bounds(workload) -> pd.Series:
     c = workload.coflow_columns()
     iso = pd.Series(np.asarray(c["isolated_s"], dtype=float), index=c["coflow_id"])
     return np.maximum(iso, last.reindex(iso.index).to_numpy())
+
+
+def slowdown_stats(table: pd.DataFrame) -> dict[str, float]:
+    """Min, mean, 95th percentile and (population) standard deviation of the
+    slowdown: the rows of the NC-DRF and Coflex papers' slowdown tables."""
+    x = table["slowdown"].to_numpy()
+    return {
+        "min": float(x.min()),
+        "mean": float(x.mean()),
+        "p95": float(np.percentile(x, 95)),
+        "std": float(x.std()),
+    }
+
+
+def bin_shares(table: pd.DataFrame) -> dict[str, float]:
+    """The share of coflows in each of :data:`BINS`."""
+    b = table["bin"]
+    return {k: float((b == k).mean()) for k in BINS}
+
+
+def mean_normalized(table: pd.DataFrame, baseline: pd.DataFrame) -> dict[str, float]:
+    """Mean of per-coflow CCT / CCT under ``baseline``, overall (``all``) and per
+    bin (NaN for an empty bin)."""
+    n = normalized(table, baseline)
+    return {b: n[b].get("mean_of_ratios", float("nan")) for b in ["all"] + BINS}
+
+
+def busy_disparity(series: pd.DataFrame) -> np.ndarray:
+    """The progress disparity of the samples with at least one active coflow."""
+    return series[series["active_coflows"] > 0]["disparity"].to_numpy()
+
+
+def disparity_stats(series: pd.DataFrame) -> dict[str, float]:
+    """Median, 95th percentile, largest and largest finite progress disparity over
+    the busy samples, and the fraction of them where it is infinite (a coflow with
+    no progress beside one with some)."""
+    busy = busy_disparity(series)
+    finite = busy[np.isfinite(busy)]
+    return {
+        "samples": len(busy),
+        "p50": percentile(busy, 50),
+        "p95": percentile(busy, 95),
+        "max": float(busy.max()) if len(busy) else float("nan"),
+        "max finite": float(finite.max()) if len(finite) else float("nan"),
+        "fraction infinite": float(np.mean(~np.isfinite(busy))) if len(busy) else 0.0,
+    }

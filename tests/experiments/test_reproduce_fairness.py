@@ -33,7 +33,18 @@ def test_ncdrf_tables_have_every_model(fb_trace, tmp_path):
     r = reproduce("ncdrf", "--out", str(out), "--coflows", "20", "--no-cache")
     assert r.returncode == 0, r.stderr
     t = pd.read_csv(out / "table2_slowdown_values.csv").set_index("claim")
-    assert list(t.columns) == ["paper", "exact", "exact, realloc=coflow", "CoflowSim"]
+    models = ["exact", "exact, realloc=coflow", "CoflowSim"]
+    assert list(t.columns) == [
+        "paper",
+        *models,
+        "where",
+        *(f"{m}: {k}" for m in models for k in ("ratio", "flag")),
+    ]
+    assert (t["where"] == "Table II").all()
+    for m in models:  # the ratio and the 15% flag are those of the values beside them
+        q = t[m] / t["paper"]
+        assert t[f"{m}: ratio"].tolist() == pytest.approx(q.tolist(), rel=1e-12)
+        assert t[f"{m}: flag"].tolist() == [not abs(x - 1) <= 0.15 for x in q]
     for row, policy in [("TCP", "fair"), ("PS-P", "psp"), ("NC-DRF", "ncdrf"), ("DRF", "drf")]:
         mean, p95 = coflowsim_stats(fb_trace, policy, 20)
         assert t.loc[f"{row} mean", "CoflowSim"] == pytest.approx(mean, rel=1e-12)
@@ -81,7 +92,14 @@ def test_ncdrf_on_coflowsim_alone(fb_trace, tmp_path):
     )
     assert r.returncode == 0, r.stderr
     t = pd.read_csv(out / "table2_slowdown_values.csv")
-    assert list(t.columns) == ["claim", "paper", "CoflowSim"]
+    assert list(t.columns) == [
+        "claim",
+        "paper",
+        "CoflowSim",
+        "where",
+        "CoflowSim: ratio",
+        "CoflowSim: flag",
+    ]
     assert not (out / "fig5a_disparity.csv").exists()  # needs the exact engine's samples
     report = (out / "report.md").read_text()
     assert "--engine coflowsim" in report and "only the exact engine" in report

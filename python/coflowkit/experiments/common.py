@@ -111,14 +111,8 @@ def concurrent_sample(trace: Workload, n: int, seed: int) -> Workload:
 
 
 def slowdown_stats(r) -> dict[str, float]:
-    """Min, mean, p95 and standard deviation of the slowdown (the papers' tables)."""
-    x = r.coflows["slowdown"].to_numpy()
-    return {
-        "min": float(x.min()),
-        "mean": float(x.mean()),
-        "p95": float(np.percentile(x, 95)),
-        "std": float(x.std()),
-    }
+    """:func:`metrics.slowdown_stats` of a result."""
+    return metrics.slowdown_stats(r.coflows)
 
 
 #: What `reproduce --engine both` (the default of the experiments made on CoflowSim)
@@ -244,6 +238,8 @@ class Claim:
     kind: str
     target: float
     values: dict[str, Any]
+    #: Where the paper states it ("Table II", "Sec. V-A"); shown by the writer.
+    where: str = ""
 
 
 def verdict(c: Claim, value: Any) -> str:
@@ -262,21 +258,18 @@ def verdict(c: Claim, value: Any) -> str:
     return f"{fmt(v)} ({q:.2f}): " + ("reproduced" if ok else f"**off >{CLAIM_TOLERANCE:.0%}**")
 
 
-def slowdown_claims(paper: dict, slow: dict, labels: list[str]) -> list[Claim]:
+def slowdown_claims(paper: dict, slow: dict, labels: list[str], where: str = "") -> list[Claim]:
     """A paper's slowdown table (policy -> (min, mean, p95, std)) as claims; ``slow``
     is model -> policy -> :func:`slowdown_stats`."""
     out = []
     for name, values in paper.items():
         for stat, v in zip(("min", "mean", "p95", "std"), values, strict=True):
-            out.append(
-                Claim(
-                    f"{name} {stat}", fmt(v), "value", v, {m: slow[m][name][stat] for m in labels}
-                )
-            )
+            ours = {m: slow[m][name][stat] for m in labels}
+            out.append(Claim(f"{name} {stat}", fmt(v), "value", v, ours, where))
     return out
 
 
-def order_claim(order: list[str], slow: dict, labels: list[str]) -> Claim:
+def order_claim(order: list[str], slow: dict, labels: list[str], where: str = "") -> Claim:
     """The paper's ordering of mean slowdowns, first the largest."""
     import itertools
 
@@ -289,11 +282,12 @@ def order_claim(order: list[str], slow: dict, labels: list[str]) -> Claim:
             m: all(slow[m][a]["mean"] > slow[m][b]["mean"] for a, b in itertools.pairwise(order))
             for m in labels
         },
+        where,
     )
 
 
 def ratio_claims(
-    num: str, den: str, means: tuple[float, float], slow: dict, labels: list[str]
+    num: str, den: str, means: tuple[float, float], slow: dict, labels: list[str], where: str = ""
 ) -> list[Claim]:
     """``num / den`` of the mean and of the 95th-percentile slowdown, against the
     paper's two ratios ``means``."""
@@ -304,6 +298,7 @@ def ratio_claims(
             "value",
             v,
             {m: slow[m][num][stat] / slow[m][den][stat] for m in labels},
+            where,
         )
         for stat, v in zip(("mean", "p95"), means, strict=True)
     ]

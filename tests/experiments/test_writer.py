@@ -1,0 +1,218 @@
+"""The experiment writer (coflowkit.experiments.writer) on a spec small enough to
+compute by hand: the shared worked example under `fair` and `fifo`, whose CCTs each
+policy's spec gives (EXAMPLE_CCTS). Also: the report templates hold no numbers of
+their own."""
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from coflowkit import runner
+from coflowkit._core import CoflowkitError
+from coflowkit.experiments import common, writer
+from coflowkit.experiments.common import Claim
+from coflowkit.experiments.spec import Claims, Experiment, Figure, Model, Run, Table
+from conftest import EXAMPLE_CCTS
+
+TEMPLATE = """Mean CCT under fair: {{ fair_mean | fmt }} s.
+
+{{ show("claims") }}
+{{ show("ccts") }}
+{% if has("nothing") %}never{% endif %}
+{% for m in labels %}{{ m }}: {{ reproduced[m][0] }} of {{ reproduced[m][1] }}
+{% endfor %}
+"""
+
+
+def mean(xs):
+    return sum(xs) / len(xs)
+
+
+def claims(ctx):
+    fair = ctx.each(lambda m: float(ctx.runs[m]["F"].coflows["cct_s"].mean()))
+    return [
+        # twice ours: ratio 0.5, flagged
+        Claim("fair mean CCT", "x", "value", 2 * mean(EXAMPLE_CCTS["fair"]), fair, "Table 9"),
+        # within 15%: not flagged
+        Claim("fair mean CCT, close", "x", "value", 1.1 * mean(EXAMPLE_CCTS["fair"]), fair),
+        Claim(
+            "fifo's first coflow at most 1 s",
+            "< 1",
+            "below",
+            1.0,
+            ctx.each(lambda m: float(ctx.runs[m]["S"].coflows["cct_s"].iloc[0])),
+        ),
+        Claim(
+            "fifo no faster than fair on coflow 1",
+            "holds",
+            "true",
+            1,
+            ctx.each(
+                lambda m: bool(
+                    ctx.runs[m]["S"].coflows["cct_s"].iloc[0]
+                    >= ctx.runs[m]["F"].coflows["cct_s"].iloc[0]
+                )
+            ),
+        ),
+    ]
+
+
+def experiment(template_path, parts=None, engine_models=None) -> Experiment:
+    return Experiment(
+        name="toy",
+        title="Toy",
+        paper="nowhere.txt",
+        models=engine_models or (Model("exact", "exact"),),
+        runs=(Run("F", "fair"), Run("S", "fifo")),
+        workload=lambda o: runner.WorkloadSpec(trace=o.trace),
+        parts=parts
+        or (
+            Claims("claims", "Stated", claims),
+            Table(
+                "ccts",
+                "CCTs",
+                lambda ctx: pd.DataFrame(
+                    {n: ctx.runs["exact"][n].coflows["cct_s"] for n in ("F", "S")}
+                ),
+            ),
+            Table("nothing", "never computed", lambda ctx: None),
+        ),
+        template=str(template_path),
+        values=lambda ctx: {"fair_mean": float(ctx.runs["exact"]["F"].coflows["cct_s"].mean())},
+    )
+
+
+@pytest.fixture
+def toy(tmp_path):
+    t = tmp_path / "toy.md"
+    t.write_text(TEMPLATE)
+    return t
+
+
+def test_writer_tables_claims_and_report(toy, example_path, tmp_path):
+    out = tmp_path / "out"
+    path = writer.run(experiment(toy), out=str(out), trace=str(example_path), cache_dir=None)
+    fair, fifo = EXAMPLE_CCTS["fair"], EXAMPLE_CCTS["fifo"]
+    t = pd.read_csv(out / "ccts.csv")
+    assert t["F"].tolist() == pytest.approx(fair, abs=1e-9)
+    assert t["S"].tolist() == pytest.approx(fifo, abs=1e-9)
+    v = pd.read_csv(out / "claims_values.csv").set_index("claim")
+    assert float(v.loc["fair mean CCT", "exact"]) == pytest.approx(mean(fair))
+    assert v.loc["fair mean CCT", "exact: ratio"] == pytest.approx(0.5)
+    assert v.loc["fair mean CCT", "exact: flag"]
+    assert v.loc["fair mean CCT", "where"] == "Table 9"
+    assert v.loc["fair mean CCT, close", "exact: ratio"] == pytest.approx(1 / 1.1)
+    assert not v.loc["fair mean CCT, close", "exact: flag"]
+    assert v.loc["fifo's first coflow at most 1 s", "exact: ratio"] == pytest.approx(fifo[0])
+    assert not v.loc["fifo's first coflow at most 1 s", "exact: flag"]
+    ordered = fifo[0] >= fair[0]
+    assert v.loc["fifo no faster than fair on coflow 1", "exact: flag"] == (not ordered)
+    shown = pd.read_csv(out / "claims.csv").set_index("claim")
+    assert shown.loc["fair mean CCT", "exact"].endswith("(0.50): **off >15%**")
+    report = Path(path).read_text()
+    assert report.startswith("# Toy\n")
+    assert f"Mean CCT under fair: {common.fmt(mean(fair))} s." in report
+    assert "**CCTs** (`ccts.csv`)" in report and "never" not in report
+    assert f"exact: {2 + ordered} of 4" in report  # the close, the bound, maybe the order
+    assert "## Provenance" in report and "Wall time" in report
+    html = (out / "report.html").read_text()
+    assert "<table>" in html and "<h1>Toy</h1>" in html
+    p = json.loads((out / "provenance.json").read_text())
+    assert p["command"] == f"coflowkit reproduce toy --out {out}"
+    assert p["simulated_jobs"] == 2 and p["cached_jobs"] == 0
+    assert set(p) >= {"version", "commit", "date", "wall_s", "machine", "paper"}
+
+
+def test_a_part_the_template_leaves_out_is_an_error(tmp_path, example_path):
+    t = tmp_path / "t.md"
+    t.write_text('{{ show("claims") }}\n')
+    with pytest.raises(CoflowkitError, match="does not show ccts"):
+        writer.run(experiment(t), out=str(tmp_path / "o"), trace=str(example_path))
+
+
+def test_showing_a_part_not_computed_is_an_error(tmp_path, example_path):
+    t = tmp_path / "t.md"
+    t.write_text('{{ show("claims") }}{{ show("ccts") }}{{ show("nothing") }}\n')
+    with pytest.raises(CoflowkitError, match="shows 'nothing', which was not computed"):
+        writer.run(experiment(t), out=str(tmp_path / "o"), trace=str(example_path))
+
+
+def test_an_undefined_name_in_the_template_is_an_error(tmp_path, example_path):
+    t = tmp_path / "t.md"
+    t.write_text('{{ show("claims") }}{{ show("ccts") }}{{ no_such_value }}\n')
+    with pytest.raises(CoflowkitError, match="t.md: 'no_such_value' is undefined"):
+        writer.run(experiment(t), out=str(tmp_path / "o"), trace=str(example_path))
+
+
+def test_engine_selects_the_models_and_a_figure_is_written(tmp_path, example_path, toy):
+    models = (Model("exact", "exact", record=0.01), Model("CoflowSim", "coflowsim"))
+    exp = experiment(toy, engine_models=models)
+    chosen = writer.select_models(exp, "coflowsim:epoch_s=1")
+    assert [(m.label, m.engine, m.record) for m in chosen] == [
+        ("CoflowSim", "coflowsim:epoch_s=1", None)
+    ]
+    opts = writer.Options(out="o", trace=str(example_path))
+    keyed = writer.plan(exp, opts, writer.select_models(exp, None))
+    assert [(k, j.policy, j.engine, j.record) for k, j in keyed] == [
+        (("exact", "F"), "fair", "exact", 0.01),
+        (("exact", "S"), "fifo", "exact", 0.01),
+        (("CoflowSim", "F"), "fair", "coflowsim", None),
+        (("CoflowSim", "S"), "fifo", "coflowsim", None),
+    ]
+
+    def fig(ctx):
+        pl = common.plt()
+        f, ax = pl.subplots()
+        ax.plot([0, 1], [0, 1])
+        return f
+
+    t = tmp_path / "f.md"
+    t.write_text('{{ show("line") }}')
+    exp = experiment(t, parts=(Figure("line", fig),))
+    writer.run(exp, out=str(tmp_path / "o"), trace=str(example_path))
+    assert (tmp_path / "o" / "line.png").stat().st_size > 0
+    assert "![line](line.png)" in (tmp_path / "o" / "report.md").read_text()
+
+
+def test_run_params_follow_the_model():
+    m = Model("rc", "exact", ("realloc=coflow",))
+    assert (
+        Run("n", "ncdrf", ("backfill_rounds=0",)).spec(m)
+        == "ncdrf:backfill_rounds=0,realloc=coflow"
+    )
+    assert Run("t", "fair", model_params=False).spec(m) == "fair"
+
+
+def test_ratio_and_flag_by_kind():
+    c = Claim("c", "1", "value", 2.0, {})
+    assert writer.ratio_and_flag(c, 2.2) == (pytest.approx(1.1), False)
+    assert writer.ratio_and_flag(c, 2.4)[1] is True
+    assert (
+        math.isnan(writer.ratio_and_flag(c, None)[0]) and writer.ratio_and_flag(c, None)[1] is None
+    )
+    b = Claim("b", "< 5", "below", 5.0, {})
+    assert writer.ratio_and_flag(b, 4.0) == (pytest.approx(0.8), False)
+    assert writer.ratio_and_flag(b, 5.0)[1] is True
+    a = Claim("a", "> 5", "above", 5.0, {})
+    assert writer.ratio_and_flag(a, 4.0)[1] is True
+    t = Claim("t", "holds", "true", 1, {})
+    assert writer.ratio_and_flag(t, False)[1] is True and writer.ratio_and_flag(t, True)[1] is False
+
+
+#: Outside its {{ }}, {% %} and {# #} tags, a template may hold no decimal number or
+#: percentage: results and the paper's values come from the spec and the runs.
+NUMBER = re.compile(r"\d+\.\d+|\d+\s?%")
+
+
+def test_templates_hold_no_numbers_of_their_own():
+    folder = Path(writer.HERE)
+    templates = sorted(folder.glob("*.md"))
+    assert templates, "no report template found"
+    for t in templates:
+        text = re.sub(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", "", t.read_text(), flags=re.S)
+        found = NUMBER.findall(text)
+        assert not found, f"{t.name} writes numbers by hand: {found}"
+    assert NUMBER.findall("paper 5.75, 68%") == ["5.75", "68%"]  # the check can fail
