@@ -10,8 +10,7 @@ import coflowkit as ck
 import numpy as np
 import pandas as pd
 import pytest
-from coflowkit.experiments import coflex, mcs
-from coflowkit.experiments.common import Output
+from coflowkit.experiments import coflex, mcs, writer
 
 
 def coflowsim_stats(trace, policy, first, params=None):
@@ -114,9 +113,17 @@ def test_engine_is_refused_where_the_paper_did_not_use_coflowsim(tmp_path):
 
 
 def test_coflex_table3_has_every_model(fb_trace, tmp_path):
-    o = Output(str(tmp_path / "coflex"), "t")
-    n, claims = coflex.trace_section(o, fb_trace, 15, 1, None)
-    assert n == 15
+    # the trace parts of the report, computed by the writer on 15 coflows
+    out = tmp_path / "coflex"
+    out.mkdir()
+    opts = writer.Options(out=str(out), trace=fb_trace, coflows=15, workers=1)
+    ctx = writer.Context(coflex.EXPERIMENT, opts, writer.select_models(coflex.EXPERIMENT, None))
+    writer.simulate(ctx)
+    parts = writer.Parts(str(out))
+    for p in coflex.parts(ctx):
+        if p.name.startswith(("table3", "sensitivity_psp", "fig6")):
+            parts.compute(ctx, p)
+    assert len(ctx.runs["exact"]["Coflex"].coflows) == 15
     t = pd.read_csv(tmp_path / "coflex" / "table3_slowdown_values.csv").set_index("claim")
     for row, policy, params in [
         ("Per-flow", "fair", None),

@@ -170,11 +170,14 @@ def test_engine_selects_the_models_and_a_figure_is_written(tmp_path, example_pat
         return f
 
     t = tmp_path / "f.md"
-    t.write_text('{{ show("line") }}')
-    exp = experiment(t, parts=(Figure("line", fig),))
+    t.write_text('{{ show("line.png") }}{{ show("line") }}')
+    # a figure and a table may share a name (line.png, line.csv): both are shown
+    table = Table("line", "the line", lambda ctx: pd.DataFrame({"x": [0, 1], "y": [0, 1]}))
+    exp = experiment(t, parts=(Figure("line", fig), table))
     writer.run(exp, out=str(tmp_path / "o"), trace=str(example_path))
     assert (tmp_path / "o" / "line.png").stat().st_size > 0
-    assert "![line](line.png)" in (tmp_path / "o" / "report.md").read_text()
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert "![line](line.png)" in report and "**the line** (`line.csv`)" in report
 
 
 def test_run_params_follow_the_model():

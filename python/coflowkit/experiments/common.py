@@ -131,13 +131,6 @@ def parse_engines(spec: str | None) -> tuple[str, ...]:
     return (spec.strip(),)
 
 
-def coflowsim_engine(engines: tuple[str, ...]) -> str | None:
-    """The CoflowSim engine spec among ``engines``, if any."""
-    from coflowkit import api
-
-    return next((e for e in engines if api.parse_engine(e)[0] == "coflowsim"), None)
-
-
 def engine_label(engine: str) -> str:
     from coflowkit import api
 
@@ -145,24 +138,6 @@ def engine_label(engine: str) -> str:
     if name == "exact":
         return "exact"
     return "CoflowSim" if units == 10240 else f"CoflowSim (epoch {units / 1000:g} s)"
-
-
-def run_named(
-    spec, policies: list[tuple[str, str]], engine: str, workers: int, cache_dir, stats, **kw
-) -> dict[str, Any]:
-    """Runs ``(policy, row name)`` pairs on one workload under ``engine``; returns
-    name → Result. A policy may carry parameters as ``name:k=v,...``."""
-    from coflowkit import runner
-
-    jobs = []
-    for p, _ in policies:
-        name, _, rest = p.partition(":")
-        params = tuple(
-            sorted(tuple(kv.split("=", 1)) for kv in rest.split(",") if kv)  # type: ignore[misc]
-        )
-        jobs.append(runner.Job(spec, name, params, engine=engine, **kw))
-    res = runner.run_jobs(jobs, workers, cache_dir, stats=stats)
-    return {n: r for (_, n), r in zip(policies, res, strict=True)}
 
 
 class Suffixed:

@@ -93,28 +93,6 @@ MICRO_GBPS = 0.1953125
 MICRO_ARRIVALS_S = (0.0, 10.0, 20.0)
 
 
-def models_for(
-    engine: str | None, models: dict | None = None
-) -> dict[str, tuple[str, tuple[str, ...]]]:
-    """label -> (engine spec, parameters) of the models ``--engine`` selects
-    (``both`` all three, ``exact`` the two exact ones, ``coflowsim[:epoch_s=S]``
-    CoflowSim's); ``models`` (label -> (family, parameters)) replaces
-    :data:`MODELS`."""
-    table = models or {m.label: (m.engine, m.params) for m in MODELS}
-    engines = common.parse_engines(engine)
-    out = {}
-    for label, (eng, extra) in table.items():
-        for e in engines:
-            if api.parse_engine(e)[0] == eng:
-                out[label] = (e, extra)
-    return out
-
-
-def policy_spec(policy: str, extra: tuple[str, ...], more: tuple[str, ...] = ()) -> str:
-    """``policy[:k=v,...]`` with the model's parameters (not for `fair`)."""
-    return Run("", policy, more, model_params=policy != "fair").spec(Model("", "", extra))
-
-
 # ---------------------------------------------------------------------------
 # what the tables and claims read
 

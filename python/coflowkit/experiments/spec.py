@@ -38,13 +38,15 @@ class Run:
     """A named run of one policy with its parameters, made under every model.
 
     ``model_params=False`` leaves the model's parameters out (a policy they do not
-    apply to); ``record=False`` skips the instantaneous metrics for this run."""
+    apply to); ``record=False`` skips the instantaneous metrics for this run;
+    ``models`` names the models it is made under (None: every one)."""
 
     name: str
     policy: str
     params: tuple[str, ...] = ()
     model_params: bool = True
     record: bool = True
+    models: tuple[str, ...] | None = None
 
     def spec(self, model: Model) -> str:
         """``policy[:k=v,...]`` under ``model``."""
@@ -79,12 +81,14 @@ class Table:
 class Claims:
     """A claims table: one row per claim, the paper's value and where it is stated,
     ours under each model in ``models`` (``all``, ``first`` or ``recorded``) with
-    the ratio and verdict, and the raw values in ``NAME_values.csv``."""
+    the ratio and verdict, and the raw values in ``NAME_values.csv``. ``models``
+    may also name the columns outright (a claim about an in-memory computation,
+    the same under every model)."""
 
     name: str
     caption: str
     build: Builder
-    models: str = "all"
+    models: str | tuple[str, ...] = "all"
 
 
 @dataclass(frozen=True)
@@ -101,7 +105,8 @@ class Experiment:
     replayed under every selected model with every run; ``local(ctx)`` computes
     what is built in memory rather than replayed (a micro-benchmark), stored as
     ``ctx.local``; ``values(ctx)`` the named numbers the template's text quotes.
-    ``template`` is a file name in ``experiments/`` (or an absolute path).
+    ``parts`` may be a function of the context (parts repeated per selected
+    model). ``template`` is a file name in ``experiments/`` (or an absolute path).
     ``full(ctx)`` says when the "differences" part applies (the whole trace under
     every model, typically); the template reads it as ``full``."""
 
@@ -111,7 +116,7 @@ class Experiment:
     models: tuple[Model, ...]
     runs: tuple[Run, ...]
     workload: Callable[[Any], Any]
-    parts: tuple[Table | Claims | Figure, ...]
+    parts: tuple[Table | Claims | Figure, ...] | Callable[[Any], tuple]
     template: str
     local: Callable[[Any], Any] | None = None
     values: Callable[[Any], dict] | None = None

@@ -106,6 +106,8 @@ def plan(exp: Experiment, opts: Options, models: list[Model]) -> list[tuple[tupl
     jobs = []
     for m in models:
         for r in exp.runs:
+            if r.models is not None and m.label not in r.models:
+                continue
             name, _, rest = r.spec(m).partition(":")
             params = tuple(sorted(tuple(kv.split("=", 1)) for kv in rest.split(",") if kv))
             record = m.record if r.record else None
@@ -164,7 +166,8 @@ def ratio_and_flag(c: common.Claim, value: Any) -> tuple[float, bool | None]:
 
 
 class Parts:
-    """The computed tables, claims and figures, as the Markdown the template shows;
+    """The computed tables, claims and figures, as the Markdown the template shows
+    (a table or claims table by its name, a figure by its file name, ``NAME.png``);
     records which the template showed."""
 
     def __init__(self, out: str) -> None:
@@ -180,9 +183,13 @@ class Parts:
         if isinstance(part, Table):
             self.md[part.name] = self._table(part.name, built, part.caption, part.digits)
         elif isinstance(part, Claims):
-            models = {"all": ctx.labels, "first": ctx.labels[:1], "recorded": ctx.recorded}[
-                part.models
-            ]
+            models = (
+                list(part.models)
+                if isinstance(part.models, tuple)
+                else {"all": ctx.labels, "first": ctx.labels[:1], "recorded": ctx.recorded}[
+                    part.models
+                ]
+            )
             shown, raw = claims_frames(built, models)
             raw.to_csv(os.path.join(self.out, f"{part.name}_values.csv"), index=False)
             self.claims[part.name] = built
@@ -193,7 +200,7 @@ class Parts:
             import matplotlib.pyplot as plt
 
             plt.close(built)
-            self.md[part.name] = f"![{part.name}]({part.name}.png)\n"
+            self.md[f"{part.name}.png"] = f"![{part.name}]({part.name}.png)\n"
 
     def _table(self, name: str, df: pd.DataFrame, caption: str, digits: int) -> str:
         df.to_csv(os.path.join(self.out, f"{name}.csv"), index=False)
@@ -253,7 +260,10 @@ def reproduced(ctx: Context, parts: Parts) -> dict[str, tuple[int, int]]:
     """Per model, how many of the claims it has a value for reproduce (within the
     tolerance, or the bound or ordering holds), and how many it has a value for."""
     out = {}
-    for m in ctx.labels:
+    columns = dict.fromkeys(
+        [*ctx.labels, *(m for cs in parts.claims.values() for c in cs for m in c.values)]
+    )
+    for m in columns:
         flags = [
             ratio_and_flag(c, c.values[m])[1]
             for cs in parts.claims.values()
@@ -368,7 +378,7 @@ def run(exp: Experiment, **kw) -> str:
     if exp.local is not None:
         ctx.local = exp.local(ctx)
     parts = Parts(opts.out)
-    for part in exp.parts:
+    for part in exp.parts(ctx) if callable(exp.parts) else exp.parts:
         parts.compute(ctx, part)
     values = exp.values(ctx) if exp.values is not None else {}
     body = render(ctx, parts, values)
