@@ -115,9 +115,10 @@ class Experiment:
     paper: str
     models: tuple[Model, ...]
     runs: tuple[Run, ...]
-    workload: Callable[[Any], Any]
+    workload: Callable[[Any], Any] | None
     parts: tuple[Table | Claims | Figure, ...] | Callable[[Any], tuple]
     template: str
     local: Callable[[Any], Any] | None = None
     values: Callable[[Any], dict] | None = None
     full: Callable[[Any], bool] = field(default=lambda ctx: False)
+    jobs: Callable[[Any], list] | None = None

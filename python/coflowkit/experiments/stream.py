@@ -27,8 +27,11 @@ import numpy as np
 import pandas as pd
 
 from coflowkit import metrics, runner
-from coflowkit.experiments.common import Output, fmt, plt, ratio_note
+from coflowkit.experiments import writer
+from coflowkit.experiments.common import Claim, fmt, plt, ratio_note
+from coflowkit.experiments.spec import Claims, Experiment, Figure, Table
 
+PAPER_FILE = "../shared/papers/004_690cd0cb6f2c8b3e.txt"
 MIB = metrics.MIB
 #: Table 1 of the paper.
 KS = (8, 16, 24, 32, 48)
@@ -81,6 +84,27 @@ PAPER = {
     ("mice", 10, "Fair Sharing"): 1.9,
     ("mice", 10, "Aalo"): 0.87,
 }
+WHERE_FIG6 = "Sec. IV-B, Figs. 5b-6"
+#: Stream's improvement for category I of the DAG runs (Sec. IV-B on Figs. 12-13):
+#: (shape, Gbps, compared) -> (value, where).
+PAPER_DAG_I = {
+    **{
+        ("tpcds", g, n): (v, "Sec. IV-B, Fig. 12")
+        for g, vs in ((1, (7.43, 12.12, 1.79)), (10, (3.51, 6.19, 1.02)))
+        for n, v in zip(("Baraat", "Fair Sharing", "Aalo"), vs, strict=True)
+    },
+    **{
+        ("tao", g, n): (v, "Sec. IV-B, Fig. 13")
+        for g, vs in ((1, (16.9, 28.79, 2.81)), (10, (7.53, 15.68, 1.1)))
+        for n, v in zip(("Baraat", "Fair Sharing", "Aalo"), vs, strict=True)
+    },
+}
+#: "trailing by 0.87x compared to Aalo (within 13%)" (Sec. IV-B).
+PAPER_AALO_GAP = 0.13
+#: The claims table's columns: the paper's average over the network sizes, and the
+#: 8-pod fabric alone (the one the sample loads; the figures after Fig. 6 use it).
+MEAN_OVER_K = "mean over k"
+AT_8 = "k = 8"
 
 
 def fabric(k: int, gbps: int) -> str:
@@ -162,306 +186,7 @@ def improvement(res: dict, key, bounds, cols=("avg", "mice")) -> dict[str, dict[
     return out
 
 
-def run(
-    out: str,
-    trace: str,
-    workers: int = 2,
-    cache_dir: str | None = None,
-    coflows: int | None = None,
-    transforms: tuple[str, ...] = (),
-) -> str:
-    sample = dict(SAMPLE)
-    if coflows is not None:
-        sample = {k: coflows for k in SAMPLE}
-    o = Output(out, "Stream (decentralized coflow scheduling) reproduced by coflowkit")
-    keyed = plan(trace, sample, transforms)
-    # The slowest runs (large fabrics, then Stream and Aalo) are handed out first.
-    order = sorted(range(len(keyed)), key=lambda i: -_cost(keyed[i][0]))
-    got = runner.run_jobs([keyed[i][1] for i in order], workers, cache_dir, stats=o.stats)
-    res = {keyed[i][0]: r for i, r in zip(order, got, strict=True)}
-    p = plt()
-
-    # ---- Fig. 6 and the headline ratios -------------------------------------------
-    rows = []
-    for g in SPEEDS:
-        for k in KS:
-            for name in POLICIES:
-                m = means(res[("size", k, g, name)], SIZE_A)
-                rows.append(
-                    {
-                        "gbps": g,
-                        "k": k,
-                        "policy": name,
-                        "avg CCT (s)": m["avg"],
-                        "mice CCT (s)": m["mice"],
-                        "coflows": len(res[("size", k, g, name)].coflows),
-                    }
-                )
-    fig6 = pd.DataFrame(rows)
-    o.add("## Fig. 6: CCT against the network size\n")
-    o.add(
-        o.table(
-            "fig6", fig6, "Mean CCT and mean CCT of mice coflows (category I, < 100 MB) per fabric"
-        )
-    )
-    fig, axes = p.subplots(2, 2, figsize=(10, 7))
-    for i, g in enumerate(SPEEDS):
-        for j, col in enumerate(("mice CCT (s)", "avg CCT (s)")):
-            ax = axes[i][j]
-            for name in POLICIES:
-                d = fig6[(fig6.gbps == g) & (fig6.policy == name)]
-                ax.plot(d["k"], d[col], marker="o", label=name)
-            ax.set_xlabel("k (pods)")
-            ax.set_ylabel(col)
-            ax.set_title(f"{g}G switches")
-            ax.set_xticks(KS)
-    axes[0][0].legend()
-    o.add(o.figure("fig6", fig))
-
-    rows = []
-    for g in SPEEDS:
-        per_k = {k: improvement(res, ("size", k, g), SIZE_A) for k in KS}
-        for name in COMPARED:
-            for col in ("avg", "mice"):
-                vals = [per_k[k][name][col] for k in KS]
-                mean = float(np.nanmean(vals))
-                paper = PAPER.get((col, g, name), np.nan)
-                rows.append(
-                    {
-                        "gbps": g,
-                        "CCT": col,
-                        "compared": name,
-                        **{f"k={k}": v for k, v in zip(KS, vals, strict=True)},
-                        "mean over k": mean,
-                        "paper": paper,
-                        "ours / paper": ratio_note(mean, paper),
-                    }
-                )
-    head = pd.DataFrame(rows)
-    o.add("### Improvement of Stream (compared CCT / Stream's CCT)\n")
-    o.add(
-        o.table(
-            "improvement",
-            head,
-            "Stream's improvement per fabric; the paper's numbers are "
-            "its averages over the network sizes (Sec. IV-B)",
-        )
-    )
-
-    # ---- Fig. 7: per category on k = 8 --------------------------------------------
-    fig7 = _per_category(res, "gbps", {g: ("size", 8, g) for g in SPEEDS}, SIZE_A)
-    counts = means(res[("size", 8, 1, "Stream")], SIZE_A)
-    o.add("## Fig. 7: improvement per size category (Table 3, Size A), 8 pods\n")
-    o.add(
-        o.table(
-            "fig7",
-            fig7,
-            "Compared CCT / Stream's CCT per category; coflows per category: "
-            + ", ".join(f"{c} {counts['n_' + c]}" for c in CATEGORIES),
-        )
-    )
-    o.add(o.figure("fig7", _bars(p, fig7, "gbps", SPEEDS, "G")))
-
-    # ---- Fig. 8: waves ---------------------------------------------------------
-    fig8 = _per_category(res, "waves", {w: ("waves", w) for w in WAVES}, SIZE_A)
-    o.add("## Fig. 8: multi-wave coflows, 8 pods, 1G\n")
-    o.add(
-        o.table(
-            "fig8",
-            fig8,
-            "Compared CCT / Stream's CCT with each coflow's senders in 2, 3 or 4 waves "
-            "(`waves:count=N`)",
-        )
-    )
-    o.add(o.figure("fig8", _bars(p, fig8, "waves", WAVES, " waves")))
-
-    # ---- Figs. 9-10: bursty -------------------------------------------------------
-    fig9 = _per_category(res, "gbps", {g: ("bursty", g) for g in SPEEDS}, SIZE_A)
-    o.add("## Fig. 9: bursty traffic (all coflows arrive together), 8 pods\n")
-    o.add(
-        o.table(
-            "fig9", fig9, "Compared CCT / Stream's CCT, every coflow of the sample arriving at once"
-        )
-    )
-    o.add(o.figure("fig9", _bars(p, fig9, "gbps", SPEEDS, "G")))
-    fig, axes = p.subplots(1, 2, figsize=(10, 3.5))
-    rows = []
-    for ax, g in zip(axes, SPEEDS, strict=True):
-        for name in ("Baraat", "Stream"):
-            df = res[("bursty", g, name)].coflows.sort_values(["finish_s", "coflow_id"])
-            c = df["cct_s"].to_numpy()[:100]
-            ax.plot(np.arange(1, len(c) + 1), c, label=name)
-            rows.append(
-                {
-                    "gbps": g,
-                    "policy": name,
-                    "first completed": len(c),
-                    "mean CCT of them (s)": float(c.mean()),
-                    "last of them (s)": float(c[-1]),
-                }
-            )
-        ax.set_xlabel("coflows in completion order")
-        ax.set_ylabel("CCT (s)")
-        ax.set_title(f"{g}G")
-        ax.legend()
-    o.add("## Fig. 10: CCT of the first coflows to complete, bursty\n")
-    o.add(o.table("fig10", pd.DataFrame(rows), "The first (up to) 100 coflows to complete"))
-    o.add(o.figure("fig10", fig))
-
-    # ---- Fig. 11: queues ----------------------------------------------------------
-    rows = []
-    fair = means(res[("size", 8, 1, "Fair Sharing")], SIZE_A)
-    for q in QUEUE_COUNTS:
-        r = res[("size", 8, 1, "Stream")] if q == QUEUES else res[("queues", q)]
-        m = means(r, SIZE_A)
-        rows.append(
-            {
-                "queues": q,
-                "Stream mean CCT (s)": m["avg"],
-                "improvement over fair": fair["avg"] / m["avg"],
-                "mice improvement over fair": fair["mice"] / m["mice"],
-            }
-        )
-    fig11 = pd.DataFrame(rows)
-    o.add("## Fig. 11: number of priority queues, 8 pods, 1G\n")
-    o.add(o.table("fig11", fig11, "Stream with K queues against per-flow fair sharing"))
-    fig, ax = p.subplots(figsize=(5, 3.5))
-    ax.plot(fig11["queues"], fig11["improvement over fair"], marker="o", label="all")
-    ax.plot(fig11["queues"], fig11["mice improvement over fair"], marker="s", label="mice")
-    ax.set_xlabel("queues")
-    ax.set_ylabel("fair CCT / Stream CCT")
-    ax.legend()
-    o.add(o.figure("fig11", fig))
-
-    # ---- Figs. 12-13: DAGs --------------------------------------------------------
-    for fig_no, shape in (("fig12", "tpcds"), ("fig13", "tao")):
-        df = _per_category(res, "gbps", {g: ("dag", shape, g) for g in SPEEDS}, SIZE_B)
-        o.add(
-            f"## {fig_no.replace('fig', 'Fig. ')}: many-to-many, {DAG_SHAPES[shape]} DAGs, 8 pods\n"
-        )
-        o.add(
-            o.table(
-                fig_no, df, f"Compared CCT / Stream's CCT per Size B category (`dag:shape={shape}`)"
-            )
-        )
-        o.add(o.figure(fig_no, _bars(p, df, "gbps", SPEEDS, "G")))
-
-    # ---- ablations ---------------------------------------------------------------
-    base = means(res[("dag", "tao", 1, "Stream")], SIZE_B)
-    rows = [{"Stream": "all mechanisms", "mean CCT (s)": base["avg"], "× all": 1.0}]
-    for label in ABLATIONS:
-        m = means(res[("ablation", label)], SIZE_B)
-        rows.append({"Stream": label, "mean CCT (s)": m["avg"], "× all": m["avg"] / base["avg"]})
-    o.add("## Ablations (not in the paper)\n")
-    o.add(
-        o.table(
-            "ablation",
-            pd.DataFrame(rows),
-            "Stream on the Tao DAGs, 8 pods, 1G, without each mechanism",
-        )
-    )
-    b100 = means(res[("size", 8, 1, "Baraat")], SIZE_A)["avg"]
-    rows = []
-    for h in HEAVY_MB:
-        m = b100 if h == 100 else means(res[("heavy", h)], SIZE_A)["avg"]
-        rows.append(
-            {
-                "heavy_mb": h,
-                "Baraat mean CCT (s)": m,
-                "improvement of Stream": m / means(res[("size", 8, 1, "Stream")], SIZE_A)["avg"],
-            }
-        )
-    o.add(o.table("baraat_threshold", pd.DataFrame(rows), "Baraat's heavy threshold, 8 pods, 1G"))
-
-    o.add(_differences(res, head, sample))
-    return o.write(_preamble(sample, o))
-
-
-def _differences(res: dict, head: pd.DataFrame, sample: dict[str, int]) -> str:
-    """Where and why coflowkit's numbers differ from the paper's (computed from this
-    run's tables, so the text follows the numbers)."""
-
-    def imp(key, name, col="avg", bounds=SIZE_A):
-        return improvement(res, key, bounds, cols=(col,))[name][col]
-
-    k0, k1 = KS[0], KS[-1]
-    big = [imp(("size", k, g), n) for k in KS if k > k0 for g in SPEEDS for n in COMPARED]
-    big = [x for x in big if np.isfinite(x)] or [1.0]
-    k8 = {n: imp(("size", k0, 1), n) for n in COMPARED}
-    off = head[head["ours / paper"].astype(str).str.contains(">25%")]
-    fig6 = {
-        (k, g, n): means(res[("size", k, g, n)], SIZE_A)
-        for k in KS
-        for g in SPEEDS
-        for n in POLICIES
-    }
-    util = fig6[(k0, 1, "Fair Sharing")]["avg"] / fig6[(k1, 1, "Fair Sharing")]["avg"]
-    cat_aalo = improvement(res, ("size", 8, 1), SIZE_A, cols=CATEGORIES)["Aalo"]
-    worst_aalo = max((v, c) for c, v in cat_aalo.items() if np.isfinite(v))
-    burst_i = {n: imp(("bursty", 1), n, "I") for n in COMPARED}
-    dag_i = {s: imp(("dag", s, 1), "Aalo", "I", SIZE_B) for s in DAG_SHAPES}
-    abl = {lab: means(res[("ablation", lab)], SIZE_B)["avg"] for lab in ABLATIONS}
-    base = means(res[("dag", "tao", 1, "Stream")], SIZE_B)["avg"]
-    return f"""## Differences from the paper
-
-{len(off)} of the {len(head)} headline ratios differ from the paper's by more than 25%.
-The causes, from this run's numbers:
-
-* **The sample, and what it does to the network sizes.** Each run replays the first
-  {sample["many-to-one"]} coflows of the trace (the first minutes of the hour), not
-  all 526: on this 2-core machine one FatTree run of the whole trace takes hours
-  (every flow finishes at its own instant on its own ECMP path, and every event
-  re-solves max-min over some 10^4 paths of up to 6 links). With the racks on edge
-  switches, k = 8 puts the 150 racks on 32 switches of 4 hosts; k ≥ 16 gives most
-  racks a switch of 8 or more hosts, and the few coflows of the sample hardly meet:
-  fair sharing's mean CCT falls {fmt(util)}x from k = {k0} to k = {k1} (1G), and at
-  k > {k0} every compared policy is within {fmt(max(abs(x - 1) for x in big))}
-  of Stream (ratios {fmt(min(big))} to {fmt(max(big))}). The paper's "mean over k"
-  averages fabrics that stay loaded under the whole hour; ours averages one loaded
-  fabric (k = {k0}: Baraat {fmt(k8["Baraat"])}, fair {fmt(k8["Fair Sharing"])},
-  Aalo {fmt(k8["Aalo"])}) with {len(KS) - 1} nearly idle ones, which pulls every ratio
-  to 1. The k = {k0} column is the comparable one. The same holds, more strongly, at 10G.
-* **Aalo is slower than Stream here (the paper: Aalo 13% faster).** Both use 4 queues
-  with thresholds 10 MiB, 100 MiB, 1 GiB; Aalo serves the coflows of a queue in FIFO
-  order, so in the last queue (≥ 1 GiB) one early giant blocks later large coflows,
-  while Stream shares a class max-min among its receivers. At k = 8, 1G, the category
-  hurt most is {worst_aalo[1]} (Aalo {fmt(worst_aalo[0])}x Stream). The paper does not
-  give its Aalo's thresholds for 4 queues; a last queue starting higher (or more
-  queues) would narrow this.
-* **Mice against Baraat (the paper: 2.7x).** Baraat's FIFO only hurts mice when large
-  coflows sit ahead of them in the queue and have not yet turned heavy (100 MiB); in
-  the first minutes of the trace the mice rarely arrive behind one, so mice CCTs are
-  the same under Baraat, Stream and Aalo. The Baraat threshold table shows how much
-  the threshold moves the average.
-* **Bursty traffic (Fig. 9).** With every coflow arriving at once, Stream serves the
-  mice of class 0 together, max-min (the flat curve of the paper's Fig. 10), while
-  FIFO (Baraat, Aalo's first queue) finishes them one after another: for category I,
-  Baraat {fmt(burst_i["Baraat"])}x and Aalo {fmt(burst_i["Aalo"])}x Stream's CCT (< 1:
-  they are faster). Processor sharing of equal jobs has a larger mean than FIFO; the
-  paper's gains come from large coflows that FIFO puts ahead of mice (category II here:
-  see the table). Stream still beats fair sharing and, on average, Baraat.
-* **DAGs (Figs. 12-13).** Aalo counts a whole DAG's bytes, so a large DAG leaves its
-  first queue after 10 MiB in all; a Stream receiver counts only its own sub-coflow
-  (plus relayed and child bytes), so the sub-coflows of large DAGs stay in class 0
-  longer and share it with the mice: category I under Aalo is
-  {fmt(dag_i["tpcds"])}x (TPC-DS) and {fmt(dag_i["tao"])}x (Tao) Stream's CCT. The paper
-  reports the opposite (Stream 1.79x and 2.81x better for category I); its DAG sizes
-  and thresholds for mice sub-coflows ("the threshold for highest priority is
-  configured to detect mice sub-coflows") are not given, and the cause of the gap is
-  not established here. Only {sample["dag"]} DAGs are replayed.
-* **Ablations.** On the Tao DAGs, without Information-Relay Stream's mean CCT is
-  {fmt(abl["no Information-Relay"] / base)}x, without Child-to-Parent
-  {fmt(abl["no Child-to-Parent"] / base)}x, without Weighted-Priority
-  {fmt(abl["no Weighted-Priority"] / base)}x, without all three
-  {fmt(abl["none of the three"] / base)}x the full policy's: with α = β = 1 (the paper
-  gives no values) the mechanisms do not all help on this sample.
-* **Queues (Fig. 11).** As in the paper, the gain shows diminishing returns in the
-  number of queues (see the table); with τ_0 = 10 MiB and E = 10 few units of this
-  sample get past the third class, so 3 and more queues give the same schedule.
-"""
-
-
-def _per_category(res: dict, by: str, keys: dict, bounds: tuple[float, ...]) -> pd.DataFrame:
+def per_category(res: dict, by: str, keys: dict, bounds: tuple[float, ...]) -> pd.DataFrame:
     """One row per (value of ``by``, compared policy): compared CCT / Stream's CCT
     per Table 3 category and on average, for the runs ``keys[value]``."""
     rows = []
@@ -473,13 +198,13 @@ def _per_category(res: dict, by: str, keys: dict, bounds: tuple[float, ...]) -> 
     return pd.DataFrame(rows)
 
 
-def _cost(key: tuple) -> float:
+def cost(key: tuple) -> float:
     if key[0] == "size":
         return key[1] * 10 + (5 if key[3] in ("Stream", "Aalo") else 0)
     return 1.0
 
 
-def _bars(p, df: pd.DataFrame, by: str, values, suffix: str):
+def bars(p, df: pd.DataFrame, by: str, values, suffix: str):
     fig, axes = p.subplots(1, len(values), figsize=(5 * len(values), 3.5), squeeze=False)
     cols = [*CATEGORIES, "Avg"]
     x = np.arange(len(cols))
@@ -497,16 +222,370 @@ def _bars(p, df: pd.DataFrame, by: str, values, suffix: str):
     return fig
 
 
-def _preamble(sample: dict[str, int], o: Output) -> str:
+# ---------------------------------------------------------------------------
+# tables
+
+
+def fig6_table(ctx) -> pd.DataFrame:
+    res, rows = ctx.results, []
+    for g in SPEEDS:
+        for k in KS:
+            for name in POLICIES:
+                m = means(res[("size", k, g, name)], SIZE_A)
+                rows.append(
+                    {
+                        "gbps": g,
+                        "k": k,
+                        "policy": name,
+                        "avg CCT (s)": m["avg"],
+                        "mice CCT (s)": m["mice"],
+                        "coflows": len(res[("size", k, g, name)].coflows),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def headline(ctx) -> pd.DataFrame:
+    """Stream's improvement per fabric and its mean over k, beside the paper's."""
+    rows = []
+    for g in SPEEDS:
+        per_k = {k: improvement(ctx.results, ("size", k, g), SIZE_A) for k in KS}
+        for name in COMPARED:
+            for col in ("avg", "mice"):
+                vals = [per_k[k][name][col] for k in KS]
+                mean = float(np.nanmean(vals))
+                paper = PAPER.get((col, g, name), np.nan)
+                rows.append(
+                    {
+                        "gbps": g,
+                        "CCT": col,
+                        "compared": name,
+                        **{f"k={k}": v for k, v in zip(KS, vals, strict=True)},
+                        "mean over k": mean,
+                        "paper": paper,
+                        "ours / paper": ratio_note(mean, paper),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def claims(ctx) -> list[Claim]:
+    """Every improvement the paper states: the headline ratios (averaged over the
+    network sizes, and at k = 8 alone) and the DAGs' category I."""
+    head = headline(ctx).set_index(["gbps", "CCT", "compared"])
+    out = []
+    for (col, g, name), v in PAPER.items():
+        row = head.loc[(g, col, name)]
+        values = {MEAN_OVER_K: row["mean over k"], AT_8: row.get("k=8", np.nan)}
+        what = "mean CCT" if col == "avg" else "mice CCT"
+        out.append(Claim(f"{name} / Stream, {what}, {g}G", fmt(v), "value", v, values, WHERE_FIG6))
+    for (shape, g, name), (v, where) in PAPER_DAG_I.items():
+        x = improvement(ctx.results, ("dag", shape, g), SIZE_B, cols=("I",))[name]["I"]
+        text = f"{name} / Stream, category I, {DAG_SHAPES[shape]} DAGs, {g}G"
+        out.append(Claim(text, fmt(v), "value", v, {AT_8: x}, where))
+    return out
+
+
+def fig7_table(ctx) -> pd.DataFrame:
+    return per_category(ctx.results, "gbps", {g: ("size", 8, g) for g in SPEEDS}, SIZE_A)
+
+
+def fig8_table(ctx) -> pd.DataFrame:
+    return per_category(ctx.results, "waves", {w: ("waves", w) for w in WAVES}, SIZE_A)
+
+
+def fig9_table(ctx) -> pd.DataFrame:
+    return per_category(ctx.results, "gbps", {g: ("bursty", g) for g in SPEEDS}, SIZE_A)
+
+
+def first_completed(ctx, g: int, name: str) -> np.ndarray:
+    df = ctx.results[("bursty", g, name)].coflows.sort_values(["finish_s", "coflow_id"])
+    return df["cct_s"].to_numpy()[:100]
+
+
+def fig10_table(ctx) -> pd.DataFrame:
+    rows = []
+    for g in SPEEDS:
+        for name in ("Baraat", "Stream"):
+            c = first_completed(ctx, g, name)
+            rows.append(
+                {
+                    "gbps": g,
+                    "policy": name,
+                    "first completed": len(c),
+                    "mean CCT of them (s)": float(c.mean()),
+                    "last of them (s)": float(c[-1]),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def fig11_table(ctx) -> pd.DataFrame:
+    res = ctx.results
+    fair = means(res[("size", 8, 1, "Fair Sharing")], SIZE_A)
+    rows = []
+    for q in QUEUE_COUNTS:
+        r = res[("size", 8, 1, "Stream")] if q == QUEUES else res[("queues", q)]
+        m = means(r, SIZE_A)
+        rows.append(
+            {
+                "queues": q,
+                "Stream mean CCT (s)": m["avg"],
+                "improvement over fair": fair["avg"] / m["avg"],
+                "mice improvement over fair": fair["mice"] / m["mice"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def dag_table(shape: str):
+    def build(ctx) -> pd.DataFrame:
+        keys = {g: ("dag", shape, g) for g in SPEEDS}
+        return per_category(ctx.results, "gbps", keys, SIZE_B)
+
+    return build
+
+
+def ablation_table(ctx) -> pd.DataFrame:
+    base = means(ctx.results[("dag", "tao", 1, "Stream")], SIZE_B)
+    rows = [{"Stream": "all mechanisms", "mean CCT (s)": base["avg"], "× all": 1.0}]
+    for label in ABLATIONS:
+        m = means(ctx.results[("ablation", label)], SIZE_B)
+        rows.append({"Stream": label, "mean CCT (s)": m["avg"], "× all": m["avg"] / base["avg"]})
+    return pd.DataFrame(rows)
+
+
+def heavy_table(ctx) -> pd.DataFrame:
+    res = ctx.results
+    b100 = means(res[("size", 8, 1, "Baraat")], SIZE_A)["avg"]
+    stream = means(res[("size", 8, 1, "Stream")], SIZE_A)["avg"]
+    rows = []
+    for h in HEAVY_MB:
+        m = b100 if h == 100 else means(res[("heavy", h)], SIZE_A)["avg"]
+        rows.append({"heavy_mb": h, "Baraat mean CCT (s)": m, "improvement of Stream": m / stream})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------
+# figures
+
+
+def fig6_figure(ctx):
+    fig6 = fig6_table(ctx)
+    fig, axes = plt().subplots(2, 2, figsize=(10, 7))
+    for i, g in enumerate(SPEEDS):
+        for j, col in enumerate(("mice CCT (s)", "avg CCT (s)")):
+            ax = axes[i][j]
+            for name in POLICIES:
+                d = fig6[(fig6.gbps == g) & (fig6.policy == name)]
+                ax.plot(d["k"], d[col], marker="o", label=name)
+            ax.set_xlabel("k (pods)")
+            ax.set_ylabel(col)
+            ax.set_title(f"{g}G switches")
+            ax.set_xticks(KS)
+    axes[0][0].legend()
+    return fig
+
+
+def fig10_figure(ctx):
+    fig, axes = plt().subplots(1, 2, figsize=(10, 3.5))
+    for ax, g in zip(axes, SPEEDS, strict=True):
+        for name in ("Baraat", "Stream"):
+            c = first_completed(ctx, g, name)
+            ax.plot(np.arange(1, len(c) + 1), c, label=name)
+        ax.set_xlabel("coflows in completion order")
+        ax.set_ylabel("CCT (s)")
+        ax.set_title(f"{g}G")
+        ax.legend()
+    return fig
+
+
+def fig11_figure(ctx):
+    fig11 = fig11_table(ctx)
+    fig, ax = plt().subplots(figsize=(5, 3.5))
+    ax.plot(fig11["queues"], fig11["improvement over fair"], marker="o", label="all")
+    ax.plot(fig11["queues"], fig11["mice improvement over fair"], marker="s", label="mice")
+    ax.set_xlabel("queues")
+    ax.set_ylabel("fair CCT / Stream CCT")
+    ax.legend()
+    return fig
+
+
+def bars_of(table, by: str, values, suffix: str):
+    def build(ctx):
+        return bars(plt(), table(ctx), by, values() if callable(values) else values, suffix)
+
+    return build
+
+
+# ---------------------------------------------------------------------------
+# what the text quotes
+
+
+def registry_defaults() -> dict[str, dict[str, str]]:
+    """The defaults of the policies' parameters, from the registry."""
+    from coflowkit import api
+
+    return {p["name"]: {x["name"]: x["default"] for x in p["params"]} for p in api.policies()}
+
+
+def values(ctx) -> dict:
+    res = ctx.results
+
+    def imp(key, name, col="avg", bounds=SIZE_A):
+        return improvement(res, key, bounds, cols=(col,))[name][col]
+
+    k0, k1 = KS[0], KS[-1]
+    big = [imp(("size", k, g), n) for k in KS if k > k0 for g in SPEEDS for n in COMPARED]
+    big = [x for x in big if np.isfinite(x)] or [1.0]
+    fair = {k: means(res[("size", k, 1, "Fair Sharing")], SIZE_A)["avg"] for k in (k0, k1)}
+    cat_aalo = improvement(res, ("size", 8, 1), SIZE_A, cols=CATEGORIES)["Aalo"]
+    worst_aalo = max((v, c) for c, v in cat_aalo.items() if np.isfinite(v))
+    abl = {lab: means(res[("ablation", lab)], SIZE_B)["avg"] for lab in ABLATIONS}
+    base = means(res[("dag", "tao", 1, "Stream")], SIZE_B)["avg"]
+    defaults = registry_defaults()
+    st = defaults["stream"]
+    tau0, e = float(st["first_threshold_mb"]), float(st["multiplier"])
+    counts = means(res[("size", 8, 1, "Stream")], SIZE_A)
+    racks = ctx.local["ports"]
+    return {
+        "sample": ctx.local["sample"],
+        "trace_coflows": ctx.local["trace_coflows"],
+        "queues": QUEUES,
+        "ks": KS,
+        "k0": k0,
+        "k1": k1,
+        "racks": racks,
+        "edges_k0": k0 * k0 // 2,
+        "hosts_per_edge_k0": k0 // 2,
+        "fair_drop": fair[k0] / fair[k1],
+        "big_spread": max(abs(x - 1) for x in big),
+        "big_min": min(big),
+        "big_max": max(big),
+        "k8": {n: imp(("size", k0, 1), n) for n in COMPARED},
+        "worst_aalo": worst_aalo,
+        "burst_i": {n: imp(("bursty", 1), n, "I") for n in COMPARED},
+        "dag_i": {s: imp(("dag", s, 1), "Aalo", "I", SIZE_B) for s in DAG_SHAPES},
+        "abl": {lab: abl[lab] / base for lab in ABLATIONS},
+        "tau0": tau0,
+        "e": e,
+        "thresholds_mib": [f"{tau0 * e**q:g}" for q in range(QUEUES - 1)],
+        "alpha": st["alpha"],
+        "beta": st["beta"],
+        "heavy_mb": defaults["baraat"]["heavy_mb"],
+        "counts": {c: counts["n_" + c] for c in CATEGORIES},
+        "paper": PAPER,
+        "paper_dag": PAPER_DAG_I,
+        "paper_aalo_gap": PAPER_AALO_GAP,
+        "MEAN_OVER_K": MEAN_OVER_K,
+        "AT_8": AT_8,
+    }
+
+
+def local(ctx) -> dict:
+    """The sample sizes and the trace's own size (its coflows and racks)."""
+    w = runner.WorkloadSpec(trace=ctx.opts.trace, transforms=ctx.opts.transforms).load()
+    return {"sample": sample_of(ctx.opts), "trace_coflows": w.num_coflows, "ports": w.ports}
+
+
+def sample_of(opts) -> dict[str, int]:
+    return dict(SAMPLE) if opts.coflows is None else {k: opts.coflows for k in SAMPLE}
+
+
+def jobs(opts) -> list:
+    """Every simulation, the slowest (large fabrics, then Stream and Aalo) first."""
+    keyed = plan(opts.trace, sample_of(opts), opts.transforms)
+    return sorted(keyed, key=lambda kj: -cost(kj[0]))
+
+
+def parts(ctx) -> tuple:
+    cats = "coflows per category: " + ", ".join(f"{c} {n}" for c, n in values_counts(ctx))
     return (
-        "Command: `coflowkit reproduce stream` (" + o.timing() + "). Improvement = compared "
-        "policy's mean CCT / Stream's mean CCT (> 1: Stream is faster), the paper's definition. "
-        f"Stream and Aalo use {QUEUES} queues (thresholds 10 MiB x 10^q), Baraat a heavy "
-        "threshold of 100 MiB; fabrics are `fattree:k=K,gbps=G` with the racks of the trace "
-        "on edge switches (docs/fabrics.md). Runs replay the first "
-        + ", ".join(f"{v} coflows ({k})" for k, v in sample.items())
-        + " of the trace, not the whole hour: see 'Differences from the paper'.\n"
-        + "Numbers are printed with "
-        + fmt(3.14159)
-        + "-style 3 significant digits."
+        Table(
+            "fig6",
+            "Mean CCT and mean CCT of mice coflows (category I, < 100 MB) per fabric",
+            fig6_table,
+        ),
+        Figure("fig6", fig6_figure),
+        Table(
+            "improvement",
+            "Stream's improvement per fabric; the paper's numbers are "
+            "its averages over the network sizes (Sec. IV-B)",
+            headline,
+        ),
+        Claims("claims", "Every improvement the paper states", claims, models=(MEAN_OVER_K, AT_8)),
+        Table("fig7", f"Compared CCT / Stream's CCT per category; {cats}", fig7_table),
+        Figure("fig7", bars_of(fig7_table, "gbps", SPEEDS, "G")),
+        Table(
+            "fig8",
+            "Compared CCT / Stream's CCT with each coflow's senders in 2, 3 or 4 waves "
+            "(`waves:count=N`)",
+            fig8_table,
+        ),
+        Figure("fig8", bars_of(fig8_table, "waves", lambda: WAVES, " waves")),
+        Table(
+            "fig9",
+            "Compared CCT / Stream's CCT, every coflow of the sample arriving at once",
+            fig9_table,
+        ),
+        Figure("fig9", bars_of(fig9_table, "gbps", SPEEDS, "G")),
+        Table("fig10", "The first (up to) 100 coflows to complete", fig10_table),
+        Figure("fig10", fig10_figure),
+        Table("fig11", "Stream with K queues against per-flow fair sharing", fig11_table),
+        Figure("fig11", fig11_figure),
+        *(
+            part
+            for fig_no, shape in (("fig12", "tpcds"), ("fig13", "tao"))
+            for part in (
+                Table(
+                    fig_no,
+                    f"Compared CCT / Stream's CCT per Size B category (`dag:shape={shape}`)",
+                    dag_table(shape),
+                ),
+                Figure(fig_no, bars_of(dag_table(shape), "gbps", SPEEDS, "G")),
+            )
+        ),
+        Table(
+            "ablation", "Stream on the Tao DAGs, 8 pods, 1G, without each mechanism", ablation_table
+        ),
+        Table("baraat_threshold", "Baraat's heavy threshold, 8 pods, 1G", heavy_table),
+    )
+
+
+def values_counts(ctx) -> list[tuple[str, int]]:
+    counts = means(ctx.results[("size", 8, 1, "Stream")], SIZE_A)
+    return [(c, counts["n_" + c]) for c in CATEGORIES]
+
+
+EXPERIMENT = Experiment(
+    name="stream",
+    title="Stream (decentralized coflow scheduling) reproduced by coflowkit",
+    paper=PAPER_FILE,
+    models=(),
+    runs=(),
+    workload=None,
+    parts=parts,
+    template="stream.md",
+    local=local,
+    values=values,
+    jobs=jobs,
+)
+
+
+def run(
+    out: str,
+    trace: str,
+    workers: int = 2,
+    cache_dir: str | None = None,
+    coflows: int | None = None,
+    transforms: tuple[str, ...] = (),
+) -> str:
+    return writer.run(
+        EXPERIMENT,
+        out=out,
+        trace=trace,
+        coflows=coflows,
+        workers=workers,
+        cache_dir=cache_dir,
+        transforms=tuple(transforms),
     )

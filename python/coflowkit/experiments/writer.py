@@ -61,6 +61,8 @@ class Context:
     opts: Options
     models: list[Model]
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: key -> Result, for an experiment that plans its own jobs (``Experiment.jobs``).
+    results: dict[Any, Any] = field(default_factory=dict)
     local: Any = None
     stats: dict[str, int] = field(default_factory=dict)
 
@@ -86,6 +88,8 @@ def select_models(exp: Experiment, engine: str | None) -> list[Model]:
     or None: all), each with the engine spec it asked for (CoflowSim's epoch)."""
     from coflowkit import api
 
+    if not exp.models:
+        return []
     engines = common.parse_engines(engine)
     out = []
     for m in exp.models:
@@ -117,13 +121,18 @@ def plan(exp: Experiment, opts: Options, models: list[Model]) -> list[tuple[tupl
 
 
 def simulate(ctx: Context) -> None:
-    """Runs the planned jobs (cached, in parallel) into ``ctx.runs``."""
+    """Runs the planned jobs (cached, in parallel) into ``ctx.runs`` (or, for an
+    experiment with its own ``jobs``, into ``ctx.results``)."""
     from coflowkit import runner
 
-    keyed = plan(ctx.exp, ctx.opts, ctx.models)
+    own = ctx.exp.jobs is not None
+    keyed = ctx.exp.jobs(ctx.opts) if own else plan(ctx.exp, ctx.opts, ctx.models)
     res = runner.run_jobs(
         [j for _, j in keyed], ctx.opts.workers, ctx.opts.cache_dir, stats=ctx.stats
     )
+    if own:
+        ctx.results = {key: r for (key, _), r in zip(keyed, res, strict=True)}
+        return
     ctx.runs = {m.label: {} for m in ctx.models}
     for ((label, name), _), r in zip(keyed, res, strict=True):
         ctx.runs[label][name] = r
