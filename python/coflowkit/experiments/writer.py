@@ -127,9 +127,10 @@ def simulate(ctx: Context) -> None:
 
     own = ctx.exp.jobs is not None
     keyed = ctx.exp.jobs(ctx.opts) if own else plan(ctx.exp, ctx.opts, ctx.models)
-    res = runner.run_jobs(
-        [j for _, j in keyed], ctx.opts.workers, ctx.opts.cache_dir, stats=ctx.stats
+    run_jobs = ctx.exp.execute or (
+        lambda js, workers, cache_dir, stats: runner.run_jobs(js, workers, cache_dir, stats=stats)
     )
+    res = run_jobs([j for _, j in keyed], ctx.opts.workers, ctx.opts.cache_dir, ctx.stats)
     if own:
         ctx.results = {key: r for (key, _), r in zip(keyed, res, strict=True)}
         return
@@ -243,6 +244,8 @@ def render(ctx: Context, parts: Parts, values: dict[str, Any]) -> str:
     )
     env.filters["fmt"] = common.fmt
     env.filters["pct"] = lambda x, digits=0: f"{x:.{digits}%}"
+    env.filters["num"] = lambda x: f"{x:g}"
+    env.filters["fixed"] = lambda x, digits=2: f"{x:.{digits}f}" if np.isfinite(x) else "-"
     try:
         text = env.get_template(name).render(
             show=parts.show,
