@@ -216,9 +216,9 @@ def engines_of(opts) -> list[tuple[str, str]]:
     return [(common.engine_label(e), e) for e in common.parse_engines(opts.engine)]
 
 
-def jobs(opts) -> list:
+def jobs(ctx) -> list:
     """Every trace simulation under every selected engine, keyed (engine label, key)."""
-    out = []
+    out, opts = [], ctx.opts
     for label, e in engines_of(opts):
         keys, js = plan(opts.trace, opts.coflows, tuple(opts.transforms), e)
         out += [((label, *k), j) for k, j in zip(keys, js, strict=True)]

@@ -122,6 +122,7 @@ class Experiment:
     values: Callable[[Any], dict] | None = None
     full: Callable[[Any], bool] = field(default=lambda ctx: False)
     jobs: Callable[[Any], list] | None = None
+    prepare: Callable[[Any], Any] | None = None
     #: Runs the planned jobs instead of ``runner.run_jobs`` (same arguments and
     #: result), e.g. in groups that bound how many workloads are built at once.
     execute: Callable[..., list] | None = None

@@ -492,8 +492,9 @@ def sample_of(opts) -> dict[str, int]:
     return dict(SAMPLE) if opts.coflows is None else {k: opts.coflows for k in SAMPLE}
 
 
-def jobs(opts) -> list:
+def jobs(ctx) -> list:
     """Every simulation, the slowest (large fabrics, then Stream and Aalo) first."""
+    opts = ctx.opts
     keyed = plan(opts.trace, sample_of(opts), opts.transforms)
     return sorted(keyed, key=lambda kj: -cost(kj[0]))
 

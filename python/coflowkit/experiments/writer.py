@@ -4,8 +4,9 @@ Experiment`.
 ``run(experiment, out=..., trace=..., ...)``:
 
 1. selects the models ``--engine`` asks for (:func:`select_models`);
-2. plans one :class:`runner.Job` per model and run (:func:`plan`) and runs them
-   through the runner (cached by their inputs, in parallel);
+2. plans one :class:`runner.Job` per model and run (:func:`plan`), or takes the
+   experiment's own ``jobs`` (after its ``prepare``), and runs them through the
+   runner (cached by their inputs, in parallel);
 3. computes the experiment's in-memory part (``local``), then every table, claims
    table and figure, writing each as CSV and Markdown or PNG;
 4. renders the experiment's template into ``report.md`` and ``report.html``, with
@@ -63,6 +64,8 @@ class Context:
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: key -> Result, for an experiment that plans its own jobs (``Experiment.jobs``).
     results: dict[Any, Any] = field(default_factory=dict)
+    #: What ``Experiment.prepare`` computed before the jobs were planned.
+    prep: Any = None
     local: Any = None
     stats: dict[str, int] = field(default_factory=dict)
 
@@ -126,7 +129,7 @@ def simulate(ctx: Context) -> None:
     from coflowkit import runner
 
     own = ctx.exp.jobs is not None
-    keyed = ctx.exp.jobs(ctx.opts) if own else plan(ctx.exp, ctx.opts, ctx.models)
+    keyed = ctx.exp.jobs(ctx) if own else plan(ctx.exp, ctx.opts, ctx.models)
     run_jobs = ctx.exp.execute or (
         lambda js, workers, cache_dir, stats: runner.run_jobs(js, workers, cache_dir, stats=stats)
     )
@@ -386,6 +389,8 @@ def run(exp: Experiment, **kw) -> str:
     header = common.provenance_line()  # the commit and date when the run started
     ctx = Context(exp, opts, select_models(exp, opts.engine))
     os.makedirs(opts.out, exist_ok=True)
+    if exp.prepare is not None:
+        ctx.prep = exp.prepare(ctx)
     simulate(ctx)
     if exp.local is not None:
         ctx.local = exp.local(ctx)
