@@ -6,7 +6,7 @@ import coflowkit as ck
 import numpy as np
 import pandas as pd
 import pytest
-from coflowkit import cli, labels, runner
+from coflowkit import cli, labels, metrics, runner
 from coflowkit.experiments import EXPERIMENTS, coda_report
 from coflowkit.experiments import coda_scheduler as cs
 
@@ -96,6 +96,20 @@ def test_tables_agree_with_direct_runs(small_trace, tmp_path):
         assert abl.loc["batch 10 s", "impact reduction"] == pytest.approx(want)
     else:
         assert np.isnan(abl.loc["batch 10 s", "impact reduction"])
+    # The claims table carries the same ratios, with the paper's value and where.
+    cl = pd.read_csv(out / "claims_values.csv").set_index("claim")
+    assert float(cl.loc["Fair / CODA, Hadoop", "ours"]) == pytest.approx(h[cs.FAIR] / h[cs.CODA])
+    assert cl.loc["Fair / CODA, Hadoop", "paper"] == 2.3
+    assert cl.loc["Fair / CODA, Hadoop", "where"] == "§6.4, Fig. 11"
+    q = abs(h[cs.FAIR] / h[cs.CODA] / 2.3 - 1) > 0.15
+    assert bool(cl.loc["Fair / CODA, Hadoop", "ours: flag"]) == q
+    # The last row of the bound table: fair on the whole trace with Spark starts.
+    whole = runner.WorkloadSpec(trace=small_trace, transforms=(cs.SPARK,)).load()
+    fair = ck.simulate(whole, "fair").coflows
+    bound = pd.read_csv(out / "bound.csv").iloc[-1]
+    assert bound["coflows"] == whole.num_coflows
+    lb = metrics.lower_bounds(whole).reindex(fair["coflow_id"].to_numpy()).to_numpy()
+    assert bound["Fair / bound"] == pytest.approx(fair["cct_s"].mean() / lb.mean())
     fig16 = pd.read_csv(out / "fig16_no_identification.csv").set_index("scenario")
     assert fig16.loc["Spark", "Fair / CODA (all)"] == pytest.approx(
         cct[("spark", cs.FAIR)].mean() / cct[("spark", cs.NO_ID)].mean()

@@ -51,6 +51,8 @@ class Options:
     seed: int = 1
     transforms: tuple[str, ...] = ()
     engine: str | None = None
+    #: Keeps only these parts of an experiment (its scenario keys), for tests.
+    select: tuple[str, ...] | None = None
 
 
 @dataclass
