@@ -56,6 +56,8 @@ PAPER_TABLE_I: dict[tuple[str, str], tuple[float, float, tuple[float, float]]] =
 
 #: Two-sided 95 % normal quantile, for the Fisher-z interval.
 Z95 = 1.959963984540054
+#: The confidence level of those intervals.
+CONFIDENCE = 0.95
 
 Number = int | float | str | Fraction
 

@@ -48,6 +48,8 @@ DEFAULT_COFLOWS = 100
 #: of its target (in precision/recall/accuracy) to count as matched.
 RATE_STEPS = 10_000
 SEARCH_TOL = 0.01
+#: The search first scores the rates 0, 1/GRID_STEPS, ..., 1.
+GRID_STEPS = 20
 
 
 @dataclass(frozen=True)
@@ -243,7 +245,7 @@ def find_error_rate(
     def score(i: int) -> float:
         return _metric(q(i), metric)
 
-    grid = list(range(0, RATE_STEPS + 1, RATE_STEPS // 20))
+    grid = list(range(0, RATE_STEPS + 1, RATE_STEPS // GRID_STEPS))
     lowest = min(grid, key=lambda i: (score(i), i))
     if score(lowest) > target:
         best = lowest

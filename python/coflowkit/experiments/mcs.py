@@ -808,7 +808,7 @@ def notes(a: dict) -> dict:
         "large_n": large_n,
         "sn_large_n": float(tn.loc[large_n, "SN / exact"].max()),
         "ln_large_n": abs(float(tn.loc[large_n, "LN / exact"].max()) - 1),
-        "sn_tenth": f17.loc["x0.1", "SN / exact"],
+        "sn_tenth": f17.loc[f"x{_num(min(DELTA_MULTS))}", "SN / exact"],
     }
 
 
@@ -859,6 +859,7 @@ def values(ctx) -> dict:
         "change": change,
         "num": _num,
         "engine_labels": ", ".join(eng),
+        "ci": mcs_train.CONFIDENCE,
     }
 
 
