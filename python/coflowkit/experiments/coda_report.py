@@ -736,30 +736,111 @@ def observation_figure(ctx):
 # What the text quotes
 
 
-def values(ctx) -> dict:
-    """The numbers of the report's text: the setup, the paper's, and this run's."""
-    res, rates, bounds, sizes = (
-        res_of(ctx),
-        ctx.prep["rates"],
-        ctx.prep["bounds"],
-        ctx.prep["sizes"],
-    )
-    chosen = chosen_of(ctx.opts)
-    keys = [s.key for s in chosen]
-    ab = [s.key for s in chosen if s.ablate]
-    figs = {s.figure[:2] for s in chosen}
+class Measured:
+    """This run's results with the ratios the text reads: a scheme over its lower
+    bound, and how crowded a scenario is."""
 
-    def crowd(k):
-        return concurrency(res[(k, FAIR)])
+    def __init__(self, ctx) -> None:
+        self.res, self.rates = res_of(ctx), ctx.prep["rates"]
+        self.bounds, self.sizes = ctx.prep["bounds"], ctx.prep["sizes"]
+        self.keys = [s.key for s in chosen_of(ctx.opts)]
+        self.ab = [k for k in self.keys if BY_KEY[k].ablate]
+        self.title = {k: BY_KEY[k].title for k in self.keys}
 
-    def over_bound(k, name, sn=False):
-        c = res[(k, name)]
-        b = bounds[k].reindex(c["coflow_id"].to_numpy()).to_numpy()
+    def crowd(self, k: str) -> float:
+        return concurrency(self.res[(k, FAIR)])
+
+    def over_bound(self, k: str, name: str, sn: bool = False) -> float:
+        c = self.res[(k, name)]
+        b = self.bounds[k].reindex(c["coflow_id"].to_numpy()).to_numpy()
         m = (c["bin"] == "SN").to_numpy() if sn else np.ones(len(c), bool)
         return float(c["cct_s"][m].mean() / b[m].mean()) if m.any() else float("nan")
 
-    title = {k: BY_KEY[k].title for k in keys}
-    v: dict = {
+    def norm(self, k: str, name: str, **kw) -> float:
+        return norm(self.res, k, name, **kw)
+
+    def sn_bound(self, k: str) -> float:
+        c = self.res[(k, CODA)]
+        return float(self.bounds[k].reindex(c["coflow_id"][c["bin"] == "SN"].to_numpy()).mean())
+
+    def sn_isolated(self, k: str) -> float:
+        c = self.res[(k, CODA)]
+        return float(c["isolated_s"][c["bin"] == "SN"].mean())
+
+
+def challenging_values(m: Measured) -> dict | None:
+    ch = [k for k in m.keys if BY_KEY[k].figure in ("12a", "12b")]
+    if not ch:
+        return None
+    r = m.rates.get("batch100")
+    return {
+        "slower": _span([1 / m.norm(k, AALO) for k in ch]),
+        "wob": _span([m.norm(k, NO_BOTH, base=AALO) for k in ch if (k, NO_BOTH) in m.res]),
+        "has_wob": any((k, NO_BOTH) in m.res for k in ch),
+        "batch100": None
+        if "batch100" not in ch
+        else {
+            "min_precision": r.grid_min_precision,
+            "min_accuracy": r.grid_min_accuracy,
+            "accuracy": r.quality.accuracy,
+            "rate": f"{r.error_rate:g}",
+        },
+    }
+
+
+def ablation_values(m: Measured) -> dict | None:
+    ab = m.ab
+    if not ab:
+        return None
+    imp = {m.title[k]: impact_reduction(m.res, k) for k in ab}
+    lb = [m.norm(k, NO_LB) for k in ab]
+    return {
+        "gain": _pct([m.norm(k, NO_BOTH) for k in ab]),
+        "cost": _pct([m.norm(k, NO_BOTH, base=AALO) for k in ab]),
+        "impact": imp,
+        "good": sum(np.isfinite(x) and x >= PAPER_TEXT["impact"] for x in imp.values()),
+        "count": len(ab),
+        "lb": _pct(lb),
+        "ip": _pct([m.norm(k, NO_IP) for k in ab]),
+        "neg": [m.title[k] for k, x in zip(ab, lb, strict=True) if x < 1 - 1e-9],
+        "ipsn": _pct([m.norm(k, NO_IP, bin="SN") for k in ab]),
+        "ipsn_span": _span([m.norm(k, NO_IP, bin="SN") for k in ab]),
+        "lbsn_span": _span([m.norm(k, NO_LB, bin="SN") for k in ab]),
+        "sn_bound": _span([m.sn_bound(k) for k in ab]),
+        "sn_iso": _span([m.sn_isolated(k) for k in ab]),
+        "sn_over": {m.title[k]: m.over_bound(k, CODA, sn=True) for k in ab},
+    }
+
+
+def no_id_values(m: Measured) -> dict | None:
+    ni = [k for k in m.keys if k in NO_ID_SCENARIOS]
+    if not ni:
+        return None
+    return {
+        "all": _span([m.norm(k, FAIR, base=NO_ID) for k in ni]),
+        "sn": _span([m.norm(k, FAIR, base=NO_ID, bin="SN") for k in ni]),
+        "fair_over": {m.title[k]: m.over_bound(k, FAIR, sn=True) for k in ni},
+    }
+
+
+def observation_values(m: Measured) -> dict | None:
+    k = OBSERVATION_SCENARIO
+    if k not in m.keys:
+        return None
+    p, st = m.norm(k, PIONEERS, base=AALO), m.norm(k, STRAGGLERS, base=AALO)
+    psn = m.norm(k, PIONEERS, base=AALO, bin="SN")
+    ssn = m.norm(k, STRAGGLERS, base=AALO, bin="SN")
+    return {"p": p, "st": st, "psn": psn, "ssn": ssn, "holds": ssn > psn and st >= p}
+
+
+def values(ctx) -> dict:
+    """The numbers of the report's text: the setup, the paper's, and this run's."""
+    m = Measured(ctx)
+    chosen = chosen_of(ctx.opts)
+    figs = {s.figure[:2] for s in chosen}
+    roomy = max(m.keys, key=lambda k: m.over_bound(k, FAIR))
+    hadoop = m.rates["hadoop"].quality if "hadoop" in m.keys else None
+    return {
         "paper": PAPER_TEXT,
         "paper_main": PAPER_MAIN,
         "paper_sn": PAPER_SN,
@@ -775,95 +856,26 @@ def values(ctx) -> dict:
         "rate_steps": RATE_STEPS,
         "seeds": list(dict.fromkeys(t for s in chosen for t in s.transforms)),
         "has11": "11" in figs,
-        "has12": bool(figs & {"12"}),
-        "observation": title.get(OBSERVATION_SCENARIO),
+        "has12": "12" in figs,
+        "observation": m.title.get(OBSERVATION_SCENARIO),
         "w": whole(ctx),
         "whole_flows": ctx.prep["whole_flows"],
         "whole_coflows": ctx.prep["whole_coflows"],
-        "flow_factor": ctx.prep["whole_flows"] / max(sizes[k][1] for k in keys),
-        "fair_span": _span([norm(res, k, FAIR) for k in keys]),
-        "crowd_span": _span([crowd(k) for k in keys]),
-        "coda_bound_span": _span([over_bound(k, CODA) for k in keys]),
-        "fair_bound_span": _span([over_bound(k, FAIR) for k in keys]),
+        "flow_factor": ctx.prep["whole_flows"] / max(m.sizes[k][1] for k in m.keys),
+        "fair_span": _span([m.norm(k, FAIR) for k in m.keys]),
+        "crowd_span": _span([m.crowd(k) for k in m.keys]),
+        "coda_bound_span": _span([m.over_bound(k, CODA) for k in m.keys]),
+        "fair_bound_span": _span([m.over_bound(k, FAIR) for k in m.keys]),
         "fmt": fmt,
-        "span": _span,
-        "pct_span": _pct,
+        "roomy": {"title": m.title[roomy], "fair": m.over_bound(roomy, FAIR)},
+        "challenging": challenging_values(m),
+        "ablation": ablation_values(m),
+        "no_id": no_id_values(m),
+        "hadoop": None
+        if hadoop is None
+        else {"precision": hadoop.precision, "recall": hadoop.recall},
+        "obs": observation_values(m),
     }
-    roomy = max(keys, key=lambda k: over_bound(k, FAIR))
-    v["roomy"] = {"title": title[roomy], "fair": over_bound(roomy, FAIR)}
-    ch = [k for k in keys if BY_KEY[k].figure in ("12a", "12b")]
-    v["challenging"] = None
-    if ch:
-        r = rates.get("batch100")
-        v["challenging"] = {
-            "slower": _span([1 / norm(res, k, AALO) for k in ch]),
-            "wob": _span([norm(res, k, NO_BOTH, base=AALO) for k in ch if (k, NO_BOTH) in res]),
-            "has_wob": any((k, NO_BOTH) in res for k in ch),
-            "batch100": None
-            if "batch100" not in ch
-            else {
-                "min_precision": r.grid_min_precision,
-                "min_accuracy": r.grid_min_accuracy,
-                "accuracy": r.quality.accuracy,
-                "rate": f"{r.error_rate:g}",
-            },
-        }
-    v["ablation"] = None
-    if ab:
-        imp = {title[k]: impact_reduction(res, k) for k in ab}
-        lb = [norm(res, k, NO_LB) for k in ab]
-        v["ablation"] = {
-            "gain": _pct([norm(res, k, NO_BOTH) for k in ab]),
-            "cost": _pct([norm(res, k, NO_BOTH, base=AALO) for k in ab]),
-            "impact": imp,
-            "good": sum(np.isfinite(x) and x >= PAPER_TEXT["impact"] for x in imp.values()),
-            "count": len(ab),
-            "lb": _pct(lb),
-            "ip": _pct([norm(res, k, NO_IP) for k in ab]),
-            "neg": [title[k] for k, x in zip(ab, lb, strict=True) if x < 1 - 1e-9],
-            "ipsn": _pct([norm(res, k, NO_IP, bin="SN") for k in ab]),
-            "ipsn_span": _span([norm(res, k, NO_IP, bin="SN") for k in ab]),
-            "lbsn_span": _span([norm(res, k, NO_LB, bin="SN") for k in ab]),
-            "sn_bound": _span(
-                [
-                    float(
-                        bounds[k]
-                        .reindex(
-                            res[(k, CODA)]["coflow_id"][res[(k, CODA)]["bin"] == "SN"].to_numpy()
-                        )
-                        .mean()
-                    )
-                    for k in ab
-                ]
-            ),
-            "sn_iso": _span(
-                [
-                    float(res[(k, CODA)]["isolated_s"][res[(k, CODA)]["bin"] == "SN"].mean())
-                    for k in ab
-                ]
-            ),
-            "sn_over": {title[k]: over_bound(k, CODA, sn=True) for k in ab},
-        }
-    ni = [k for k in keys if k in NO_ID_SCENARIOS]
-    v["no_id"] = None
-    if ni:
-        v["no_id"] = {
-            "all": _span([norm(res, k, FAIR, base=NO_ID) for k in ni]),
-            "sn": _span([norm(res, k, FAIR, base=NO_ID, bin="SN") for k in ni]),
-            "fair_over": {title[k]: over_bound(k, FAIR, sn=True) for k in ni},
-        }
-    v["hadoop"] = None
-    if "hadoop" in keys:
-        q = rates["hadoop"].quality
-        v["hadoop"] = {"precision": q.precision, "recall": q.recall}
-    v["obs"] = None
-    if OBSERVATION_SCENARIO in keys:
-        k = OBSERVATION_SCENARIO
-        p, st = norm(res, k, PIONEERS, base=AALO), norm(res, k, STRAGGLERS, base=AALO)
-        psn = norm(res, k, PIONEERS, base=AALO, bin="SN")
-        ssn = norm(res, k, STRAGGLERS, base=AALO, bin="SN")
-        v["obs"] = {"p": p, "st": st, "psn": psn, "ssn": ssn, "holds": ssn > psn and st >= p}
-    return v
 
 
 def parts(ctx) -> tuple:
