@@ -39,6 +39,7 @@ from coflowkit.experiments.coda_identify_speed import run_speed, table1_summary
 from coflowkit.experiments.coda_report import PAPER_MAIN
 from coflowkit.experiments.coda_scheduler import TICK_S
 from coflowkit.experiments.common import Output, plt, ratio_note
+from coflowkit.experiments.writer import machine
 from coflowkit.metrics import concurrency
 
 # ---------------------------------------------------------------------------
@@ -658,7 +659,8 @@ def section_times(o: Output, R: Results, command: str) -> None:
     rows.append({"step": "total", "wall time (s)": sum(t for _, t in R.phases)})
     o.add(
         "## Commands and wall times\n\n"
-        f"`{command}` on this machine (2 cores, shared with another session's jobs).\n"
+        f"`{command}` on {machine()} (the machine is measured, and may have been "
+        "running other jobs: compare the steps' ratios, not their absolute times).\n"
     )
     o.add(o.table("wall_times", pd.DataFrame(rows), "Wall time of each step", digits=3))
 
@@ -981,13 +983,14 @@ def differences(R: Results) -> str:
             + f"{min(r[5] for r in rows):.2f}-{max(r[5] for r in rows):.2f} coflows are in "
             "the network on average and fair itself is only "
             f"{min(r[6] for r in rows):.2f}-{max(r[6] for r in rows):.2f} times the lower "
-            "bound, so no scheduler can be 2-2.7x faster than fair here. The "
-            "coda-scheduler experiment (docs/results/coda-scheduler) measured the same "
-            "for these first 100 coflows and, on the whole trace with Spark starts, "
-            "8.15 coflows in the network and fair at 3.91x the bound; it also found "
-            "coflowkit's fair 1.59x slower than Aalo on the whole trace where the paper "
-            "implies about 2.7x (cause not established). Simulating the whole trace with "
-            "the online identifier does not fit this command's budget.\n"
+            f"bound, so no scheduler can be {min(r[4] for r in rows):g}-"
+            f"{max(r[4] for r in rows):g}x faster than fair here. The coda-scheduler "
+            "experiment (`coflowkit reproduce coda-scheduler`, docs/results/coda-scheduler) "
+            "measures the same for these first coflows, and runs fair and Aalo on the "
+            "whole trace with Spark starts, where the network is more crowded and fair "
+            "further from the bound (its table 'How much any scheduler could gain'). "
+            "Simulating the whole trace with the online identifier does not fit this "
+            "command's budget.\n"
         )
     if rows and any(_off(r[1], r[2]) for r in rows):
         bad = [r for r in rows if _off(r[1], r[2])]
