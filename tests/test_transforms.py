@@ -2,6 +2,7 @@
 workloads built in memory, statistics on larger seeded ones, the CLI, and one
 structural check on the Facebook trace."""
 
+import importlib
 import inspect
 import json
 import subprocess
@@ -733,9 +734,13 @@ def test_cli_bad_transform_is_exit_2(example_path, spec, message):
 
 def test_reproduce_passes_transforms_to_the_experiment(monkeypatch, example_path, tmp_path):
     from coflowkit import cli, experiments
-    from coflowkit.experiments import coflex, ncdrf
+    from coflowkit.experiments import writer
 
-    for mod in (ncdrf, coflex):
+    # every experiment takes transforms, () by default (the spec ones through the
+    # writer's options, the others in their run)
+    assert writer.Options("o", "t").transforms == ()
+    for name in ("coda-identify", "ncdrf-testbed"):
+        mod = importlib.import_module(f"coflowkit.experiments.{experiments.MODULES[name]}")
         assert inspect.signature(mod.run).parameters["transforms"].default == ()
     seen = {}
 

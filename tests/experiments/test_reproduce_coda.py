@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from coflowkit import cli, labels, metrics, runner
-from coflowkit.experiments import EXPERIMENTS, coda_report
+from coflowkit.experiments import EXPERIMENTS, coda_report, writer
 from coflowkit.experiments import coda_scheduler as cs
 
 
@@ -40,13 +40,14 @@ def test_error_rate_search_out_of_reach_returns_the_worst_labels(small_trace):
 
 def test_tables_agree_with_direct_runs(small_trace, tmp_path):
     out = tmp_path / "coda"
-    report = coda_report.run(
+    report = writer.run(
+        coda_report.EXPERIMENT,
         out=str(out),
         trace=small_trace,
         coflows=40,
         workers=1,
         cache_dir=None,
-        scenarios=("spark", "hadoop", "batch10"),
+        select=("spark", "hadoop", "batch10"),
     )
     assert report == str(out / "report.md")
     text = (out / "report.md").read_text()

@@ -17,8 +17,8 @@ EXPERIMENTS = {
 }
 
 
-#: The module of each experiment (its ``run``; the reproductions moved to specs
-#: keep theirs as ``EXPERIMENT``, written by :mod:`coflowkit.experiments.writer`).
+#: The module of each experiment: its ``EXPERIMENT`` spec, run by
+#: :mod:`coflowkit.experiments.writer`, or (not yet moved to a spec) its ``run``.
 MODULES = {
     "ncdrf": "ncdrf",
     "ncdrf-testbed": "ncdrf_testbed",
@@ -58,5 +58,11 @@ def run(name: str, **kw) -> str:
     if name in MODULES:
         import importlib
 
-        return importlib.import_module(f"coflowkit.experiments.{MODULES[name]}").run(**kw)
+        mod = importlib.import_module(f"coflowkit.experiments.{MODULES[name]}")
+        spec = getattr(mod, "EXPERIMENT", None)
+        if spec is None:
+            return mod.run(**kw)
+        from coflowkit.experiments import writer
+
+        return writer.run(spec, **kw)
     raise CoflowkitError(f"unknown experiment '{name}'; valid: {', '.join(EXPERIMENTS)}")

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from coflowkit import labels, metrics, runner
-from coflowkit.experiments import common, writer
+from coflowkit.experiments import common
 from coflowkit.experiments.coda_scheduler import (
     AALO,
     ABLATIONS,
@@ -917,33 +917,9 @@ EXPERIMENT = Experiment(
     runs=(),
     workload=None,
     parts=parts,
+    default_coflows=DEFAULT_COFLOWS,
     template="coda_scheduler.md",
     values=values,
     prepare=prepare,
     jobs=jobs,
 )
-
-
-def run(
-    out: str,
-    trace: str,
-    coflows: int | None = DEFAULT_COFLOWS,
-    workers: int = 2,
-    cache_dir: str | None = None,
-    seed: int = 1,
-    transforms: tuple[str, ...] = (),
-    scenarios: tuple[str, ...] | None = None,
-) -> str:
-    """``seed`` is unused (the seeds are fixed in the module so the report can list
-    them); ``scenarios`` keeps only those scenario keys (tests)."""
-    del seed
-    return writer.run(
-        EXPERIMENT,
-        out=out,
-        trace=trace,
-        coflows=coflows,
-        workers=workers,
-        cache_dir=cache_dir,
-        transforms=tuple(transforms),
-        select=scenarios,
-    )

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from coflowkit import _core, api, metrics, runner
-from coflowkit.experiments import common, writer
+from coflowkit.experiments import common
 from coflowkit.experiments.common import Claim
 from coflowkit.experiments.spec import Claims, Experiment, Figure, Model, Paper, Run, Table
 
@@ -649,34 +649,9 @@ EXPERIMENT = Experiment(
     runs=RUNS,
     workload=lambda o: runner.WorkloadSpec(trace=o.trace, first=o.coflows, transforms=o.transforms),
     parts=parts,
+    default_coflows=DEFAULT_COFLOWS,
     template="coflex.md",
     local=local,
     values=values,
     full=lambda ctx: True,
 )
-
-
-def run(
-    out: str,
-    trace: str,
-    coflows: int | None = DEFAULT_COFLOWS,
-    workers: int = 2,
-    cache_dir: str | None = None,
-    seed: int = 1,
-    transforms: tuple[str, ...] = (),
-    engine: str | None = None,
-) -> str:
-    """``engine``: ``both`` (default: the three models of :data:`MODELS`), ``exact``
-    or ``coflowsim[:epoch_s=S]``: the models of the trace replay (Table III, Fig. 6);
-    the other sections are one allocation or a micro-benchmark on the exact engine."""
-    return writer.run(
-        EXPERIMENT,
-        out=out,
-        trace=trace,
-        coflows=coflows,
-        workers=workers,
-        cache_dir=cache_dir,
-        seed=seed,
-        transforms=tuple(transforms),
-        engine=engine,
-    )

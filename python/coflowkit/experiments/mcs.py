@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from coflowkit import mcs_train, metrics, runner
-from coflowkit.experiments import common, writer
+from coflowkit.experiments import common
 from coflowkit.experiments.common import Claim, fmt, ratio_note
 from coflowkit.experiments.spec import Claims, Experiment, Figure, Paper, Table
 
@@ -847,34 +847,10 @@ EXPERIMENT = Experiment(
     runs=(),
     workload=None,
     parts=parts,
+    default_coflows=DEFAULT_COFLOWS,
     template="mcs.md",
     local=analyze,
     values=values,
     jobs=jobs,
     execute=execute,
 )
-
-
-def run(
-    out: str,
-    trace: str,
-    coflows: int | None = DEFAULT_COFLOWS,
-    workers: int = 2,
-    cache_dir: str | None = None,
-    transforms: tuple[str, ...] = (),
-    engine: str | None = None,
-) -> str:
-    """Runs the reproduction into ``out``; returns the path of report.md. Every seed
-    is a named constant of this module (POISSON_SEED, WIDTH_SEED). ``engine``:
-    ``both`` (default: the exact engine's figures, then CoflowSim's), ``exact`` or
-    ``coflowsim[:epoch_s=S]``."""
-    return writer.run(
-        EXPERIMENT,
-        out=out,
-        trace=trace,
-        coflows=coflows,
-        workers=workers,
-        cache_dir=cache_dir,
-        transforms=tuple(transforms),
-        engine=engine,
-    )

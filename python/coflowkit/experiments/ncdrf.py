@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from coflowkit import api, metrics, runner
-from coflowkit.experiments import common, writer
+from coflowkit.experiments import common
 from coflowkit.experiments.common import Claim
 from coflowkit.experiments.spec import Claims, Experiment, Figure, Model, Paper, Run, Table
 
@@ -616,28 +616,3 @@ EXPERIMENT = Experiment(
     values=values,
     full=full,
 )
-
-
-def run(
-    out: str,
-    trace: str,
-    coflows: int | None = None,
-    workers: int = 2,
-    cache_dir: str | None = None,
-    seed: int = 1,
-    transforms: tuple[str, ...] = (),
-    engine: str | None = None,
-) -> str:
-    """``engine``: ``both`` (default: every model of :data:`MODELS`), ``exact`` or
-    ``coflowsim[:epoch_s=S]``."""
-    return writer.run(
-        EXPERIMENT,
-        out=out,
-        trace=trace,
-        coflows=coflows,
-        workers=workers,
-        cache_dir=cache_dir,
-        seed=seed,
-        transforms=tuple(transforms),
-        engine=engine,
-    )

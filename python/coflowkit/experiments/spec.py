@@ -118,6 +118,8 @@ class Experiment:
     workload: Callable[[Any], Any] | None
     parts: tuple[Table | Claims | Figure, ...] | Callable[[Any], tuple]
     template: str
+    #: The coflows replayed when `--coflows` is not given (None: every coflow).
+    default_coflows: int | None = None
     local: Callable[[Any], Any] | None = None
     values: Callable[[Any], dict] | None = None
     full: Callable[[Any], bool] = field(default=lambda ctx: False)

@@ -27,7 +27,6 @@ import numpy as np
 import pandas as pd
 
 from coflowkit import metrics, runner
-from coflowkit.experiments import writer
 from coflowkit.experiments.common import Claim, fmt, plt, ratio_note
 from coflowkit.experiments.spec import Claims, Experiment, Figure, Table
 
@@ -571,22 +570,3 @@ EXPERIMENT = Experiment(
     values=values,
     jobs=jobs,
 )
-
-
-def run(
-    out: str,
-    trace: str,
-    workers: int = 2,
-    cache_dir: str | None = None,
-    coflows: int | None = None,
-    transforms: tuple[str, ...] = (),
-) -> str:
-    return writer.run(
-        EXPERIMENT,
-        out=out,
-        trace=trace,
-        coflows=coflows,
-        workers=workers,
-        cache_dir=cache_dir,
-        transforms=tuple(transforms),
-    )

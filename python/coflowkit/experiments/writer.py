@@ -384,8 +384,10 @@ def write_report(out: str, title: str, text: str) -> str:
 
 
 def run(exp: Experiment, **kw) -> str:
-    """Runs ``exp`` with the options ``kw`` (see :class:`Options`); returns the
-    path of ``report.md``."""
+    """Runs ``exp`` with the options ``kw`` (see :class:`Options`; ``coflows``
+    defaults to the experiment's own); returns the path of ``report.md``."""
+    kw.setdefault("coflows", exp.default_coflows)
+    kw["transforms"] = tuple(kw.get("transforms", ()))
     opts = Options(**kw)
     started = time.monotonic()
     header = common.provenance_line()  # the commit and date when the run started
