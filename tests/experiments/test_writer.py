@@ -242,3 +242,34 @@ def test_every_experiment_has_a_spec_or_a_run():
         assert spec.name == name and not hasattr(m, "run")
         assert (Path(writer.HERE) / spec.template).exists()
     assert specs >= 5
+
+
+def test_reproduce_csvs_compares_two_output_folders(tmp_path):
+    # the tool that checks a move to a spec: same values in shared columns pass,
+    # a new column is listed, a changed value or a lost column fails
+    import subprocess
+    import sys
+
+    tool = Path(__file__).resolve().parents[2] / "benches" / "reproduce_csvs.py"
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    new.mkdir()
+    pd.DataFrame({"claim": ["a", "b"], "x": [1.5, float("nan")]}).to_csv(old / "t.csv", index=False)
+    pd.DataFrame({"claim": ["a", "b"], "x": [1.5, float("nan")], "where": ["T1", "T2"]}).to_csv(
+        new / "t.csv", index=False
+    )
+
+    def check():
+        return subprocess.run(
+            [sys.executable, str(tool), str(old), str(new)], capture_output=True, text=True
+        )
+
+    r = check()
+    assert r.returncode == 0, r.stdout
+    assert "t.csv: identical; new columns ['where']" in r.stdout
+    pd.DataFrame({"claim": ["a", "b"], "x": [1.5, 2.0]}).to_csv(new / "t.csv", index=False)
+    r = check()
+    assert r.returncode == 1 and "t.csv: differs in ['x'], first at row 1" in r.stdout
+    pd.DataFrame({"claim": ["a", "b"]}).to_csv(new / "t.csv", index=False)
+    r = check()
+    assert r.returncode == 1 and "columns lost ['x']" in r.stdout
