@@ -273,3 +273,15 @@ def test_reproduce_csvs_compares_two_output_folders(tmp_path):
     pd.DataFrame({"claim": ["a", "b"]}).to_csv(new / "t.csv", index=False)
     r = check()
     assert r.returncode == 1 and "columns lost ['x']" in r.stdout
+
+
+def test_the_command_line_names_what_differs_from_the_defaults(tmp_path):
+    exp = experiment(tmp_path / "t.md")
+    exp.default_coflows = 200
+    cmd = writer.command
+    assert cmd(exp, writer.Options("o", "t", coflows=200)) == "coflowkit reproduce toy --out o"
+    assert cmd(exp, writer.Options("o", "t", coflows=None)).endswith("--coflows all")
+    opts = writer.Options("o dir", "t", coflows=5, transforms=("batch",), engine="exact")
+    assert cmd(exp, opts) == (
+        "coflowkit reproduce toy --out 'o dir' --coflows 5 --transform batch --engine exact"
+    )

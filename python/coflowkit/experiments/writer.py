@@ -294,8 +294,8 @@ def reproduced(ctx: Context, parts: Parts) -> dict[str, tuple[int, int]]:
 def command(exp: Experiment, opts: Options) -> str:
     """The `coflowkit reproduce` command line that makes this report."""
     args = ["coflowkit", "reproduce", exp.name, "--out", opts.out]
-    if opts.coflows is not None:
-        args += ["--coflows", str(opts.coflows)]
+    if opts.coflows != exp.default_coflows:
+        args += ["--coflows", "all" if opts.coflows is None else str(opts.coflows)]
     for t in opts.transforms:
         args += ["--transform", t]
     if opts.engine is not None:
