@@ -786,7 +786,16 @@ def dag(flows: Flows, shape: str = REQUIRED) -> Flows:
     an error. Deterministic: no random draws, and ``shape`` is the only
     parameter."""
     stages = DAG_SHAPES[shape]
-    pos = {name: j for j, (name, _) in enumerate(stages)}
+    _check_dag_input(flows, len(stages), sum(1 for _, cs in stages if cs))
+    first, size = flows.first, np.diff(np.append(flows.first, flows.num_flows))
+    block = _replicate_stages(flows, stages)
+    flows.depends_on, barriers = _link_stages(flows, stages, first, size, block)
+    _append_barriers(flows, barriers)
+    return flows
+
+
+def _check_dag_input(flows: Flows, stages: int, parents: int) -> None:
+    """dag needs coflows without dependencies, and room for the new flow ids."""
     has_deps = next((i for i, d in enumerate(flows.depends_on) if d), None)
     if has_deps is not None:
         raise CoflowkitError(
@@ -794,15 +803,20 @@ def dag(flows: Flows, shape: str = REQUIRED) -> Flows:
             f"(flow {int(flows.flow_id[has_deps])} waits for flow "
             f"{flows.depends_on[has_deps][0]}); dag needs coflows without dependencies"
         )
-    S, P, n = len(stages), flows.ports, flows.num_flows
     block = int(flows.flow_id.max()) + 1
-    num_parents = sum(1 for _, cs in stages if cs)
-    if S * block + num_parents * flows.num_coflows > 2**64:
+    if stages * block + parents * flows.num_coflows > 2**64:
         raise CoflowkitError(
-            f"transform dag: flow ids up to {block - 1} leave no room for {S} stages "
+            f"transform dag: flow ids up to {block - 1} leave no room for {stages} stages "
             "of new ids below 2^64"
         )
-    # New rows: coflow by coflow (arrival order), stage by stage, flows in order.
+
+
+def _replicate_stages(flows: Flows, stages) -> int:
+    """Every flow copied once per stage, coflow by coflow (arrival order), stage by
+    stage, flows in order; stage j's endpoints shifted by j·P/S ports. Returns the
+    id block B (stage j's copy of flow f has id j·B + f)."""
+    S, P, n = len(stages), flows.ports, flows.num_flows
+    block = int(flows.flow_id.max()) + 1
     row = np.tile(np.arange(n), S)
     j = np.repeat(np.arange(S), n)
     order = np.lexsort((row, j, flows.coflow[row]))
@@ -824,10 +838,18 @@ def dag(flows: Flows, shape: str = REQUIRED) -> Flows:
     flows.tenant = [flows.tenant[i] for i in take]
     flows.priority = [flows.priority[i] for i in take]
     flows.stage = (j + 1).tolist()  # the sub-coflow's number
-    first, size = flows.first, np.diff(np.append(flows.first, n))
     flows._index()
+    return block
+
+
+def _link_stages(flows: Flows, stages, first, size, block: int):
+    """Each parent stage's flows depend on one barrier that depends on every flow of
+    its children. ``first``/``size``: each coflow's first row and flow count before
+    replication. Returns the dependencies and the barriers to append."""
+    S = len(stages)
+    pos = {name: j for j, (name, _) in enumerate(stages)}
     with _gc_paused():
-        deps: list[list[int]] = [[] for _ in range(len(take))]
+        deps: list[list[int]] = [[] for _ in range(flows.num_flows)]
         ids_new = flows.flow_id.tolist()
         barriers: list[tuple[int, int, list[int]]] = []
         next_id = S * block
@@ -843,9 +865,7 @@ def dag(flows: Flows, shape: str = REQUIRED) -> Flows:
                 for r in range(start, start + m):
                     deps[r] = link
                 next_id += 1
-    flows.depends_on = deps
-    _append_barriers(flows, barriers)
-    return flows
+    return deps, barriers
 
 
 @_register(
