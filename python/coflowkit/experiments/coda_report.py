@@ -588,9 +588,15 @@ def claims(ctx) -> list[Claim]:
             text = f"{name} / CODA, {s.title}"
             if lo == hi:
                 out.append(Claim(text, fmt(lo), "value", lo, {col: v}, where))
-            else:  # a range: inside it holds
-                shown = f"{fmt(lo)}-{fmt(hi)}"
-                out.append(Claim(text, shown, "true", 1, {col: lo <= v <= hi}, where))
+            else:  # a range: its two ends, each a bound
+                out.append(
+                    Claim(f"{text} (range's low end)", f"> {fmt(lo)}", "above", lo, {col: v}, where)
+                )
+                out.append(
+                    Claim(
+                        f"{text} (range's high end)", f"< {fmt(hi)}", "below", hi, {col: v}, where
+                    )
+                )
         pp, pr = PAPER_QUALITY[s.key]
         q = rates[s.key].quality
         for what, paper, ours in (("precision", pp, q.precision), ("recall", pr, q.recall)):
