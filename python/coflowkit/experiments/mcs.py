@@ -565,7 +565,7 @@ def claims(ctx) -> list[Claim]:
         ),
         holds(
             f"MCS worst of the three for LW at {top} load (Fig. 14d)",
-            PAPER["fig14_sw"].where,
+            "Sec. VIII-C, Fig. 14d",
             lambda a: a["pc"]["lw_worst"],
         ),
         c("fig15_sn", f"MCS / Aalo, SN at {top} load (Fig. 15a)", lambda a: a["pc"]["sn15_top"]),
