@@ -140,26 +140,6 @@ def engine_label(engine: str) -> str:
     return "CoflowSim" if units == 10240 else f"CoflowSim (epoch {units / 1000:g} s)"
 
 
-class Suffixed:
-    """An :class:`Output` whose tables and figures get ``suffix`` in their names
-    (a section written twice, once per engine)."""
-
-    def __init__(self, o: Output, suffix: str) -> None:
-        self._o, self._suffix = o, suffix
-
-    def table(self, name: str, *a, **kw) -> str:
-        return self._o.table(name + self._suffix, *a, **kw)
-
-    def figure(self, name: str, fig) -> str:
-        return self._o.figure(name + self._suffix, fig)
-
-    def claims(self, name: str, *a, **kw) -> str:
-        return self._o.claims(name + self._suffix, *a, **kw)
-
-    def __getattr__(self, attr: str):
-        return getattr(self._o, attr)
-
-
 def fmt(x: Any, digits: int = 3) -> str:
     if isinstance(x, str):
         return x
