@@ -424,6 +424,11 @@ def section_table1(o: Output, R: Results) -> None:
         f"{agree} of {len(sp)} rounds. Every timed round is in `table1_rounds.csv`.\n"
     )
     sp.to_csv(f"{o.out}/table1_rounds.csv", index=False)
+    o.add(o.figure("table1_rounds", _table1_figure(sp, heavy)))
+
+
+def _table1_figure(sp: pd.DataFrame, heavy: pd.DataFrame):
+    """Time per round of each algorithm over the run, with the active flows."""
     pl = plt()
     fig, ax = pl.subplots(figsize=(8, 3.4))
     for col, name in (
@@ -443,7 +448,7 @@ def section_table1(o: Output, R: Results) -> None:
     ax2.set_ylabel("active flows", color="grey")
     ax.legend(fontsize=7, loc="center left")
     ax.set_title("Table 1: time per round")
-    o.add(o.figure("table1_rounds", fig))
+    return fig
 
 
 def section_14a(o: Output, R: Results) -> None:
@@ -599,6 +604,11 @@ def section_e2e(o: Output, R: Results) -> None:
         "coda-scheduler experiment).\n"
     )
     o.add(o.table("fig11_12", pd.DataFrame(rows), "Figs. 11-12: normalized CCT"))
+    o.add(o.figure("fig11_12", _e2e_figure(rows)))
+
+
+def _e2e_figure(rows: list[dict]):
+    """Aalo / CODA and Fair / CODA per workload, the paper's values marked."""
     pl = plt()
     fig, ax = pl.subplots(figsize=(8, 3.2))
     x = np.arange(len(rows))
@@ -626,7 +636,7 @@ def section_e2e(o: Output, R: Results) -> None:
     ax.set_ylabel("normalized CCT")
     ax.set_title("Figs. 11-12 with CODA's own identification")
     ax.legend(fontsize=7)
-    o.add(o.figure("fig11_12", fig))
+    return fig
 
 
 def section_runs(o: Output, R: Results) -> None:
