@@ -38,6 +38,8 @@ pub struct Fair {
     counts: Vec<u32>,
     rates: Vec<f64>,
     residual: Vec<f64>,
+    /// Per path: whether it is in `tail` (cleared after each call).
+    in_tail: Vec<bool>,
 }
 
 impl Fair {
@@ -46,6 +48,7 @@ impl Fair {
         if self.count.len() < np {
             self.count.resize(np, 0);
             self.rate.resize(np, 0.0);
+            self.in_tail.resize(np, false);
         }
         if self.used.len() < nl {
             self.used.resize(nl, 0.0);
@@ -79,6 +82,7 @@ impl Fair {
             }
             self.count[p as usize] = 0;
             self.rate[p as usize] = 0.0;
+            self.in_tail[p as usize] = true;
             self.tail.push(p);
             self.before.push(r);
         }
@@ -91,7 +95,8 @@ impl Fair {
         // every old path is in the tail already).
         for &p in v.changed_paths {
             let i = p as usize;
-            if self.count[i] == 0 && v.path_count[i] > 0 && !self.tail.contains(&p) {
+            if self.count[i] == 0 && v.path_count[i] > 0 && !self.in_tail[i] {
+                self.in_tail[i] = true;
                 self.tail.push(p);
                 self.before.push(0.0);
             }
@@ -152,6 +157,7 @@ impl NonClairvoyantPolicy for Fair {
         self.solve_tail(v);
         // Report the tail paths whose rate changed, and those left empty.
         for (&p, &old) in self.tail.iter().zip(&self.before) {
+            self.in_tail[p as usize] = false;
             let new = self.rate[p as usize];
             if new != old || v.path_count[p as usize] == 0 {
                 out.path_rates.push((p, new));
