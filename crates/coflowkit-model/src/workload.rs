@@ -370,14 +370,73 @@ impl WorkloadBuilder {
         Ok(())
     }
 
-    /// Validates everything and builds the workload on `fabric`.
+    /// Validates everything and builds the workload on `fabric`, in four steps:
+    /// group the records by coflow, find arrivals, number the flows in (arrival,
+    /// id) order of their coflows, and route and link them; then check that
+    /// dependencies have no cycle.
     pub fn build(self, mut fabric: Fabric) -> Result<Workload, ModelError> {
-        let src = self.source.clone();
-        let err = |line: usize, field: &str, msg: String| ModelError::new(&src, line, field, msg);
         if self.coflows.is_empty() {
-            return Err(err(0, "", "the trace has no coflows".into()));
+            return Err(self.err(0, "", "the trace has no coflows"));
         }
-        // Flows per coflow, in insertion order.
+        let (per, flow_pos) = self.group()?;
+        let arrivals = self.arrivals(&per)?;
+        let (order, global) = self.numbering(&per, &arrivals);
+        let mut coflows = Vec::with_capacity(order.len());
+        let mut flows: Vec<Flow> = Vec::with_capacity(self.flows.len());
+        let mut meta = Vec::new();
+        for (new_k, &k) in order.iter().enumerate() {
+            let first = flows.len() as u32;
+            for (idx, &i) in per[k].iter().enumerate() {
+                let r = &self.flows[i];
+                let path = self.route(&mut fabric, r)?;
+                let deps = self.deps(r, &flow_pos, &global)?;
+                flows.push(Flow {
+                    id: r.flow_id,
+                    coflow: new_k as u32,
+                    index: idx as u32,
+                    src: r.src as u32,
+                    dst: r.dst as u32,
+                    size_bytes: r.size_bytes,
+                    start_s: r.start_s,
+                    path,
+                    deps,
+                });
+                if self.has_meta {
+                    meta.push(r.meta.clone());
+                }
+            }
+            let c = &self.coflows[k];
+            let sizes = per[k].iter().map(|&i| self.flows[i].size_bytes);
+            coflows.push(Coflow {
+                id: c.id,
+                arrival_s: arrivals[k],
+                weight: c.weight,
+                first_flow: first,
+                width: per[k].len() as u32,
+                length_bytes: sizes.clone().fold(0.0, f64::max),
+                size_bytes: sizes.sum(),
+            });
+        }
+        // Records in global order, to name lines in cycle errors.
+        let mut line_of = vec![0usize; flows.len()];
+        for (i, f) in self.flows.iter().enumerate() {
+            line_of[global[i] as usize] = f.line;
+        }
+        check_acyclic(&flows, &line_of, &self.source)?;
+        Ok(Workload {
+            fabric,
+            coflows,
+            flows,
+            meta,
+            source: self.source,
+            reports: Vec::new(),
+        })
+    }
+
+    /// The records of each coflow (in insertion order) and each flow id's record;
+    /// refuses a duplicate flow id and a coflow without flows.
+    #[allow(clippy::type_complexity)]
+    fn group(&self) -> Result<(Vec<Vec<usize>>, HashMap<u64, usize>), ModelError> {
         let mut per: Vec<Vec<usize>> = vec![Vec::new(); self.coflows.len()];
         let mut flow_pos: HashMap<u64, usize> = HashMap::with_capacity(self.flows.len());
         for (i, f) in self.flows.iter().enumerate() {
@@ -388,7 +447,7 @@ impl WorkloadBuilder {
                 } else {
                     String::new()
                 };
-                return Err(err(
+                return Err(self.err(
                     f.line,
                     "flow_id",
                     format!("duplicate flow id {}{at}", f.flow_id),
@@ -399,14 +458,15 @@ impl WorkloadBuilder {
         }
         for (k, c) in self.coflows.iter().enumerate() {
             if per[k].is_empty() {
-                return Err(err(
-                    c.line,
-                    "coflow_id",
-                    format!("coflow {} has no flows", c.id),
-                ));
+                return Err(self.err(c.line, "coflow_id", format!("coflow {} has no flows", c.id)));
             }
         }
-        // Arrival: declared or the earliest flow start; no flow may start before it.
+        Ok((per, flow_pos))
+    }
+
+    /// Each coflow's arrival: declared, or its earliest flow start. No flow may
+    /// start before its coflow arrives.
+    fn arrivals(&self, per: &[Vec<usize>]) -> Result<Vec<f64>, ModelError> {
         let arrivals: Vec<f64> = self
             .coflows
             .iter()
@@ -423,7 +483,7 @@ impl WorkloadBuilder {
             for &i in &per[k] {
                 let f = &self.flows[i];
                 if f.start_s + crate::TIME_EPS < arrivals[k] {
-                    return Err(err(
+                    return Err(self.err(
                         f.line,
                         "start_s",
                         format!(
@@ -434,14 +494,18 @@ impl WorkloadBuilder {
                 }
             }
         }
-        // Coflow order: (arrival, id).
+        Ok(arrivals)
+    }
+
+    /// The coflows in (arrival, id) order, and every record's global flow index
+    /// (coflow by coflow in that order, records in insertion order).
+    fn numbering(&self, per: &[Vec<usize>], arrivals: &[f64]) -> (Vec<usize>, Vec<u32>) {
         let mut order: Vec<usize> = (0..self.coflows.len()).collect();
         order.sort_by(|&a, &b| {
             arrivals[a]
                 .total_cmp(&arrivals[b])
                 .then(self.coflows[a].id.cmp(&self.coflows[b].id))
         });
-        // Global index of every record.
         let mut global = vec![0u32; self.flows.len()];
         let mut next = 0u32;
         for &k in &order {
@@ -450,82 +514,46 @@ impl WorkloadBuilder {
                 next += 1;
             }
         }
-        let mut coflows = Vec::with_capacity(order.len());
-        let mut flows: Vec<Flow> = Vec::with_capacity(self.flows.len());
-        let mut meta = Vec::new();
-        for (new_k, &k) in order.iter().enumerate() {
-            let c = &self.coflows[k];
-            let first = flows.len() as u32;
-            let mut length: f64 = 0.0;
-            let mut size = 0.0;
-            for (idx, &i) in per[k].iter().enumerate() {
-                let r = &self.flows[i];
-                let path = fabric
-                    .route(r.src as u32, r.dst as u32, r.flow_id)
-                    .map_err(|m| {
-                        let field = if r.src as u64 >= fabric.ports() as u64 {
-                            "src"
-                        } else {
-                            "dst"
-                        };
-                        err(r.line, field, m)
-                    })?;
-                let mut deps = Vec::with_capacity(r.depends_on.len());
-                for d in &r.depends_on {
-                    match flow_pos.get(d) {
-                        Some(&j) => deps.push(global[j]),
-                        None => {
-                            return Err(err(
-                                r.line,
-                                "depends_on",
-                                format!("flow {} depends on unknown flow {d}", r.flow_id),
-                            ))
-                        }
-                    }
-                }
-                deps.sort_unstable();
-                deps.dedup();
-                length = length.max(r.size_bytes);
-                size += r.size_bytes;
-                flows.push(Flow {
-                    id: r.flow_id,
-                    coflow: new_k as u32,
-                    index: idx as u32,
-                    src: r.src as u32,
-                    dst: r.dst as u32,
-                    size_bytes: r.size_bytes,
-                    start_s: r.start_s,
-                    path,
-                    deps,
-                });
-                if self.has_meta {
-                    meta.push(r.meta.clone());
+        (order, global)
+    }
+
+    /// A record's path on `fabric`; an unknown port is named as `src` or `dst`.
+    fn route(&self, fabric: &mut Fabric, r: &FlowRecord) -> Result<PathId, ModelError> {
+        fabric
+            .route(r.src as u32, r.dst as u32, r.flow_id)
+            .map_err(|m| {
+                let field = if r.src as u64 >= fabric.ports() as u64 {
+                    "src"
+                } else {
+                    "dst"
+                };
+                self.err(r.line, field, m)
+            })
+    }
+
+    /// A record's dependencies as global flow indices, sorted and unique.
+    fn deps(
+        &self,
+        r: &FlowRecord,
+        flow_pos: &HashMap<u64, usize>,
+        global: &[u32],
+    ) -> Result<Vec<u32>, ModelError> {
+        let mut deps = Vec::with_capacity(r.depends_on.len());
+        for d in &r.depends_on {
+            match flow_pos.get(d) {
+                Some(&j) => deps.push(global[j]),
+                None => {
+                    return Err(self.err(
+                        r.line,
+                        "depends_on",
+                        format!("flow {} depends on unknown flow {d}", r.flow_id),
+                    ))
                 }
             }
-            coflows.push(Coflow {
-                id: c.id,
-                arrival_s: arrivals[k],
-                weight: c.weight,
-                first_flow: first,
-                width: per[k].len() as u32,
-                length_bytes: length,
-                size_bytes: size,
-            });
         }
-        // Records in global order, to name lines in cycle errors.
-        let mut line_of = vec![0usize; flows.len()];
-        for (i, f) in self.flows.iter().enumerate() {
-            line_of[global[i] as usize] = f.line;
-        }
-        check_acyclic(&flows, &line_of, &src)?;
-        Ok(Workload {
-            fabric,
-            coflows,
-            flows,
-            meta,
-            source: self.source,
-            reports: Vec::new(),
-        })
+        deps.sort_unstable();
+        deps.dedup();
+        Ok(deps)
     }
 }
 

@@ -59,136 +59,9 @@ pub fn read_benchmark(source: &str, text: &str) -> Result<Workload, ModelError> 
         if line.trim().is_empty() {
             continue;
         }
-        let lineno = i + 1;
         seen += 1;
-        let mut t = Tokens::new(source, line);
-        let fix = |mut e: ModelError| {
-            e.line = lineno;
-            e
-        };
-        let (id, _) = t.uint("coflow id").map_err(fix)?;
-        let (arrival_ms, _) = t.float("arrival").map_err(fix)?;
-        if arrival_ms < 0.0 {
-            return Err(t.err(
-                lineno,
-                "arrival",
-                format!("arrival must be ≥ 0, got {arrival_ms}"),
-            ));
-        }
-        let (m, _) = t.uint("number of mappers").map_err(fix)?;
-        if m == 0 {
-            return Err(t.err(
-                lineno,
-                "number of mappers",
-                "a coflow needs at least one mapper",
-            ));
-        }
-        // A count is checked against the line's tokens, not trusted for an allocation.
-        let mut mappers = Vec::with_capacity((m as usize).min(line.len()));
-        for k in 0..m {
-            let field = format!("mapper {}", k + 1);
-            let (v, _) = t.uint(&field).map_err(|e| {
-                let mut e = fix(e);
-                if e.message.starts_with("missing") {
-                    e.message = format!("missing: the line declares {m} mappers but lists {k}");
-                }
-                e
-            })?;
-            if v >= ports as u64 {
-                return Err(t.err(lineno, &field, outside(v, ports)));
-            }
-            mappers.push(v as i64);
-        }
-        let (r, _) = t.uint("number of reducers").map_err(|e| {
-            let mut e = fix(e);
-            if !e.message.starts_with("missing") {
-                e.message = format!("{} (is the mapper count {m} right?)", e.message);
-            }
-            e
-        })?;
-        if r == 0 {
-            return Err(t.err(
-                lineno,
-                "number of reducers",
-                "a coflow needs at least one reducer",
-            ));
-        }
-        let mut reducers = Vec::with_capacity((r as usize).min(line.len()));
-        for k in 0..r {
-            let field = format!("reducer {}", k + 1);
-            let (tok, _) = t.next(&field).map_err(|e| {
-                let mut e = fix(e);
-                e.message = format!("missing: the line declares {r} reducers but lists {k}");
-                e
-            })?;
-            let (loc, mb) = tok.split_once(':').ok_or_else(|| {
-                t.err(
-                    lineno,
-                    &field,
-                    format!("expected '<port>:<MB>', got '{tok}'"),
-                )
-            })?;
-            let loc: i64 = loc.parse::<u64>().map_err(|_| {
-                t.err(
-                    lineno,
-                    &field,
-                    format!("port is not a whole number ≥ 0: '{loc}'"),
-                )
-            })? as i64;
-            if loc >= ports as i64 {
-                return Err(t.err(lineno, &field, outside(loc as u64, ports)));
-            }
-            let mb = parse_f64(mb).map_err(|m| t.err(lineno, &field, m))?;
-            if mb <= 0.0 {
-                return Err(t.err(
-                    lineno,
-                    &field,
-                    format!("shuffle size must be > 0 MB, got {mb}"),
-                ));
-            }
-            reducers.push((loc, mb, field));
-        }
-        if !t.done() {
-            return Err(t.err(
-                lineno,
-                "reducers",
-                format!(
-                    "the line has fields after its {r} reducers; do the counts match the fields?"
-                ),
-            ));
-        }
-        let arrival_s = arrival_ms / 1000.0;
-        b.add_coflow(CoflowRecord {
-            id,
-            arrival_s: Some(arrival_s),
-            weight: 1.0,
-            line: lineno,
-        })?;
-        for (mk, &src) in mappers.iter().enumerate() {
-            for (dst, mb, field) in &reducers {
-                b.add_flow(FlowRecord {
-                    coflow_id: id,
-                    flow_id: next_flow,
-                    src,
-                    dst: *dst,
-                    size_bytes: mb * MIB / m as f64,
-                    start_s: arrival_s,
-                    depends_on: Vec::new(),
-                    meta: FlowMeta::default(),
-                    line: lineno,
-                })
-                .map_err(|mut e| {
-                    if e.field == "src" {
-                        e.field = format!("mapper {}", mk + 1);
-                    } else if e.field == "dst" {
-                        e.field = field.clone();
-                    }
-                    e
-                })?;
-                next_flow += 1;
-            }
-        }
-        let _ = fix;
+        let c = parse_line(source, line, i + 1, ports)?;
+        add_coflow_line(&mut b, &c, &mut next_flow)?;
     }
     if seen != n_coflows {
         return Err(ModelError::new(
@@ -201,6 +74,197 @@ pub fn read_benchmark(source: &str, text: &str) -> Result<Workload, ModelError> 
     let fabric = Fabric::big_switch(ports, GBPS_BYTES_PER_S)?;
     b.build(fabric)
         .map_err(|e| rename_fields(e, "mapper or reducer port"))
+}
+
+/// One coflow line, parsed and checked: its mappers' ports, and per reducer its
+/// port, shuffle size in MB and field name (`reducer K`).
+struct CoflowLine {
+    id: u64,
+    arrival_s: f64,
+    line: usize,
+    mappers: Vec<i64>,
+    reducers: Vec<(i64, f64, String)>,
+}
+
+/// Sets an error's line to `line` (the tokenizer does not know it).
+fn at(line: usize) -> impl Fn(ModelError) -> ModelError {
+    move |mut e| {
+        e.line = line;
+        e
+    }
+}
+
+/// `<id> <arrival ms> <M> <mapper>... <R> <reducer port>:<MB>...`
+fn parse_line(
+    source: &str,
+    line: &str,
+    lineno: usize,
+    ports: u32,
+) -> Result<CoflowLine, ModelError> {
+    let mut t = Tokens::new(source, line);
+    let (id, _) = t.uint("coflow id").map_err(at(lineno))?;
+    let (arrival_ms, _) = t.float("arrival").map_err(at(lineno))?;
+    if arrival_ms < 0.0 {
+        return Err(t.err(
+            lineno,
+            "arrival",
+            format!("arrival must be ≥ 0, got {arrival_ms}"),
+        ));
+    }
+    let mappers = read_mappers(&mut t, lineno, line.len(), ports)?;
+    let reducers = read_reducers(&mut t, lineno, line.len(), ports, mappers.len())?;
+    if !t.done() {
+        return Err(t.err(
+            lineno,
+            "reducers",
+            format!(
+                "the line has fields after its {} reducers; do the counts match the fields?",
+                reducers.len()
+            ),
+        ));
+    }
+    Ok(CoflowLine {
+        id,
+        arrival_s: arrival_ms / 1000.0,
+        line: lineno,
+        mappers,
+        reducers,
+    })
+}
+
+/// The mapper count and the mappers' ports.
+fn read_mappers(
+    t: &mut Tokens,
+    lineno: usize,
+    len: usize,
+    ports: u32,
+) -> Result<Vec<i64>, ModelError> {
+    let (m, _) = t.uint("number of mappers").map_err(at(lineno))?;
+    if m == 0 {
+        return Err(t.err(
+            lineno,
+            "number of mappers",
+            "a coflow needs at least one mapper",
+        ));
+    }
+    // A count is checked against the line's tokens, not trusted for an allocation.
+    let mut mappers = Vec::with_capacity((m as usize).min(len));
+    for k in 0..m {
+        let field = format!("mapper {}", k + 1);
+        let (v, _) = t.uint(&field).map_err(|e| {
+            let mut e = at(lineno)(e);
+            if e.message.starts_with("missing") {
+                e.message = format!("missing: the line declares {m} mappers but lists {k}");
+            }
+            e
+        })?;
+        if v >= ports as u64 {
+            return Err(t.err(lineno, &field, outside(v, ports)));
+        }
+        mappers.push(v as i64);
+    }
+    Ok(mappers)
+}
+
+/// The reducer count and each reducer's `<port>:<MB>`.
+fn read_reducers(
+    t: &mut Tokens,
+    lineno: usize,
+    len: usize,
+    ports: u32,
+    m: usize,
+) -> Result<Vec<(i64, f64, String)>, ModelError> {
+    let (r, _) = t.uint("number of reducers").map_err(|e| {
+        let mut e = at(lineno)(e);
+        if !e.message.starts_with("missing") {
+            e.message = format!("{} (is the mapper count {m} right?)", e.message);
+        }
+        e
+    })?;
+    if r == 0 {
+        return Err(t.err(
+            lineno,
+            "number of reducers",
+            "a coflow needs at least one reducer",
+        ));
+    }
+    let mut reducers = Vec::with_capacity((r as usize).min(len));
+    for k in 0..r {
+        let field = format!("reducer {}", k + 1);
+        let (tok, _) = t.next(&field).map_err(|e| {
+            let mut e = at(lineno)(e);
+            e.message = format!("missing: the line declares {r} reducers but lists {k}");
+            e
+        })?;
+        let (loc, mb) = tok.split_once(':').ok_or_else(|| {
+            t.err(
+                lineno,
+                &field,
+                format!("expected '<port>:<MB>', got '{tok}'"),
+            )
+        })?;
+        let loc: i64 = loc.parse::<u64>().map_err(|_| {
+            t.err(
+                lineno,
+                &field,
+                format!("port is not a whole number ≥ 0: '{loc}'"),
+            )
+        })? as i64;
+        if loc >= ports as i64 {
+            return Err(t.err(lineno, &field, outside(loc as u64, ports)));
+        }
+        let mb = parse_f64(mb).map_err(|m| t.err(lineno, &field, m))?;
+        if mb <= 0.0 {
+            return Err(t.err(
+                lineno,
+                &field,
+                format!("shuffle size must be > 0 MB, got {mb}"),
+            ));
+        }
+        reducers.push((loc, mb, field));
+    }
+    Ok(reducers)
+}
+
+/// The coflow and its M × R flows (each reducer's shuffle split evenly among the
+/// mappers), numbered from `next_flow`; a port error names the mapper or reducer.
+fn add_coflow_line(
+    b: &mut WorkloadBuilder,
+    c: &CoflowLine,
+    next_flow: &mut u64,
+) -> Result<(), ModelError> {
+    b.add_coflow(CoflowRecord {
+        id: c.id,
+        arrival_s: Some(c.arrival_s),
+        weight: 1.0,
+        line: c.line,
+    })?;
+    let m = c.mappers.len() as f64;
+    for (mk, &src) in c.mappers.iter().enumerate() {
+        for (dst, mb, field) in &c.reducers {
+            b.add_flow(FlowRecord {
+                coflow_id: c.id,
+                flow_id: *next_flow,
+                src,
+                dst: *dst,
+                size_bytes: mb * MIB / m,
+                start_s: c.arrival_s,
+                depends_on: Vec::new(),
+                meta: FlowMeta::default(),
+                line: c.line,
+            })
+            .map_err(|mut e| {
+                if e.field == "src" {
+                    e.field = format!("mapper {}", mk + 1);
+                } else if e.field == "dst" {
+                    e.field = field.clone();
+                }
+                e
+            })?;
+            *next_flow += 1;
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn outside(port: u64, ports: u32) -> String {
