@@ -63,35 +63,57 @@ impl FlowColumns {
         self.build_inner(source).map_err(mark)
     }
 
+    /// Checks the columns, declares the coflows (in order of first appearance),
+    /// adds the flows (by ascending flow id) and builds on a big switch.
     fn build_inner(&self, source: &str) -> Result<Workload, ModelError> {
+        self.check_lengths(source)?;
+        let mut b = WorkloadBuilder::new(source);
+        for c in self.coflows(source)? {
+            b.add_coflow(c)?;
+        }
+        let mut order: Vec<usize> = (0..self.len()).collect();
+        order.sort_by_key(|&i| (self.flow_id[i], i));
+        for &i in &order {
+            b.add_flow(self.record(i))?;
+        }
+        let max_port = self
+            .src
+            .iter()
+            .chain(&self.dst)
+            .fold(0i64, |m, &p| m.max(p));
+        let ports = match self.ports {
+            Some(p) => p,
+            None => (max_port + 1).clamp(1, u32::MAX as i64 / 2) as u32,
+        };
+        b.build(Fabric::big_switch(ports, GBPS_BYTES_PER_S)?)
+    }
+
+    /// Every required column has one entry per flow, every optional one that or
+    /// none.
+    fn check_lengths(&self, source: &str) -> Result<(), ModelError> {
         let n = self.len();
         if n == 0 {
             return Err(ModelError::new(source, 0, "", "the flow table has no rows"));
         }
-        let opt_len_ok = |l: usize| l == 0 || l == n;
-        if ![
+        let required = [
             self.coflow_id.len(),
             self.src.len(),
             self.dst.len(),
             self.bytes.len(),
             self.start_s.len(),
             self.rows.len(),
-        ]
-        .iter()
-        .all(|&l| l == n)
-            || ![
-                self.arrival_s.len(),
-                self.weight.len(),
-                self.src_port.len(),
-                self.dst_port.len(),
-                self.tenant.len(),
-                self.stage.len(),
-                self.priority.len(),
-                self.depends_on.len(),
-            ]
-            .iter()
-            .all(|&l| opt_len_ok(l))
-        {
+        ];
+        let optional = [
+            self.arrival_s.len(),
+            self.weight.len(),
+            self.src_port.len(),
+            self.dst_port.len(),
+            self.tenant.len(),
+            self.stage.len(),
+            self.priority.len(),
+            self.depends_on.len(),
+        ];
+        if !required.iter().all(|&l| l == n) || !optional.iter().all(|&l| l == 0 || l == n) {
             return Err(ModelError::new(
                 source,
                 0,
@@ -99,91 +121,73 @@ impl FlowColumns {
                 "flow table columns have different lengths",
             ));
         }
-        // Coflows in order of first appearance; arrival and weight must agree.
-        let mut coflows: BTreeMap<u64, (Option<f64>, Option<f64>, usize, usize)> = BTreeMap::new();
-        let mut first_seen: Vec<u64> = Vec::new();
-        for i in 0..n {
+        Ok(())
+    }
+
+    /// The coflows in order of first appearance, each with its arrival and weight,
+    /// which every row of the coflow must repeat.
+    fn coflows(&self, source: &str) -> Result<Vec<CoflowRecord>, ModelError> {
+        let mut seen: BTreeMap<u64, usize> = BTreeMap::new();
+        let mut out: Vec<CoflowRecord> = Vec::new();
+        let mut first_weight: Vec<Option<f64>> = Vec::new();
+        for i in 0..self.len() {
             let a = self.arrival_s.get(i).copied().flatten();
             let w = self.weight.get(i).copied().flatten();
-            let row = self.rows[i];
-            match coflows.get_mut(&self.coflow_id[i]) {
-                None => {
-                    coflows.insert(self.coflow_id[i], (a, w, row, i));
-                    first_seen.push(self.coflow_id[i]);
-                }
-                Some(e) => {
-                    if a != e.0 {
-                        return Err(ModelError::new(
-                            source,
-                            row,
-                            "arrival_s",
-                            format!(
-                                "coflow {} has arrival_s {} here but {} at line {}",
-                                self.coflow_id[i],
-                                show(a),
-                                show(e.0),
-                                e.2
-                            ),
-                        ));
-                    }
-                    if w != e.1 {
-                        return Err(ModelError::new(
-                            source,
-                            row,
-                            "weight",
-                            format!(
-                                "coflow {} has weight {} here but {} at line {}",
-                                self.coflow_id[i],
-                                show(w),
-                                show(e.1),
-                                e.2
-                            ),
-                        ));
-                    }
-                }
+            let (id, row) = (self.coflow_id[i], self.rows[i]);
+            let Some(&k) = seen.get(&id) else {
+                seen.insert(id, out.len());
+                first_weight.push(w);
+                out.push(CoflowRecord {
+                    id,
+                    arrival_s: a,
+                    weight: w.unwrap_or(1.0),
+                    line: row,
+                });
+                continue;
+            };
+            let first = &out[k];
+            let clash = |field: &str, here: Option<f64>, there: Option<f64>| {
+                ModelError::new(
+                    source,
+                    row,
+                    field,
+                    format!(
+                        "coflow {id} has {field} {} here but {} at line {}",
+                        show(here),
+                        show(there),
+                        first.line
+                    ),
+                )
+            };
+            if a != first.arrival_s {
+                return Err(clash("arrival_s", a, first.arrival_s));
+            }
+            if w != first_weight[k] {
+                return Err(clash("weight", w, first_weight[k]));
             }
         }
-        let mut b = WorkloadBuilder::new(source);
-        for id in &first_seen {
-            let (a, w, row, _) = coflows[id];
-            b.add_coflow(CoflowRecord {
-                id: *id,
-                arrival_s: a,
-                weight: w.unwrap_or(1.0),
-                line: row,
-            })?;
+        Ok(out)
+    }
+
+    /// Entry `i` as a flow record.
+    fn record(&self, i: usize) -> FlowRecord {
+        FlowRecord {
+            coflow_id: self.coflow_id[i],
+            flow_id: self.flow_id[i],
+            src: self.src[i],
+            dst: self.dst[i],
+            size_bytes: self.bytes[i],
+            start_s: self.start_s[i],
+            depends_on: self.depends_on.get(i).cloned().unwrap_or_default(),
+            meta: FlowMeta {
+                src_port: self.src_port.get(i).copied().flatten(),
+                dst_port: self.dst_port.get(i).copied().flatten(),
+                tenant: self.tenant.get(i).cloned().flatten(),
+                stage: self.stage.get(i).copied().flatten(),
+                priority: self.priority.get(i).copied().flatten(),
+            },
+            line: self.rows[i],
         }
-        // Flow index = ascending flow_id within the coflow.
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by_key(|&i| (self.flow_id[i], i));
-        let mut max_port: i64 = 0;
-        for i in 0..n {
-            max_port = max_port.max(self.src[i]).max(self.dst[i]);
-        }
-        for &i in &order {
-            b.add_flow(FlowRecord {
-                coflow_id: self.coflow_id[i],
-                flow_id: self.flow_id[i],
-                src: self.src[i],
-                dst: self.dst[i],
-                size_bytes: self.bytes[i],
-                start_s: self.start_s[i],
-                depends_on: self.depends_on.get(i).cloned().unwrap_or_default(),
-                meta: FlowMeta {
-                    src_port: self.src_port.get(i).copied().flatten(),
-                    dst_port: self.dst_port.get(i).copied().flatten(),
-                    tenant: self.tenant.get(i).cloned().flatten(),
-                    stage: self.stage.get(i).copied().flatten(),
-                    priority: self.priority.get(i).copied().flatten(),
-                },
-                line: self.rows[i],
-            })?;
-        }
-        let ports = match self.ports {
-            Some(p) => p,
-            None => (max_port + 1).clamp(1, u32::MAX as i64 / 2) as u32,
-        };
-        b.build(Fabric::big_switch(ports, GBPS_BYTES_PER_S)?)
     }
 }
 
@@ -237,31 +241,7 @@ pub fn read_flow_csv(source: &str, text: &str) -> Result<Workload, ModelError> {
     let hline = hline + 1;
     let names = split_csv(header.trim_start_matches('\u{feff}'))
         .map_err(|m| ModelError::new(source, hline, "header", m))?;
-    let col = |name: &str| names.iter().position(|n| n == name);
-    for r in REQUIRED {
-        if col(r).is_none() {
-            return Err(ModelError::new(
-                source,
-                hline,
-                r,
-                format!(
-                    "missing required column (required: {})",
-                    REQUIRED.join(", ")
-                ),
-            ));
-        }
-    }
-    let idx: Vec<usize> = REQUIRED.iter().map(|r| col(r).unwrap()).collect();
-    let opt = |name: &str| col(name);
-    let (c_arr, c_w, c_sp, c_dp, c_t, c_dep) = (
-        opt("arrival_s"),
-        opt("weight"),
-        opt("src_port"),
-        opt("dst_port"),
-        opt("tenant"),
-        opt("depends_on"),
-    );
-    let (c_stage, c_prio) = (opt("stage"), opt("priority"));
+    let h = Header::new(source, hline, &names)?;
     let mut cols = FlowColumns::default();
     for (i, line) in lines {
         let lineno = i + 1;
@@ -278,78 +258,13 @@ pub fn read_flow_csv(source: &str, text: &str) -> Result<Workload, ModelError> {
                 ),
             ));
         }
-        let e = |field: &str, msg: String| ModelError::new(source, lineno, field, msg);
-        let get = |k: usize| fields[idx[k]].as_str();
-        let uint = |k: usize| -> Result<u64, ModelError> {
-            let s = get(k);
-            if s.is_empty() {
-                return Err(e(REQUIRED[k], "missing value".into()));
-            }
-            s.parse::<u64>().map_err(|_| {
-                e(
-                    REQUIRED[k],
-                    format!("expected a whole number ≥ 0, got '{s}'"),
-                )
-            })
-        };
-        let int = |k: usize| -> Result<i64, ModelError> {
-            let s = get(k);
-            if s.is_empty() {
-                return Err(e(REQUIRED[k], "missing value".into()));
-            }
-            s.parse::<i64>()
-                .map_err(|_| e(REQUIRED[k], format!("expected a whole number, got '{s}'")))
-        };
-        let num = |k: usize| -> Result<f64, ModelError> {
-            let s = get(k);
-            if s.is_empty() {
-                return Err(e(REQUIRED[k], "missing value".into()));
-            }
-            parse_f64(s).map_err(|m| e(REQUIRED[k], m))
-        };
-        let opt_num = |c: Option<usize>, name: &str| -> Result<Option<f64>, ModelError> {
-            match c.map(|c| fields[c].as_str()) {
-                None | Some("") => Ok(None),
-                Some(s) => parse_f64(s).map(Some).map_err(|m| e(name, m)),
-            }
-        };
-        let opt_port = |c: Option<usize>, name: &str| -> Result<Option<u32>, ModelError> {
-            match c.map(|c| fields[c].as_str()) {
-                None | Some("") => Ok(None),
-                Some(s) => s
-                    .parse::<u32>()
-                    .map(Some)
-                    .map_err(|_| e(name, format!("expected a whole number ≥ 0, got '{s}'"))),
-            }
-        };
-        cols.coflow_id.push(uint(0)?);
-        cols.flow_id.push(uint(1)?);
-        cols.src.push(int(2)?);
-        cols.dst.push(int(3)?);
-        cols.bytes.push(num(4)?);
-        cols.start_s.push(num(5)?);
-        cols.arrival_s.push(opt_num(c_arr, "arrival_s")?);
-        cols.weight.push(opt_num(c_w, "weight")?);
-        cols.src_port.push(opt_port(c_sp, "src_port")?);
-        cols.dst_port.push(opt_port(c_dp, "dst_port")?);
-        cols.tenant
-            .push(c_t.map(|c| fields[c].clone()).filter(|s| !s.is_empty()));
-        cols.stage.push(opt_port(c_stage, "stage")?);
-        cols.priority.push(opt_port(c_prio, "priority")?);
-        let deps = match c_dep.map(|c| fields[c].as_str()) {
-            None | Some("") => Vec::new(),
-            Some(s) => s
-                .split(';')
-                .map(str::trim)
-                .filter(|t| !t.is_empty())
-                .map(|t| {
-                    t.parse::<u64>()
-                        .map_err(|_| e("depends_on", format!("'{t}' is not a flow id")))
-                })
-                .collect::<Result<Vec<u64>, ModelError>>()?,
-        };
-        cols.depends_on.push(deps);
-        cols.rows.push(lineno);
+        Row {
+            source,
+            lineno,
+            h: &h,
+            fields: &fields,
+        }
+        .push_to(&mut cols)?;
     }
     if cols.is_empty() {
         return Err(ModelError::new(
@@ -360,6 +275,152 @@ pub fn read_flow_csv(source: &str, text: &str) -> Result<Workload, ModelError> {
         ));
     }
     cols.build(source)
+}
+
+/// Where each column is: the required ones (in [`REQUIRED`] order) and the
+/// optional ones, if present.
+struct Header {
+    required: Vec<usize>,
+    arrival_s: Option<usize>,
+    weight: Option<usize>,
+    src_port: Option<usize>,
+    dst_port: Option<usize>,
+    tenant: Option<usize>,
+    depends_on: Option<usize>,
+    stage: Option<usize>,
+    priority: Option<usize>,
+}
+
+impl Header {
+    fn new(source: &str, hline: usize, names: &[String]) -> Result<Self, ModelError> {
+        let col = |name: &str| names.iter().position(|n| n == name);
+        let mut required = Vec::with_capacity(REQUIRED.len());
+        for r in REQUIRED {
+            required.push(col(r).ok_or_else(|| {
+                ModelError::new(
+                    source,
+                    hline,
+                    r,
+                    format!(
+                        "missing required column (required: {})",
+                        REQUIRED.join(", ")
+                    ),
+                )
+            })?);
+        }
+        Ok(Header {
+            required,
+            arrival_s: col("arrival_s"),
+            weight: col("weight"),
+            src_port: col("src_port"),
+            dst_port: col("dst_port"),
+            tenant: col("tenant"),
+            depends_on: col("depends_on"),
+            stage: col("stage"),
+            priority: col("priority"),
+        })
+    }
+}
+
+/// One data row, read field by field; every error names the row's line and the
+/// column.
+struct Row<'a> {
+    source: &'a str,
+    lineno: usize,
+    h: &'a Header,
+    fields: &'a [String],
+}
+
+impl Row<'_> {
+    fn err(&self, field: &str, msg: String) -> ModelError {
+        ModelError::new(self.source, self.lineno, field, msg)
+    }
+
+    /// The `k`-th required column's text; an empty one is an error.
+    fn required(&self, k: usize) -> Result<&str, ModelError> {
+        let s = self.fields[self.h.required[k]].as_str();
+        if s.is_empty() {
+            return Err(self.err(REQUIRED[k], "missing value".into()));
+        }
+        Ok(s)
+    }
+
+    fn uint(&self, k: usize) -> Result<u64, ModelError> {
+        let s = self.required(k)?;
+        s.parse::<u64>().map_err(|_| {
+            self.err(
+                REQUIRED[k],
+                format!("expected a whole number ≥ 0, got '{s}'"),
+            )
+        })
+    }
+
+    fn int(&self, k: usize) -> Result<i64, ModelError> {
+        let s = self.required(k)?;
+        s.parse::<i64>()
+            .map_err(|_| self.err(REQUIRED[k], format!("expected a whole number, got '{s}'")))
+    }
+
+    fn num(&self, k: usize) -> Result<f64, ModelError> {
+        let s = self.required(k)?;
+        parse_f64(s).map_err(|m| self.err(REQUIRED[k], m))
+    }
+
+    /// An optional column's text: None when the column is absent or empty.
+    fn optional(&self, c: Option<usize>) -> Option<&str> {
+        c.map(|c| self.fields[c].as_str()).filter(|s| !s.is_empty())
+    }
+
+    fn opt_num(&self, c: Option<usize>, name: &str) -> Result<Option<f64>, ModelError> {
+        self.optional(c)
+            .map(|s| parse_f64(s).map_err(|m| self.err(name, m)))
+            .transpose()
+    }
+
+    fn opt_uint(&self, c: Option<usize>, name: &str) -> Result<Option<u32>, ModelError> {
+        self.optional(c)
+            .map(|s| {
+                s.parse::<u32>()
+                    .map_err(|_| self.err(name, format!("expected a whole number ≥ 0, got '{s}'")))
+            })
+            .transpose()
+    }
+
+    /// `depends_on`: flow ids separated by `;`.
+    fn deps(&self) -> Result<Vec<u64>, ModelError> {
+        let Some(s) = self.optional(self.h.depends_on) else {
+            return Ok(Vec::new());
+        };
+        s.split(';')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(|t| {
+                t.parse::<u64>()
+                    .map_err(|_| self.err("depends_on", format!("'{t}' is not a flow id")))
+            })
+            .collect()
+    }
+
+    fn push_to(&self, cols: &mut FlowColumns) -> Result<(), ModelError> {
+        let h = self.h;
+        cols.coflow_id.push(self.uint(0)?);
+        cols.flow_id.push(self.uint(1)?);
+        cols.src.push(self.int(2)?);
+        cols.dst.push(self.int(3)?);
+        cols.bytes.push(self.num(4)?);
+        cols.start_s.push(self.num(5)?);
+        cols.arrival_s.push(self.opt_num(h.arrival_s, "arrival_s")?);
+        cols.weight.push(self.opt_num(h.weight, "weight")?);
+        cols.src_port.push(self.opt_uint(h.src_port, "src_port")?);
+        cols.dst_port.push(self.opt_uint(h.dst_port, "dst_port")?);
+        cols.tenant
+            .push(self.optional(h.tenant).map(str::to_string));
+        cols.stage.push(self.opt_uint(h.stage, "stage")?);
+        cols.priority.push(self.opt_uint(h.priority, "priority")?);
+        cols.depends_on.push(self.deps()?);
+        cols.rows.push(self.lineno);
+        Ok(())
+    }
 }
 
 /// Writes the workload as a CSV flow table (exact: floats print in shortest
