@@ -303,19 +303,13 @@ fn shares(a: &[u32], b: &[u32]) -> bool {
     false
 }
 
-impl NonClairvoyantPolicy for Stream {
-    fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
-        let now = v.now_s;
+impl Stream {
+    /// Step 1: the bytes each unit received since the last call, and the flows
+    /// that finished (in `prev`, not in `active`; both ascending).
+    fn receive(&mut self, v: &NonClairvoyantView, prev: &[u32]) {
         let unit = self.cfg.unit_bytes;
-        if self.flow_unit.len() < v.flow_coflow.len() {
-            self.flow_unit.resize(v.flow_coflow.len(), u32::MAX);
-            self.last_sent.resize(v.flow_coflow.len(), 0.0);
-        }
-        // 1. Bytes received since the last call, and the flows that finished (in
-        //    `prev_active`, not in `active`; both ascending).
-        let prev = std::mem::take(&mut self.prev_active);
         let mut j = 0;
-        for &f in &prev {
+        for &f in prev {
             let fu = f as usize;
             let u = self.flow_unit[fu] as usize;
             let d = v.sent(fu as u32) - self.last_sent[fu];
@@ -331,7 +325,12 @@ impl NonClairvoyantPolicy for Stream {
                 self.units[u].active -= 1;
             }
         }
-        // 2. Newcomers join (or open) their unit.
+    }
+
+    /// Step 2: newcomers join (or open) their unit; a unit that gains a sender
+    /// makes its coflow's relay peers stale.
+    fn admit(&mut self, v: &NonClairvoyantView) {
+        let unit = self.cfg.unit_bytes;
         for &f in v.active {
             let fu = f as usize;
             if self.flow_unit[fu] != u32::MAX {
@@ -359,7 +358,11 @@ impl NonClairvoyantPolicy for Stream {
                 }
             }
         }
-        // 3. Active units, in order of first appearance among the active flows.
+    }
+
+    /// Step 3: the active units in order of first appearance among the active
+    /// flows (`order`), and each active flow's position in it (`group`).
+    fn group_units(&mut self, v: &NonClairvoyantView) {
         self.order.clear();
         self.group.clear();
         self.calls += 1;
@@ -373,69 +376,89 @@ impl NonClairvoyantPolicy for Stream {
             }
             self.group.push(slot.1);
         }
+    }
+
+    /// Step 4, for the `gi`-th active unit: its class from eq. (5) (a promotion
+    /// takes effect `delay_s` later; starvation boosts it), and the wake-up at its
+    /// next class boundary, its pending change or its starvation deadline.
+    fn classify(&mut self, gi: usize, now: f64, out: &mut Decision) -> u8 {
+        let unit = self.cfg.unit_bytes;
         let k_last = (self.cfg.queues - 1) as u8;
-        let mut class_of = vec![0u8; self.order.len()];
-        for (gi, class) in class_of.iter_mut().enumerate() {
-            let u = self.order[gi];
-            let s_relay = if self.cfg.relay { self.relayed(u) } else { 0.0 };
-            let un = &self.units[u as usize];
-            let s = s_relay + un.child;
-            // Evaluate at X plus the engine's byte tolerance, so a wake-up at the
-            // crossing sees the crossing.
-            let x = un.x + (1e-9 * un.x).max(1e-6 / unit);
-            let (base, known, fin, stage) = (un.base, un.known, un.finished, un.m);
-            let p = self.class(base, x, s, known, fin, stage).max(base);
-            let crossing = self.crossing(base, s, known, fin, stage);
-            let starve = self.cfg.starvation_s;
-            let un = &mut self.units[u as usize];
-            if un.x > un.x_seen {
-                un.last_progress = now;
-                un.x_seen = un.x;
-            }
-            if p > un.base {
-                match un.pending {
-                    Some((c, _)) if c >= p => {}
-                    _ => un.pending = Some((p, now + self.cfg.delay_s)),
-                }
-            }
-            if let Some((c, at)) = un.pending {
-                if now + TIME_EPS >= at {
-                    un.base = c;
-                    un.boost = 0;
-                    un.pending = None;
-                }
-            }
-            if starve > 0.0 && now - un.last_progress + TIME_EPS >= starve && un.boost < un.base {
-                un.boost += 1;
-                un.last_progress = now;
-            }
-            *class = un.base.min(k_last) - un.boost;
+        let u = self.order[gi];
+        let s_relay = if self.cfg.relay { self.relayed(u) } else { 0.0 };
+        let un = &self.units[u as usize];
+        let s = s_relay + un.child;
+        // Evaluate at X plus the engine's byte tolerance, so a wake-up at the
+        // crossing sees the crossing.
+        let x = un.x + (1e-9 * un.x).max(1e-6 / unit);
+        let (base, known, fin, stage) = (un.base, un.known, un.finished, un.m);
+        let p = self.class(base, x, s, known, fin, stage).max(base);
+        let crossing = self.crossing(base, s, known, fin, stage);
+        let starve = self.cfg.starvation_s;
+        let un = &mut self.units[u as usize];
+        if un.x > un.x_seen {
+            un.last_progress = now;
+            un.x_seen = un.x;
+        }
+        if p > un.base {
             match un.pending {
-                Some((_, at)) => out.wakeups.push(Wakeup::At(at)),
-                None => {
-                    if let Some(xc) = crossing {
-                        let more = (xc - un.x) * unit;
-                        if more > 0.0 {
-                            out.wakeups.push(Wakeup::GroupSent {
-                                group: gi as u32,
-                                bytes: more * (1.0 + 1e-12),
-                            });
-                        }
+                Some((c, _)) if c >= p => {}
+                _ => un.pending = Some((p, now + self.cfg.delay_s)),
+            }
+        }
+        if let Some((c, at)) = un.pending {
+            if now + TIME_EPS >= at {
+                un.base = c;
+                un.boost = 0;
+                un.pending = None;
+            }
+        }
+        if starve > 0.0 && now - un.last_progress + TIME_EPS >= starve && un.boost < un.base {
+            un.boost += 1;
+            un.last_progress = now;
+        }
+        match un.pending {
+            Some((_, at)) => out.wakeups.push(Wakeup::At(at)),
+            None => {
+                if let Some(xc) = crossing {
+                    let more = (xc - un.x) * unit;
+                    if more > 0.0 {
+                        out.wakeups.push(Wakeup::GroupSent {
+                            group: gi as u32,
+                            bytes: more * (1.0 + 1e-12),
+                        });
                     }
                 }
             }
-            if starve > 0.0 && un.boost < un.base {
-                out.wakeups.push(Wakeup::At(un.last_progress + starve));
-            }
         }
+        if starve > 0.0 && un.boost < un.base {
+            out.wakeups.push(Wakeup::At(un.last_progress + starve));
+        }
+        un.base.min(k_last) - un.boost
+    }
+}
+
+impl NonClairvoyantPolicy for Stream {
+    fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+        if self.flow_unit.len() < v.flow_coflow.len() {
+            self.flow_unit.resize(v.flow_coflow.len(), u32::MAX);
+            self.last_sent.resize(v.flow_coflow.len(), 0.0);
+        }
+        let mut prev = std::mem::take(&mut self.prev_active);
+        self.receive(v, &prev);
+        self.admit(v);
+        self.group_units(v);
+        let class_of: Vec<u8> = (0..self.order.len())
+            .map(|gi| self.classify(gi, v.now_s, out))
+            .collect();
         out.classes.clear();
         out.classes
             .extend(self.group.iter().map(|&g| class_of[g as usize]));
         out.wake_groups.clear();
         out.wake_groups.extend_from_slice(&self.group);
+        prev.clear();
+        prev.extend_from_slice(v.active);
         self.prev_active = prev;
-        self.prev_active.clear();
-        self.prev_active.extend_from_slice(v.active);
     }
 }
 
