@@ -169,6 +169,8 @@ impl MaxMin {
         self.solve_inner(fabric, residual, paths, |i| counts[i] as f64, rates);
     }
 
+    /// Max-min in five steps: aggregate flows by path into entities, find the
+    /// links they use, index entities by link, fill, write back.
     fn solve_inner(
         &mut self,
         fabric: &Fabric,
@@ -192,10 +194,41 @@ impl MaxMin {
             self.lone = Some((paths[0], r));
             return;
         }
+        let n_items = self.aggregate(fabric, residual, paths, weight);
+        if n_items == 0 {
+            rates.iter_mut().for_each(|r| *r = 0.0);
+            return;
+        }
+        self.item_rate.clear();
+        self.item_rate.resize(n_items, 0.0);
+        self.item_frozen.clear();
+        self.item_frozen.resize(n_items, false);
+        self.order.clear();
+        self.touch_links(fabric, residual);
+        self.index_by_link(fabric);
+        // Progressive filling: each round saturates the link with the smallest
+        // share (ties: the link touched first, a deterministic order) and freezes
+        // its entities.
+        if self.touched.len() > HEAP_ABOVE_LINKS {
+            self.fill_with_heap(fabric);
+        } else {
+            self.fill_with_scan(fabric);
+        }
+        self.write_back(residual, paths, rates);
+    }
+
+    /// Step 1: aggregates flows by path into entities (`item_path`, `item_w`) and
+    /// returns how many. A path crossing a saturated link gets rate 0 at once and
+    /// takes no part in the filling (in priority max-min most flows of
+    /// low-priority groups are in this case).
+    fn aggregate(
+        &mut self,
+        fabric: &Fabric,
+        residual: &[f64],
+        paths: &[PathId],
+        weight: impl Fn(usize) -> f64,
+    ) -> usize {
         let ep = self.epoch;
-        // 1. Aggregate flows by path into entities. A path crossing a saturated link
-        //    gets rate 0 at once and takes no part in the filling (in priority
-        //    max-min most flows of low-priority groups are in this case).
         self.item_path.clear();
         self.item_w.clear();
         for (i, &p) in paths.iter().enumerate() {
@@ -219,19 +252,15 @@ impl MaxMin {
                 self.item_w[it as usize] += weight(i);
             }
         }
-        let n_items = self.item_path.len();
-        if n_items == 0 {
-            rates.iter_mut().for_each(|r| *r = 0.0);
-            return;
-        }
-        self.item_rate.clear();
-        self.item_rate.resize(n_items, 0.0);
-        self.item_frozen.clear();
-        self.item_frozen.resize(n_items, false);
-        self.order.clear();
-        // 2. Links used by the group: residual, weight, degree.
+        self.item_path.len()
+    }
+
+    /// Step 2: the links the entities use (`touched`, in order of first use), with
+    /// their residual, total weight and degree.
+    fn touch_links(&mut self, fabric: &Fabric, residual: &[f64]) {
+        let ep = self.epoch;
         self.touched.clear();
-        for i in 0..n_items {
+        for i in 0..self.item_path.len() {
             for &l in fabric.path(self.item_path[i]) {
                 let li = l as usize;
                 if self.link_stamp[li] != ep {
@@ -245,7 +274,10 @@ impl MaxMin {
                 self.link_deg[li] += 1;
             }
         }
-        // 3. Link → entities adjacency (CSR over the touched links).
+    }
+
+    /// Step 3: the link → entities adjacency (CSR over the touched links).
+    fn index_by_link(&mut self, fabric: &Fabric) {
         let mut acc = 0u32;
         for &l in &self.touched {
             let li = l as usize;
@@ -255,7 +287,7 @@ impl MaxMin {
         }
         self.link_items.clear();
         self.link_items.resize(acc as usize, 0);
-        for i in 0..n_items {
+        for i in 0..self.item_path.len() {
             for &l in fabric.path(self.item_path[i]) {
                 let li = l as usize;
                 let at = self.link_start[li] + self.link_deg[li];
@@ -263,15 +295,11 @@ impl MaxMin {
                 self.link_deg[li] += 1;
             }
         }
-        // 4. Progressive filling: each round saturates the link with the smallest
-        //    share (ties: the link touched first, a deterministic order) and
-        //    freezes its entities.
-        if self.touched.len() > HEAP_ABOVE_LINKS {
-            self.fill_with_heap(fabric);
-        } else {
-            self.fill_with_scan(fabric);
-        }
-        // 5. Write back rates and residuals.
+    }
+
+    /// Step 5: each flow's rate (its entity's), and what the entities use of
+    /// every touched link, taken from `residual`.
+    fn write_back(&mut self, residual: &mut [f64], paths: &[PathId], rates: &mut [f64]) {
         for (r, &p) in rates.iter_mut().zip(paths) {
             let it = self.path_item[p as usize];
             *r = if it == BLOCKED {
@@ -282,16 +310,14 @@ impl MaxMin {
         }
         for &l in &self.touched {
             let li = l as usize;
-            let used: f64 = {
-                let (a, b) = (
-                    self.link_start[li] as usize,
-                    (self.link_start[li] + self.link_deg[li]) as usize,
-                );
-                self.link_items[a..b]
-                    .iter()
-                    .map(|&i| self.item_w[i as usize] * self.item_rate[i as usize])
-                    .sum()
-            };
+            let (a, b) = (
+                self.link_start[li] as usize,
+                (self.link_start[li] + self.link_deg[li]) as usize,
+            );
+            let used: f64 = self.link_items[a..b]
+                .iter()
+                .map(|&i| self.item_w[i as usize] * self.item_rate[i as usize])
+                .sum();
             self.link_used[li] = used;
             residual[li] = (residual[li] - used).max(0.0);
         }
