@@ -748,6 +748,8 @@ impl<'w> Engine<'w> {
         rate
     }
 
+    /// The event loop: find the next event, sample the grid up to it, handle it,
+    /// report progress; ends when nothing is left to happen (or at the horizon).
     fn run(
         mut self,
         policy: &mut AnyPolicy,
@@ -764,7 +766,7 @@ impl<'w> Engine<'w> {
         let mut idle_events = 0u32;
         let mut recorder = opts.record.map(|r| Recorder::new(r, &self.w.fabric));
         // Interval mode: the grid t0 + i·Δ, t0 the first event.
-        let (mut grid_t0, mut grid_i) = (f64::NAN, 0u64);
+        let mut grid = (f64::NAN, 0u64);
         loop {
             let t_start = self.next_start();
             let t_done = self.rates.next_completion(&self.d.active_paths);
@@ -773,12 +775,7 @@ impl<'w> Engine<'w> {
             if !t.is_finite() {
                 if self.skipped_call && !self.d.active.is_empty() {
                     // realloc=coflow: nothing moves until the policy is asked again.
-                    self.skipped_call = false;
-                    self.call_policy(policy);
-                    if self.check {
-                        self.check_rates(policy_name)?;
-                    }
-                    self.set_timers();
+                    self.ask(policy, policy_name)?;
                     continue;
                 }
                 break;
@@ -789,15 +786,7 @@ impl<'w> Engine<'w> {
                 break;
             }
             if let Some(rc) = recorder.as_mut() {
-                let dt = rc.rec.interval_s;
-                while dt > 0.0 && grid_t0.is_finite() {
-                    let ts = grid_t0 + grid_i as f64 * dt;
-                    if ts >= t {
-                        break;
-                    }
-                    rc.sample(&self.state(), self.now, (ts - self.now).max(0.0));
-                    grid_i += 1;
-                }
+                self.sample_grid(rc, &mut grid, t);
             }
             self.now = t;
             self.result.events += 1;
@@ -807,13 +796,10 @@ impl<'w> Engine<'w> {
                     opts.max_events
                 )));
             }
-            self.coflow_completed = false;
-            let completed = self.completions();
-            let started = self.starts();
-            let woken = t_timer <= t;
+            let moved = self.event(policy, opts, t_timer <= t, policy_name)?;
             // A timer event where nothing completes or starts: count runs of them, so
             // a policy that keeps asking for wake-ups cannot loop forever.
-            if !completed && !started && t_timer <= t_start.min(t_done) {
+            if !moved && t_timer <= t_start.min(t_done) {
                 idle_events += 1;
                 if idle_events > 1_000_000 {
                     return Err(fail(format!(
@@ -824,30 +810,11 @@ impl<'w> Engine<'w> {
             } else {
                 idle_events = 0;
             }
-            if completed || started {
-                self.rebuild_groups();
-            }
-            let call = match opts.realloc {
-                Realloc::Event => true,
-                Realloc::Coflow => started || woken || self.coflow_completed,
-            };
-            self.skipped_call |= !call;
-            if self.d.active.is_empty() {
-                self.timers.clear();
-                self.d.changed_paths.clear();
-            } else if call {
-                self.skipped_call = false;
-                self.call_policy(policy);
-                if self.check {
-                    self.check_rates(policy_name)?;
-                }
-                self.set_timers();
-            }
             if let Some(rc) = recorder.as_mut() {
                 if rc.rec.interval_s == 0.0 {
                     rc.sample(&self.state(), self.now, 0.0);
-                } else if grid_t0.is_nan() {
-                    grid_t0 = self.now;
+                } else if grid.0.is_nan() {
+                    grid.0 = self.now;
                 }
             }
             if let Some(p) = progress.as_mut() {
@@ -858,6 +825,61 @@ impl<'w> Engine<'w> {
             }
         }
         self.finish_run(policy_name, progress, recorder)
+    }
+
+    /// Samples the recorder's grid points `t0 + i·Δ` before `t` (interval mode),
+    /// at the current rates.
+    fn sample_grid(&self, rc: &mut Recorder, grid: &mut (f64, u64), t: f64) {
+        let dt = rc.rec.interval_s;
+        while dt > 0.0 && grid.0.is_finite() {
+            let ts = grid.0 + grid.1 as f64 * dt;
+            if ts >= t {
+                break;
+            }
+            rc.sample(&self.state(), self.now, (ts - self.now).max(0.0));
+            grid.1 += 1;
+        }
+    }
+
+    /// Handles the event at `self.now`: completions, starts, then the policy call
+    /// (under `realloc=coflow` only on coflow events and wake-ups). Returns
+    /// whether a flow completed or started.
+    fn event(
+        &mut self,
+        policy: &mut AnyPolicy,
+        opts: &SimOptions,
+        woken: bool,
+        policy_name: &str,
+    ) -> Result<bool, SimError> {
+        self.coflow_completed = false;
+        let completed = self.completions();
+        let started = self.starts();
+        if completed || started {
+            self.rebuild_groups();
+        }
+        let call = match opts.realloc {
+            Realloc::Event => true,
+            Realloc::Coflow => started || woken || self.coflow_completed,
+        };
+        self.skipped_call |= !call;
+        if self.d.active.is_empty() {
+            self.timers.clear();
+            self.d.changed_paths.clear();
+        } else if call {
+            self.ask(policy, policy_name)?;
+        }
+        Ok(completed || started)
+    }
+
+    /// Calls the policy, checks its rates (when checking) and sets its timers.
+    fn ask(&mut self, policy: &mut AnyPolicy, policy_name: &str) -> Result<(), SimError> {
+        self.skipped_call = false;
+        self.call_policy(policy);
+        if self.check {
+            self.check_rates(policy_name)?;
+        }
+        self.set_timers();
+        Ok(())
     }
 
     fn finish_run(
