@@ -736,7 +736,8 @@ pub fn simulate_coflowsim(
     simulate_coflowsim_with(w, CsPolicy::Builtin(kind), opts)
 }
 
-/// Replays `w` as CoflowSim would under `policy`.
+/// Replays `w` as CoflowSim would under `policy`: check the epoch, build the
+/// jobs, run the epochs, read the results.
 pub fn simulate_coflowsim_with(
     w: &Workload,
     policy: CsPolicy,
@@ -775,6 +776,19 @@ pub fn simulate_coflowsim_with(
             &jobs,
         )?));
     }
+    let steps = run_epochs(&mut sim, &jobs, e);
+    if let Some(e) = sim.hooked.as_mut().and_then(|h| h.error.take()) {
+        return Err(SimError {
+            message: format!("engine coflowsim: {e}"),
+        });
+    }
+    Ok(results(w, &sim, &jobs, steps))
+}
+
+/// CoflowSim's main loop: per epoch of `e` units, admit the jobs arriving by its
+/// end, then step through the epoch, skipping the quanta in which nothing
+/// happens. Returns the quanta stepped.
+fn run_epochs(sim: &mut Sim, jobs: &[Job], e: i64) -> u64 {
     let total = jobs.len();
     let mut cur = 0usize;
     let mut ct: i64 = 0;
@@ -811,11 +825,12 @@ pub fn simulate_coflowsim_with(
         }
         ct += e;
     }
-    if let Some(e) = sim.hooked.as_mut().and_then(|h| h.error.take()) {
-        return Err(SimError {
-            message: format!("engine coflowsim: {e}"),
-        });
-    }
+    steps
+}
+
+/// Each coflow's arrival, admission, finish and duration (in CoflowSim's
+/// millisecond units); a coflow that did not finish makes the result incomplete.
+fn results(w: &Workload, sim: &Sim, jobs: &[Job], steps: u64) -> CsResult {
     let n = w.coflows.len();
     let mut res = CsResult {
         arrival_units: vec![f64::NAN; n],
@@ -840,5 +855,5 @@ pub fn simulate_coflowsim_with(
             res.complete = false;
         }
     }
-    Ok(res)
+    res
 }
