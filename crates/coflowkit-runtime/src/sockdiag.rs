@@ -160,7 +160,8 @@ pub fn parse_replies(
 }
 
 /// `on_error(offset, errno)` decides what an `NLMSG_ERROR` with a nonzero code
-/// means; an acknowledgement (code 0) is skipped.
+/// means; an acknowledgement (code 0) is skipped. Returns whether the buffer
+/// held `NLMSG_DONE`.
 fn parse_inner(
     data: &[u8],
     seq: Option<u32>,
@@ -170,67 +171,9 @@ fn parse_inner(
     let n = data.len();
     let mut off = 0usize;
     while off < n {
-        if n - off < NLMSGHDR_LEN {
-            return Err(DiagError::new(format!(
-                "truncated netlink header at offset {off}: {} bytes left, need {NLMSGHDR_LEN}",
-                n - off
-            )));
-        }
-        let mlen = u32_at(data, off) as usize;
-        let mtype = u16_at(data, off + 4);
-        let mseq = u32_at(data, off + 8);
-        if mlen < NLMSGHDR_LEN {
-            return Err(DiagError::new(format!(
-                "malformed netlink message at offset {off}: nlmsg_len {mlen} is shorter than its {NLMSGHDR_LEN}-byte header"
-            )));
-        }
-        if mlen > n - off {
-            return Err(DiagError::new(format!(
-                "truncated netlink message at offset {off}: nlmsg_len {mlen} exceeds the {} bytes left in the buffer",
-                n - off
-            )));
-        }
-        let end = off + mlen;
-        if let Some(want) = seq {
-            if mseq != want {
-                return Err(DiagError::new(format!(
-                    "netlink message at offset {off} has sequence number {mseq}, expected {want}"
-                )));
-            }
-        }
+        let (mlen, mtype) = message_header(data, off, seq)?;
         match mtype {
-            SOCK_DIAG_BY_FAMILY => {
-                if mlen < HEAD_LEN {
-                    return Err(DiagError::new(format!(
-                        "truncated inet_diag_msg at offset {}: {} bytes, need {INET_DIAG_MSG_LEN}",
-                        off + NLMSGHDR_LEN,
-                        mlen - NLMSGHDR_LEN
-                    )));
-                }
-                let (acked, received) = tcp_info_bytes(data, off + HEAD_LEN, end)?;
-                let m = off + NLMSGHDR_LEN;
-                let family = data[m];
-                if family != AF_INET && family != AF_INET6 {
-                    return Err(DiagError::new(format!(
-                        "inet_diag_msg at offset {m} has address family {family}, expected AF_INET ({AF_INET}) or AF_INET6 ({AF_INET6})"
-                    )));
-                }
-                let mut src = [0u8; 16];
-                let mut dst = [0u8; 16];
-                src.copy_from_slice(&data[m + 8..m + 24]);
-                dst.copy_from_slice(&data[m + 24..m + 40]);
-                each(&Conn {
-                    family,
-                    state: data[m + 1],
-                    src,
-                    dst,
-                    sport: u16::from_be_bytes([data[m + 4], data[m + 5]]),
-                    dport: u16::from_be_bytes([data[m + 6], data[m + 7]]),
-                    bytes_acked: acked,
-                    bytes_received: received,
-                    inode: u32_at(data, m + 68),
-                });
-            }
+            SOCK_DIAG_BY_FAMILY => each(&conn_at(data, off, mlen)?),
             NLMSG_DONE => {
                 if mlen >= NLMSGHDR_LEN + 4 {
                     let code = u32_at(data, off + NLMSGHDR_LEN) as i32;
@@ -268,6 +211,75 @@ fn parse_inner(
         off = off.saturating_add((mlen + 3) & !3);
     }
     Ok(false)
+}
+
+/// The length and type of the netlink message at `off`, checked against the
+/// buffer and, when given, the expected sequence number.
+fn message_header(data: &[u8], off: usize, seq: Option<u32>) -> Result<(usize, u16), DiagError> {
+    let n = data.len();
+    if n - off < NLMSGHDR_LEN {
+        return Err(DiagError::new(format!(
+            "truncated netlink header at offset {off}: {} bytes left, need {NLMSGHDR_LEN}",
+            n - off
+        )));
+    }
+    let mlen = u32_at(data, off) as usize;
+    let mtype = u16_at(data, off + 4);
+    let mseq = u32_at(data, off + 8);
+    if mlen < NLMSGHDR_LEN {
+        return Err(DiagError::new(format!(
+            "malformed netlink message at offset {off}: nlmsg_len {mlen} is shorter than its {NLMSGHDR_LEN}-byte header"
+        )));
+    }
+    if mlen > n - off {
+        return Err(DiagError::new(format!(
+            "truncated netlink message at offset {off}: nlmsg_len {mlen} exceeds the {} bytes left in the buffer",
+            n - off
+        )));
+    }
+    if let Some(want) = seq {
+        if mseq != want {
+            return Err(DiagError::new(format!(
+                "netlink message at offset {off} has sequence number {mseq}, expected {want}"
+            )));
+        }
+    }
+    Ok((mlen, mtype))
+}
+
+/// The connection in the `SOCK_DIAG_BY_FAMILY` message at `off` (`mlen` bytes):
+/// its `inet_diag_msg` and the byte counters of its `tcp_info`.
+fn conn_at(data: &[u8], off: usize, mlen: usize) -> Result<Conn, DiagError> {
+    if mlen < HEAD_LEN {
+        return Err(DiagError::new(format!(
+            "truncated inet_diag_msg at offset {}: {} bytes, need {INET_DIAG_MSG_LEN}",
+            off + NLMSGHDR_LEN,
+            mlen - NLMSGHDR_LEN
+        )));
+    }
+    let (acked, received) = tcp_info_bytes(data, off + HEAD_LEN, off + mlen)?;
+    let m = off + NLMSGHDR_LEN;
+    let family = data[m];
+    if family != AF_INET && family != AF_INET6 {
+        return Err(DiagError::new(format!(
+            "inet_diag_msg at offset {m} has address family {family}, expected AF_INET ({AF_INET}) or AF_INET6 ({AF_INET6})"
+        )));
+    }
+    let mut src = [0u8; 16];
+    let mut dst = [0u8; 16];
+    src.copy_from_slice(&data[m + 8..m + 24]);
+    dst.copy_from_slice(&data[m + 24..m + 40]);
+    Ok(Conn {
+        family,
+        state: data[m + 1],
+        src,
+        dst,
+        sport: u16::from_be_bytes([data[m + 4], data[m + 5]]),
+        dport: u16::from_be_bytes([data[m + 6], data[m + 7]]),
+        bytes_acked: acked,
+        bytes_received: received,
+        inode: u32_at(data, m + 68),
+    })
 }
 
 /// `(bytes_acked, bytes_received)` from the attributes in `data[a..end]`:
