@@ -28,88 +28,7 @@ pub fn read_sincronia(source: &str, text: &str) -> Result<Workload, ModelError> 
     let mut seen = 0u64;
     while !t.done() {
         seen += 1;
-        let (id, line) = t.uint("coflow id")?;
-        let (arrival_ms, aline) = t.float("arrival")?;
-        if arrival_ms < 0.0 {
-            return Err(t.err(
-                aline,
-                "arrival",
-                format!("arrival must be ≥ 0, got {arrival_ms}"),
-            ));
-        }
-        let (n, nline) = t.uint("number of flows")?;
-        if n == 0 {
-            return Err(t.err(
-                nline,
-                "number of flows",
-                format!("coflow {id} has no flows"),
-            ));
-        }
-        let (senders, sline) = t.uint("number of senders")?;
-        let (receivers, rline) = t.uint("number of receivers")?;
-        let arrival_s = arrival_ms / 1000.0;
-        b.add_coflow(CoflowRecord {
-            id,
-            arrival_s: Some(arrival_s),
-            weight: 1.0,
-            line,
-        })?;
-        let mut srcs = BTreeSet::new();
-        let mut dsts = BTreeSet::new();
-        for k in 0..n {
-            let missing = |mut e: ModelError| {
-                if e.message.starts_with("missing") {
-                    e.message = format!("missing: coflow {id} declares {n} flows but lists {k}");
-                }
-                e
-            };
-            let (src, l1) = t.uint("src").map_err(missing)?;
-            let (dst, l2) = t.uint("dst").map_err(missing)?;
-            let (mb, l3) = t.float("MB").map_err(missing)?;
-            if src >= ports as u64 {
-                return Err(t.err(l1, "src", outside(src, ports)));
-            }
-            if dst >= ports as u64 {
-                return Err(t.err(l2, "dst", outside(dst, ports)));
-            }
-            if mb <= 0.0 {
-                return Err(t.err(l3, "MB", format!("flow size must be > 0 MB, got {mb}")));
-            }
-            srcs.insert(src);
-            dsts.insert(dst);
-            b.add_flow(FlowRecord {
-                coflow_id: id,
-                flow_id: next_flow,
-                src: src as i64,
-                dst: dst as i64,
-                size_bytes: mb * MIB,
-                start_s: arrival_s,
-                depends_on: Vec::new(),
-                meta: FlowMeta::default(),
-                line: l1,
-            })?;
-            next_flow += 1;
-        }
-        if srcs.len() as u64 != senders {
-            return Err(t.err(
-                sline,
-                "number of senders",
-                format!(
-                    "coflow {id} declares {senders} senders but its flows have {}",
-                    srcs.len()
-                ),
-            ));
-        }
-        if dsts.len() as u64 != receivers {
-            return Err(t.err(
-                rline,
-                "number of receivers",
-                format!(
-                    "coflow {id} declares {receivers} receivers but its flows have {}",
-                    dsts.len()
-                ),
-            ));
-        }
+        read_coflow(&mut t, &mut b, ports, &mut next_flow)?;
     }
     if seen != n_coflows {
         return Err(ModelError::new(
@@ -120,6 +39,115 @@ pub fn read_sincronia(source: &str, text: &str) -> Result<Workload, ModelError> 
         ));
     }
     b.build(Fabric::big_switch(ports, GBPS_BYTES_PER_S)?)
+}
+
+/// One coflow: `<id> <arrival ms> <flows> <senders> <receivers>` then its flows
+/// as `<src> <dst> <MB>`; the declared sender and receiver counts must match the
+/// flows'.
+fn read_coflow(
+    t: &mut Tokens,
+    b: &mut WorkloadBuilder,
+    ports: u32,
+    next_flow: &mut u64,
+) -> Result<(), ModelError> {
+    let (id, line) = t.uint("coflow id")?;
+    let (arrival_ms, aline) = t.float("arrival")?;
+    if arrival_ms < 0.0 {
+        return Err(t.err(
+            aline,
+            "arrival",
+            format!("arrival must be ≥ 0, got {arrival_ms}"),
+        ));
+    }
+    let (n, nline) = t.uint("number of flows")?;
+    if n == 0 {
+        return Err(t.err(
+            nline,
+            "number of flows",
+            format!("coflow {id} has no flows"),
+        ));
+    }
+    let (senders, sline) = t.uint("number of senders")?;
+    let (receivers, rline) = t.uint("number of receivers")?;
+    let arrival_s = arrival_ms / 1000.0;
+    b.add_coflow(CoflowRecord {
+        id,
+        arrival_s: Some(arrival_s),
+        weight: 1.0,
+        line,
+    })?;
+    let mut srcs = BTreeSet::new();
+    let mut dsts = BTreeSet::new();
+    for k in 0..n {
+        let (src, dst) = read_flow(t, b, ports, (id, n, k), arrival_s, *next_flow)?;
+        srcs.insert(src);
+        dsts.insert(dst);
+        *next_flow += 1;
+    }
+    for (field, declared, got, what) in [
+        ("number of senders", senders, srcs.len(), (sline, "senders")),
+        (
+            "number of receivers",
+            receivers,
+            dsts.len(),
+            (rline, "receivers"),
+        ),
+    ] {
+        if got as u64 != declared {
+            return Err(t.err(
+                what.0,
+                field,
+                format!(
+                    "coflow {id} declares {declared} {} but its flows have {got}",
+                    what.1
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The `k`-th of the `n` flows of coflow `id` (`coflow = (id, n, k)`); returns
+/// its ports.
+fn read_flow(
+    t: &mut Tokens,
+    b: &mut WorkloadBuilder,
+    ports: u32,
+    coflow: (u64, u64, u64),
+    arrival_s: f64,
+    flow_id: u64,
+) -> Result<(u64, u64), ModelError> {
+    let (id, n, k) = coflow;
+    let missing = |mut e: ModelError| {
+        if e.message.starts_with("missing") {
+            e.message = format!("missing: coflow {id} declares {n} flows but lists {k}");
+        }
+        e
+    };
+    let (src, l1) = t.uint("src").map_err(missing)?;
+    let (dst, l2) = t.uint("dst").map_err(missing)?;
+    let (mb, l3) = t.float("MB").map_err(missing)?;
+    if src >= ports as u64 {
+        return Err(t.err(l1, "src", outside(src, ports)));
+    }
+    if dst >= ports as u64 {
+        return Err(t.err(l2, "dst", outside(dst, ports)));
+    }
+    if mb <= 0.0 {
+        return Err(t.err(l3, "MB", format!("flow size must be > 0 MB, got {mb}")));
+    }
+    b.add_flow(FlowRecord {
+        coflow_id: id,
+        flow_id,
+        src: src as i64,
+        dst: dst as i64,
+        size_bytes: mb * MIB,
+        start_s: arrival_s,
+        depends_on: Vec::new(),
+        meta: FlowMeta::default(),
+        line: l1,
+    })?;
+    Ok((src, dst))
 }
 
 /// Writes the workload in the Sincronia format (flow starts other than the coflow's
