@@ -5,40 +5,25 @@
 
 use std::time::Instant;
 
+use coflowkit_model::Workload;
+
+/// Prints `e` and exits with `code`.
+fn die(e: impl std::fmt::Display, code: i32) -> ! {
+    eprintln!("{e}");
+    std::process::exit(code)
+}
+
+fn env_parse<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
-        eprintln!("usage: run_trace TRACE POLICY [--check] [--dump FILE]");
-        std::process::exit(2);
+        die("usage: run_trace TRACE POLICY [--check] [--dump FILE]", 2);
     }
     let t0 = Instant::now();
-    let w = coflowkit_trace::read_path(&args[1], None).unwrap_or_else(|e| {
-        eprintln!("{e}");
-        std::process::exit(1)
-    });
-    // FABRIC=SPEC (e.g. fattree:k=16) re-routes the trace; FIRST=N keeps N coflows.
-    let w = match std::env::var("FIRST").ok().and_then(|v| v.parse().ok()) {
-        Some(n) => w.head(n),
-        None => w,
-    };
-    let w = match std::env::var("FABRIC") {
-        Ok(spec) => {
-            let f = coflowkit_model::Fabric::from_spec(&spec, w.fabric.ports())
-                .and_then(|f| w.with_fabric(f))
-                .unwrap_or_else(|e| {
-                    eprintln!("{e}");
-                    std::process::exit(2)
-                });
-            eprintln!(
-                "fabric {} ({} paths), routed in {:.3}s",
-                f.fabric.describe(),
-                f.fabric.num_paths(),
-                t0.elapsed().as_secs_f64()
-            );
-            f
-        }
-        Err(_) => w,
-    };
+    let w = load(&args[1], t0);
     let t1 = Instant::now();
     // POLICY[:KEY=VALUE...], e.g. coda:labels=random:intra=false
     let mut parts = args[2].split(':');
@@ -47,30 +32,8 @@ fn main() {
         .filter_map(|kv| kv.split_once('='))
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    let mut p = coflowkit_policy::build(name, &params).unwrap_or_else(|e| {
-        eprintln!("{e}");
-        std::process::exit(2)
-    });
-    let opts = coflowkit_sim::SimOptions {
-        check_invariants: args.iter().any(|a| a == "--check"),
-        max_events: std::env::var("MAX_EVENTS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0),
-        // RECORD=SECONDS (0: every event) records the instantaneous metrics, to
-        // measure what recording costs.
-        record: std::env::var("RECORD")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .map(|interval_s| coflowkit_sim::Recording {
-                interval_s,
-                per_coflow: false,
-            }),
-        // DELTA=0 runs without delta decisions (policies answer in full), to
-        // compare a policy's incremental form with its from-scratch one.
-        delta_decisions: std::env::var("DELTA").map_or(true, |v| v != "0"),
-        ..Default::default()
-    };
+    let mut p = coflowkit_policy::build(name, &params).unwrap_or_else(|e| die(e, 2));
+    let opts = options(args.iter().any(|a| a == "--check"));
     let r = match coflowkit_sim::simulate(&w, &mut p, &opts, None) {
         Ok(r) => r,
         Err(e) => {
@@ -107,4 +70,44 @@ fn main() {
             .unwrap_or_default()
     );
     eprintln!("rate_changes {}", r.rate_changes);
+}
+
+/// The trace, cut to its first `FIRST=N` coflows and re-routed on `FABRIC=SPEC`
+/// (e.g. fattree:k=16) when those are set.
+fn load(path: &str, t0: Instant) -> Workload {
+    let w = coflowkit_trace::read_path(path, None).unwrap_or_else(|e| die(e, 1));
+    let w = match env_parse::<usize>("FIRST") {
+        Some(n) => w.head(n),
+        None => w,
+    };
+    let Ok(spec) = std::env::var("FABRIC") else {
+        return w;
+    };
+    let f = coflowkit_model::Fabric::from_spec(&spec, w.fabric.ports())
+        .and_then(|f| w.with_fabric(f))
+        .unwrap_or_else(|e| die(e, 2));
+    eprintln!(
+        "fabric {} ({} paths), routed in {:.3}s",
+        f.fabric.describe(),
+        f.fabric.num_paths(),
+        t0.elapsed().as_secs_f64()
+    );
+    f
+}
+
+/// Engine options from the environment: `MAX_EVENTS=N`; `RECORD=SECONDS` (0:
+/// every event) records the instantaneous metrics, to measure what recording
+/// costs; `DELTA=0` runs without delta decisions (policies answer in full), to
+/// compare a policy's incremental form with its from-scratch one.
+fn options(check: bool) -> coflowkit_sim::SimOptions {
+    coflowkit_sim::SimOptions {
+        check_invariants: check,
+        max_events: env_parse("MAX_EVENTS").unwrap_or(0),
+        record: env_parse("RECORD").map(|interval_s| coflowkit_sim::Recording {
+            interval_s,
+            per_coflow: false,
+        }),
+        delta_decisions: std::env::var("DELTA").map_or(true, |v| v != "0"),
+        ..Default::default()
+    }
 }
