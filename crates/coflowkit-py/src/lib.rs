@@ -441,30 +441,13 @@ fn simulate<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let (params, realloc) = split_realloc(params)?;
     let mut p = coflowkit_policy::build(policy, &params).map_err(model_err)?;
-    if let Some(x) = record_interval_s {
-        if !(x.is_finite() && x >= 0.0) {
-            return Err(CoflowkitError::new_err(format!(
-                "record interval must be a number of seconds >= 0 (0: every event), got {x}"
-            )));
-        }
-    }
-    if let Some(h) = horizon_s {
-        if h.is_nan() || h < 0.0 {
-            return Err(CoflowkitError::new_err(format!(
-                "horizon must be a time >= 0, got {h}"
-            )));
-        }
-    }
-    let opts = coflowkit_sim::SimOptions {
+    let opts = sim_options(
         check_invariants,
-        record: record_interval_s.map(|interval_s| coflowkit_sim::Recording {
-            interval_s,
-            per_coflow: record_coflows,
-        }),
-        horizon_s: horizon_s.unwrap_or(f64::INFINITY),
+        record_interval_s,
+        record_coflows,
+        horizon_s,
         realloc,
-        ..Default::default()
-    };
+    )?;
     let w = &workload.inner;
     let r = py
         .allow_threads(|| match progress {
@@ -479,6 +462,50 @@ fn simulate<'py>(
             None => coflowkit_sim::simulate(w, &mut p, &opts, None),
         })
         .map_err(|e| SimulationError::new_err(format!("{policy}: {e}")))?;
+    result_dict(py, w, r, record_coflows)
+}
+
+/// The engine's options from `simulate`'s arguments, checked.
+fn sim_options(
+    check_invariants: bool,
+    record_interval_s: Option<f64>,
+    record_coflows: bool,
+    horizon_s: Option<f64>,
+    realloc: coflowkit_sim::Realloc,
+) -> PyResult<coflowkit_sim::SimOptions> {
+    if let Some(x) = record_interval_s {
+        if !(x.is_finite() && x >= 0.0) {
+            return Err(CoflowkitError::new_err(format!(
+                "record interval must be a number of seconds >= 0 (0: every event), got {x}"
+            )));
+        }
+    }
+    if let Some(h) = horizon_s {
+        if h.is_nan() || h < 0.0 {
+            return Err(CoflowkitError::new_err(format!(
+                "horizon must be a time >= 0, got {h}"
+            )));
+        }
+    }
+    Ok(coflowkit_sim::SimOptions {
+        check_invariants,
+        record: record_interval_s.map(|interval_s| coflowkit_sim::Recording {
+            interval_s,
+            per_coflow: record_coflows,
+        }),
+        horizon_s: horizon_s.unwrap_or(f64::INFINITY),
+        realloc,
+        ..Default::default()
+    })
+}
+
+/// `simulate`'s result as a dict (see its docs).
+fn result_dict<'py>(
+    py: Python<'py>,
+    w: &coflowkit_model::Workload,
+    r: coflowkit_sim::SimResult,
+    record_coflows: bool,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("finish_s", r.coflow_finish_s)?;
     d.set_item("flow_start_s", r.flow_start_s)?;
