@@ -58,17 +58,47 @@ pub fn communities(hosts: usize, edges: &[(u32, u32, f64)], max_conductance: f64
 
 /// The best Cheeger cut of the (connected) subgraph on `part`, if its
 /// conductance is below `max_conductance`. Sparse: `O(edges)` per power step.
+/// Three steps: the part's weighted adjacency, the Fiedler vector of its
+/// normalized Laplacian, and a sweep over it.
 fn bisect(
     part: &[u32],
     edges: &[(u32, u32, f64)],
     max_conductance: f64,
 ) -> Option<(Vec<u32>, Vec<u32>)> {
     let n = part.len();
-    let mut at = std::collections::HashMap::with_capacity(n);
+    let adj = adjacency(part, edges);
+    let deg: Vec<f64> = adj.iter().map(|r| r.iter().map(|e| e.1).sum()).collect();
+    if deg.iter().sum::<f64>() <= 0.0 {
+        return None;
+    }
+    let inv: Vec<f64> = deg
+        .iter()
+        .map(|&d| if d > 0.0 { 1.0 / d.sqrt() } else { 0.0 })
+        .collect();
+    let v = fiedler(&adj, &deg, &inv);
+    // Sweep: hosts by v/√d, the prefix with the least conductance.
+    let x: Vec<f64> = (0..n).map(|i| v[i] * inv[i]).collect();
+    let mut ord: Vec<usize> = (0..n).collect();
+    ord.sort_by(|&a, &b| x[a].total_cmp(&x[b]).then(part[a].cmp(&part[b])));
+    let (phi, k) = sweep(&ord, &adj, &deg);
+    if phi >= max_conductance {
+        return None;
+    }
+    let mut a: Vec<u32> = ord[..k].iter().map(|&i| part[i]).collect();
+    let mut b: Vec<u32> = ord[k..].iter().map(|&i| part[i]).collect();
+    a.sort_unstable();
+    b.sort_unstable();
+    Some((a, b))
+}
+
+/// Sparse symmetric weights of the subgraph on `part` (positions in `part`):
+/// adjacency lists, repeated edges summed, self-loops and non-positive weights
+/// dropped.
+fn adjacency(part: &[u32], edges: &[(u32, u32, f64)]) -> Vec<Vec<(usize, f64)>> {
+    let mut at = std::collections::HashMap::with_capacity(part.len());
     for (i, &h) in part.iter().enumerate() {
         at.insert(h, i);
     }
-    // Sparse symmetric weights of the part: adjacency lists (repeats summed).
     let mut pairs: std::collections::BTreeMap<(usize, usize), f64> = Default::default();
     for &(a, b, x) in edges {
         if a == b || x <= 0.0 {
@@ -78,20 +108,18 @@ fn bisect(
             *pairs.entry((i.min(j), i.max(j))).or_insert(0.0) += x;
         }
     }
-    let mut adj: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+    let mut adj: Vec<Vec<(usize, f64)>> = vec![Vec::new(); part.len()];
     for (&(i, j), &x) in &pairs {
         adj[i].push((j, x));
         adj[j].push((i, x));
     }
-    let deg: Vec<f64> = adj.iter().map(|r| r.iter().map(|e| e.1).sum()).collect();
-    let vol: f64 = deg.iter().sum();
-    if vol <= 0.0 {
-        return None;
-    }
-    let inv: Vec<f64> = deg
-        .iter()
-        .map(|&d| if d > 0.0 { 1.0 / d.sqrt() } else { 0.0 })
-        .collect();
+    adj
+}
+
+/// The second eigenvector of `(I + D^-1/2 A D^-1/2) / 2` by power iteration,
+/// deflated against the first (`√d`); `inv` is `1/√d` (0 for isolated hosts).
+fn fiedler(adj: &[Vec<(usize, f64)>], deg: &[f64], inv: &[f64]) -> Vec<f64> {
+    let n = adj.len();
     let norm = |v: &mut [f64]| {
         let z = v.iter().map(|x| x * x).sum::<f64>().sqrt();
         if z > 0.0 {
@@ -124,10 +152,13 @@ fn bisect(
             break;
         }
     }
-    // Sweep: hosts by v/√d, the prefix with the least conductance.
-    let x: Vec<f64> = (0..n).map(|i| v[i] * inv[i]).collect();
-    let mut ord: Vec<usize> = (0..n).collect();
-    ord.sort_by(|&a, &b| x[a].total_cmp(&x[b]).then(part[a].cmp(&part[b])));
+    v
+}
+
+/// The prefix of `ord` with the least conductance: `(conductance, length)`.
+fn sweep(ord: &[usize], adj: &[Vec<(usize, f64)>], deg: &[f64]) -> (f64, usize) {
+    let n = ord.len();
+    let vol: f64 = deg.iter().sum();
     let mut inside = vec![false; n];
     let (mut cut, mut vs) = (0.0, 0.0);
     let mut best = (f64::INFINITY, 0);
@@ -147,14 +178,7 @@ fn bisect(
             best = (phi, k + 1);
         }
     }
-    if best.0 >= max_conductance {
-        return None;
-    }
-    let mut a: Vec<u32> = ord[..best.1].iter().map(|&i| part[i]).collect();
-    let mut b: Vec<u32> = ord[best.1..].iter().map(|&i| part[i]).collect();
-    a.sort_unstable();
-    b.sort_unstable();
-    Some((a, b))
+    best
 }
 
 #[cfg(test)]
