@@ -168,93 +168,99 @@ impl Fabric {
             None => (spec, ""),
         };
         match kind {
-            "bigswitch" | "big-switch" | "" => {
-                let mut gbps = 1.0;
-                let mut up_gbps: Option<f64> = None;
-                let mut down_gbps: Option<f64> = None;
-                let mut ports = trace_ports;
-                for (k, v) in options(spec, opts)? {
-                    match k {
-                        "gbps" => gbps = speed("gbps", v)?,
-                        "up_gbps" => up_gbps = Some(speed("up_gbps", v)?),
-                        "down_gbps" => down_gbps = Some(speed("down_gbps", v)?),
-                        "ports" => ports = port_count(v, trace_ports)?,
-                        other => {
-                            return Err(ModelError::param(
-                                "fabric",
-                                format!(
-                                    "unknown bigswitch option '{other}'; valid options: gbps, up_gbps, down_gbps, ports"
-                                ),
-                            ))
-                        }
-                    }
-                }
-                let mut f = Fabric::big_switch(ports, gbps * GBPS_BYTES_PER_S)?;
-                let p = ports as usize;
-                if let Some(u) = up_gbps {
-                    f.capacities[..p].fill(u * GBPS_BYTES_PER_S);
-                }
-                if let Some(d) = down_gbps {
-                    f.capacities[p..].fill(d * GBPS_BYTES_PER_S);
-                }
-                Ok(f)
-            }
-            "fattree" | "fat-tree" => {
-                let mut k: Option<u32> = None;
-                let mut host_gbps: Option<f64> = None;
-                let mut fabric_gbps: Option<f64> = None;
-                let mut gbps = 1.0;
-                let mut ports = trace_ports;
-                let mut placement = Placement::Rack;
-                let mut seed = 1u64;
-                for (key, v) in options(spec, opts)? {
-                    match key {
-                        "k" => k = Some(whole("k", v)?.min(u32::MAX as u64) as u32),
-                        "gbps" => gbps = speed("gbps", v)?,
-                        "host_gbps" => host_gbps = Some(speed("host_gbps", v)?),
-                        "fabric_gbps" => fabric_gbps = Some(speed("fabric_gbps", v)?),
-                        "ports" => ports = port_count(v, trace_ports)?,
-                        "placement" => {
-                            placement = Placement::parse(v).ok_or_else(|| {
-                                ModelError::param(
-                                    "fabric",
-                                    format!(
-                                        "unknown placement '{v}'; valid placements: spread, rack, random"
-                                    ),
-                                )
-                            })?
-                        }
-                        "seed" => seed = whole("seed", v)?,
-                        other => {
-                            return Err(ModelError::param(
-                                "fabric",
-                                format!(
-                                    "unknown fattree option '{other}'; valid options: k, gbps, host_gbps, fabric_gbps, ports, placement, seed"
-                                ),
-                            ))
-                        }
-                    }
-                }
-                let k = k.ok_or_else(|| {
-                    ModelError::param(
-                        "fabric",
-                        format!("'{spec}' needs k (for example fattree:k=8)"),
-                    )
-                })?;
-                Fabric::fat_tree(
-                    k,
-                    ports,
-                    host_gbps.unwrap_or(gbps) * GBPS_BYTES_PER_S,
-                    fabric_gbps.unwrap_or(gbps) * GBPS_BYTES_PER_S,
-                    placement,
-                    seed,
-                )
-            }
+            "bigswitch" | "big-switch" | "" => Self::big_switch_spec(spec, opts, trace_ports),
+            "fattree" | "fat-tree" => Self::fat_tree_spec(spec, opts, trace_ports),
             other => Err(ModelError::param(
                 "fabric",
                 format!("unknown fabric '{other}'; valid fabrics: bigswitch, fattree"),
             )),
         }
+    }
+
+    /// `bigswitch:gbps=G,up_gbps=U,down_gbps=D,ports=N`.
+    fn big_switch_spec(spec: &str, opts: &str, trace_ports: u32) -> Result<Fabric, ModelError> {
+        let mut gbps = 1.0;
+        let mut up_gbps: Option<f64> = None;
+        let mut down_gbps: Option<f64> = None;
+        let mut ports = trace_ports;
+        for (k, v) in options(spec, opts)? {
+            match k {
+                "gbps" => gbps = speed("gbps", v)?,
+                "up_gbps" => up_gbps = Some(speed("up_gbps", v)?),
+                "down_gbps" => down_gbps = Some(speed("down_gbps", v)?),
+                "ports" => ports = port_count(v, trace_ports)?,
+                other => {
+                    return Err(ModelError::param(
+                        "fabric",
+                        format!(
+                            "unknown bigswitch option '{other}'; valid options: gbps, up_gbps, down_gbps, ports"
+                        ),
+                    ))
+                }
+            }
+        }
+        let mut f = Fabric::big_switch(ports, gbps * GBPS_BYTES_PER_S)?;
+        let p = ports as usize;
+        if let Some(u) = up_gbps {
+            f.capacities[..p].fill(u * GBPS_BYTES_PER_S);
+        }
+        if let Some(d) = down_gbps {
+            f.capacities[p..].fill(d * GBPS_BYTES_PER_S);
+        }
+        Ok(f)
+    }
+
+    /// `fattree:k=K,gbps=G,host_gbps=H,fabric_gbps=F,ports=N,placement=P,seed=S`.
+    fn fat_tree_spec(spec: &str, opts: &str, trace_ports: u32) -> Result<Fabric, ModelError> {
+        let mut k: Option<u32> = None;
+        let mut host_gbps: Option<f64> = None;
+        let mut fabric_gbps: Option<f64> = None;
+        let mut gbps = 1.0;
+        let mut ports = trace_ports;
+        let mut placement = Placement::Rack;
+        let mut seed = 1u64;
+        for (key, v) in options(spec, opts)? {
+            match key {
+                "k" => k = Some(whole("k", v)?.min(u32::MAX as u64) as u32),
+                "gbps" => gbps = speed("gbps", v)?,
+                "host_gbps" => host_gbps = Some(speed("host_gbps", v)?),
+                "fabric_gbps" => fabric_gbps = Some(speed("fabric_gbps", v)?),
+                "ports" => ports = port_count(v, trace_ports)?,
+                "placement" => {
+                    placement = Placement::parse(v).ok_or_else(|| {
+                        ModelError::param(
+                            "fabric",
+                            format!(
+                                "unknown placement '{v}'; valid placements: spread, rack, random"
+                            ),
+                        )
+                    })?
+                }
+                "seed" => seed = whole("seed", v)?,
+                other => {
+                    return Err(ModelError::param(
+                        "fabric",
+                        format!(
+                            "unknown fattree option '{other}'; valid options: k, gbps, host_gbps, fabric_gbps, ports, placement, seed"
+                        ),
+                    ))
+                }
+            }
+        }
+        let k = k.ok_or_else(|| {
+            ModelError::param(
+                "fabric",
+                format!("'{spec}' needs k (for example fattree:k=8)"),
+            )
+        })?;
+        Fabric::fat_tree(
+            k,
+            ports,
+            host_gbps.unwrap_or(gbps) * GBPS_BYTES_PER_S,
+            fabric_gbps.unwrap_or(gbps) * GBPS_BYTES_PER_S,
+            placement,
+            seed,
+        )
     }
 
     /// Number of endpoints (ports or hosts).
