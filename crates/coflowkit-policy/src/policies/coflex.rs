@@ -36,7 +36,8 @@ impl Sebf {
     /// per entry of `stage.links` (consumed as rates are handed out). `speed[g]`
     /// is a rate per remaining byte group `g` already has and that `rates` does not
     /// hold yet (stage 1's, or 0); MADD adds `1 / Γ'_k` to it, and every flow then
-    /// gets `rem_f · speed[g]` added to its rate, before backfilling.
+    /// gets `rem_f · speed[g]` added to its rate, before backfilling. Steps:
+    /// SEBF order, MADD per coflow, MADD rates, backfilling per coflow.
     pub fn run(
         &mut self,
         v: &ClairvoyantView,
@@ -46,8 +47,6 @@ impl Sebf {
         mut caps: Option<&mut [f64]>,
         speed: &mut [f64],
     ) {
-        let fab = v.fabric;
-        let c = &fab.capacities;
         self.order.clear();
         self.order.extend(0..v.groups.len());
         self.order.sort_by(|&a, &b| {
@@ -55,36 +54,8 @@ impl Sebf {
                 .total_cmp(&stage.gamma[b])
                 .then(v.groups[a].coflow.cmp(&v.groups[b].coflow))
         });
-        // MADD on what each coflow may still take on each of its links.
         for &g in &self.order {
-            let base = stage.start[g] as usize;
-            let mut gamma: f64 = 0.0;
-            let mut blocked = false;
-            for (j, &(l, s)) in stage.group_links(g).iter().enumerate() {
-                let mut room = avail(residual, c, l as usize);
-                if let Some(h) = caps.as_deref() {
-                    room = room.min(h[base + j]);
-                }
-                if room <= 0.0 {
-                    blocked = true;
-                    break;
-                }
-                gamma = gamma.max(s / room);
-            }
-            if blocked || gamma <= 0.0 {
-                continue;
-            }
-            // Each flow gets rem_f / Γ'; on link l that sums to S_k(l) / Γ'.
-            speed[g] += 1.0 / gamma;
-            for &(l, s) in stage.group_links(g) {
-                let r = &mut residual[l as usize];
-                *r = (*r - s / gamma).max(0.0);
-            }
-            if let Some(h) = caps.as_deref_mut() {
-                for (j, &(_, s)) in stage.group_links(g).iter().enumerate() {
-                    h[base + j] = (h[base + j] - s / gamma).max(0.0);
-                }
-            }
+            madd(v, stage, g, residual, caps.as_deref_mut(), speed);
         }
         for (g, &x) in speed.iter().enumerate() {
             if x > 0.0 {
@@ -95,28 +66,81 @@ impl Sebf {
         }
         // Backfilling: flows in order take what their path (and cap) allows.
         for &g in &self.order {
-            if self.cuts.blocked(v, g, residual) {
-                continue;
+            if !self.cuts.blocked(v, g, residual) {
+                backfill(v, stage, g, residual, rates, caps.as_deref_mut());
             }
-            let base = stage.start[g] as usize;
-            let entries = stage.group_links(g);
-            for i in v.groups[g].range() {
-                let p = v.flow_path[v.active[i] as usize];
-                let mut extra = path_avail(fab, residual, p);
-                if let Some(h) = caps.as_deref() {
-                    for &l in fab.path(p) {
-                        extra = extra.min(h[base + entry(entries, l)]);
-                    }
-                }
-                if extra > 0.0 {
-                    rates[i] += extra;
-                    consume(fab, residual, p, extra);
-                    if let Some(h) = caps.as_deref_mut() {
-                        for &l in fab.path(p) {
-                            let x = &mut h[base + entry(entries, l)];
-                            *x = (*x - extra).max(0.0);
-                        }
-                    }
+        }
+    }
+}
+
+/// MADD for group `g` on what it may still take on each of its links (the
+/// residual, and its caps when given): adds `1 / Γ'_g` to `speed[g]` and takes
+/// `S_g(l) / Γ'_g` from each link (and cap).
+fn madd(
+    v: &ClairvoyantView,
+    stage: &DrfStage,
+    g: usize,
+    residual: &mut [f64],
+    mut caps: Option<&mut [f64]>,
+    speed: &mut [f64],
+) {
+    let c = &v.fabric.capacities;
+    let base = stage.start[g] as usize;
+    let mut gamma: f64 = 0.0;
+    for (j, &(l, s)) in stage.group_links(g).iter().enumerate() {
+        let mut room = avail(residual, c, l as usize);
+        if let Some(h) = caps.as_deref() {
+            room = room.min(h[base + j]);
+        }
+        if room <= 0.0 {
+            return;
+        }
+        gamma = gamma.max(s / room);
+    }
+    if gamma <= 0.0 {
+        return;
+    }
+    // Each flow gets rem_f / Γ'; on link l that sums to S_k(l) / Γ'.
+    speed[g] += 1.0 / gamma;
+    for &(l, s) in stage.group_links(g) {
+        let r = &mut residual[l as usize];
+        *r = (*r - s / gamma).max(0.0);
+    }
+    if let Some(h) = caps.as_deref_mut() {
+        for (j, &(_, s)) in stage.group_links(g).iter().enumerate() {
+            h[base + j] = (h[base + j] - s / gamma).max(0.0);
+        }
+    }
+}
+
+/// Backfilling for group `g`: its flows in order take what their path (and the
+/// group's caps, when given) still allows.
+fn backfill(
+    v: &ClairvoyantView,
+    stage: &DrfStage,
+    g: usize,
+    residual: &mut [f64],
+    rates: &mut [f64],
+    mut caps: Option<&mut [f64]>,
+) {
+    let fab = v.fabric;
+    let base = stage.start[g] as usize;
+    let entries = stage.group_links(g);
+    for i in v.groups[g].range() {
+        let p = v.flow_path[v.active[i] as usize];
+        let mut extra = path_avail(fab, residual, p);
+        if let Some(h) = caps.as_deref() {
+            for &l in fab.path(p) {
+                extra = extra.min(h[base + entry(entries, l)]);
+            }
+        }
+        if extra > 0.0 {
+            rates[i] += extra;
+            consume(fab, residual, p, extra);
+            if let Some(h) = caps.as_deref_mut() {
+                for &l in fab.path(p) {
+                    let x = &mut h[base + entry(entries, l)];
+                    *x = (*x - extra).max(0.0);
                 }
             }
         }
