@@ -86,90 +86,107 @@ fn gamma(
     g
 }
 
+impl Varys {
+    /// Γ of group `gi`'s coflow: at its arrival (static order, computed once), or
+    /// `max_l R_k(l) / C_l` on its remaining bytes (same sums, in the same order,
+    /// as a recount).
+    fn gamma_of(&mut self, v: &ClairvoyantView, gi: usize) -> f64 {
+        let k = v.groups[gi].coflow as usize;
+        if !self.static_order {
+            return self
+                .cache
+                .get(v, gi)
+                .iter()
+                .map(|&(l, b)| b / v.fabric.capacities[l as usize])
+                .fold(0.0, f64::max);
+        }
+        if self.gamma_static.len() <= k {
+            self.gamma_static.resize(v.coflow_width.len(), f64::NAN);
+        }
+        if self.gamma_static[k].is_nan() {
+            let first = v.coflow_first_flow[k] as usize;
+            let n = v.coflow_width[k] as usize;
+            let flows = (first..first + n).map(|f| (v.flow_path[f], v.size[f]));
+            self.gamma_static[k] = gamma(&mut self.load, &mut self.touched, v, flows);
+        }
+        self.gamma_static[k]
+    }
+
+    /// MADD for group `gi` on the residual: every flow gets `rem_f / Γ'`.
+    fn madd_group(&mut self, v: &ClairvoyantView, gi: usize, out: &mut Decision) {
+        // MADD gives nothing to a coflow with a saturated link: tell from the
+        // cached loads without visiting its flows.
+        let caps = &v.fabric.capacities;
+        if self
+            .cache
+            .get(v, gi)
+            .iter()
+            .any(|&(l, _)| avail(&self.residual, caps, l as usize) <= 0.0)
+        {
+            return;
+        }
+        let r = v.groups[gi].range();
+        self.paths.clear();
+        self.rem.clear();
+        for i in r.clone() {
+            let f = v.active[i] as usize;
+            self.paths.push(v.flow_path[f]);
+            self.rem.push(v.remaining(f as u32));
+        }
+        self.tmp.clear();
+        self.tmp.resize(self.paths.len(), 0.0);
+        if madd(
+            v.fabric,
+            &mut self.residual,
+            &self.paths,
+            &self.rem,
+            &mut self.tmp,
+            &mut self.scratch,
+        ) {
+            self.cache.moved(v.groups[gi].coflow);
+        }
+        for (i, &x) in r.zip(&self.tmp) {
+            out.rates[i] = x;
+            out.touch(i);
+        }
+    }
+
+    /// Backfilling for group `gi`: its flows in order take what their path leaves.
+    fn backfill_group(&mut self, v: &ClairvoyantView, gi: usize, out: &mut Decision) {
+        if self.cuts.blocked(v, gi, &self.residual) {
+            return;
+        }
+        for i in v.groups[gi].range() {
+            let p = v.flow_path[v.active[i] as usize];
+            let extra = path_avail(v.fabric, &self.residual, p);
+            if extra > 0.0 {
+                out.rates[i] += extra;
+                out.touch(i);
+                consume(v.fabric, &mut self.residual, p, extra);
+                self.cache.moved(v.groups[gi].coflow);
+            }
+        }
+    }
+}
+
 impl ClairvoyantPolicy for Varys {
+    /// SEBF order by Γ, then MADD per coflow, then backfilling per coflow.
     fn decide(&mut self, v: &ClairvoyantView, out: &mut Decision) {
         out.sparse = true;
         self.order.clear();
         for (gi, g) in v.groups.iter().enumerate() {
-            let k = g.coflow as usize;
-            let gamma = if self.static_order {
-                if self.gamma_static.len() <= k {
-                    self.gamma_static.resize(v.coflow_width.len(), f64::NAN);
-                }
-                if self.gamma_static[k].is_nan() {
-                    let first = v.coflow_first_flow[k] as usize;
-                    let n = v.coflow_width[k] as usize;
-                    let flows = (first..first + n).map(|f| (v.flow_path[f], v.size[f]));
-                    self.gamma_static[k] = gamma(&mut self.load, &mut self.touched, v, flows);
-                }
-                self.gamma_static[k]
-            } else {
-                // Γ_k = max_l R_k(l) / C_l (same sums, in the same order, as a recount).
-                self.cache
-                    .get(v, gi)
-                    .iter()
-                    .map(|&(l, b)| b / v.fabric.capacities[l as usize])
-                    .fold(0.0, f64::max)
-            };
+            let gamma = self.gamma_of(v, gi);
             self.order.push((gamma, g.coflow, gi));
         }
         self.order
             .sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         self.residual.clear();
         self.residual.extend_from_slice(&v.fabric.capacities);
-        // MADD pass.
-        for &(_, _, gi) in &self.order {
-            // MADD gives nothing to a coflow with a saturated link: tell from the
-            // cached loads without visiting its flows.
-            let caps = &v.fabric.capacities;
-            if self
-                .cache
-                .get(v, gi)
-                .iter()
-                .any(|&(l, _)| avail(&self.residual, caps, l as usize) <= 0.0)
-            {
-                continue;
-            }
-            let r = v.groups[gi].range();
-            self.paths.clear();
-            self.rem.clear();
-            for i in r.clone() {
-                let f = v.active[i] as usize;
-                self.paths.push(v.flow_path[f]);
-                self.rem.push(v.remaining(f as u32));
-            }
-            self.tmp.clear();
-            self.tmp.resize(self.paths.len(), 0.0);
-            if madd(
-                v.fabric,
-                &mut self.residual,
-                &self.paths,
-                &self.rem,
-                &mut self.tmp,
-                &mut self.scratch,
-            ) {
-                self.cache.moved(v.groups[gi].coflow);
-            }
-            for (i, &x) in r.zip(&self.tmp) {
-                out.rates[i] = x;
-                out.touch(i);
-            }
+        for j in 0..self.order.len() {
+            self.madd_group(v, self.order[j].2, out);
         }
-        // Backfilling pass.
-        for &(_, _, gi) in &self.order {
-            if self.cuts.blocked(v, gi, &self.residual) {
-                continue;
-            }
-            for i in v.groups[gi].range() {
-                let p = v.flow_path[v.active[i] as usize];
-                let extra = path_avail(v.fabric, &self.residual, p);
-                if extra > 0.0 {
-                    out.rates[i] += extra;
-                    out.touch(i);
-                    consume(v.fabric, &mut self.residual, p, extra);
-                    self.cache.moved(v.groups[gi].coflow);
-                }
-            }
+        for j in 0..self.order.len() {
+            self.backfill_group(v, self.order[j].2, out);
         }
     }
 }
