@@ -223,10 +223,50 @@ impl Sincronia {
         }
     }
 
-    /// BSSI: fills `self.order` with group indices, first to last.
+    /// BSSI: fills `self.order` with group indices, first to last. Each round
+    /// puts last, among the coflows on the most loaded link, the one with the
+    /// least weight per load, and charges the others `β · load`.
     fn bssi(&mut self, v: &ClairvoyantView) {
         let nl = v.fabric.num_links();
         let n = v.groups.len();
+        self.index_loads(nl);
+        self.weight.clear();
+        self.weight
+            .extend(v.groups.iter().map(|g| v.coflow_weight[g.coflow as usize]));
+        self.done.clear();
+        self.done.resize(n, false);
+        self.order.clear();
+        while self.order.len() < n {
+            // Most loaded link; ties: lower index.
+            let mut b = 0;
+            for l in 1..nl {
+                if self.link_total[l] > self.link_total[b] {
+                    b = l;
+                }
+            }
+            match self.last_on(b) {
+                Some((beta, gstar)) => self.put_last(b, beta, gstar),
+                None => {
+                    // Only rounding residue is left on this link.
+                    self.link_total[b] = 0.0;
+                    if self.link_total.iter().all(|&t| t <= 0.0) {
+                        // Defensive: order whatever is left by coflow order, last to first.
+                        for g in (0..n).rev() {
+                            if !self.done[g] {
+                                self.done[g] = true;
+                                self.order.push(g);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.order.reverse();
+    }
+
+    /// Per link: its total load (`link_total`) and the (group, load) entries on
+    /// it (`on_link`, CSR by `on_link_start`).
+    fn index_loads(&mut self, nl: usize) {
         self.link_total.clear();
         self.link_total.resize(nl, 0.0);
         self.on_link_start.clear();
@@ -247,64 +287,46 @@ impl Sincronia {
                 fill[l as usize] += 1;
             }
         }
-        self.weight.clear();
-        self.weight
-            .extend(v.groups.iter().map(|g| v.coflow_weight[g.coflow as usize]));
-        self.done.clear();
-        self.done.resize(n, false);
-        self.order.clear();
-        while self.order.len() < n {
-            // Most loaded link; ties: lower index.
-            let mut b = 0;
-            for l in 1..nl {
-                if self.link_total[l] > self.link_total[b] {
-                    b = l;
-                }
-            }
-            let cands = &self.on_link[self.on_link_start[b]..self.on_link_start[b + 1]];
-            let mut best: Option<(f64, u32, f64)> = None;
-            for &(g, ld) in cands {
-                if self.done[g as usize] || ld <= 0.0 {
-                    continue;
-                }
-                let ratio = self.weight[g as usize] / ld;
-                // Ties: the later coflow (larger group index) goes last.
-                best = match best {
-                    Some((r, _, _)) if ratio > r => best,
-                    _ => Some((ratio, g, ld)),
-                };
-            }
-            let Some((beta, gstar, _)) = best else {
-                // Only rounding residue is left on this link.
-                self.link_total[b] = 0.0;
-                if self.link_total.iter().all(|&t| t <= 0.0) {
-                    // Defensive: order whatever is left by coflow order, last to first.
-                    for g in (0..n).rev() {
-                        if !self.done[g] {
-                            self.done[g] = true;
-                            self.order.push(g);
-                        }
-                    }
-                }
+    }
+
+    /// The coflow to put last among those not yet ordered on link `b`: the least
+    /// weight per load (ties: the larger group index), as `(β, group)`.
+    fn last_on(&self, b: usize) -> Option<(f64, u32)> {
+        let cands = &self.on_link[self.on_link_start[b]..self.on_link_start[b + 1]];
+        let mut best: Option<(f64, u32)> = None;
+        for &(g, ld) in cands {
+            if self.done[g as usize] || ld <= 0.0 {
                 continue;
+            }
+            let ratio = self.weight[g as usize] / ld;
+            // Ties: the later coflow (larger group index) goes last.
+            best = match best {
+                Some((r, _)) if ratio > r => best,
+                _ => Some((ratio, g)),
             };
-            for &(g, ld) in cands {
-                if !self.done[g as usize] && g != gstar {
-                    self.weight[g as usize] -= beta * ld;
-                }
-            }
-            self.done[gstar as usize] = true;
-            let (a, e) = self.spans[gstar as usize];
-            for &(l, ld) in &self.loads[a..e] {
-                let t = &mut self.link_total[l as usize];
-                *t -= ld;
-                if *t < 0.0 {
-                    *t = 0.0;
-                }
-            }
-            self.order.push(gstar as usize);
         }
-        self.order.reverse();
+        best
+    }
+
+    /// Orders `gstar` (next from the end): the other coflows on link `b` pay
+    /// `β · load` of their weight, and `gstar`'s loads leave every link.
+    fn put_last(&mut self, b: usize, beta: f64, gstar: u32) {
+        let cands = &self.on_link[self.on_link_start[b]..self.on_link_start[b + 1]];
+        for &(g, ld) in cands {
+            if !self.done[g as usize] && g != gstar {
+                self.weight[g as usize] -= beta * ld;
+            }
+        }
+        self.done[gstar as usize] = true;
+        let (a, e) = self.spans[gstar as usize];
+        for &(l, ld) in &self.loads[a..e] {
+            let t = &mut self.link_total[l as usize];
+            *t -= ld;
+            if *t < 0.0 {
+                *t = 0.0;
+            }
+        }
+        self.order.push(gstar as usize);
     }
 }
 
