@@ -58,48 +58,10 @@ impl Filling {
     pub fn solve(&mut self, caps: &mut [f64], start: &[u32], cons: &[u32], rates: &mut [f64]) {
         let n = start.len().saturating_sub(1);
         debug_assert_eq!(rates.len(), n);
-        let m = caps.len();
-        self.weight.clear();
-        self.weight.resize(m, 0);
-        self.frozen.clear();
-        self.frozen.resize(n, false);
         rates.iter_mut().for_each(|r| *r = 0.0);
-        // Items through a saturated constraint are frozen at 0 at once.
-        for i in 0..n {
-            let cs = &cons[start[i] as usize..start[i + 1] as usize];
-            if cs.is_empty() || cs.iter().any(|&c| caps[c as usize] <= 0.0) {
-                self.frozen[i] = true;
-            } else {
-                for &c in cs {
-                    self.weight[c as usize] += 1;
-                }
-            }
-        }
-        // Constraint → items (CSR), unfrozen items only.
-        self.adj_start.clear();
-        self.adj_start.reserve(m + 1);
-        let mut acc = 0u32;
-        for c in 0..m {
-            self.adj_start.push(acc);
-            acc += self.weight[c];
-        }
-        self.adj_start.push(acc);
-        self.adj.clear();
-        self.adj.resize(acc as usize, 0);
-        self.fill.clear();
-        self.fill.extend_from_slice(&self.adj_start[..m]);
-        for i in 0..n {
-            if self.frozen[i] {
-                continue;
-            }
-            for &c in &cons[start[i] as usize..start[i + 1] as usize] {
-                let at = &mut self.fill[c as usize];
-                self.adj[*at as usize] = i as u32;
-                *at += 1;
-            }
-        }
+        self.index(caps, start, cons);
         self.heap.clear();
-        for (c, (&cap, &w)) in caps.iter().zip(&self.weight).enumerate().take(m) {
+        for (c, (&cap, &w)) in caps.iter().zip(&self.weight).enumerate() {
             if w > 0 {
                 self.heap.push(Reverse(Key(cap / w as f64, c as u32)));
             }
@@ -129,6 +91,50 @@ impl Filling {
                     caps[di] = (caps[di] - level).max(0.0);
                     self.weight[di] -= 1;
                 }
+            }
+        }
+    }
+
+    /// Freezes at 0 the items through a saturated constraint (or none), counts
+    /// the others per constraint (`weight`) and indexes them by constraint
+    /// (`adj`, CSR by `adj_start`).
+    fn index(&mut self, caps: &[f64], start: &[u32], cons: &[u32]) {
+        let n = start.len().saturating_sub(1);
+        let m = caps.len();
+        self.weight.clear();
+        self.weight.resize(m, 0);
+        self.frozen.clear();
+        self.frozen.resize(n, false);
+        for i in 0..n {
+            let cs = &cons[start[i] as usize..start[i + 1] as usize];
+            if cs.is_empty() || cs.iter().any(|&c| caps[c as usize] <= 0.0) {
+                self.frozen[i] = true;
+            } else {
+                for &c in cs {
+                    self.weight[c as usize] += 1;
+                }
+            }
+        }
+        self.adj_start.clear();
+        self.adj_start.reserve(m + 1);
+        let mut acc = 0u32;
+        for c in 0..m {
+            self.adj_start.push(acc);
+            acc += self.weight[c];
+        }
+        self.adj_start.push(acc);
+        self.adj.clear();
+        self.adj.resize(acc as usize, 0);
+        self.fill.clear();
+        self.fill.extend_from_slice(&self.adj_start[..m]);
+        for i in 0..n {
+            if self.frozen[i] {
+                continue;
+            }
+            for &c in &cons[start[i] as usize..start[i + 1] as usize] {
+                let at = &mut self.fill[c as usize];
+                self.adj[*at as usize] = i as u32;
+                *at += 1;
             }
         }
     }
