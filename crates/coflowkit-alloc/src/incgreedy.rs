@@ -560,6 +560,87 @@ mod tests {
         assert_eq!(ch, vec![(0, 4.0)]);
     }
 
+    /// A fixed-seed linear congruential generator (tests only).
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn next(&mut self) -> u32 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (self.0 >> 33) as u32
+        }
+    }
+
+    /// One random change to item `id`: removed (30%), or inserted or re-keyed on
+    /// its path (40%) or on a random one.
+    fn random_change(
+        g: &mut IncGreedy,
+        f: &Fabric,
+        p: &[Vec<PathId>],
+        items: &mut [Option<(u64, PathId)>],
+        in_force: &mut [f64],
+        rng: &mut Lcg,
+    ) {
+        let id = rng.next() % items.len() as u32;
+        let r = rng.next() % 10;
+        if r < 3 {
+            g.remove(f, id);
+            items[id as usize] = None;
+            in_force[id as usize] = 0.0;
+            return;
+        }
+        let key = (rng.next() % 40) as u64;
+        let path = match items[id as usize] {
+            Some((_, q)) if r < 7 => q,
+            _ => {
+                let s = rng.next() % 6;
+                p[s as usize][((s + 1 + rng.next() % 5) % 6) as usize]
+            }
+        };
+        g.upsert(f, id, key, path);
+        items[id as usize] = Some((key, path));
+    }
+
+    /// Every present item's grant equals the greedy from scratch on `start`, bit
+    /// for bit, as do the grants in force; `moving` lists the positive ones.
+    fn check_against_scratch(
+        g: &IncGreedy,
+        f: &Fabric,
+        items: &[Option<(u64, PathId)>],
+        start: &[f64],
+        in_force: &[f64],
+        step: usize,
+    ) {
+        let mut v: Vec<(u64, u32, PathId)> = items
+            .iter()
+            .enumerate()
+            .filter_map(|(id, x)| x.map(|(k, q)| (k, id as u32, q)))
+            .collect();
+        v.sort_by_key(|&(k, id, _)| (k, id));
+        let order: Vec<PathId> = v.iter().map(|x| x.2).collect();
+        let mut rates = vec![0.0; v.len()];
+        let mut res = start.to_vec();
+        greedy(f, &mut res, &order, &mut rates);
+        for (x, &r) in v.iter().zip(&rates) {
+            assert_eq!(
+                g.grant(x.1).to_bits(),
+                r.to_bits(),
+                "step {step}: item {}",
+                x.1
+            );
+            assert_eq!(
+                in_force[x.1 as usize].to_bits(),
+                r.to_bits(),
+                "step {step}: changes of {}",
+                x.1
+            );
+        }
+        let moving = rates.iter().filter(|&&r| r > 0.0).count();
+        assert_eq!(g.moving().len(), moving, "step {step}");
+    }
+
     #[test]
     fn matches_the_greedy_from_scratch_over_random_changes() {
         // 6 ports, link capacities 1..6, 80 items, 600 steps of inserts, removals,
@@ -572,44 +653,21 @@ mod tests {
             f.capacities[l] = 1.0 + (l % 6) as f64;
         }
         let p = paths(&mut f, 6);
-        let mut seed = 7u64;
-        let mut next = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as u32
-        };
-        let n = 80u32;
+        let mut rng = Lcg(7);
+        let n = 80usize;
         let mut g = IncGreedy::new(&f.capacities);
-        let mut items: Vec<Option<(u64, PathId)>> = vec![None; n as usize];
-        let mut in_force = vec![0.0f64; n as usize];
+        let mut items: Vec<Option<(u64, PathId)>> = vec![None; n];
+        let mut in_force = vec![0.0f64; n];
         let mut start = f.capacities.clone();
         let mut ch = Vec::new();
         let mut changes = 0;
         for step in 0..600 {
-            for _ in 0..1 + next() % 6 {
-                let id = next() % n;
-                let r = next() % 10;
-                if r < 3 {
-                    g.remove(&f, id);
-                    items[id as usize] = None;
-                    in_force[id as usize] = 0.0;
-                } else {
-                    let key = (next() % 40) as u64;
-                    let path = match items[id as usize] {
-                        Some((_, q)) if r < 7 => q,
-                        _ => {
-                            let s = next() % 6;
-                            p[s as usize][((s + 1 + next() % 5) % 6) as usize]
-                        }
-                    };
-                    g.upsert(&f, id, key, path);
-                    items[id as usize] = Some((key, path));
-                }
+            for _ in 0..1 + rng.next() % 6 {
+                random_change(&mut g, &f, &p, &mut items, &mut in_force, &mut rng);
             }
-            if next() % 5 == 0 {
-                let l = (next() % 12) as usize;
-                start[l] = f.capacities[l] * [1.0, 0.5, 0.0, 0.25][(next() % 4) as usize];
+            if rng.next() % 5 == 0 {
+                let l = (rng.next() % 12) as usize;
+                start[l] = f.capacities[l] * [1.0, 0.5, 0.0, 0.25][(rng.next() % 4) as usize];
                 g.set_start(l as u32, start[l]);
             }
             g.run(&f, &mut ch);
@@ -617,32 +675,7 @@ mod tests {
             for &(id, r) in &ch {
                 in_force[id as usize] = r;
             }
-            let mut v: Vec<(u64, u32, PathId)> = items
-                .iter()
-                .enumerate()
-                .filter_map(|(id, x)| x.map(|(k, q)| (k, id as u32, q)))
-                .collect();
-            v.sort_by_key(|&(k, id, _)| (k, id));
-            let order: Vec<PathId> = v.iter().map(|x| x.2).collect();
-            let mut rates = vec![0.0; v.len()];
-            let mut res = start.clone();
-            greedy(&f, &mut res, &order, &mut rates);
-            for (x, &r) in v.iter().zip(&rates) {
-                assert_eq!(
-                    g.grant(x.1).to_bits(),
-                    r.to_bits(),
-                    "step {step}: item {}",
-                    x.1
-                );
-                assert_eq!(
-                    in_force[x.1 as usize].to_bits(),
-                    r.to_bits(),
-                    "step {step}: changes of {}",
-                    x.1
-                );
-            }
-            let moving = rates.iter().filter(|&&r| r > 0.0).count();
-            assert_eq!(g.moving().len(), moving, "step {step}");
+            check_against_scratch(&g, &f, &items, &start, &in_force, step);
         }
         // The runs did recompute something (a broken sweep that never reports
         // would fail above; this guards the test's own randomness).
