@@ -138,15 +138,9 @@ def own_tcp_tables(buckets: int = HOST_EHASH_BUCKETS):
             fh.write(old)
 
 
-def up(hosts: int, gbps: float) -> dict:
-    """Builds the testbed (removing any leftover first); returns its description."""
-    _need_tools()
-    if not 2 <= hosts <= 200:
-        raise CoflowkitError(f"testbed: --hosts must be in 2..200, got {hosts}")
-    if not 0.001 <= gbps <= 40:
-        raise CoflowkitError(f"testbed: --gbps must be in [0.001, 40], got {gbps}")
-    down()
-    bits = int(round(gbps * 1e9))
+def _switch_commands() -> list[list[str]]:
+    """The switch namespace: a data bridge, a control bridge and the master's
+    control link into it."""
     cmds: list[list[str]] = [["ip", "netns", "add", SWITCH]]
     sw = ["ip", "-n", SWITCH]
     cmds += [
@@ -172,37 +166,57 @@ def up(hosts: int, gbps: float) -> dict:
         ["ip", "link", "set", f"{PREFIX}-ctl", "up"],
         [*sw, "link", "set", "ctl", "master", "brc", "up"],
     ]
+    return cmds
+
+
+def _host_commands(i: int, bits: int) -> list[list[str]]:
+    """Host `i`'s namespace: its data and control links to the switch, with its
+    port shaped to `bits` per second both ways (egress HTB, ingress through an ifb)."""
+    ns = host_ns(i)
+    h = ["ip", "-n", ns]
+    sw = ["ip", "-n", SWITCH]
+    return [
+        ["ip", "netns", "add", ns],
+        [*h, "link", "set", "lo", "up"],
+        # Hosts run a loss-based TCP, CUBIC or else Reno (this machine defaults to
+        # BBR, whose bandwidth probing takes tens of RTTs to climb back after a
+        # flow is paused and resumed; some kernels refuse CUBIC as a namespace
+        # default).
+        ["ip", "netns", "exec", ns, "sh", "-c", f"{CC} cubic > {CC_FILE} 2>/dev/null || {CC} reno > {CC_FILE}"],
+        [*sw, "link", "add", f"p{i}", "type", "veth", "peer", "name", "eth0", "netns", ns],
+        [*sw, "link", "add", f"c{i}", "type", "veth", "peer", "name", "ctl0", "netns", ns],
+        [*h, "addr", "add", f"{host_ip(i)}/24", "dev", "eth0"],
+        [*h, "addr", "add", f"{CTL_NET}.{i + 1}/24", "dev", "ctl0"],
+        # One MSS per packet (no GSO super-packets): an HTB class held at a low
+        # rate then releases a packet every few ms instead of a 64 KB burst a
+        # second, so TCP keeps its ACK clock and never backs off into RTOs.
+        [*h, "link", "set", "dev", "eth0", "gso_max_segs", "1"],
+        [*h, "link", "set", "eth0", "up"],
+        [*h, "link", "set", "ctl0", "up"],
+        [*sw, "link", "set", f"p{i}", "master", "br0", "up"],
+        [*sw, "link", "set", f"c{i}", "master", "brc", "up"],
+        [*sw, "link", "add", f"ifb{i}", "type", "ifb"],
+        [*sw, "link", "set", f"ifb{i}", "txqueuelen", "1000", "up"],
+        *_shape(SWITCH, f"p{i}", bits),
+        *_shape(SWITCH, f"ifb{i}", bits),
+        ["tc", "-n", SWITCH, "qdisc", "add", "dev", f"p{i}", "handle", "ffff:", "ingress"],
+        ["tc", "-n", SWITCH, "filter", "add", "dev", f"p{i}", "parent", "ffff:", "protocol", "all", "u32",
+         "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", f"ifb{i}"],
+    ]  # fmt: skip
+
+
+def up(hosts: int, gbps: float) -> dict:
+    """Builds the testbed (removing any leftover first); returns its description."""
+    _need_tools()
+    if not 2 <= hosts <= 200:
+        raise CoflowkitError(f"testbed: --hosts must be in 2..200, got {hosts}")
+    if not 0.001 <= gbps <= 40:
+        raise CoflowkitError(f"testbed: --gbps must be in [0.001, 40], got {gbps}")
+    down()
+    bits = int(round(gbps * 1e9))
+    cmds = _switch_commands()
     for i in range(hosts):
-        ns = host_ns(i)
-        h = ["ip", "-n", ns]
-        cmds += [
-            ["ip", "netns", "add", ns],
-            [*h, "link", "set", "lo", "up"],
-            # Hosts run a loss-based TCP, CUBIC or else Reno (this machine defaults to
-            # BBR, whose bandwidth probing takes tens of RTTs to climb back after a
-            # flow is paused and resumed; some kernels refuse CUBIC as a namespace
-            # default).
-            ["ip", "netns", "exec", ns, "sh", "-c", f"{CC} cubic > {CC_FILE} 2>/dev/null || {CC} reno > {CC_FILE}"],
-            [*sw, "link", "add", f"p{i}", "type", "veth", "peer", "name", "eth0", "netns", ns],
-            [*sw, "link", "add", f"c{i}", "type", "veth", "peer", "name", "ctl0", "netns", ns],
-            [*h, "addr", "add", f"{host_ip(i)}/24", "dev", "eth0"],
-            [*h, "addr", "add", f"{CTL_NET}.{i + 1}/24", "dev", "ctl0"],
-            # One MSS per packet (no GSO super-packets): an HTB class held at a low
-            # rate then releases a packet every few ms instead of a 64 KB burst a
-            # second, so TCP keeps its ACK clock and never backs off into RTOs.
-            [*h, "link", "set", "dev", "eth0", "gso_max_segs", "1"],
-            [*h, "link", "set", "eth0", "up"],
-            [*h, "link", "set", "ctl0", "up"],
-            [*sw, "link", "set", f"p{i}", "master", "br0", "up"],
-            [*sw, "link", "set", f"c{i}", "master", "brc", "up"],
-            [*sw, "link", "add", f"ifb{i}", "type", "ifb"],
-            [*sw, "link", "set", f"ifb{i}", "txqueuelen", "1000", "up"],
-            *_shape(SWITCH, f"p{i}", bits),
-            *_shape(SWITCH, f"ifb{i}", bits),
-            ["tc", "-n", SWITCH, "qdisc", "add", "dev", f"p{i}", "handle", "ffff:", "ingress"],
-            ["tc", "-n", SWITCH, "filter", "add", "dev", f"p{i}", "parent", "ffff:", "protocol", "all", "u32",
-             "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", f"ifb{i}"],
-        ]  # fmt: skip
+        cmds += _host_commands(i, bits)
     try:
         with own_tcp_tables() as buckets:
             for c in cmds:
