@@ -22,90 +22,98 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from coflowkit import transforms as T
 from coflowkit._core import CoflowkitError
-from coflowkit.experiments import common
-from coflowkit.experiments.common import Output, fmt
+from coflowkit.experiments import common, ncdrf
+from coflowkit.experiments.common import Claim
+from coflowkit.experiments.spec import Claims, Experiment, Figure, Paper, Table
 
 #: The paper's Fig. 7 schedulers (TCP is per-flow fairness), by report name.
-POLICIES = [("fair", "TCP"), ("psp", "PS-P"), ("ncdrf", "NC-DRF"), ("hug", "HUG"), ("drf", "DRF")]
-#: The paper's link rate (Mbit/s) and arrivals (Table III).
-PAPER_MBPS = 200.0
+POLICIES = (("fair", "TCP"), ("psp", "PS-P"), ("ncdrf", "NC-DRF"), ("hug", "HUG"), ("drf", "DRF"))
+#: The paper's testbed: machines and link rate (Mbit/s) (Sec. V-B), and arrivals
+#: (Table III).
+PAPER_MACHINES = Paper(60, "Sec. V-B")
+PAPER_MBPS = Paper(200.0, "Sec. V-B")
 ARRIVALS_S = (0.0, 10.0, 20.0)
 COFLOWS = {1: "A", 2: "B", 3: "C"}
 #: Sampling interval of the master's per-coflow bytes (Fig. 8), seconds.
 SAMPLE_S = 0.5
+#: The master's round (ms), as `testbed run` uses it.
+INTERVAL_MS = 20
 
 
-def run(
-    out: str,
-    trace: str | None = None,
-    workers: int = 1,
-    cache_dir: str | None = None,
-    transforms: tuple[str, ...] = (),
-    coflows: int | None = None,
-    seed: int = 1,
-    groups: int = 2,
-    mbps: float = 25.0,
-    policies: list[tuple[str, str]] | None = None,
-    size_scale: float | None = None,
-    time_scale: float = 1.0,
-) -> str:
-    """Runs the scaled micro-benchmark under each of ``policies`` (default: the
-    paper's five) on a testbed of ``6 · groups`` hosts with ``mbps`` links and
-    writes the report. ``trace``, ``workers`` and ``cache_dir`` are not used (no
-    trace is replayed, and real runs are never cached); ``coflows`` and
-    ``transforms`` are refused. ``size_scale`` (default ``mbps / 200``) and
-    ``time_scale`` (arrivals ×, default 1) shrink the benchmark for tests."""
-    from coflowkit.runtime import testbed
+@dataclass(frozen=True)
+class Setup:
+    """The scaled benchmark: ``6 · groups`` hosts with ``mbps`` links, the paper's
+    ``policies``; ``size_scale`` (default ``mbps / 200``) and ``time_scale``
+    (arrivals ×, default 1) shrink it for tests."""
 
-    del trace, workers, cache_dir
-    if coflows is not None or transforms:
+    groups: int = 2
+    mbps: float = 25.0
+    policies: tuple[tuple[str, str], ...] = POLICIES
+    size_scale: float | None = None
+    time_scale: float = 1.0
+    seed: int = 1
+
+    @property
+    def hosts(self) -> int:
+        return 6 * self.groups
+
+    @property
+    def arrivals(self) -> tuple[float, ...]:
+        return tuple(self.time_scale * a for a in ARRIVALS_S)
+
+    @property
+    def factor(self) -> float:
+        return self.mbps / PAPER_MBPS.value if self.size_scale is None else self.size_scale
+
+
+@dataclass
+class Runs:
+    """The real runs, by report name, each with its folder (``dir``), and the
+    workload they replayed."""
+
+    setup: Setup
+    flows: int
+    runs: dict[str, dict] = field(default_factory=dict)
+
+
+def setup_of(ctx) -> Setup:
+    return ctx.opts.config or Setup()
+
+
+def refuse_trace_options(ctx) -> None:
+    """No trace is replayed: ``--coflows`` and ``--transform`` do not apply."""
+    if ctx.opts.coflows is not None or ctx.opts.transforms:
         raise CoflowkitError(
             "reproduce ncdrf-testbed replays the paper's three-coflow micro-benchmark, "
             "not the trace: --coflows and --transform do not apply"
         )
-    policies = policies or POLICIES
-    hosts = 6 * groups
-    arrivals = tuple(time_scale * a for a in ARRIVALS_S)
-    w = common.testbed_micro(arrivals, "random", seed=seed, groups=groups, self_flows=False)
-    factor = mbps / PAPER_MBPS if size_scale is None else size_scale
-    w = scale_bytes(w, factor)
-    o = Output(out, "NC-DRF testbed micro-benchmark (Sec. V-B, Figs. 7-8) on coflowkit's testbed")
-    runs = {}
-    for policy, name in policies:
-        d = os.path.join(out, "runs", policy)
-        runs[name] = testbed.run_workload(w, policy, {}, d, hosts, mbps / 1000.0, sample_s=SAMPLE_S)
-        runs[name]["dir"] = d
+
+
+def real_runs(ctx) -> Runs:
+    """Runs the scaled micro-benchmark for real under each policy (root: it builds
+    the testbed), each also simulated on the goodput measured before it."""
+    from coflowkit.runtime import testbed
+
+    s = setup_of(ctx)
+    w = common.testbed_micro(s.arrivals, "random", seed=s.seed, groups=s.groups, self_flows=False)
+    w = scale_bytes(w, s.factor)
+    out = Runs(s, len(w.flow_columns()["flow_id"]))
+    for policy, name in s.policies:
+        d = os.path.join(ctx.opts.out, "runs", policy)
+        r = testbed.run_workload(
+            w, policy, {}, d, s.hosts, s.mbps / 1000.0, INTERVAL_MS, sample_s=SAMPLE_S
+        )
+        r["dir"] = d
         prune(d)
-    t = cct_table(runs)
-    o.add(
-        "## Fig. 7: CCT of the three coflows\n\n"
-        "Real: the last byte of the coflow received, from its release (Table III's "
-        "arrivals). Simulated: the same workload on the exact engine with links of the "
-        "goodput measured before each run.\n"
-    )
-    o.add(o.table("fig7_cct", t, "CCT (s) per coflow, real and simulated"))
-    rates = {name: window_rates(r["dir"], hosts, arrivals) for name, r in runs.items()}
-    o.add(o.figure("fig8_progress", fig8(runs, hosts, mbps)))
-    o.add("## The paper's claims, checked on the real runs\n\n")
-    o.add("".join(f"* {c}\n" for c in with_sim_verdicts(t, rates)))
-    pre = (
-        f"Command: `coflowkit reproduce ncdrf-testbed --out {out}` (took "
-        f"{time.monotonic() - o.started:.0f} s, every run real); {o.provenance}.\n\n"
-        f"Setup: {hosts} hosts of the testbed (docs/runtime.md), {mbps:g} Mbit/s links, "
-        f"the paper's three coflows scaled as the module doc says (flow sizes × {factor:g}, "
-        f"arrivals at {', '.join(f'{a:g}' for a in arrivals)} s, seed {seed}); "
-        f"{len(w.flow_columns()['flow_id'])} flows. "
-        "The master reallocates every 20 ms; agents enforce with HTB.\n\n"
-    )
-    o.add(notes(runs, hosts, mbps, factor))
-    return o.write(pre)
+        out.runs[name] = r
+    return out
 
 
 #: What a run keeps in the report's folder: the real run as `simulate` writes it,
@@ -186,105 +194,155 @@ def window_rates(run_dir: str, hosts: int, arrivals=ARRIVALS_S) -> dict[str, flo
     }
 
 
-def fig8(runs: dict, hosts: int, mbps: float):
+def fig8(ctx):
+    """Per-link rate of each coflow over time under TCP, PS-P and NC-DRF."""
+    R: Runs = ctx.local
     pl = common.plt()
-    shown = [n for n in ("TCP", "PS-P", "NC-DRF") if n in runs]
+    shown = [n for n in ("TCP", "PS-P", "NC-DRF") if n in R.runs]
+    if not shown:
+        return None
     fig, axes = pl.subplots(1, len(shown), figsize=(4 * len(shown), 3), sharey=True, squeeze=False)
     for ax, name in zip(axes[0], shown, strict=True):
-        r = coflow_rates(runs[name]["dir"], hosts)
+        r = coflow_rates(R.runs[name]["dir"], R.setup.hosts)
         for k, lab in COFLOWS.items():
             part = r[r["coflow_id"] == k]
             ax.plot(part["time_s"], part["mbps"], label=lab)
         ax.set_title(name)
         ax.set_xlabel("time (s)")
-    axes[0][0].set_ylabel(f"rate per host link (Mbit/s of {mbps:g})")
+    axes[0][0].set_ylabel(f"rate per host link (Mbit/s of {R.setup.mbps:g})")
     axes[0][0].legend()
     fig.tight_layout()
     return fig
 
 
-def fig7_8_claims(t: pd.DataFrame, rates: dict) -> list[str]:
-    by = t.set_index("policy")
-    out = []
+def fig7_table(ctx) -> pd.DataFrame:
+    return cct_table(ctx.local.runs)
+
+
+def windows(ctx) -> dict[str, dict[str, float]]:
+    """Per policy, :func:`window_rates` of its real run."""
+    R: Runs = ctx.local
+    return {n: window_rates(r["dir"], R.setup.hosts, R.setup.arrivals) for n, r in R.runs.items()}
+
+
+def fig8_table(ctx) -> pd.DataFrame:
+    """The per-link rate (Mbit/s) of each coflow in Fig. 8's windows, per policy."""
+    return pd.DataFrame([{"policy": n, **w} for n, w in windows(ctx).items()])
+
+
+#: Fig. 8's windows: the two coflows sharing the links, and when.
+WINDOWS = (("A, 10-20 s", "B, 10-20 s", "10-20 s"), ("A, from 20 s", "C, from 20 s", "from 20 s"))
+
+
+def fig7_claims(by: pd.DataFrame, suffix: str) -> dict[str, bool]:
+    """Fig. 7's orderings on the CCT columns ``"{coflow} {suffix}"`` (real or sim),
+    for the policies that ran."""
+    out: dict[str, bool] = {}
     if "NC-DRF" not in by.index:
         return out
     nc = by.loc["NC-DRF"]
     for other in ("TCP", "PS-P"):
         if other in by.index:
-            ok = all(nc[f"{c} real"] <= by.loc[other, f"{c} real"] for c in "ABC")
-            out.append(
-                f"NC-DRF finishes all three coflows no later than {other} (Fig. 7): "
-                f"{'holds' if ok else '**fails**'}"
+            out[f"all:{other}"] = all(
+                nc[f"{c} {suffix}"] <= by.loc[other, f"{c} {suffix}"] for c in "ABC"
             )
     for other in ("HUG", "DRF"):
         if other in by.index:
-            ok = nc["B real"] < by.loc[other, "B real"]
-            out.append(
-                f"NC-DRF finishes B earlier than {other} (Fig. 7): "
-                f"{'holds' if ok else '**fails**'} ({fmt(nc['B real'])} s against "
-                f"{fmt(by.loc[other, 'B real'])} s)"
-            )
+            out[f"B:{other}"] = bool(nc[f"B {suffix}"] < by.loc[other, f"B {suffix}"])
+    return out
+
+
+def fig8_claims(rates: dict[str, dict[str, float]]) -> dict[str, bool]:
+    """Fig. 8: NC-DRF's two coflows progress the most nearly equally (the least
+    |log ratio| of their rates) among TCP, PS-P and NC-DRF, in each window."""
 
     def gap(name: str, a: str, b: str) -> float:
         x, y = rates[name][a], rates[name][b]
         return abs(np.log(x / y)) if x > 0 and y > 0 else float("inf")
 
-    for a, b, when in (
-        ("A, 10-20 s", "B, 10-20 s", "10-20 s"),
-        ("A, from 20 s", "C, from 20 s", "from 20 s"),
-    ):
+    out = {}
+    for a, b, when in WINDOWS:
         g = {n: gap(n, a, b) for n in ("TCP", "PS-P", "NC-DRF") if n in rates}
-        if "NC-DRF" not in g:
-            continue
-        ok = all(g["NC-DRF"] < g[n] for n in g if n != "NC-DRF")
-        cells = ", ".join(f"{n} {fmt(rates[n][a])} / {fmt(rates[n][b])}" for n in g)
+        if "NC-DRF" in g and len(g) > 1:
+            out[when] = all(g["NC-DRF"] < g[n] for n in g if n != "NC-DRF")
+    return out
+
+
+def claims(ctx) -> list[Claim]:
+    """Every Fig. 7 ordering on the real runs and on their simulations; Fig. 8's
+    on the real runs (the master's samples)."""
+    by = cct_table(ctx.local.runs).set_index("policy")
+    real, sim = fig7_claims(by, "real"), fig7_claims(by, "sim")
+    out = []
+    for key, ok in real.items():
+        kind, other = key.split(":")
+        text = (
+            f"NC-DRF finishes all three coflows no later than {other}"
+            if kind == "all"
+            else f"NC-DRF finishes B earlier than {other}"
+        )
+        out.append(Claim(text, "yes", "true", 1.0, {"real": ok, "simulated": sim[key]}, "Fig. 7"))
+    for when, ok in fig8_claims(windows(ctx)).items():
+        a, b = next((x[0], y[0]) for x, y, w in WINDOWS if w == when)
         out.append(
-            f"NC-DRF gives {a[0]} and {b[0]} the most nearly equal progress {when} (Fig. 8; "
-            f"Mbit/s per host link, {a[0]} / {b[0]}: {cells}): {'holds' if ok else '**fails**'}"
+            Claim(
+                f"NC-DRF gives {a} and {b} the most nearly equal progress {when}",
+                "yes",
+                "true",
+                1.0,
+                {"real": ok},
+                "Fig. 8",
+            )
         )
     return out
 
 
-def notes(runs: dict, hosts: int, mbps: float, factor: float) -> str:
-    errs = ", ".join(f"{n} {fmt(100 * r['mean_cct_error'])}%" for n, r in runs.items())
-    worst = max(abs(r["mean_cct_error"]) for r in runs.values())
-    agree = (
-        f"* Every real run is within {fmt(100 * worst)}% of its simulation in mean CCT. "
-        "Where a Fig. 7 claim fails on the real runs and on their simulation alike, "
-        "it fails in the model, not because of the testbed.\n"
-        if worst < 0.05
-        else ""
-    )
-    rounds = ", ".join(f"{n} {fmt(1000 * r['master_round_mean_s'])} ms" for n, r in runs.items())
-    return (
-        "## Notes\n\n"
-        f"* Real against simulated mean CCT: {errs}. The simulation is a fluid model on "
-        "the measured goodput; the real runs add TCP's dynamics, the 20 ms rounds and "
-        "the agents' reporting delay.\n"
-        f"* The master's mean round: {rounds}.\n"
-        f"* The paper's EC2 runs had 60 machines at {PAPER_MBPS:g} Mbps; this is {hosts} "
-        f"hosts at {mbps:g} Mbit/s with flow sizes × {factor:g}: the per-link mix of the "
-        "three coflows is the paper's, the absolute rates are not.\n" + agree
-    )
+def values(ctx) -> dict:
+    """What the text quotes: the setup, and per policy the real against simulated
+    mean-CCT error and the master's mean round."""
+    R: Runs = ctx.local
+    s = R.setup
+    errs = {n: r["mean_cct_error"] for n, r in R.runs.items()}
+    return {
+        "hosts": s.hosts,
+        "mbps": s.mbps,
+        "factor": s.factor,
+        "arrivals": ", ".join(f"{a:g}" for a in s.arrivals),
+        "seed": s.seed,
+        "flows": R.flows,
+        "interval_ms": INTERVAL_MS,
+        "sample_s": SAMPLE_S,
+        "paper_machines": PAPER_MACHINES,
+        "paper_mbps": PAPER_MBPS,
+        "errors": errs,
+        "worst_error": max(abs(e) for e in errs.values()),
+        "agree_below": 0.05,
+        "rounds_ms": {n: 1000 * r["master_round_mean_s"] for n, r in R.runs.items()},
+    }
 
 
-def sim_table(t: pd.DataFrame) -> pd.DataFrame:
-    """:func:`cct_table`'s simulated CCTs in the place of the real ones."""
-    sim = t[["policy"]].copy()
-    for c in "ABC":
-        sim[f"{c} real"] = t[f"{c} sim"]
-    return sim
-
-
-def with_sim_verdicts(t: pd.DataFrame, rates: dict) -> list[str]:
-    """The claims on the real runs, each Fig. 7 claim followed by its verdict on the
-    simulated CCTs of the same runs."""
-    real = fig7_8_claims(t, rates)
-    sim = [c for c in fig7_8_claims(sim_table(t), {}) if "(Fig. 7)" in c]
-    out = []
-    for c in real:
-        if "(Fig. 7)" in c:
-            v = sim.pop(0)
-            c += f"; simulated: {'**fails**' if 'fails' in v else 'holds'}"
-        out.append(c)
-    return out
+EXPERIMENT = Experiment(
+    name="ncdrf-testbed",
+    title="NC-DRF testbed micro-benchmark (Sec. V-B, Figs. 7-8) on coflowkit's testbed",
+    paper=ncdrf.PAPER_FILE,
+    models=(),
+    runs=(),
+    workload=None,
+    prepare=refuse_trace_options,
+    local=real_runs,
+    values=values,
+    parts=(
+        Table("fig7_cct", "CCT (s) per coflow, real and simulated", fig7_table),
+        Figure("fig8_progress", fig8),
+        Table(
+            "fig8_windows", "Per-link rate (Mbit/s) of each coflow in Fig. 8's windows", fig8_table
+        ),
+        Claims(
+            "claims",
+            "The paper's claims, on the real runs and on their simulation",
+            claims,
+            models=("real", "simulated"),
+        ),
+    ),
+    template="ncdrf_testbed.md",
+)
