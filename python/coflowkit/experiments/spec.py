@@ -97,6 +97,15 @@ class Figure:
     build: Builder
 
 
+@dataclass(frozen=True)
+class Data:
+    """A CSV (``NAME.csv``) written beside the tables and not placed in the report:
+    the raw rows a table or figure summarises. The template may name the file."""
+
+    name: str
+    build: Builder
+
+
 @dataclass
 class Experiment:
     """One paper's reproduction.
@@ -116,7 +125,7 @@ class Experiment:
     models: tuple[Model, ...]
     runs: tuple[Run, ...]
     workload: Callable[[Any], Any] | None
-    parts: tuple[Table | Claims | Figure, ...] | Callable[[Any], tuple]
+    parts: tuple[Table | Claims | Figure | Data, ...] | Callable[[Any], tuple]
     template: str
     #: The coflows replayed when `--coflows` is not given (None: every coflow).
     default_coflows: int | None = None

@@ -34,7 +34,7 @@ import pandas as pd
 
 from coflowkit._core import CoflowkitError
 from coflowkit.experiments import common
-from coflowkit.experiments.spec import Claims, Experiment, Figure, Model, Table
+from coflowkit.experiments.spec import Claims, Data, Experiment, Figure, Model, Table
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -53,6 +53,9 @@ class Options:
     engine: str | None = None
     #: Keeps only these parts of an experiment (its scenario keys), for tests.
     select: tuple[str, ...] | None = None
+    #: The experiment's own settings (coda-identify: a ``coda_identify.Config``,
+    #: smaller in tests); None: its defaults.
+    config: Any = None
 
 
 @dataclass
@@ -127,10 +130,13 @@ def plan(exp: Experiment, opts: Options, models: list[Model]) -> list[tuple[tupl
 
 def simulate(ctx: Context) -> None:
     """Runs the planned jobs (cached, in parallel) into ``ctx.runs`` (or, for an
-    experiment with its own ``jobs``, into ``ctx.results``)."""
+    experiment with its own ``jobs``, into ``ctx.results``). An experiment with
+    neither a workload nor jobs computes everything in ``local``: nothing to run."""
     from coflowkit import runner
 
     own = ctx.exp.jobs is not None
+    if not own and ctx.exp.workload is None:
+        return
     keyed = ctx.exp.jobs(ctx) if own else plan(ctx.exp, ctx.opts, ctx.models)
     run_jobs = ctx.exp.execute or (
         lambda js, workers, cache_dir, stats: runner.run_jobs(js, workers, cache_dir, stats=stats)
@@ -183,7 +189,7 @@ def ratio_and_flag(c: common.Claim, value: Any) -> tuple[float, bool | None]:
 class Parts:
     """The computed tables, claims and figures, as the Markdown the template shows
     (a table or claims table by its name, a figure by its file name, ``NAME.png``);
-    records which the template showed."""
+    records which the template showed. A :class:`Data` part is only written."""
 
     def __init__(self, out: str) -> None:
         self.out = out
@@ -191,11 +197,13 @@ class Parts:
         self.claims: dict[str, list[common.Claim]] = {}
         self.shown: set[str] = set()
 
-    def compute(self, ctx: Context, part: Table | Claims | Figure) -> None:
+    def compute(self, ctx: Context, part: Table | Claims | Figure | Data) -> None:
         built = part.build(ctx)
         if built is None:
             return
-        if isinstance(part, Table):
+        if isinstance(part, Data):
+            built.to_csv(os.path.join(self.out, f"{part.name}.csv"), index=False)
+        elif isinstance(part, Table):
             self.md[part.name] = self._table(part.name, built, part.caption, part.digits)
         elif isinstance(part, Claims):
             models = (
