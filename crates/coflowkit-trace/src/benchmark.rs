@@ -63,14 +63,7 @@ pub fn read_benchmark(source: &str, text: &str) -> Result<Workload, ModelError> 
         let c = parse_line(source, line, i + 1, ports)?;
         add_coflow_line(&mut b, &c, &mut next_flow)?;
     }
-    if seen != n_coflows {
-        return Err(ModelError::new(
-            source,
-            header_line,
-            "coflows",
-            format!("the header says {n_coflows} coflows but the file has {seen}"),
-        ));
-    }
+    check_count(source, header_line, n_coflows, seen)?;
     let fabric = Fabric::big_switch(ports, GBPS_BYTES_PER_S)?;
     b.build(fabric)
         .map_err(|e| rename_fields(e, "mapper or reducer port"))
@@ -263,6 +256,24 @@ fn add_coflow_line(
             })?;
             *next_flow += 1;
         }
+    }
+    Ok(())
+}
+
+/// The header's coflow count against the coflows the file lists.
+pub(crate) fn check_count(
+    source: &str,
+    header_line: usize,
+    declared: u64,
+    seen: u64,
+) -> Result<(), ModelError> {
+    if seen != declared {
+        return Err(ModelError::new(
+            source,
+            header_line,
+            "coflows",
+            format!("the header says {declared} coflows but the file has {seen}"),
+        ));
     }
     Ok(())
 }

@@ -10,7 +10,7 @@
 //! destinations among the coflow's flows. Flow index = file order; flow ids count
 //! from 0 over the whole file.
 
-use crate::benchmark::{header, outside};
+use crate::benchmark::{check_count, header, outside};
 use crate::tokens::Tokens;
 use coflowkit_model::{
     CoflowRecord, Fabric, FlowMeta, FlowRecord, ModelError, Workload, WorkloadBuilder,
@@ -30,14 +30,7 @@ pub fn read_sincronia(source: &str, text: &str) -> Result<Workload, ModelError> 
         seen += 1;
         read_coflow(&mut t, &mut b, ports, &mut next_flow)?;
     }
-    if seen != n_coflows {
-        return Err(ModelError::new(
-            source,
-            header_line,
-            "coflows",
-            format!("the header says {n_coflows} coflows but the file has {seen}"),
-        ));
-    }
+    check_count(source, header_line, n_coflows, seen)?;
     b.build(Fabric::big_switch(ports, GBPS_BYTES_PER_S)?)
 }
 
