@@ -24,7 +24,7 @@ import numpy as np
 from coflowkit import _core
 from coflowkit._core import CoflowkitError, Workload
 
-SOURCES = ("truth", "pioneers", "stragglers", "random", "alone", "one")
+SOURCES = ("truth", "pioneers", "stragglers", "random", "move", "merge", "split", "alone", "one")
 
 
 def coda_labels(

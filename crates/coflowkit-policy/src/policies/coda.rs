@@ -469,8 +469,8 @@ impl NonClairvoyantPolicy for Coda {
 }
 
 pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec { name: "labels", default: "truth", help: "where coflows come from: identify (CODA's online identification), truth, pioneers, stragglers, random (truth with injected errors), alone, one (no identification)" },
-    ParamSpec { name: "error_rate", default: "0.05", help: "fraction of flows mislabelled by pioneers/stragglers/random" },
+    ParamSpec { name: "labels", default: "truth", help: "where coflows come from: identify (CODA's online identification), truth, pioneers, stragglers, random, move (flows moved), merge, split (whole coflows wrong), alone, one (no identification)" },
+    ParamSpec { name: "error_rate", default: "0.05", help: "injected errors: probability that a flow (pioneers, stragglers, random, move) or a coflow (merge, split) is hit" },
     ParamSpec { name: "seed", default: "1", help: "seed of the injected errors" },
     ParamSpec { name: "late_binding", default: "true", help: "extend each labelled coflow with the flows within distance_s (CODA §4.2)" },
     ParamSpec { name: "distance_s", default: "0.1", help: "late-binding diameter d, in the identifier's distance (labels=identify; the injected-error sources put a mislabelled flow at distance 0 of its coflow)" },

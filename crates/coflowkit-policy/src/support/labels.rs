@@ -43,16 +43,37 @@ pub trait Labeller: Send {
     }
 }
 
-/// How injected errors pick the wrong coflow of a mislabelled flow.
+/// What injected errors do. The first three move single flows to a
+/// neighbouring coflow; `Move` moves single flows anywhere; `Merge` and `Split`
+/// get whole coflows wrong, as an identifier does when coflows arrive together
+/// (low precision, CODA Fig. 10b) or a coflow's flows spread out in time (low
+/// recall, Fig. 10c).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
-    /// To the coflow that arrived just before the flow's own (scheduled earlier
-    /// under FIFO/D-CLAS): a *pioneer* (CODA §4.1).
+    /// A flow goes to the coflow that arrived just before its own (scheduled
+    /// earlier under FIFO/D-CLAS): a *pioneer* (CODA §4.1).
     Pioneers,
     /// To the coflow that arrived just after: a *straggler*.
     Stragglers,
     /// To one of the two, with equal probability.
     Random,
+    /// A flow goes to a coflow drawn uniformly among all the others.
+    Move,
+    /// A coflow joins the one that arrived just before it (chains merge into
+    /// their first coflow); every flow of a merged coflow is mislabelled.
+    Merge,
+    /// A coflow is split in two: each of its flows joins the second part with
+    /// probability 1/2.
+    Split,
+}
+
+/// The per-coflow draws of `Merge` and `Split` use streams of their own, apart
+/// from the per-flow ones (stream = flow index).
+const COFLOW_STREAMS: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// Whether coflow `k` is hit (merged into its predecessor, or split).
+fn coflow_hit(seed: u64, k: u32, rate: f64) -> bool {
+    Pcg32::new(seed ^ COFLOW_STREAMS, k as u64).next_f64() < rate
 }
 
 /// The built-in labelling sources.
@@ -60,8 +81,9 @@ pub enum ErrorKind {
 pub enum LabelSource {
     /// The true coflows.
     Truth,
-    /// The true coflows with a fraction `rate` of flows (each independently, drawn
-    /// with `seed`) moved to a neighbouring coflow in arrival order.
+    /// The true coflows with errors of `kind`: each flow (or, for `Merge` and
+    /// `Split`, each coflow) is hit independently with probability `rate`, drawn
+    /// with `seed`.
     Injected {
         kind: ErrorKind,
         rate: f64,
@@ -74,8 +96,17 @@ pub enum LabelSource {
 }
 
 impl LabelSource {
-    pub const NAMES: &'static [&'static str] =
-        &["truth", "pioneers", "stragglers", "random", "alone", "one"];
+    pub const NAMES: &'static [&'static str] = &[
+        "truth",
+        "pioneers",
+        "stragglers",
+        "random",
+        "move",
+        "merge",
+        "split",
+        "alone",
+        "one",
+    ];
 
     /// The source called `name` (one of [`LabelSource::NAMES`]).
     pub fn parse(name: &str, rate: f64, seed: u64) -> Result<LabelSource, ModelError> {
@@ -86,6 +117,9 @@ impl LabelSource {
             "pioneers" => ErrorKind::Pioneers,
             "stragglers" => ErrorKind::Stragglers,
             "random" => ErrorKind::Random,
+            "move" => ErrorKind::Move,
+            "merge" => ErrorKind::Merge,
+            "split" => ErrorKind::Split,
             _ => {
                 return Err(ModelError::param(
                     "param",
@@ -106,25 +140,57 @@ impl LabelSource {
             LabelSource::Truth => k,
             LabelSource::Alone => coflows + f,
             LabelSource::One => 0,
-            LabelSource::Injected { kind, rate, seed } => {
-                // One independent stream per flow: a flow's fate does not depend on
-                // which other flows exist or in which order they are labelled.
-                let mut g = Pcg32::new(seed, f as u64);
-                if g.next_f64() >= rate {
-                    return k;
+            LabelSource::Injected { kind, rate, seed } => injected(kind, rate, seed, f, k, coflows),
+        }
+    }
+}
+
+/// The label an injected error of `kind` gives flow `f` of coflow `k`. One
+/// independent stream per flow (and per coflow): a flow's fate does not depend on
+/// which other flows exist or in which order they are labelled.
+fn injected(kind: ErrorKind, rate: f64, seed: u64, f: u32, k: u32, coflows: u32) -> u32 {
+    match kind {
+        ErrorKind::Merge => {
+            // The first coflow of k's chain of merges.
+            let mut j = k;
+            while j > 0 && coflow_hit(seed, j, rate) {
+                j -= 1;
+            }
+            j
+        }
+        ErrorKind::Split => {
+            let second = Pcg32::new(seed, f as u64).next_f64() < 0.5;
+            if second && coflow_hit(seed, k, rate) {
+                coflows + k
+            } else {
+                k
+            }
+        }
+        _ => {
+            let mut g = Pcg32::new(seed, f as u64);
+            if g.next_f64() >= rate {
+                return k;
+            }
+            let earlier = match kind {
+                ErrorKind::Pioneers => true,
+                ErrorKind::Stragglers => false,
+                ErrorKind::Random => g.next_u32() & 1 == 0,
+                ErrorKind::Move => {
+                    // Uniform over the other coflows.
+                    if coflows < 2 {
+                        return k;
+                    }
+                    let u = ((g.next_f64() * (coflows - 1) as f64) as u32).min(coflows - 2);
+                    return if u >= k { u + 1 } else { u };
                 }
-                let earlier = match kind {
-                    ErrorKind::Pioneers => true,
-                    ErrorKind::Stragglers => false,
-                    ErrorKind::Random => g.next_u32() & 1 == 0,
-                };
-                if earlier && k > 0 {
-                    k - 1
-                } else if !earlier && k + 1 < coflows {
-                    k + 1
-                } else {
-                    k
-                }
+                ErrorKind::Merge | ErrorKind::Split => unreachable!("handled above"),
+            };
+            if earlier && k > 0 {
+                k - 1
+            } else if !earlier && k + 1 < coflows {
+                k + 1
+            } else {
+                k
             }
         }
     }
@@ -154,9 +220,14 @@ impl Labeller for LabelSource {
     /// both), and every other flow is far from every other label. So late
     /// binding adds a mislabelled flow to its true coflow's extended coflow, for
     /// any `d`, and does nothing else (CODA §4.2: late binding is restricted to
-    /// flows that straddle classification boundaries).
+    /// flows that straddle classification boundaries). Whole-coflow errors
+    /// (`merge`, `split`) leave no flow on a boundary: late binding cannot undo
+    /// them.
     fn near(&mut self, c: &Common, f: u32, _d: f64, labels: &[u32], out: &mut Vec<u32>) {
-        if let LabelSource::Injected { .. } = self {
+        if let LabelSource::Injected { kind, .. } = self {
+            if matches!(kind, ErrorKind::Merge | ErrorKind::Split) {
+                return;
+            }
             let k = c.flow_coflow[f as usize];
             if labels[f as usize] != k {
                 out.push(k);
@@ -217,6 +288,81 @@ mod tests {
     }
 
     #[test]
+    fn merges_join_whole_coflows_to_the_first_of_their_chain() {
+        // 1000 coflows of 3 flows; each coflow but the first joins its predecessor
+        // with probability 0.2.
+        let fc: Vec<u32> = (0..3000).map(|f| f / 3).collect();
+        let s = LabelSource::parse("merge", 0.2, 7).unwrap();
+        let l = static_labels(&s, &fc, 1000);
+        let mut joined = 0;
+        for k in 0..1000usize {
+            let x = l[3 * k];
+            // Recall 1: a coflow's flows share one label.
+            assert!(l[3 * k + 1] == x && l[3 * k + 2] == x, "coflow {k}");
+            // The label is a coflow at or before k: k itself, or its predecessor's.
+            if x != k as u32 {
+                assert!(k > 0 && x == l[3 * (k - 1)], "coflow {k} -> {x}");
+                joined += 1;
+            }
+        }
+        // About 0.2 · 999 coflows joined (binomial: sd 12.6).
+        assert!((150..250).contains(&joined), "{joined}");
+        // Rate 0 is the truth, rate 1 one coflow.
+        let none = LabelSource::parse("merge", 0.0, 7).unwrap();
+        assert_eq!(static_labels(&none, &fc, 1000), fc);
+        let all = LabelSource::parse("merge", 1.0, 7).unwrap();
+        assert!(static_labels(&all, &fc, 1000).iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn splits_cut_a_coflow_in_two_and_never_mix_coflows() {
+        // 100 coflows of 200 flows, each split with probability 0.5.
+        let fc: Vec<u32> = (0..20_000).map(|f| f / 200).collect();
+        let s = LabelSource::parse("split", 0.5, 3).unwrap();
+        let l = static_labels(&s, &fc, 100);
+        let mut split = 0;
+        for k in 0..100u32 {
+            let part = &l[200 * k as usize..200 * (k as usize + 1)];
+            // Precision 1: only k and its second part, 100 + k.
+            assert!(part.iter().all(|&x| x == k || x == 100 + k), "coflow {k}");
+            let second = part.iter().filter(|&&x| x == 100 + k).count();
+            if second > 0 {
+                split += 1;
+                // Each flow of a split coflow is in the second part with
+                // probability 1/2 (binomial(200, 1/2): sd 7.1).
+                assert!((65..135).contains(&second), "coflow {k}: {second}");
+            }
+        }
+        assert!((35..65).contains(&split), "{split}");
+        let all = LabelSource::parse("split", 1.0, 3).unwrap();
+        let l = static_labels(&all, &fc, 100);
+        assert!((0..100u32).all(|k| l[200 * k as usize..][..200].contains(&(100 + k))));
+    }
+
+    #[test]
+    fn moves_go_to_any_other_coflow() {
+        // 10 coflows of 1000 flows, 20% of flows moved.
+        let fc: Vec<u32> = (0..10_000).map(|f| f / 1000).collect();
+        let s = LabelSource::parse("move", 0.2, 5).unwrap();
+        let l = static_labels(&s, &fc, 10);
+        let mut moved = 0;
+        let mut from_first = std::collections::BTreeSet::new();
+        for (&k, &x) in fc.iter().zip(&l) {
+            assert!(x < 10);
+            if x != k {
+                moved += 1;
+                if k == 0 {
+                    from_first.insert(x);
+                }
+            }
+        }
+        assert!((1850..2150).contains(&moved), "{moved}");
+        // Coflow 0's ~200 moved flows reach every one of the 9 others (each with
+        // probability 1/9: missing one has probability about 9 · (8/9)^200).
+        assert_eq!(from_first.len(), 9, "{from_first:?}");
+    }
+
+    #[test]
     fn only_a_mislabelled_flow_is_near_another_coflow() {
         use crate::testkit::Case;
         // Flows 0, 1 of coflow 0; flow 2 of coflow 1. Flow 1 is labelled 1.
@@ -237,6 +383,14 @@ mod tests {
             s.near(&c.common(), f, 0.0, &labels, &mut out);
             assert_eq!(out, want, "flow {f}");
         }
+        // A flow moved anywhere is near its coflow too; whole-coflow errors leave
+        // no flow on a boundary.
+        for (name, want) in [("move", vec![0u32]), ("merge", vec![]), ("split", vec![])] {
+            let mut s = LabelSource::parse(name, 0.5, 1).unwrap();
+            out.clear();
+            s.near(&c.common(), 1, 0.0, &labels, &mut out);
+            assert_eq!(out, want, "{name}");
+        }
         // The truth and no identification extend nothing.
         for mut src in [LabelSource::Truth, LabelSource::Alone, LabelSource::One] {
             out.clear();
@@ -252,7 +406,7 @@ mod tests {
             .to_string();
         assert_eq!(
             e,
-            "param: labels=dbscan is not one of truth, pioneers, stragglers, random, alone, one"
+            "param: labels=dbscan is not one of truth, pioneers, stragglers, random, move, merge, split, alone, one"
         );
     }
 }
