@@ -532,6 +532,99 @@ def _peak_rss_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
 
 
+class _Phases:
+    """The wall time of each step of :func:`compute`, appended to ``R.phases``."""
+
+    def __init__(self, R: Results) -> None:
+        self.R = R
+        self.clock = time.monotonic()
+
+    def __call__(self, name: str) -> None:
+        now = time.monotonic()
+        self.R.phases.append((name, now - self.clock))
+        self.clock = now
+
+
+def offline_tables(R: Results, wl: Workloads, cfg: Config, seed: int) -> dict[str, Scorer]:
+    """Offline identification's inputs: every scenario's flow table (test workloads,
+    with packet stats, which the paper's weights ignore), its size, the one-flow
+    coflows and host communities of the Spark one, and the weights learned on the
+    training twins."""
+    scorers: dict[str, Scorer] = {}
+    for s in SCENARIOS:
+        w = wl.get(s, seed)
+        scorers[s.key] = Scorer(identify.table_from_workload(w, packet_stats=True, seed=seed))
+        R.sizes[s.key] = (scorers[s.key].coflows, scorers[s.key].flows)
+    _, width = np.unique(scorers["spark"].truth, return_counts=True)
+    R.single = (int((width == 1).sum()), len(width))
+    t = scorers["spark"].table
+    hosts = np.unique(np.concatenate([t.src, t.dst]))
+    com = identify.host_communities(t)[hosts]
+    R.communities = (len(np.unique(com)), int(np.bincount(com).max()), len(hosts))
+    for key in TRAINING:
+        w = wl.get(BY_KEY[key], seed + 1)
+        t = identify.table_from_workload(w, packet_stats=True, seed=seed + 1)
+        R.trained[key] = learn_weights(Scorer(t), key, cfg, seed)
+    return scorers
+
+
+def identify_scenarios(
+    R: Results, wl: Workloads, scorers: dict[str, Scorer], cfg: Config, seed: int
+) -> None:
+    """Figs. 10a-c and 10e: every scenario under the paper's weights, the other
+    paper vector and the learned weights; the batches' shares; the ε sweeps."""
+    for s in SCENARIOS:
+        if s.batch_s is not None:
+            R.batch_share[s.key] = batch_shares(wl.get(s, seed), s.batch_s)
+        sc = scorers[s.key]
+        R.paper_q[s.key] = sc.quality(s.weights)
+        R.other_q[s.key] = sc.quality("hadoop" if s.weights == "spark" else "spark")
+        lw = R.trained[s.learned]
+        R.learned_q[s.key] = sc.quality(lw.weights, lw.eps, lw.tau)
+    for key in SWEPT:
+        R.sweep[key] = [(e, scorers[key].quality(BY_KEY[key].weights, e)) for e in cfg.eps_grid]
+
+
+def equal_weights(R: Results, wl: Workloads, cfg: Config, seed: int, coflows: int | None) -> None:
+    """Fig. 10d: learned against equal weights on the first ``cfg.equal_coflows``
+    coflows (or fewer, when ``coflows`` is)."""
+    n_eq = cfg.equal_coflows if coflows is None else min(coflows, cfg.equal_coflows)
+    for key in cfg.equal_scenarios:
+        s = BY_KEY[key]
+        sc = Scorer(
+            identify.table_from_workload(wl.get(s, seed, n_eq), packet_stats=True, seed=seed)
+        )
+        lw = R.trained[s.learned]
+        rows = [("learned", lw.eps, sc.quality(lw.weights, lw.eps, lw.tau))]
+        rows += [("equal", e, sc.quality("equal", e)) for e in cfg.equal_eps]
+        R.equal[key] = (sc.coflows, sc.flows, rows)
+
+
+def simulate(
+    R: Results,
+    trace: str,
+    transforms: tuple[str, ...],
+    seed: int,
+    sim_n: int | None,
+    workers: int,
+    cache_dir: str | None,
+    stats: dict | None,
+) -> None:
+    """Figs. 11-12 and 14b: the simulations (cached, on ``workers`` processes), then
+    each simulated workload's offline quality and lower bounds."""
+    R.jobs = sim_jobs(R.cfg, trace, transforms, seed, sim_n)
+    results = runner.run_jobs([j for _, j in R.jobs], workers, cache_dir, stats=stats)
+    R.res = {k: r.coflows for (k, _), r in zip(R.jobs, results, strict=True)}
+    for key in dict.fromkeys(k[0] for k, _ in R.jobs):
+        s = BY_KEY[key]
+        w = runner.WorkloadSpec(
+            trace=trace, transforms=transforms + s.transforms(seed), first=sim_n
+        ).load()
+        q = Scorer(identify.table_from_workload(w)).quality(s.weights)
+        R.sim_q[key] = (w.num_coflows, w.num_flows, q)
+        R.bounds[key] = lower_bounds(w)
+
+
 def compute(
     trace: str,
     coflows: int | None,
@@ -548,53 +641,13 @@ def compute(
     (coda_identify_speed.run_speed; None skips it): it runs between the offline
     analyses and the simulations, once their workloads are freed."""
     R = Results(cfg)
-    clock = [time.monotonic()]
-
-    def phase(name: str) -> None:
-        now = time.monotonic()
-        R.phases.append((name, now - clock[0]))
-        clock[0] = now
-
+    phase = _Phases(R)
     wl = Workloads(trace, transforms, coflows)
-    # Offline identification of every scenario (test workloads, with packet stats,
-    # which the paper's weights ignore).
-    scorers: dict[str, Scorer] = {}
-    for s in SCENARIOS:
-        w = wl.get(s, seed)
-        scorers[s.key] = Scorer(identify.table_from_workload(w, packet_stats=True, seed=seed))
-        R.sizes[s.key] = (scorers[s.key].coflows, scorers[s.key].flows)
-    _, width = np.unique(scorers["spark"].truth, return_counts=True)
-    R.single = (int((width == 1).sum()), len(width))
-    t = scorers["spark"].table
-    hosts = np.unique(np.concatenate([t.src, t.dst]))
-    com = identify.host_communities(t)[hosts]
-    R.communities = (len(np.unique(com)), int(np.bincount(com).max()), len(hosts))
-    for key in TRAINING:
-        w = wl.get(BY_KEY[key], seed + 1)
-        t = identify.table_from_workload(w, packet_stats=True, seed=seed + 1)
-        R.trained[key] = learn_weights(Scorer(t), key, cfg, seed)
+    scorers = offline_tables(R, wl, cfg, seed)
     phase("workloads, flow tables, metric learning (Fig. 10a-c workloads, training twins)")
-    for s in SCENARIOS:
-        if s.batch_s is not None:
-            R.batch_share[s.key] = batch_shares(wl.get(s, seed), s.batch_s)
-        sc = scorers[s.key]
-        R.paper_q[s.key] = sc.quality(s.weights)
-        R.other_q[s.key] = sc.quality("hadoop" if s.weights == "spark" else "spark")
-        lw = R.trained[s.learned]
-        R.learned_q[s.key] = sc.quality(lw.weights, lw.eps, lw.tau)
-    for key in SWEPT:
-        R.sweep[key] = [(e, scorers[key].quality(BY_KEY[key].weights, e)) for e in cfg.eps_grid]
+    identify_scenarios(R, wl, scorers, cfg, seed)
     phase("Fig. 10a-c, 10e: identification")
-    n_eq = cfg.equal_coflows if coflows is None else min(coflows, cfg.equal_coflows)
-    for key in cfg.equal_scenarios:
-        s = BY_KEY[key]
-        sc = Scorer(
-            identify.table_from_workload(wl.get(s, seed, n_eq), packet_stats=True, seed=seed)
-        )
-        lw = R.trained[s.learned]
-        rows = [("learned", lw.eps, sc.quality(lw.weights, lw.eps, lw.tau))]
-        rows += [("equal", e, sc.quality("equal", e)) for e in cfg.equal_eps]
-        R.equal[key] = (sc.coflows, sc.flows, rows)
+    equal_weights(R, wl, cfg, seed, coflows)
     phase("Fig. 10d: equal weights")
     R.late = late_binding_offline(scorers["stretched-hadoop"], "hadoop", cfg.d_offline)
     phase("Fig. 14a: late binding offline")
@@ -608,16 +661,6 @@ def compute(
     R.peak_rss_gb = _peak_rss_gb()
     phase("Table 1: identification speed")
     sim_n = cfg.sim_coflows if coflows is None else coflows
-    R.jobs = sim_jobs(cfg, trace, transforms, seed, sim_n)
-    results = runner.run_jobs([j for _, j in R.jobs], workers, cache_dir, stats=stats)
-    R.res = {k: r.coflows for (k, _), r in zip(R.jobs, results, strict=True)}
-    for key in dict.fromkeys(k[0] for k, _ in R.jobs):
-        s = BY_KEY[key]
-        w = runner.WorkloadSpec(
-            trace=trace, transforms=transforms + s.transforms(seed), first=sim_n
-        ).load()
-        q = Scorer(identify.table_from_workload(w)).quality(s.weights)
-        R.sim_q[key] = (w.num_coflows, w.num_flows, q)
-        R.bounds[key] = lower_bounds(w)
+    simulate(R, trace, transforms, seed, sim_n, workers, cache_dir, stats)
     phase(f"Figs. 11, 12, 14b: {len(R.jobs)} simulations on {workers} worker(s)")
     return R

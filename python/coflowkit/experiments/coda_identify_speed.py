@@ -109,24 +109,22 @@ def _pairs_1d(x: np.ndarray, eps: float) -> int:
     return int((np.searchsorted(s, s + eps, "right") - np.searchsorted(s, s - eps, "left")).sum())
 
 
-def speed_benchmark(setup: SpeedSetup, cfg: Config, weights="hadoop") -> pd.DataFrame:
-    """Rounds every Δ = 100 ms: flows that started since the last round join,
-    flows past their lifetime leave. Incremental Rough-DBSCAN
-    (:class:`_core.RoughIdentifier`) follows every round (insert, remove, cluster);
-    on the timed rounds exact DBSCAN and Rough-DBSCAN cluster all active flows from
-    scratch, and on a few of them the slow exact DBSCANs too (the Rust one with its
-    one-dimensional shortcut turned off, and scikit-learn's). One row per timed
-    round: counts, times (ms) and each algorithm's precision and recall."""
-    w = identify.weights_vector(weights)
-    r = setup.records
-    n = len(setup.truth)
-    time_l = np.asarray(r["time"], dtype=np.float64)
-    com_l = np.asarray(r["com"], dtype=np.uint64)
-    agg_l = np.asarray(r["agg"], dtype=np.uint64)
-    x = identify.rough_identifier(r, weights, EPS, TAU)
-    by_start = np.argsort(setup.start, kind="stable")
-    by_end = np.argsort(setup.end, kind="stable")
-    s_sorted, e_sorted = setup.start[by_start], setup.end[by_end]
+@dataclass(frozen=True)
+class Schedule:
+    """The rounds of the Table 1 benchmark: every round's time, and the indices of
+    the rounds timed and, among them, of the heavy rounds (the slow exact DBSCANs)."""
+
+    rounds: np.ndarray
+    timed: set
+    heavy: set
+
+
+def schedule(setup: SpeedSetup, cfg: Config) -> Schedule:
+    """A round every Δ until every flow has left; ``cfg.t1_max_rounds`` of them timed,
+    spread evenly over the steady state (every round with ``cfg.t1_concurrent``
+    coflows, or as many as the setup has, active; else the rounds with the most),
+    and ``cfg.t1_heavy_rounds`` heavy ones spread evenly among the timed, ends left
+    out."""
     rounds = np.arange(1, int(math.ceil(setup.end.max() / INTERVAL_S)) + 2) * INTERVAL_S
     # Coflows with at least one active flow at each round.
     order = np.argsort(setup.truth, kind="stable")
@@ -147,18 +145,124 @@ def speed_benchmark(setup: SpeedSetup, cfg: Config, weights="hadoop") -> pd.Data
     heavy = set(
         timed_list[i] for i in np.linspace(0, len(timed_list) - 1, hk + 2)[1:-1].round().astype(int)
     )
+    return Schedule(rounds, timed, heavy)
+
+
+class Columns:
+    """The flows' records as the lists and weights `_core.cluster` takes."""
+
+    def __init__(self, setup: SpeedSetup, weights) -> None:
+        self.w = identify.weights_vector(weights)
+        r = setup.records
+        self.records = r
+        self.time = np.asarray(r["time"], dtype=np.float64)
+        self.com = np.asarray(r["com"], dtype=np.uint64)
+        self.agg = np.asarray(r["agg"], dtype=np.uint64)
+
+    def lists(self, act: np.ndarray) -> tuple[list, list, list]:
+        return self.time[act].tolist(), self.com[act].tolist(), self.agg[act].tolist()
+
+
+def timed_round(
+    cols: Columns, x, truth: np.ndarray, act: np.ndarray, now: float, counts: dict
+) -> tuple[dict, tuple]:
+    """A timed round, after the incremental identifier's update: its labels read
+    out, exact DBSCAN and Rough-DBSCAN from scratch on the active flows ``act``,
+    each timed; the row (``counts``: new and left flows, incremental ms) and, for
+    :func:`heavy_round`, the column lists and exact DBSCAN's labels."""
+    w = cols.w
+    act_l = act.tolist()
+    t0 = time.perf_counter()
+    lab_inc = np.asarray(x.labels(act_l))
+    t_read = time.perf_counter() - t0
+    tl, cl, al = cols.lists(act)
+    t0 = time.perf_counter()
+    lab_db = _core.cluster(tl, cl, al, w[0], w[5], w[6], EPS, algorithm="dbscan")
+    t_db = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    lab_r = _core.cluster(tl, cl, al, w[0], w[5], w[6], EPS, tau=TAU, algorithm="rough")
+    t_r = time.perf_counter() - t0
+    row = {
+        "round_s": float(now),
+        "active_flows": len(act),
+        "active_coflows": len(np.unique(truth)),
+        "new_flows": counts["new"],
+        "left_flows": counts["left"],
+        "leaders": x.leaders,
+        "incremental_ms": counts["incremental_ms"],
+        "readout_ms": 1e3 * t_read,
+        "dbscan_ms": 1e3 * t_db,
+        "rough_ms": 1e3 * t_r,
+        "scan_ms": float("nan"),
+        "sklearn_ms": float("nan"),
+        "sklearn_pairs": float("nan"),
+        "sklearn_same": "",
+    }
+    for name, lab in (("incremental", lab_inc), ("dbscan", lab_db), ("rough", lab_r)):
+        q = labels.quality(truth, np.asarray(lab))
+        row[f"{name}_precision"], row[f"{name}_recall"] = q.precision, q.recall
+    return row, (tl, cl, al, lab_db)
+
+
+def heavy_round(
+    row: dict, cols: Columns, act: np.ndarray, lists: tuple, cfg: Config, DBSCAN
+) -> None:
+    """A heavy round: the slow exact DBSCANs on the active flows ``act`` (the Rust
+    one with its one-dimensional shortcut turned off, and scikit-learn's, when
+    ``DBSCAN`` is given and the round has few enough neighbour pairs), their times
+    and whether they agree with exact DBSCAN, into ``row``."""
+    w = cols.w
+    tl, cl, al, lab_db = lists
+    zeros = [0.0] * len(act)
+    t0 = time.perf_counter()
+    lab_scan = _core.cluster(tl, cl, al, w[0], w[5], w[6], EPS, extra=[zeros], w_extra=[1.0])
+    row["scan_ms"] = 1e3 * (time.perf_counter() - t0)
+    row["scan_same"] = "yes" if lab_scan == lab_db else "no"
+    pts = _embedding(cols.records, act, w)
+    if DBSCAN is not None and pts is not None:
+        pairs = _pairs_1d(pts[:, 0], EPS)
+        row["sklearn_pairs"] = float(pairs)
+        if pairs <= cfg.t1_sklearn_max_pairs:
+            t0 = time.perf_counter()
+            sk = DBSCAN(eps=EPS, min_samples=1, algorithm="kd_tree").fit(pts).labels_
+            row["sklearn_ms"] = 1e3 * (time.perf_counter() - t0)
+            same = np.array_equal(_core_canonical(sk.tolist()), np.asarray(lab_db, dtype=np.int64))
+            row["sklearn_same"] = "yes" if same else "no"
+            del sk
+        gc.collect()
+
+
+def _sklearn_dbscan():
     try:
         from sklearn.cluster import DBSCAN  # reference only; optional
     except ImportError:  # pragma: no cover - the test extras install it
-        DBSCAN = None
-    active = np.zeros(n, dtype=bool)
+        return None
+    return DBSCAN
+
+
+def speed_benchmark(setup: SpeedSetup, cfg: Config, weights="hadoop") -> pd.DataFrame:
+    """Rounds every Δ = 100 ms: flows that started since the last round join,
+    flows past their lifetime leave. Incremental Rough-DBSCAN
+    (:class:`_core.RoughIdentifier`) follows every round (insert, remove, cluster);
+    on the timed rounds exact DBSCAN and Rough-DBSCAN cluster all active flows from
+    scratch, and on a few of them the slow exact DBSCANs too (the Rust one with its
+    one-dimensional shortcut turned off, and scikit-learn's). One row per timed
+    round: counts, times (ms) and each algorithm's precision and recall."""
+    cols = Columns(setup, weights)
+    x = identify.rough_identifier(setup.records, weights, EPS, TAU)
+    by_start = np.argsort(setup.start, kind="stable")
+    by_end = np.argsort(setup.end, kind="stable")
+    s_sorted, e_sorted = setup.start[by_start], setup.end[by_end]
+    plan = schedule(setup, cfg)
+    DBSCAN = _sklearn_dbscan()
+    active = np.zeros(len(setup.truth), dtype=bool)
     ia = ie = 0
     rows = []
     was_enabled = gc.isenabled()
     gc.collect()
     gc.disable()
     try:
-        for i, now in enumerate(rounds):
+        for i, now in enumerate(plan.rounds):
             ja = int(np.searchsorted(s_sorted, now, "right"))
             je = int(np.searchsorted(e_sorted, now, "right"))
             new, left = by_start[ia:ja], by_end[ie:je]
@@ -171,62 +275,13 @@ def speed_benchmark(setup: SpeedSetup, cfg: Config, weights="hadoop") -> pd.Data
             x.remove(left_l)
             x.cluster()
             t_inc = time.perf_counter() - t0
-            if i not in timed:
+            if i not in plan.timed:
                 continue
             act = np.flatnonzero(active)
-            act_l = act.tolist()
-            t0 = time.perf_counter()
-            lab_inc = np.asarray(x.labels(act_l))
-            t_read = time.perf_counter() - t0
-            tl, cl, al = time_l[act].tolist(), com_l[act].tolist(), agg_l[act].tolist()
-            t0 = time.perf_counter()
-            lab_db = _core.cluster(tl, cl, al, w[0], w[5], w[6], EPS, algorithm="dbscan")
-            t_db = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            lab_r = _core.cluster(tl, cl, al, w[0], w[5], w[6], EPS, tau=TAU, algorithm="rough")
-            t_r = time.perf_counter() - t0
-            truth = setup.truth[act]
-            row = {
-                "round_s": float(now),
-                "active_flows": len(act),
-                "active_coflows": len(np.unique(truth)),
-                "new_flows": len(new_l),
-                "left_flows": len(left_l),
-                "leaders": x.leaders,
-                "incremental_ms": 1e3 * t_inc,
-                "readout_ms": 1e3 * t_read,
-                "dbscan_ms": 1e3 * t_db,
-                "rough_ms": 1e3 * t_r,
-                "scan_ms": float("nan"),
-                "sklearn_ms": float("nan"),
-                "sklearn_pairs": float("nan"),
-                "sklearn_same": "",
-            }
-            for name, lab in (("incremental", lab_inc), ("dbscan", lab_db), ("rough", lab_r)):
-                q = labels.quality(truth, np.asarray(lab))
-                row[f"{name}_precision"], row[f"{name}_recall"] = q.precision, q.recall
-            if i in heavy:
-                zeros = [0.0] * len(act)
-                t0 = time.perf_counter()
-                lab_scan = _core.cluster(
-                    tl, cl, al, w[0], w[5], w[6], EPS, extra=[zeros], w_extra=[1.0]
-                )
-                row["scan_ms"] = 1e3 * (time.perf_counter() - t0)
-                row["scan_same"] = "yes" if lab_scan == lab_db else "no"
-                pts = _embedding(r, act, w)
-                if DBSCAN is not None and pts is not None:
-                    pairs = _pairs_1d(pts[:, 0], EPS)
-                    row["sklearn_pairs"] = float(pairs)
-                    if pairs <= cfg.t1_sklearn_max_pairs:
-                        t0 = time.perf_counter()
-                        sk = DBSCAN(eps=EPS, min_samples=1, algorithm="kd_tree").fit(pts).labels_
-                        row["sklearn_ms"] = 1e3 * (time.perf_counter() - t0)
-                        same = np.array_equal(
-                            _core_canonical(sk.tolist()), np.asarray(lab_db, dtype=np.int64)
-                        )
-                        row["sklearn_same"] = "yes" if same else "no"
-                        del sk
-                    gc.collect()
+            counts = {"new": len(new_l), "left": len(left_l), "incremental_ms": 1e3 * t_inc}
+            row, lists = timed_round(cols, x, setup.truth[act], act, now, counts)
+            if i in plan.heavy:
+                heavy_round(row, cols, act, lists, cfg, DBSCAN)
             rows.append(row)
     finally:
         if was_enabled:
