@@ -18,8 +18,10 @@ from coflowkit.experiments.coda_scheduler import (
     BY_KEY,
     CODA,
     DEFAULT_COFLOWS,
+    ERROR_KINDS,
     FAIR,
     GRID_STEPS,
+    KIND_TARGETS,
     LABEL_SEED,
     NO_BOTH,
     NO_ID,
@@ -38,6 +40,8 @@ from coflowkit.experiments.coda_scheduler import (
     Rate,
     _heavy,
     find_error_rate,
+    kind_params,
+    kind_scheme,
     norm,
     scheme_params,
     schemes_of,
@@ -284,6 +288,10 @@ def prepare(ctx) -> dict:
             )
         if s.key in NO_ID_SCENARIOS:
             rates[(NO_ID, s.key)] = Rate(0.0, labels.source_quality(w, "one"), "", 0)
+        if s.key in KIND_TARGETS:
+            metric, target, _ = KIND_TARGETS[s.key]
+            for kind in ERROR_KINDS:
+                rates[(s.key, kind)] = find_error_rate(w, target, metric, source=kind)
     whole = whole_spec(ctx.opts).load()
     return {
         "specs": specs,
@@ -308,6 +316,11 @@ def jobs(ctx) -> list:
         for name in dict.fromkeys(schemes_of(s)):
             policy, params = scheme_params(name, rates[s.key].error_rate)
             group.append((not _heavy(policy, params), (s.key, name), policy, params))
+        for kind in ERROR_KINDS if s.key in KIND_TARGETS else ():
+            for ablated in (False, True):
+                policy, params = kind_params(kind, rates[(s.key, kind)].error_rate, ablated)
+                key = (s.key, kind_scheme(kind, ablated))
+                group.append((not _heavy(policy, params), key, policy, params))
         groups.append(sorted(group, key=lambda g: g[0]))
     out = []
     for group in sorted(groups, key=lambda g: sum(light for light, *_ in g)):
@@ -380,6 +393,42 @@ def identification(ctx) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
+
+
+def kinds(ctx) -> list:
+    """The scenarios of the error-kind study among those chosen."""
+    return [s for s in chosen_of(ctx.opts) if s.key in KIND_TARGETS]
+
+
+def error_kinds_table(ctx) -> pd.DataFrame | None:
+    """Per scenario and kind of error: the labels' quality at the rate matched to
+    the paper's, and CODA's and Aalo's CCT on them against Aalo on the true
+    coflows."""
+    res, rates, rows = res_of(ctx), ctx.prep["rates"], []
+    for s in kinds(ctx):
+        metric, target, source = KIND_TARGETS[s.key]
+        for kind in ERROR_KINDS:
+            r = rates[(s.key, kind)]
+            coda, wob = kind_scheme(kind), kind_scheme(kind, ablated=True)
+            rows.append(
+                {
+                    "scenario": s.title,
+                    "errors": kind,
+                    "matched": metric,
+                    "target": target,
+                    "target from": source,
+                    "error_rate": r.error_rate,
+                    "precision": r.quality.precision,
+                    "recall": r.quality.recall,
+                    "accuracy": r.quality.accuracy,
+                    f"within {SEARCH_TOL:g}": "yes" if r.matched else "no (out of reach)",
+                    "CODA / Aalo": norm(res, s.key, coda, base=AALO),
+                    "w/o both / Aalo": norm(res, s.key, wob, base=AALO),
+                    "w/o both / CODA": norm(res, s.key, wob, base=coda),
+                    "Fair / CODA": norm(res, s.key, FAIR, base=coda),
+                }
+            )
+    return pd.DataFrame(rows) if rows else None
 
 
 def runs_table(ctx) -> pd.DataFrame:
@@ -723,6 +772,28 @@ def no_id_figure(ctx):
     return fig
 
 
+def error_kinds_figure(ctx):
+    """CODA / Aalo (true coflows) per kind of error, per scenario; hatched: CODA
+    without both of its mechanisms."""
+    t = error_kinds_table(ctx)
+    if t is None:
+        return None
+    pl = common.plt()
+    fig, axes = pl.subplots(1, t["scenario"].nunique(), figsize=(9, 3), squeeze=False)
+    for ax, (title, part) in zip(axes[0], t.groupby("scenario", sort=False), strict=True):
+        x = np.arange(len(part))
+        ax.bar(x - 0.2, part["CODA / Aalo"], 0.4, label="CODA")
+        ax.bar(x + 0.2, part["w/o both / Aalo"], 0.4, hatch="//", label="w/o both")
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set_xticks(x, part["errors"])
+        metric = part["matched"].iloc[0]
+        ax.set_title(f"{title} ({metric} {part['target'].iloc[0]:g})", fontsize=9)
+    axes[0][0].set_ylabel("average CCT / Aalo's on true coflows")
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 def observation_figure(ctx):
     t = observation_table(ctx)
     if t is None:
@@ -881,7 +952,33 @@ def values(ctx) -> dict:
         if hadoop is None
         else {"precision": hadoop.precision, "recall": hadoop.recall},
         "obs": observation_values(m),
+        "kinds": kinds_values(ctx),
     }
+
+
+def kinds_values(ctx) -> dict | None:
+    """Per scenario of the error-kind study: the kind that costs CODA most and
+    least (CODA / Aalo), and the kinds whose target is out of reach."""
+    t = error_kinds_table(ctx)
+    if t is None:
+        return None
+    out = []
+    for title, part in t.groupby("scenario", sort=False):
+        worst = part.loc[part["CODA / Aalo"].idxmax()]
+        best = part.loc[part["CODA / Aalo"].idxmin()]
+        out.append(
+            {
+                "scenario": title,
+                "metric": part["matched"].iloc[0],
+                "target": part["target"].iloc[0],
+                "worst": worst["errors"],
+                "worst_ratio": worst["CODA / Aalo"],
+                "best": best["errors"],
+                "best_ratio": best["CODA / Aalo"],
+                "unreached": list(part[part[f"within {SEARCH_TOL:g}"] != "yes"]["errors"]),
+            }
+        )
+    return {"rows": out}
 
 
 def parts(ctx) -> tuple:
@@ -906,6 +1003,8 @@ def parts(ctx) -> tuple:
         ),
         Figure("observation1", observation_figure),
         Table("observation1", "Average CCT over Aalo on the true coflows", observation_table),
+        Figure("error_kinds", error_kinds_figure),
+        Table("error_kinds", "CODA on each kind of injected error", error_kinds_table),
         Table("bound", "Crowding and the lower bound on CCT", bound_table),
         Table(
             "bins",

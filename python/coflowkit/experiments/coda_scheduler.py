@@ -181,6 +181,31 @@ def schemes_of(s: Scenario) -> list[str]:
     return out
 
 
+#: The controlled study of error kinds (docs/policies/coda.md): each kind of
+#: injected error, at the rate whose labels have the quality the paper states for
+#: the scenario (the metric it states), under CODA and under CODA without both of
+#: its error-tolerant mechanisms (Aalo on the wrong labels).
+ERROR_KINDS = ("random", "move", "merge", "split")
+KIND_TARGETS = {
+    "hadoop": ("accuracy", 0.90, "§6.4: about 90%"),
+    "batch100": ("precision", 0.56, "Fig. 10b: 56% precision"),
+    "stretched-hadoop": ("recall", 0.60, "Fig. 10c: recall about 60%"),
+}
+
+
+def kind_scheme(kind: str, ablated: bool = False) -> str:
+    """The name of the run of CODA (or CODA without both) on errors of ``kind``."""
+    return f"{NO_BOTH if ablated else CODA}, {kind} errors"
+
+
+def kind_params(kind: str, rate: float, ablated: bool) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """``coda`` on errors of ``kind`` at ``rate`` (late binding and intra-coflow
+    prioritisation off when ``ablated``)."""
+    err = (("labels", kind), ("error_rate", f"{rate:g}"), ("seed", str(LABEL_SEED)))
+    off = (("late_binding", "false"), ("intra", "false")) if ablated else ()
+    return "coda", err + off
+
+
 def _heavy(policy: str, params) -> bool:
     """Runs with per-flow queues (coda with intra on) cost several times the others."""
     return policy == "coda" and dict(params).get("intra", "true") == "true"

@@ -18,9 +18,10 @@ use coflowkit_model::{ModelError, Pcg32};
 /// [`UNLABELLED`].
 pub const UNLABELLED: u32 = u32::MAX;
 
-/// Labels are below `flows + coflows` (room for one label per coflow and one per flow).
+/// Labels are below `flows + 2·coflows` (room for one label per coflow, one per
+/// flow, and the extra parts of split coflows).
 pub fn label_space(flows: usize, coflows: usize) -> usize {
-    flows + coflows
+    flows + 2 * coflows
 }
 
 pub trait Labeller: Send {
@@ -62,10 +63,14 @@ pub enum ErrorKind {
     /// A coflow joins the one that arrived just before it (chains merge into
     /// their first coflow); every flow of a merged coflow is mislabelled.
     Merge,
-    /// A coflow is split in two: each of its flows joins the second part with
-    /// probability 1/2.
+    /// A coflow is cut in [`SPLIT_PARTS`] parts: each of its flows joins one
+    /// drawn uniformly.
     Split,
 }
+
+/// The parts a split coflow is cut into: coflow `k` keeps label `k`, part `j ≥ 1`
+/// is labelled `j·coflows + k`.
+pub const SPLIT_PARTS: u32 = 3;
 
 /// The per-coflow draws of `Merge` and `Split` use streams of their own, apart
 /// from the per-flow ones (stream = flow index).
@@ -159,9 +164,10 @@ fn injected(kind: ErrorKind, rate: f64, seed: u64, f: u32, k: u32, coflows: u32)
             j
         }
         ErrorKind::Split => {
-            let second = Pcg32::new(seed, f as u64).next_f64() < 0.5;
-            if second && coflow_hit(seed, k, rate) {
-                coflows + k
+            let u = Pcg32::new(seed, f as u64).next_f64();
+            let part = ((u * SPLIT_PARTS as f64) as u32).min(SPLIT_PARTS - 1);
+            if part > 0 && coflow_hit(seed, k, rate) {
+                part * coflows + k
             } else {
                 k
             }
@@ -315,28 +321,33 @@ mod tests {
     }
 
     #[test]
-    fn splits_cut_a_coflow_in_two_and_never_mix_coflows() {
-        // 100 coflows of 200 flows, each split with probability 0.5.
-        let fc: Vec<u32> = (0..20_000).map(|f| f / 200).collect();
+    fn splits_cut_a_coflow_in_three_and_never_mix_coflows() {
+        // 100 coflows of 300 flows, each split with probability 0.5.
+        let fc: Vec<u32> = (0..30_000).map(|f| f / 300).collect();
         let s = LabelSource::parse("split", 0.5, 3).unwrap();
         let l = static_labels(&s, &fc, 100);
         let mut split = 0;
         for k in 0..100u32 {
-            let part = &l[200 * k as usize..200 * (k as usize + 1)];
-            // Precision 1: only k and its second part, 100 + k.
-            assert!(part.iter().all(|&x| x == k || x == 100 + k), "coflow {k}");
-            let second = part.iter().filter(|&&x| x == 100 + k).count();
-            if second > 0 {
+            let part = &l[300 * k as usize..300 * (k as usize + 1)];
+            // Precision 1: only k and its parts 100 + k and 200 + k.
+            let count = |x: u32| part.iter().filter(|&&y| y == x).count();
+            let (a, b, c) = (count(k), count(100 + k), count(200 + k));
+            assert_eq!(a + b + c, 300, "coflow {k}");
+            if b + c > 0 {
                 split += 1;
-                // Each flow of a split coflow is in the second part with
-                // probability 1/2 (binomial(200, 1/2): sd 7.1).
-                assert!((65..135).contains(&second), "coflow {k}: {second}");
+                // Each flow of a split coflow is in each part with probability
+                // 1/3 (binomial(300, 1/3): sd 8.2).
+                for n in [a, b, c] {
+                    assert!((65..135).contains(&n), "coflow {k}: {a} {b} {c}");
+                }
             }
         }
         assert!((35..65).contains(&split), "{split}");
         let all = LabelSource::parse("split", 1.0, 3).unwrap();
         let l = static_labels(&all, &fc, 100);
-        assert!((0..100u32).all(|k| l[200 * k as usize..][..200].contains(&(100 + k))));
+        assert!((0..100u32).all(|k| l[300 * k as usize..][..300].contains(&(200 + k))));
+        // Every label fits the label space.
+        assert!(l.iter().all(|&x| (x as usize) < label_space(30_000, 100)));
     }
 
     #[test]
