@@ -1,7 +1,10 @@
-"""`coflowkit reproduce coda-identify` on a few narrow coflows of the Facebook trace:
-the tables' content (rows, ranges, paper numbers), cross-checks against direct
-identification and simulation, and the quality measures it adds."""
+"""`coflowkit reproduce coda-identify` on a few narrow coflows of the Facebook trace,
+through the experiment writer: the tables' content (rows, ranges, paper numbers),
+the claims table against the tables, the text's numbers against the tables,
+cross-checks against direct identification and simulation, and the quality
+measures it adds."""
 
+import json
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -10,11 +13,13 @@ import coflowkit as ck
 import numpy as np
 import pandas as pd
 import pytest
-from coflowkit import identify, labels, metric_learning, runner
-from coflowkit.experiments import EXPERIMENTS
+from coflowkit import experiments, identify, labels, metric_learning, runner
+from coflowkit.experiments import EXPERIMENTS, MODULES, writer
 from coflowkit.experiments import coda_identify as ci
 from coflowkit.experiments import coda_identify_report as cir
+from coflowkit.experiments import coda_identify_speed as cis
 from coflowkit.experiments import coda_scheduler as cs
+from coflowkit.experiments.common import CLAIM_TOLERANCE
 
 TINY = replace(ci.SMALL, t1_widths=(3, 50), t1_concurrent=4, t1_max_rounds=12)
 
@@ -22,8 +27,14 @@ TINY = replace(ci.SMALL, t1_widths=(3, 50), t1_concurrent=4, t1_max_rounds=12)
 @pytest.fixture(scope="module")
 def report(small_trace, tmp_path_factory):
     out = tmp_path_factory.mktemp("cid-out") / "coda-identify"
-    path = cir.run(
-        out=str(out), trace=small_trace, coflows=15, workers=1, cache_dir=None, config=TINY
+    path = experiments.run(
+        "coda-identify",
+        out=str(out),
+        trace=small_trace,
+        coflows=15,
+        workers=1,
+        cache_dir=None,
+        config=TINY,
     )
     return out, Path(path).read_text()
 
@@ -32,11 +43,35 @@ def _csv(out, name):
     return pd.read_csv(out / f"{name}.csv")
 
 
-def test_registered():
+def test_registered_as_a_spec():
     assert "coda-identify" in EXPERIMENTS
-    # The scenarios reuse the coda-scheduler experiment's start transforms.
+    assert MODULES["coda-identify"] == "coda_identify_report"
+    spec = cir.EXPERIMENT
+    assert spec.name == "coda-identify" and spec.template == "coda_identify.md"
+    # everything is computed in memory (its simulations inside compute): no
+    # workload, models or runs of the writer's own, no run() of its own
+    assert spec.workload is None and spec.models == () and spec.runs == ()
+    assert spec.local is cir.local and not hasattr(cir, "run")
+    # the scenarios reuse the coda-scheduler experiment's start transforms
     assert ci.starts_spec("spark", False, 1) == cs.SPARK
     assert ci.starts_spec("hadoop", True, 1) == cs.HADOOP_STRETCHED
+
+
+def test_config_comes_from_the_writer_options():
+    assert cir.config(writer.Options("o", "t")) == ci.Config()
+    assert cir.config(writer.Options("o", "t", config=ci.SMALL)) is ci.SMALL
+    # Options' default seed is the experiment's
+    assert writer.Options("o", "t").seed == ci.DEFAULT_SEED
+
+
+def test_paper_views_are_the_paper_table():
+    # the tables' paper columns read PAPER, the claims' values and `where`s
+    assert ci.PAPER_10A["hadoop"] == (0.94, 0.84)
+    assert ci.PAPER_10BC["batch50"] == (None, None)
+    assert ci.PAPER_10BC["stretched-spark"] == (None, 0.60)
+    assert ci.PAPER_T1["R-DBSCAN"] == (27.50, 0.9647)
+    assert ci.PAPER_14A == (0.10, -0.04)
+    assert ci.PAPER["CODA_ms"].where == "§6.3, Table 1"
 
 
 def test_report_names_every_figure_and_section(report):
@@ -54,7 +89,7 @@ def test_report_names_every_figure_and_section(report):
     }
     for p in pngs:
         assert f"({p})" in text, p
-    for section in [
+    sections = [
         "Fig. 10a",
         "Learned weights",
         "Fig. 10b-c",
@@ -64,12 +99,22 @@ def test_report_names_every_figure_and_section(report):
         "Fig. 14a",
         "Fig. 14b",
         "Figs. 11-12",
+        "Every simulation",
+        "The paper's claims, one row each",
         "Differences from the paper",
         "Commands and wall times",
-    ]:
-        assert f"## {section}" in text, section
+        "Provenance",
+    ]
+    found = re.findall(r"^## (.*)$", text, flags=re.M)
+    assert [next(s for s in sections if f.startswith(s)) for f in found] == sections
     assert "coflowkit reproduce coda-identify --out" in text
     assert "--coflows 15" in text
+    # the raw rows are written beside the tables and named, not shown
+    for raw in ("learned_eps_sweep", "table1_rounds"):
+        assert (out / f"{raw}.csv").exists() and not (out / f"{raw}.md").exists()
+        assert f"`{raw}.csv`" in text and f"(`{raw}.csv`)\n\n|" not in text
+    # the text says which coflows the offline analyses used
+    assert "its first 15 coflows" in text and "(first 15 coflows)" in text
 
 
 def test_fig10_tables(report, small_trace):
@@ -108,6 +153,8 @@ def test_fig10_tables(report, small_trace):
     d = _csv(out, "fig10d")
     assert list(d["weights"]) == ["learned", "equal"]
     assert d["accuracy"].between(0, 1).all()
+    loss = 1 - d.loc[1, "accuracy"] / d.loc[0, "accuracy"]
+    assert d.loc[1, "accuracy loss vs learned"] == pytest.approx(loss)
 
     e = _csv(out, "fig10e")
     assert list(e["eps"]) == list(TINY.eps_grid)
@@ -135,6 +182,22 @@ def test_learned_weights_table(report):
     assert set(eps["time window eps/sqrt(a_t) (s)"]) <= set(TINY.learned_windows_s)
 
 
+def test_learned_eps_is_the_sweeps_most_accurate(report):
+    # the rule of learn_weights, checked on its sweep: per training workload, the
+    # window of best (precision + recall) / 2, the first (smaller ε) on a tie
+    out, _ = report
+    sweep, chosen = _csv(out, "learned_eps_sweep"), _csv(out, "learned_eps")
+    assert len(sweep) == len(ci.TRAINING) * len(TINY.learned_windows_s)
+    for _, row in chosen.iterrows():
+        s = sweep[sweep["training workload"] == row["training workload"]]
+        assert list(s["window_s"]) == list(TINY.learned_windows_s)
+        acc = ((s["precision"] + s["recall"]) / 2).to_numpy()
+        best = s.iloc[int(np.argmax(acc))]
+        assert row["time window eps/sqrt(a_t) (s)"] == best["window_s"]
+        assert row["eps"] == pytest.approx(best["eps"])
+        assert row["tau"] == pytest.approx(best["eps"] * ci.TAU / ci.EPS)
+
+
 def test_table1(report):
     out, text = report
     t = _csv(out, "table1").set_index("algorithm")
@@ -151,9 +214,28 @@ def test_table1(report):
     assert t.loc["DBSCAN, coflowkit (exact, sorted chains)", "paper accuracy"] == 0.9821
     rounds = _csv(out, "table1_rounds")
     assert (rounds["active_coflows"] <= TINY.t1_concurrent).all()
+    assert len(rounds) == t.loc["CODA: incremental R-DBSCAN", "rounds"]
     # The exact DBSCAN on its two paths gives the same clusters.
     assert set(rounds["scan_same"].dropna()) == {"yes"}
     assert "Table 1: time per identification round" in text
+    heavy = rounds[rounds["scan_ms"].notna()]
+    assert len(heavy) == TINY.t1_heavy_rounds
+    assert f"run on {len(heavy)} of the timed rounds only" in text
+    assert f"in {len(heavy)} of {len(heavy)} rounds and" in text
+
+
+def test_schedule_spreads_the_timed_and_heavy_rounds(small_trace):
+    base = runner.WorkloadSpec(trace=small_trace).load().head(15)
+    setup = cis.speed_setup(base, TINY, 1)
+    plan = cis.schedule(setup, TINY)
+    assert plan.rounds[0] == pytest.approx(ci.INTERVAL_S)
+    assert np.allclose(np.diff(plan.rounds), ci.INTERVAL_S)
+    assert plan.rounds[-1] >= setup.end.max()
+    assert len(plan.timed) == TINY.t1_max_rounds
+    # the heavy rounds are timed rounds, neither the first nor the last
+    timed = sorted(plan.timed)
+    assert plan.heavy <= plan.timed and len(plan.heavy) == TINY.t1_heavy_rounds
+    assert timed[0] not in plan.heavy and timed[-1] not in plan.heavy
 
 
 def test_late_binding_tables(report):
@@ -183,11 +265,90 @@ def test_end_to_end_against_runs(report):
     assert runs["params"].str.contains("labels=identify").sum() == 1 + 2 + 1
 
 
-def test_differences_explain_every_flag(report):
-    _, text = report
+def test_claims_are_the_tables_numbers_beside_the_papers(report):
+    out, text = report
+    v = pd.read_csv(out / "claims_values.csv").set_index("claim")
+    a = _csv(out, "fig10a").set_index(["workload", "weights"])
+    e = _csv(out, "fig11_12").set_index("workload")
+    t1 = _csv(out, "table1").set_index("algorithm")
+    d = _csv(out, "fig10d")
+
+    c = v.loc["precision, Hadoop (Ah)"]
+    assert c["ours"] == pytest.approx(a.loc[("Hadoop", "paper Ah"), "precision"])
+    assert c["paper"] == 0.94 and c["where"] == "§6.3, Fig. 10a"
+    assert c["ours: ratio"] == pytest.approx(c["ours"] / 0.94)
+    assert c["ours: flag"] == (abs(c["ours"] / 0.94 - 1) > CLAIM_TOLERANCE)
+
+    c = v.loc["Fair / CODA (identified), Spark"]
+    assert c["ours"] == pytest.approx(e.loc["Spark", "Fair / CODA"])
+    assert c["paper"] == 2.7 and c["where"] == "§6.4, Fig. 11"
+    c = v.loc["Aalo / CODA (identified), stretched Hadoop"]
+    assert c["paper"] == pytest.approx(1 / 1.3) and c["where"] == "§6.4, Fig. 12"
+
+    c = v.loc["ms per round, CODA: incremental R-DBSCAN"]
+    assert c["ours"] == pytest.approx(t1.loc["CODA: incremental R-DBSCAN", "mean ms"])
+    assert c["paper"] == 5.23
+    c = v.loc["speedup of incremental R-DBSCAN over R-DBSCAN from scratch"]
+    assert c["ours"] == pytest.approx(t1.loc["R-DBSCAN from scratch", "CODA speedup"])
+    assert c["paper"] == 5
+
+    # "over 40%" is a bound: flagged exactly when the loss is not above it
+    c = v.loc["accuracy loss of equal weights, Spark, ε = 0.5"]
+    assert c["ours"] == pytest.approx(d.loc[1, "accuracy loss vs learned"])
+    assert c["ours: flag"] == (not c["ours"] > 0.40)
+
+    late = _csv(out, "fig14a").set_index("d")
+    c = v.loc[f"recall change by late binding at d = {ci.DISTANCE:g}, stretched Hadoop"]
+    assert 100 * c["ours"] == pytest.approx(late.loc[ci.DISTANCE, "recall change (points)"])
+
+    # one row per stated number this run measures
+    stated = 6 + 2 + 2  # Fig. 10a precision and recall; 10b precision; 10c recall
+    assert len(v) == stated + (d["weights"] == "equal").sum() + 2 * len(t1) + 2 + 2 + 2 * len(e)
+    ok = int((v["ours: flag"].astype(str) == "False").sum())
+    assert f"Reproduced:\n{ok} of {int(v['ours'].notna().sum())}." in text
+
+
+def _bullet(text: str, start: str) -> str:
+    diff = text.split("## Differences from the paper")[1]
+    return next(b for b in diff.split("\n\n* ") if b.startswith(start))
+
+
+def test_differences_quote_this_runs_numbers(report):
+    out, text = report
     body, diff = text.split("## Differences from the paper")
     if "**>25%**" in body:
         assert diff.count("\n* **") >= 1
+    # every number of a bullet is this run's, as in the tables
+    e = _csv(out, "fig11_12")
+    if e["Fair ratio"].str.contains(">25%").any():
+        fair = _bullet(text, "**Fair / CODA")
+        assert fair.startswith("**Fair / CODA " + ", ".join(f"{x:.2f}" for x in e["Fair / CODA"]))
+        assert f"(paper {', '.join(f'{x:g}' for x in e['paper Fair / CODA'])})" in fair
+    t1 = _csv(out, "table1").set_index("algorithm")
+    times = _bullet(text, "**Table 1 times")
+    inc = t1.loc["CODA: incremental R-DBSCAN", "mean ms"]
+    assert f"incremental R-DBSCAN {inc:.3g} ms per round\n  (paper 5.23)" in times
+    assert "(paper about\n  600x and 5x)" in times
+    late = _csv(out, "fig14a").set_index("d").loc[ci.DISTANCE]
+    offline = _bullet(text, "**Late binding offline")
+    assert f"recall {late['recall change (points)']:+.1f} points" in offline
+    assert f"{late['flows in 2+ extended coflows']:.2%} of the flows" in offline
+    assert "paper\n  +10 and -4" in offline
+
+
+def test_wall_times_and_provenance(report):
+    out, text = report
+    t = _csv(out, "wall_times")
+    assert t["step"].iloc[-1] == "total"
+    assert (t["wall time (s)"] >= 0).all()
+    assert t["wall time (s)"].iloc[-1] == pytest.approx(t["wall time (s)"].iloc[:-1].sum())
+    assert "simulations on 1 worker(s)" in t["step"].iloc[-2]
+    p = json.loads((out / "provenance.json").read_text())
+    assert p["command"] == f"coflowkit reproduce coda-identify --out {out} --coflows 15"
+    # no cache: every simulation of the runs table was run, none read
+    assert p["simulated_jobs"] == len(_csv(out, "runs")) and p["cached_jobs"] == 0
+    assert re.search(r"\* Wall time: \d+ s, uncached", text)
+    assert f"`{p['command']}` on {p['machine']}" in text
 
 
 def test_extended_quality_matches_labels_quality():
@@ -234,11 +395,3 @@ def test_mixed_workload_takes_halves(small_trace):
     # Hadoop's half keeps the shuffle handler's source port.
     odd = [i for i, k in enumerate(m["coflow_id"]) if order.index(k) % 2]
     assert {m["src_port"][i] for i in odd} == {13562}
-
-
-def test_wall_times_table(report):
-    out, text = report
-    t = _csv(out, "wall_times")
-    assert t["step"].iloc[-1] == "total"
-    assert (t["wall time (s)"] >= 0).all()
-    assert re.search(r"took \d+ s on this machine", text)
