@@ -14,7 +14,7 @@ from coflowkit import runner
 from coflowkit._core import CoflowkitError
 from coflowkit.experiments import common, writer
 from coflowkit.experiments.common import Claim
-from coflowkit.experiments.spec import Claims, Experiment, Figure, Model, Run, Table
+from coflowkit.experiments.spec import Claims, Data, Experiment, Figure, Model, Run, Table
 from conftest import EXAMPLE_CCTS
 
 TEMPLATE = """Mean CCT under fair: {{ fair_mean | fmt }} s.
@@ -241,7 +241,40 @@ def test_every_experiment_has_a_spec_or_a_run():
         specs += 1  # a spec names itself, its template exists, and it has no run of its own
         assert spec.name == name and not hasattr(m, "run")
         assert (Path(writer.HERE) / spec.template).exists()
-    assert specs >= 5
+    assert specs >= 6
+
+
+def test_an_experiment_computed_in_memory_runs_no_jobs(tmp_path, example_path):
+    # no workload and no jobs of its own: local() computes everything; a Data part
+    # is written as CSV only and need not be shown
+    t = tmp_path / "mem.md"
+    t.write_text('Total {{ total | num }}.\n\n{{ show("sums") }}')
+    rows = pd.DataFrame({"x": [1.0, 2.0, 3.5]})
+    exp = Experiment(
+        name="mem",
+        title="Memory",
+        paper="nowhere.txt",
+        models=(),
+        runs=(),
+        workload=None,
+        parts=(
+            Table("sums", "Sums", lambda ctx: pd.DataFrame({"sum": [ctx.local["x"].sum()]})),
+            Data("raw", lambda ctx: ctx.local),
+            Data("never", lambda ctx: None),
+        ),
+        template=str(t),
+        local=lambda ctx: rows * ctx.opts.config,
+        values=lambda ctx: {"total": float(ctx.local["x"].sum())},
+    )
+    out = tmp_path / "o"
+    path = writer.run(exp, out=str(out), trace=str(example_path), config=2)
+    assert pd.read_csv(out / "raw.csv")["x"].tolist() == [2.0, 4.0, 7.0]
+    assert not (out / "raw.md").exists() and not (out / "never.csv").exists()
+    assert pd.read_csv(out / "sums.csv")["sum"].tolist() == [13.0]
+    report = Path(path).read_text()
+    assert "Total 13." in report and "**Sums** (`sums.csv`)" in report
+    p = json.loads((out / "provenance.json").read_text())
+    assert p["simulated_jobs"] == 0 and p["cached_jobs"] == 0
 
 
 def test_reproduce_csvs_compares_two_output_folders(tmp_path):
