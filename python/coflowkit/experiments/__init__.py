@@ -17,8 +17,8 @@ EXPERIMENTS = {
 }
 
 
-#: The module of each experiment: its ``EXPERIMENT`` spec, run by
-#: :mod:`coflowkit.experiments.writer`, or (not yet moved to a spec) its ``run``.
+#: The module of each experiment, whose ``EXPERIMENT`` spec
+#: :mod:`coflowkit.experiments.writer` runs.
 MODULES = {
     "ncdrf": "ncdrf",
     "ncdrf-testbed": "ncdrf_testbed",
@@ -58,11 +58,8 @@ def run(name: str, **kw) -> str:
     if name in MODULES:
         import importlib
 
-        mod = importlib.import_module(f"coflowkit.experiments.{MODULES[name]}")
-        spec = getattr(mod, "EXPERIMENT", None)
-        if spec is None:
-            return mod.run(**kw)
         from coflowkit.experiments import writer
 
-        return writer.run(spec, **kw)
+        mod = importlib.import_module(f"coflowkit.experiments.{MODULES[name]}")
+        return writer.run(mod.EXPERIMENT, **kw)
     raise CoflowkitError(f"unknown experiment '{name}'; valid: {', '.join(EXPERIMENTS)}")
