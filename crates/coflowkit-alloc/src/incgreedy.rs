@@ -665,7 +665,7 @@ mod tests {
             for _ in 0..1 + rng.next() % 6 {
                 random_change(&mut g, &f, &p, &mut items, &mut in_force, &mut rng);
             }
-            if rng.next() % 5 == 0 {
+            if rng.next().is_multiple_of(5) {
                 let l = (rng.next() % 12) as usize;
                 start[l] = f.capacities[l] * [1.0, 0.5, 0.0, 0.25][(rng.next() % 4) as usize];
                 g.set_start(l as u32, start[l]);

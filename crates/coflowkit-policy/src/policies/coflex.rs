@@ -81,7 +81,7 @@ fn madd(
     stage: &DrfStage,
     g: usize,
     residual: &mut [f64],
-    mut caps: Option<&mut [f64]>,
+    caps: Option<&mut [f64]>,
     speed: &mut [f64],
 ) {
     let c = &v.fabric.capacities;
@@ -106,7 +106,7 @@ fn madd(
         let r = &mut residual[l as usize];
         *r = (*r - s / gamma).max(0.0);
     }
-    if let Some(h) = caps.as_deref_mut() {
+    if let Some(h) = caps {
         for (j, &(_, s)) in stage.group_links(g).iter().enumerate() {
             h[base + j] = (h[base + j] - s / gamma).max(0.0);
         }
