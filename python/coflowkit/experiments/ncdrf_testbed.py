@@ -314,10 +314,12 @@ def values(ctx) -> dict:
         "sample_s": SAMPLE_S,
         "paper_machines": PAPER_MACHINES,
         "paper_mbps": PAPER_MBPS,
-        "errors": errs,
+        "errors": ", ".join(f"{n} {common.fmt(100 * e)}%" for n, e in errs.items()),
         "worst_error": max(abs(e) for e in errs.values()),
         "agree_below": 0.05,
-        "rounds_ms": {n: 1000 * r["master_round_mean_s"] for n, r in R.runs.items()},
+        "rounds": ", ".join(
+            f"{n} {common.fmt(1000 * r['master_round_mean_s'])} ms" for n, r in R.runs.items()
+        ),
     }
 
 
