@@ -3,11 +3,9 @@ figures and the report beside the paper's numbers."""
 
 from __future__ import annotations
 
-import os
 import random
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -269,67 +267,6 @@ def claims_table(claims: list[Claim], models: list[str]) -> pd.DataFrame:
             row[m] = verdict(c, c.values.get(m))
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-@dataclass
-class Output:
-    """Collects the tables, figures and report of one reproduction."""
-
-    out: str
-    title: str
-    sections: list[str] = field(default_factory=list)
-    started: float = field(default_factory=time.monotonic)
-    #: Filled by the runner: trace simulations taken from the cache or run.
-    stats: dict[str, int] = field(default_factory=dict)
-    #: Version, commit and date when the run started (before it wrote anything).
-    provenance: str = field(default_factory=lambda: provenance_line())
-
-    def timing(self) -> str:
-        took = f"took {time.monotonic() - self.started:.0f} s on this machine"
-        c, s = self.stats.get("cached", 0), self.stats.get("simulated", 0)
-        if c:
-            return f"{took}, {c} of {c + s} trace simulations read from the result cache"
-        return f"{took}, no result from the cache"
-
-    def __post_init__(self) -> None:
-        os.makedirs(self.out, exist_ok=True)
-
-    def table(self, name: str, df: pd.DataFrame, caption: str, digits: int = 3) -> str:
-        df.to_csv(os.path.join(self.out, f"{name}.csv"), index=False)
-        md = f"**{caption}** (`{name}.csv`)\n\n{markdown(df, digits)}\n"
-        with open(os.path.join(self.out, f"{name}.md"), "w", encoding="utf-8") as fh:
-            fh.write(md)
-        return md
-
-    def claims(self, name: str, claims: list[Claim], models: list[str], caption: str) -> str:
-        """A claims table (see :func:`claims_table`); the raw values go to
-        ``NAME_values.csv`` (one row per claim, one column per model)."""
-        raw = pd.DataFrame(
-            [
-                {"claim": c.claim, "paper": c.target, **{m: c.values.get(m) for m in models}}
-                for c in claims
-            ]
-        )
-        raw.to_csv(os.path.join(self.out, f"{name}_values.csv"), index=False)
-        return self.table(name, claims_table(claims, models), caption)
-
-    def figure(self, name: str, fig) -> str:
-        path = os.path.join(self.out, f"{name}.png")
-        fig.savefig(path, dpi=110, bbox_inches="tight", metadata={"Software": None})
-        import matplotlib.pyplot as plt
-
-        plt.close(fig)
-        return f"![{name}]({name}.png)\n"
-
-    def add(self, text: str) -> None:
-        self.sections.append(text.rstrip() + "\n")
-
-    def write(self, preamble: str) -> str:
-        path = os.path.join(self.out, "report.md")
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(f"# {self.title}\n\n{preamble.rstrip()}\n\n")
-            fh.write("\n".join(self.sections))
-        return path
 
 
 def plt():
