@@ -25,6 +25,8 @@ from coflowkit import _core
 from coflowkit._core import CoflowkitError, Workload
 
 SOURCES = ("truth", "pioneers", "stragglers", "random", "move", "merge", "split", "alone", "one")
+#: The parts ``labels=split`` cuts a coflow into (the engine's value).
+SPLIT_PARTS: int = _core.SPLIT_PARTS
 
 
 def coda_labels(

@@ -615,5 +615,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CAPACITY_EPS", coflowkit_model::CAPACITY_EPS)?;
     m.add("FINISH_BYTES", coflowkit_model::FINISH_BYTES)?;
     m.add("FINISH_REL", coflowkit_model::FINISH_REL)?;
+    // The parts `coda`'s `labels=split` cuts a coflow into.
+    m.add("SPLIT_PARTS", coflowkit_policy::labels::SPLIT_PARTS)?;
     Ok(())
 }
