@@ -9,6 +9,7 @@ import pytest
 from coflowkit import cli, labels, metrics, runner
 from coflowkit.experiments import EXPERIMENTS, coda_report, writer
 from coflowkit.experiments import coda_scheduler as cs
+from coflowkit.experiments.common import fmt
 
 
 def _workload(trace, key, n=None):
@@ -36,6 +37,35 @@ def test_error_rate_search_out_of_reach_returns_the_worst_labels(small_trace):
     grid = [labels.source_quality(w, "random", k / 20).accuracy for k in range(21)]
     assert r.achieved == pytest.approx(min(grid))
     assert cs.find_error_rate(w, 1.0, "accuracy").error_rate == 0.0  # the truth
+
+
+def check_error_kinds(out, small_trace, aalo: float) -> None:
+    """The error-kind study (on Hadoop here): each kind at the rate the search
+    finds, the quality of exactly those labels, and CODA / Aalo (``aalo``: Aalo's
+    mean CCT on the true coflows) from direct runs."""
+    kinds = pd.read_csv(out / "error_kinds.csv")
+    assert list(kinds["errors"]) == list(cs.ERROR_KINDS)
+    assert set(kinds["scenario"]) == {"Hadoop"}
+    w = _workload(small_trace, "hadoop", 40)
+    metric, target, _ = cs.KIND_TARGETS["hadoop"]
+    for _, row in kinds.iterrows():
+        r = cs.find_error_rate(w, target, metric, source=row["errors"])
+        assert row["error_rate"] == r.error_rate
+        q = labels.source_quality(w, row["errors"], r.error_rate, cs.LABEL_SEED)
+        assert (row["precision"], row["recall"]) == pytest.approx((q.precision, q.recall))
+    by = kinds.set_index("errors")
+    assert by.loc["merge", "recall"] == 1.0  # a merge never cuts a coflow
+    assert by.loc["split", "precision"] == 1.0  # a split never mixes coflows
+    for kind in ("merge", "split"):
+        for ablated, col in ((False, "CODA / Aalo"), (True, "w/o both / Aalo")):
+            policy, params = cs.kind_params(kind, by.loc[kind, "error_rate"], ablated)
+            c = ck.simulate(w, policy, dict(params)).coflows["cct_s"].mean()
+            assert by.loc[kind, col] == pytest.approx(c / aalo), (kind, col)
+    # The report's bullet quotes CODA / Aalo of every kind that reached the target.
+    text = (out / "report.md").read_text()
+    for kind, row in by.iterrows():
+        if row[f"within {cs.SEARCH_TOL:g}"] == "yes":
+            assert f"`{kind}` {fmt(row['CODA / Aalo'])}x" in text, kind
 
 
 def test_tables_agree_with_direct_runs(small_trace, tmp_path):
@@ -115,27 +145,7 @@ def test_tables_agree_with_direct_runs(small_trace, tmp_path):
     assert fig16.loc["Spark", "Fair / CODA (all)"] == pytest.approx(
         cct[("spark", cs.FAIR)].mean() / cct[("spark", cs.NO_ID)].mean()
     )
-    # The error-kind study (on Hadoop here): each kind at the rate the search
-    # finds, the quality of exactly those labels, and CODA / Aalo from direct runs.
-    kinds = pd.read_csv(out / "error_kinds.csv")
-    assert list(kinds["errors"]) == list(cs.ERROR_KINDS)
-    assert set(kinds["scenario"]) == {"Hadoop"}
-    w = _workload(small_trace, "hadoop", 40)
-    metric, target, _ = cs.KIND_TARGETS["hadoop"]
-    for _, row in kinds.iterrows():
-        r = cs.find_error_rate(w, target, metric, source=row["errors"])
-        assert row["error_rate"] == r.error_rate
-        q = labels.source_quality(w, row["errors"], r.error_rate, cs.LABEL_SEED)
-        assert (row["precision"], row["recall"]) == pytest.approx((q.precision, q.recall))
-    by = kinds.set_index("errors")
-    assert by.loc["merge", "recall"] == 1.0  # a merge never cuts a coflow
-    assert by.loc["split", "precision"] == 1.0  # a split never mixes coflows
-    aalo = cct[("hadoop", cs.AALO)].mean()
-    for kind in ("merge", "split"):
-        for ablated, col in ((False, "CODA / Aalo"), (True, "w/o both / Aalo")):
-            policy, params = cs.kind_params(kind, by.loc[kind, "error_rate"], ablated)
-            c = ck.simulate(w, policy, dict(params)).coflows["cct_s"].mean()
-            assert by.loc[kind, col] == pytest.approx(c / aalo), (kind, col)
+    check_error_kinds(out, small_trace, cct[("hadoop", cs.AALO)].mean())
     assert "Which kinds of error hurt" in text and "error_kinds.png" in text
 
 
