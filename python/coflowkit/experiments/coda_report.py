@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from coflowkit import labels, metrics, runner
-from coflowkit.experiments import common
+from coflowkit.experiments import coda_error_kinds, common
 from coflowkit.experiments.coda_scheduler import (
     AALO,
     ABLATIONS,
@@ -39,10 +39,12 @@ from coflowkit.experiments.coda_scheduler import (
     WORKLOAD_SEED,
     Rate,
     _heavy,
+    chosen_of,
     find_error_rate,
     kind_params,
     kind_scheme,
     norm,
+    res_of,
     scheme_params,
     schemes_of,
 )
@@ -248,10 +250,6 @@ WHERE = {
 # Before the runs: the workloads, the error rates, the bounds
 
 
-def chosen_of(opts) -> list:
-    return [s for s in SCENARIOS if opts.select is None or s.key in opts.select]
-
-
 def specs_of(opts) -> dict:
     return {
         s.key: runner.WorkloadSpec(
@@ -331,11 +329,6 @@ def jobs(ctx) -> list:
     return out
 
 
-def res_of(ctx) -> dict:
-    """(scenario, scheme) -> the run's coflow table."""
-    return {k: r.coflows for k, r in ctx.results.items()}
-
-
 # ---------------------------------------------------------------------------
 # Tables
 
@@ -393,42 +386,6 @@ def identification(ctx) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
-
-
-def kinds(ctx) -> list:
-    """The scenarios of the error-kind study among those chosen."""
-    return [s for s in chosen_of(ctx.opts) if s.key in KIND_TARGETS]
-
-
-def error_kinds_table(ctx) -> pd.DataFrame | None:
-    """Per scenario and kind of error: the labels' quality at the rate matched to
-    the paper's, and CODA's and Aalo's CCT on them against Aalo on the true
-    coflows."""
-    res, rates, rows = res_of(ctx), ctx.prep["rates"], []
-    for s in kinds(ctx):
-        metric, target, source = KIND_TARGETS[s.key]
-        for kind in ERROR_KINDS:
-            r = rates[(s.key, kind)]
-            coda, wob = kind_scheme(kind), kind_scheme(kind, ablated=True)
-            rows.append(
-                {
-                    "scenario": s.title,
-                    "errors": kind,
-                    "matched": metric,
-                    "target": target,
-                    "target from": source,
-                    "error_rate": r.error_rate,
-                    "precision": r.quality.precision,
-                    "recall": r.quality.recall,
-                    "accuracy": r.quality.accuracy,
-                    f"within {SEARCH_TOL:g}": "yes" if r.matched else "no (out of reach)",
-                    "CODA / Aalo": norm(res, s.key, coda, base=AALO),
-                    "w/o both / Aalo": norm(res, s.key, wob, base=AALO),
-                    "w/o both / CODA": norm(res, s.key, wob, base=coda),
-                    "Fair / CODA": norm(res, s.key, FAIR, base=coda),
-                }
-            )
-    return pd.DataFrame(rows) if rows else None
 
 
 def runs_table(ctx) -> pd.DataFrame:
@@ -772,28 +729,6 @@ def no_id_figure(ctx):
     return fig
 
 
-def error_kinds_figure(ctx):
-    """CODA / Aalo (true coflows) per kind of error, per scenario; hatched: CODA
-    without both of its mechanisms."""
-    t = error_kinds_table(ctx)
-    if t is None:
-        return None
-    pl = common.plt()
-    fig, axes = pl.subplots(1, t["scenario"].nunique(), figsize=(9, 3), squeeze=False)
-    for ax, (title, part) in zip(axes[0], t.groupby("scenario", sort=False), strict=True):
-        x = np.arange(len(part))
-        ax.bar(x - 0.2, part["CODA / Aalo"], 0.4, label="CODA")
-        ax.bar(x + 0.2, part["w/o both / Aalo"], 0.4, hatch="//", label="w/o both")
-        ax.axhline(1.0, color="grey", lw=0.8)
-        ax.set_xticks(x, part["errors"])
-        metric = part["matched"].iloc[0]
-        ax.set_title(f"{title} ({metric} {part['target'].iloc[0]:g})", fontsize=9)
-    axes[0][0].set_ylabel("average CCT / Aalo's on true coflows")
-    axes[0][0].legend(fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
 def observation_figure(ctx):
     t = observation_table(ctx)
     if t is None:
@@ -952,39 +887,9 @@ def values(ctx) -> dict:
         if hadoop is None
         else {"precision": hadoop.precision, "recall": hadoop.recall},
         "obs": observation_values(m),
-        "kinds": kinds_values(ctx),
+        "kinds": coda_error_kinds.kinds_values(ctx),
         "split_parts": labels.SPLIT_PARTS,
     }
-
-
-def kinds_values(ctx) -> dict | None:
-    """Per scenario of the error-kind study: CODA / Aalo under each kind that
-    reaches the paper's quality, most costly first, and the kinds that cannot
-    with the quality they reach."""
-    t = error_kinds_table(ctx)
-    if t is None:
-        return None
-    within = f"within {SEARCH_TOL:g}"
-    out = []
-    for title, part in t.groupby("scenario", sort=False):
-        metric = part["matched"].iloc[0]
-        part = part.sort_values("CODA / Aalo", ascending=False, kind="stable")
-        ok, off = part[part[within] == "yes"], part[part[within] != "yes"]
-        reached = ", ".join(f"`{r['errors']}` {fmt(r['CODA / Aalo'])}x" for _, r in ok.iterrows())
-        unreached = ", ".join(
-            f"`{r['errors']}` ({metric} {fmt(r[metric])}) {fmt(r['CODA / Aalo'])}x"
-            for _, r in off.iterrows()
-        )
-        out.append(
-            {
-                "scenario": title,
-                "metric": metric,
-                "target": part["target"].iloc[0],
-                "reached": f"CODA / Aalo {reached}" if reached else "no kind reaches it",
-                "unreached": unreached,
-            }
-        )
-    return {"rows": out}
 
 
 def parts(ctx) -> tuple:
@@ -1009,8 +914,12 @@ def parts(ctx) -> tuple:
         ),
         Figure("observation1", observation_figure),
         Table("observation1", "Average CCT over Aalo on the true coflows", observation_table),
-        Figure("error_kinds", error_kinds_figure),
-        Table("error_kinds", "CODA on each kind of injected error", error_kinds_table),
+        Figure("error_kinds", coda_error_kinds.error_kinds_figure),
+        Table(
+            "error_kinds",
+            "CODA on each kind of injected error",
+            coda_error_kinds.error_kinds_table,
+        ),
         Table("bound", "Crowding and the lower bound on CCT", bound_table),
         Table(
             "bins",

@@ -298,6 +298,15 @@ def find_error_rate(
 # The experiment
 
 
+def chosen_of(opts) -> list:
+    return [s for s in SCENARIOS if opts.select is None or s.key in opts.select]
+
+
+def res_of(ctx) -> dict:
+    """(scenario, scheme) -> the run's coflow table."""
+    return {k: r.coflows for k, r in ctx.results.items()}
+
+
 def norm(res, scenario: str, scheme: str, base: str = CODA, bin: str = "all") -> float:
     """Average CCT of ``scheme`` / average CCT of ``base`` (CODA's normalization)."""
     a, b = res[(scenario, scheme)], res[(scenario, base)]
