@@ -76,6 +76,10 @@ def main() -> int:
         "(the incremental engine before the replays), timed side by side (`--old`).",
         "exactness-fb-8 (2026-11-26) is pfp and sincronia's incremental forms",
         "(IncGreedy, LoadTree, FormChoice), old time again side by side with 65dbeb2.",
+        "exactness-tail (2026-11-26, another machine: an Intel Xeon) is CoflowPriority's",
+        "tail solves, the binary built from commit a64fcb0, old time side by side with",
+        "the build of b9cb430 (just before it); its times are not comparable with the",
+        "earlier reports' (EPYC), only its old / new column is.",
         "Whole-command times of every policy are in bench-fb.md.",
         "",
     ]
