@@ -10,6 +10,8 @@
 //!   weight `w_i` = number of flows. All unfrozen entities rise at the same per-flow
 //!   rate `x`; link `l` saturates when `Σ_{frozen i ∋ l} w_i r_i + x Σ_{unfrozen i ∋ l} w_i = c_l`;
 //!   entities crossing the first saturated link freeze at `x`. Repeat until all freeze.
+//! * [`TailMaxMin`]: [`MaxMin`] for one group kept across calls, solved again only
+//!   from the lowest level a change can reach.
 //! * [`MaxMin::priority`]: ordered groups; group 1 gets max-min rates on the residual
 //!   capacity, group 2 on what is left, and so on.
 //! * [`madd`]: MADD (Varys): `Γ' = max_l R_l / c_l` with `R_l` the group's remaining
@@ -24,10 +26,12 @@
 mod filling;
 mod incgreedy;
 mod maxmin;
+mod tail;
 
 pub use filling::Filling;
 pub use incgreedy::IncGreedy;
 pub use maxmin::MaxMin;
+pub use tail::TailMaxMin;
 
 use coflowkit_model::{Fabric, PathId, CAPACITY_EPS};
 

@@ -6,9 +6,9 @@
 use crate::rates::Rates;
 use crate::series::{Recorder, Recording, Series, State};
 use crate::sorted::{insert_sorted, remove_sorted};
-use coflowkit_alloc::MaxMin;
+use coflowkit_alloc::TailMaxMin;
 use coflowkit_model::{finish_threshold, FlowMeta, PathId, Workload, TIME_EPS};
-use coflowkit_policy::drive::{class_rates, group_active};
+use coflowkit_policy::drive::{class_rates_kept, group_active};
 use coflowkit_policy::view::{Input, ViewData};
 use coflowkit_policy::{AnyPolicy, Decision, Info, Wakeup, NO_PORT};
 use std::cmp::Reverse;
@@ -247,7 +247,8 @@ struct Engine<'w> {
     done: Vec<u32>,
     mark: Vec<u64>,
     decision: Decision,
-    mm: MaxMin,
+    /// One kept max-min per strict-priority class (class decisions).
+    class_mm: Vec<TailMaxMin>,
 }
 
 impl<'w> Engine<'w> {
@@ -311,7 +312,7 @@ impl<'w> Engine<'w> {
             done: Vec::new(),
             mark: vec![0; n],
             decision: Decision::default(),
-            mm: MaxMin::new(),
+            class_mm: Vec::new(),
         }
     }
 
@@ -615,8 +616,8 @@ impl<'w> Engine<'w> {
             .collect();
         let mut residual = self.w.fabric.capacities.clone();
         let d = &mut self.decision;
-        class_rates(
-            &mut self.mm,
+        class_rates_kept(
+            &mut self.class_mm,
             &self.w.fabric,
             &mut residual,
             &paths,

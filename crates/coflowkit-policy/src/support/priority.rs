@@ -4,7 +4,7 @@
 use crate::decision::Decision;
 use crate::support::cuts::Cuts;
 use crate::view::Common;
-use coflowkit_alloc::{avail, MaxMin};
+use coflowkit_alloc::{avail, MaxMin, TailMaxMin};
 use coflowkit_model::{PathId, CAPACITY_EPS};
 
 /// Priority max-min with one group per coflow: coflows in the given order, each gets
@@ -22,6 +22,8 @@ use coflowkit_model::{PathId, CAPACITY_EPS};
 #[derive(Default)]
 pub struct CoflowPriority {
     mm: MaxMin,
+    /// The level [`CoflowPriority::serve`] solves, kept across calls.
+    served: TailMaxMin,
     pub residual: Vec<f64>,
     cuts: Cuts,
     paths: Vec<PathId>,
@@ -537,7 +539,8 @@ impl CoflowPriority {
     /// the residual: one priority level of a priority max-min. As a sparse
     /// decision the positive rates are listed; after a [`CoflowPriority::run`]
     /// that made the decision a delta one, every position is (its flows' old
-    /// rates are not known here).
+    /// rates are not known here). The level is a [`TailMaxMin`] kept across
+    /// calls: meant for one level per call (baraat's heavy coflows).
     pub fn serve(
         &mut self,
         c: &Common,
@@ -549,7 +552,7 @@ impl CoflowPriority {
             .extend(positions.clone().map(|i| c.flow_path[c.active[i] as usize]));
         self.tmp.clear();
         self.tmp.resize(self.paths.len(), 0.0);
-        self.mm
+        self.served
             .solve(c.fabric, &mut self.residual, &self.paths, &mut self.tmp);
         for (i, &r) in positions.zip(&self.tmp) {
             out.rates[i] = r;

@@ -1,0 +1,356 @@
+//! [`TailMaxMin`]: max-min fairness for one group of flows, kept across calls and
+//! solved again only from the lowest level a change can reach.
+//!
+//! Progressive filling saturates links in increasing order of level. When a path
+//! loses flows (or all of them) and the residual on the group's links is the same,
+//! every saturation below that path's old rate `r_p` involves links it does not
+//! cross (its flows would have frozen there, below `r_p`), so the solution below
+//! `λ* = min r_p` over such paths stands. Only the paths at or above `λ*` (the
+//! *tail*) are solved again, on what the paths below leave, and each gets at least
+//! `λ*`. A path that gains flows, or a residual that moved on a link that bounded
+//! a rate (or fell to what the group takes there, or below), makes the solve start
+//! from scratch. This is `fair`'s incremental rule (policies/fair.rs) for any group
+//! a driver solves call after call: a strict-priority class, a priority level.
+//! The result is the full solution, up to the order of floating-point sums.
+
+use crate::MaxMin;
+use coflowkit_model::{Fabric, PathId, CAPACITY_EPS};
+
+/// A moved residual on a link that bounded no rate keeps the solution only when
+/// above what the group took there by this relative margin (as in a replay of
+/// `CoflowPriority`: near equality a fresh solve could saturate it in a tie).
+const SLACK_MARGIN: f64 = 1e-9;
+
+/// Max-min for one group of flows, kept across calls (see the module docs).
+#[derive(Default)]
+pub struct TailMaxMin {
+    mm: MaxMin,
+    valid: bool,
+    /// Per path: flows of the solution in force and their per-flow rate.
+    count: Vec<u32>,
+    rate: Vec<f64>,
+    /// The solution's paths by non-decreasing rate (blocked ones, at 0, first).
+    by_rate: Vec<(f64, PathId)>,
+    /// Per link: `Σ n_p r_p` over the solution's paths, the residual it was
+    /// solved on, whether it bounded a rate, and whether the solution uses it
+    /// (listed in `links`).
+    used: Vec<f64>,
+    input: Vec<f64>,
+    tight: Vec<bool>,
+    on: Vec<bool>,
+    links: Vec<u32>,
+    /// Per call: each path's flows (stamped), the distinct paths, the paths
+    /// solved with their counts and rates.
+    newc: Vec<u32>,
+    stamp: Vec<u32>,
+    epoch: u32,
+    list: Vec<PathId>,
+    solve_paths: Vec<PathId>,
+    solve_counts: Vec<u32>,
+    solve_rates: Vec<f64>,
+    /// Calls answered by solving only a tail (or nothing), and from scratch.
+    pub tail_solves: u64,
+    pub full_solves: u64,
+}
+
+impl TailMaxMin {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Like [`MaxMin::solve`]: max-min fair per-flow rates for the flows on
+    /// `paths` on the residual capacities, which are reduced accordingly.
+    pub fn solve(
+        &mut self,
+        fabric: &Fabric,
+        residual: &mut [f64],
+        paths: &[PathId],
+        rates: &mut [f64],
+    ) {
+        debug_assert_eq!(paths.len(), rates.len());
+        self.count_paths(fabric, paths);
+        let level = if self.valid {
+            self.restart_level(fabric, residual)
+        } else {
+            0.0
+        };
+        if level > 0.0 {
+            self.tail_solves += 1;
+            self.solve_tail(fabric, residual, level);
+        } else {
+            self.full_solves += 1;
+            self.solve_full(fabric, residual);
+        }
+        for (r, &p) in rates.iter_mut().zip(paths) {
+            *r = self.rate[p as usize];
+        }
+    }
+
+    /// Forgets the solution in force (the next call solves from scratch).
+    pub fn clear(&mut self) {
+        self.valid = false;
+    }
+
+    /// Counts this call's flows per path (`newc`, valid where stamped) and lists
+    /// the distinct paths in order of first appearance.
+    fn count_paths(&mut self, fabric: &Fabric, paths: &[PathId]) {
+        let (np, nl) = (fabric.num_paths(), fabric.num_links());
+        if self.count.len() < np {
+            self.count.resize(np, 0);
+            self.rate.resize(np, 0.0);
+            self.newc.resize(np, 0);
+            self.stamp.resize(np, 0);
+        }
+        if self.used.len() < nl {
+            self.used.resize(nl, 0.0);
+            self.input.resize(nl, 0.0);
+            self.tight.resize(nl, false);
+            self.on.resize(nl, false);
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.epoch = 1;
+        }
+        self.list.clear();
+        for &p in paths {
+            let pi = p as usize;
+            if self.stamp[pi] != self.epoch {
+                self.stamp[pi] = self.epoch;
+                self.newc[pi] = 0;
+                self.list.push(p);
+            }
+            self.newc[pi] += 1;
+        }
+    }
+
+    fn flows_now(&self, p: PathId) -> u32 {
+        if self.stamp[p as usize] == self.epoch {
+            self.newc[p as usize]
+        } else {
+            0
+        }
+    }
+
+    /// The lowest old rate of a path that lost flows; 0 when a path gained flows
+    /// or a residual moved where it matters; infinite when nothing changed.
+    fn restart_level(&self, fabric: &Fabric, residual: &[f64]) -> f64 {
+        for &p in &self.list {
+            if self.newc[p as usize] > self.count[p as usize] {
+                return 0.0;
+            }
+        }
+        for &l in &self.links {
+            let li = l as usize;
+            let x = residual[li];
+            if x.to_bits() != self.input[li].to_bits() && !self.slack(fabric, li, x) {
+                return 0.0;
+            }
+        }
+        let mut level = f64::INFINITY;
+        for &(r, p) in &self.by_rate {
+            if self.flows_now(p) < self.count[p as usize] {
+                level = level.min(r);
+            }
+        }
+        level
+    }
+
+    /// Whether link `l`, solved on `input[l]`, may take residual `x` instead: it
+    /// bounded no rate, and both are open and above what the group took there.
+    fn slack(&self, fabric: &Fabric, l: usize, x: f64) -> bool {
+        let zero = CAPACITY_EPS * fabric.capacities[l];
+        !self.tight[l]
+            && self.input[l] > zero
+            && x > zero
+            && x > self.used[l] * (1.0 + SLACK_MARGIN)
+    }
+
+    /// Solves every path from scratch.
+    fn solve_full(&mut self, fabric: &Fabric, residual: &mut [f64]) {
+        for &(_, p) in &self.by_rate {
+            self.count[p as usize] = 0;
+            self.rate[p as usize] = 0.0;
+        }
+        self.by_rate.clear();
+        for &l in &self.links {
+            let li = l as usize;
+            self.used[li] = 0.0;
+            self.tight[li] = false;
+            self.on[li] = false;
+        }
+        self.links.clear();
+        for &p in &self.list {
+            for &l in fabric.path(p) {
+                let li = l as usize;
+                if !self.on[li] {
+                    self.on[li] = true;
+                    self.links.push(l);
+                    self.input[li] = residual[li];
+                }
+            }
+        }
+        self.solve_paths.clear();
+        self.solve_paths.extend_from_slice(&self.list);
+        self.solve_and_keep(fabric, residual);
+        self.valid = true;
+    }
+
+    /// Keeps the paths below `level`, takes the others out of the solution and
+    /// solves those that still have flows on what the kept ones leave.
+    fn solve_tail(&mut self, fabric: &Fabric, residual: &mut [f64], level: f64) {
+        let keep = self.by_rate.partition_point(|&(r, _)| r < level);
+        self.solve_paths.clear();
+        for &(r, p) in &self.by_rate[keep..] {
+            let pi = p as usize;
+            let n = self.count[pi] as f64;
+            for &l in fabric.path(p) {
+                self.used[l as usize] -= n * r;
+            }
+            self.count[pi] = 0;
+            self.rate[pi] = 0.0;
+            if self.flows_now(p) > 0 {
+                self.solve_paths.push(p);
+            }
+        }
+        self.by_rate.truncate(keep);
+        for &l in &self.links {
+            let li = l as usize;
+            let x = residual[li];
+            self.input[li] = x;
+            if self.by_rate.is_empty() {
+                self.used[li] = 0.0; // nothing kept: no rounding drift
+            }
+            residual[li] = (x - self.used[li].max(0.0)).max(0.0);
+        }
+        self.solve_and_keep(fabric, residual);
+    }
+
+    /// Solves `solve_paths` (with this call's counts) on `residual` and puts them
+    /// into the solution: rates, link sums, tight links, and the rate order.
+    fn solve_and_keep(&mut self, fabric: &Fabric, residual: &mut [f64]) {
+        self.solve_counts.clear();
+        let newc = &self.newc;
+        self.solve_counts
+            .extend(self.solve_paths.iter().map(|&p| newc[p as usize]));
+        self.solve_rates.clear();
+        self.solve_rates.resize(self.solve_paths.len(), 0.0);
+        self.mm.solve_counted(
+            fabric,
+            residual,
+            &self.solve_paths,
+            &self.solve_counts,
+            &mut self.solve_rates,
+        );
+        for (i, &p) in self.solve_paths.iter().enumerate() {
+            let (n, r) = (self.solve_counts[i], self.solve_rates[i]);
+            self.count[p as usize] = n;
+            self.rate[p as usize] = r;
+            for &l in fabric.path(p) {
+                self.used[l as usize] += n as f64 * r;
+            }
+        }
+        for &l in &self.links {
+            if self.mm.tight(fabric, l) {
+                self.tight[l as usize] = true;
+            }
+        }
+        // Blocked paths (0) first, then the freeze order: sorted whenever every
+        // solved rate is at least the kept ones, as the module docs show; a
+        // rounding hair below, or a one-path solve, sorts instead.
+        let start = self.by_rate.len();
+        let rate = &self.rate;
+        let zeros = self
+            .solve_paths
+            .iter()
+            .filter(|&&p| rate[p as usize] == 0.0);
+        self.by_rate.extend(zeros.map(|&p| (0.0, p)));
+        let frozen = self.mm.frozen_paths().map(|p| (rate[p as usize], p));
+        self.by_rate.extend(frozen);
+        let sorted = self.by_rate.len() - start == self.solve_paths.len()
+            && self.by_rate[start.saturating_sub(1)..]
+                .windows(2)
+                .all(|w| w[0].0 <= w[1].0);
+        if !sorted {
+            self.by_rate.truncate(start);
+            let all = self.solve_paths.iter().map(|&p| (rate[p as usize], p));
+            self.by_rate.extend(all);
+            self.by_rate
+                .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coflowkit_model::Pcg32;
+
+    /// 8 ports with capacities 1/3, 1/5, ... (sums that round); 80 flows on random
+    /// paths, of which a random half is active. At each of 200 calls a few flows
+    /// leave or join, and now and then the residual on a random link moves (as a
+    /// higher class would move it). Kept and fresh solvers must agree to 1e-12
+    /// relative on every rate and on every residual (of the link's capacity), and
+    /// most calls must solve only a tail.
+    #[test]
+    fn kept_solutions_equal_fresh_ones_over_random_changes() {
+        let mut f = Fabric::big_switch(8, 1.0).unwrap();
+        for (l, c) in f.capacities.iter_mut().enumerate() {
+            *c = 1.0 / (3.0 + 2.0 * l as f64);
+        }
+        let mut rng = Pcg32::new(17, 9);
+        let all: Vec<PathId> = (0..80)
+            .map(|_| f.route(rng.below(8), rng.below(8), 0).unwrap())
+            .collect();
+        let mut on: Vec<bool> = (0..80).map(|_| rng.below(2) == 0).collect();
+        let mut input = f.capacities.clone();
+        let mut kept = TailMaxMin::new();
+        for step in 0..200 {
+            let paths: Vec<PathId> = (0..80).filter(|&i| on[i]).map(|i| all[i]).collect();
+            let (mut r1, mut r2) = (vec![0.0; paths.len()], vec![0.0; paths.len()]);
+            let (mut res1, mut res2) = (input.clone(), input.clone());
+            kept.solve(&f, &mut res1, &paths, &mut r1);
+            MaxMin::new().solve(&f, &mut res2, &paths, &mut r2);
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1e-12);
+            for (a, b) in r1.iter().zip(&r2) {
+                assert!(close(*a, *b), "step {step}: rate {a} vs {b}");
+            }
+            // Residuals to 1e-12 of the link's capacity (a saturated link may
+            // keep a rounding hair of either sign's order; both count as zero).
+            for ((a, b), c) in res1.iter().zip(&res2).zip(&f.capacities) {
+                assert!(
+                    (a - b).abs() <= 1e-12 * c,
+                    "step {step}: residual {a} vs {b}"
+                );
+            }
+            // Mostly departures (the fastest active flow, as under max-min the
+            // fast ones finish first, or a random one), sometimes an arrival or a
+            // moved residual.
+            match rng.below(10) {
+                0 => on[rng.below(80) as usize] = true,
+                1 => {
+                    let l = rng.below(16) as usize;
+                    input[l] = f.capacities[l] * (0.5 + 0.5 * (rng.below(100) as f64 / 100.0));
+                }
+                2..=5 => {
+                    let i = (0..80).filter(|&i| on[i]).nth(rng.below(4) as usize);
+                    if let Some(i) = i {
+                        on[i] = false;
+                    }
+                }
+                _ => {
+                    let fastest = (0..paths.len()).max_by(|&a, &b| r1[a].total_cmp(&r1[b]));
+                    if let Some(j) = fastest {
+                        let i = (0..80).filter(|&i| on[i]).nth(j).unwrap();
+                        on[i] = false;
+                    }
+                }
+            }
+            if (0..80).filter(|&i| on[i]).count() < 5 {
+                on.iter_mut().for_each(|o| *o = rng.below(2) == 0);
+            }
+        }
+        assert!(kept.tail_solves >= 80, "{} tail solves", kept.tail_solves);
+        assert!(kept.full_solves >= 10, "{} full solves", kept.full_solves);
+    }
+}
