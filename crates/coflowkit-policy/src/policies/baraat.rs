@@ -12,13 +12,13 @@
 //! A heavy coflow stops blocking the coflows behind it: they run ahead of it, and
 //! the heavy ones share what they leave.
 
-use crate::support::priority::CoflowPriority;
 use crate::decision::{Decision, Wakeup};
+use crate::params::{ParamSpec, Params};
 use crate::policy::NonClairvoyantPolicy;
-use crate::view::NonClairvoyantView;
 use crate::policy::{AnyPolicy, Info};
 use crate::spec::{non_clairvoyant, PolicySpec, MIB};
-use crate::params::{ParamSpec, Params};
+use crate::support::priority::CoflowPriority;
+use crate::view::NonClairvoyantView;
 use coflowkit_model::ModelError;
 
 pub struct Baraat {
@@ -67,7 +67,7 @@ impl NonClairvoyantPolicy for Baraat {
             let groups = v.groups;
             let heavy = std::mem::take(&mut self.heavy);
             self.prio
-                .serve(v, heavy.iter().flat_map(|&gi| groups[gi].range()), out);
+                .serve_level(v, heavy.iter().flat_map(|&gi| groups[gi].range()), 0, out);
             self.heavy = heavy;
         }
     }
@@ -88,7 +88,8 @@ pub const SPEC: PolicySpec = PolicySpec {
     info: Info::NonClairvoyant,
     knows: "",
     summary: "FIFO with limited multiplexing: heavy coflows stop blocking (Baraat)",
-    rule: "coflows FIFO by arrival; one that has sent H turns heavy and drops to a shared lower class",
+    rule:
+        "coflows FIFO by arrival; one that has sent H turns heavy and drops to a shared lower class",
     paper: "Baraat (FIFO-LM): Dogar et al., SIGCOMM'14",
     params: PARAMS,
     needs: &[],

@@ -13,14 +13,14 @@
 //! TCP sharing within a queue. Coflows play no part; this is the baseline for the
 //! case where nothing at all is known about coflows.
 
-use crate::support::priority::CoflowPriority;
-use crate::support::thresholds::Thresholds;
 use crate::decision::{Decision, Wakeup};
+use crate::params::{ParamSpec, Params};
 use crate::policy::NonClairvoyantPolicy;
-use crate::view::{Common, NonClairvoyantView};
 use crate::policy::{AnyPolicy, Info};
 use crate::spec::{non_clairvoyant, PolicySpec};
-use crate::params::{ParamSpec, Params};
+use crate::support::priority::CoflowPriority;
+use crate::support::thresholds::Thresholds;
+use crate::view::{Common, NonClairvoyantView};
 use coflowkit_model::ModelError;
 
 pub struct Pias {
@@ -29,9 +29,9 @@ pub struct Pias {
 
 impl Pias {
     pub fn new(thresholds: Thresholds) -> Self {
-        Pias {
-            queues: FlowQueues::new(thresholds),
-        }
+        let mut queues = FlowQueues::new(thresholds);
+        queues.kept = true;
+        Pias { queues }
     }
 }
 
@@ -52,6 +52,11 @@ pub(crate) struct FlowQueues {
     pub prio: CoflowPriority,
     /// Scratch: positions bucketed by queue.
     buckets: Vec<Vec<usize>>,
+    /// Whether queue q is the same group of flows call after call (`pias`: all
+    /// active flows), so that its max-min is kept across calls
+    /// ([`CoflowPriority::serve_level`]); `coda` serves one extended coflow at a
+    /// time and solves afresh.
+    pub kept: bool,
 }
 
 impl FlowQueues {
@@ -61,6 +66,7 @@ impl FlowQueues {
             thresholds,
             prio: CoflowPriority::default(),
             buckets: vec![Vec::new(); k],
+            kept: false,
         }
     }
 
@@ -84,7 +90,11 @@ impl FlowQueues {
                 continue;
             }
             let b = std::mem::take(&mut self.buckets[q]);
-            self.prio.serve(c, b.iter().copied(), out);
+            if self.kept {
+                self.prio.serve_level(c, b.iter().copied(), q, out);
+            } else {
+                self.prio.serve(c, b.iter().copied(), out);
+            }
             self.buckets[q] = b;
         }
     }
@@ -92,9 +102,12 @@ impl FlowQueues {
     /// Asks to be called when the first of the flows at `positions` that moves
     /// reaches the upper threshold of its queue.
     pub fn wakeup(&self, c: &Common, positions: impl Iterator<Item = usize>, out: &mut Decision) {
-        if let Some(w) = first_crossing(c, positions, |i| out.rates[i], |sent| {
-            self.thresholds.upper(self.thresholds.queue(sent))
-        }) {
+        if let Some(w) = first_crossing(
+            c,
+            positions,
+            |i| out.rates[i],
+            |sent| self.thresholds.upper(self.thresholds.queue(sent)),
+        ) {
             out.wakeups.push(w);
         }
     }

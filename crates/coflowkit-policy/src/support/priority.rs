@@ -22,8 +22,8 @@ use coflowkit_model::{PathId, CAPACITY_EPS};
 #[derive(Default)]
 pub struct CoflowPriority {
     mm: MaxMin,
-    /// The level [`CoflowPriority::serve`] solves, kept across calls.
-    served: TailMaxMin,
+    /// The levels [`CoflowPriority::serve_level`] solves, kept across calls.
+    served: Vec<TailMaxMin>,
     pub residual: Vec<f64>,
     cuts: Cuts,
     paths: Vec<PathId>,
@@ -539,12 +539,38 @@ impl CoflowPriority {
     /// the residual: one priority level of a priority max-min. As a sparse
     /// decision the positive rates are listed; after a [`CoflowPriority::run`]
     /// that made the decision a delta one, every position is (its flows' old
-    /// rates are not known here). The level is a [`TailMaxMin`] kept across
-    /// calls: meant for one level per call (baraat's heavy coflows).
+    /// rates are not known here).
     pub fn serve(
         &mut self,
         c: &Common,
         positions: impl Iterator<Item = usize> + Clone,
+        out: &mut Decision,
+    ) {
+        self.serve_with(c, positions, None, out);
+    }
+
+    /// [`CoflowPriority::serve`] for a level that a policy serves call after
+    /// call (`level` names it: baraat's heavy coflows, a queue of `pias`): its
+    /// max-min is a [`TailMaxMin`] kept across calls, solved again only from the
+    /// lowest level a departure reaches. The same rates, up to float sums.
+    pub fn serve_level(
+        &mut self,
+        c: &Common,
+        positions: impl Iterator<Item = usize> + Clone,
+        level: usize,
+        out: &mut Decision,
+    ) {
+        if self.served.len() <= level {
+            self.served.resize_with(level + 1, TailMaxMin::new);
+        }
+        self.serve_with(c, positions, Some(level), out);
+    }
+
+    fn serve_with(
+        &mut self,
+        c: &Common,
+        positions: impl Iterator<Item = usize> + Clone,
+        level: Option<usize>,
         out: &mut Decision,
     ) {
         self.paths.clear();
@@ -552,8 +578,11 @@ impl CoflowPriority {
             .extend(positions.clone().map(|i| c.flow_path[c.active[i] as usize]));
         self.tmp.clear();
         self.tmp.resize(self.paths.len(), 0.0);
-        self.served
-            .solve(c.fabric, &mut self.residual, &self.paths, &mut self.tmp);
+        let (fab, res) = (c.fabric, &mut self.residual);
+        match level {
+            Some(x) => self.served[x].solve(fab, res, &self.paths, &mut self.tmp),
+            None => self.mm.solve(fab, res, &self.paths, &mut self.tmp),
+        }
         for (i, &r) in positions.zip(&self.tmp) {
             out.rates[i] = r;
             if out.delta {
