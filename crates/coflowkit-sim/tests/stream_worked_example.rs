@@ -290,20 +290,20 @@ const DOUBLE: &str = "coflow_id,flow_id,src,dst,bytes,start_s,stage,depends_on\n
                       1,2,0,4,3145728,0,1,1\n";
 
 #[test]
-#[ignore = "stream.rs counts a finished child's bytes twice, as relayed (IR) and as child (CP) bytes: docs/policies/stream-audit.md, D3"]
 fn a_finished_child_is_not_counted_twice() {
     // Both mechanisms on. CP gives the parent S = 2.5 MiB (its one child). IR
     // relays bytes between receivers a sender serves at the same time; u1 is
     // finished when u2 starts, and its bytes are already in S through CP. So S
     // stays 2.5 and u2 starts in class 1 (hand computation of the test above).
-    // stream.rs adds u1's X again as relayed bytes (u1 shares sender 0 with u2):
-    // S = 5, H = 0.2, ratio = 1.2/5 = 0.24, 4·0.24 = 0.96 → ⌈⌉ = 1 → class 3.
+    // (Audit D3, fixed: stream.rs used to add u1's X again as relayed bytes, u1
+    // sharing sender 0 with u2: S = 5, H = 0.2, ratio = 1.2/5 = 0.24, 4·0.24 =
+    // 0.96 → ⌈⌉ = 1 → class 3. A unit's relay peers now leave out the units
+    // its Child-to-Parent sum counted.)
     let r = run(DOUBLE, paper());
     assert_classes(&r.classes(1), &[(0.01953125, 1)]);
 }
 
 #[test]
-#[ignore = "stream.rs schedules no wake-up for the next class boundary in the call that applies a demotion: docs/policies/stream-audit.md, D1"]
 fn every_class_boundary_is_crossed_when_it_is_reached() {
     // Single-stage coflows (m = 1, W = 1) into host 1.
     //   coflow 1: host 0 → 1, 60 MiB, from 0 ms;  coflow 2: host 2 → 1, 40 MiB,
@@ -314,9 +314,10 @@ fn every_class_boundary_is_crossed_when_it_is_reached() {
     // MiB (170 + 163.70665 = 333.70665 ms). Then both are in class 2 at 64 each:
     // coflow 2's 19.045549 MiB left take 297.58670 ms → done 631.29335 ms, CCT
     // 461.29335 ms; coflow 1 ends when down1 has carried 100 MiB: 781.25 ms.
-    // (stream.rs: after each demotion no wake-up is asked for the next boundary,
-    // so coflow 2 stays in class 1, keeps down1 and ends at 482.5 ms, CCT 312.5
-    // ms; coflow 1 reaches class 2 only at the next event, 170 ms.)
+    // (Audit D1, fixed: stream.rs used to ask no wake-up for the next boundary
+    // after a demotion, so coflow 2 stayed in class 1, kept down1 and ended at
+    // 482.5 ms, CCT 312.5 ms; coflow 1 reached class 2 only at the next event,
+    // 170 ms. The crossing is now solved from the class after the demotion.)
     let t = "coflow_id,flow_id,src,dst,bytes,start_s\n\
              1,1,0,1,62914560,0\n\
              2,2,2,1,41943040,0.17\n";
@@ -329,6 +330,34 @@ fn every_class_boundary_is_crossed_when_it_is_reached() {
     );
     let left = 40.0 - 20.954_451_150_103_32;
     assert_times(&r.cct_s, &[0.78125, second + left / 64.0]);
+}
+
+#[test]
+fn a_delayed_demotion_schedules_the_next_boundary() {
+    // delay_s = 1 ms; one coflow, host 0 → 1, 100 MiB (m = 1, W = 1), alone at
+    // 128 MiB/s, so it ends at 781.25 ms whatever its class.
+    //   15.625 ms: X = 2 MiB = T* of class 0 → class 1 decided, applied at
+    //   16.625 ms. In that call the next boundary is class 1's, T* = 20.954451
+    //   MiB (163.70665 ms) → class 2 decided there, applied at 164.70665 ms.
+    //   Class 3 needs 401 MiB: never.
+    // (Audit D1, fixed: the call that applied the delayed class solved the
+    // crossing of class 0, already passed, so no wake-up was asked and, with no
+    // other event, class 2 never came.)
+    let t = "coflow_id,flow_id,src,dst,bytes,start_s\n\
+             1,1,0,1,104857600,0\n";
+    let r = run(
+        t,
+        StreamConfig {
+            delay_s: 1e-3,
+            ..paper()
+        },
+    );
+    let second = 20.954_451_150_103_32 / 128.0;
+    assert_classes(
+        &r.classes(0),
+        &[(0.0, 0), (0.016625, 1), (second + 1e-3, 2)],
+    );
+    assert_times(&r.cct_s, &[0.78125]);
 }
 
 #[test]

@@ -13,7 +13,8 @@
 //!          flow dependencies define; 1 for single-stage coflows)
 //! S_u      relayed bytes: Σ X_v over the units v of the same coflow that share a
 //!          sender with u (Information-Relay), plus, for a parent stage, the bytes
-//!          of its finished child stages (Child-to-Parent)
+//!          of its finished child stages (Child-to-Parent); a child unit counted
+//!          by Child-to-Parent is not relayed to that parent as well
 //! τ_q      = τ_0 · E^q, the threshold of u's current class q (0 highest)
 //! H_u      = τ_q · (n_u^fin / n_u + n_u / (β·S_u + X_u))                      (3)
 //! W_u      = α · ln(m_u + 1) if m_u > 1, else 1                              (WP)
@@ -27,18 +28,20 @@
 //! through such a computation. Starvation mitigation: a unit none of whose flows
 //! has moved for `starvation_s` is raised one class (boost + 1, reset when it is
 //! next demoted). The crossing of the next class boundary is an exact event: the
-//! policy solves (5) for the X at which P_u grows and asks for a group wake-up.
+//! policy solves (5), in the class u is in once this call's change is applied,
+//! for the X at which P_u grows and asks for a group wake-up (S held at its
+//! value of the call: relayed bytes that grow between events are seen late).
 
 use crate::decision::{Decision, Wakeup};
+use crate::params::{ParamSpec, Params};
 use crate::policy::NonClairvoyantPolicy;
-use crate::view::NonClairvoyantView;
-use coflowkit_model::TIME_EPS;
-use std::collections::HashMap;
 use crate::policy::{AnyPolicy, Info};
 use crate::spec::{non_clairvoyant, PolicySpec, MIB};
 use crate::view::Input;
-use crate::params::{ParamSpec, Params};
+use crate::view::NonClairvoyantView;
 use coflowkit_model::ModelError;
+use coflowkit_model::TIME_EPS;
+use std::collections::HashMap;
 
 /// Stream's parameters (docs/policies/stream.md).
 #[derive(Debug, Clone)]
@@ -96,6 +99,9 @@ struct Unit {
     last_progress: f64,
     /// Child-to-Parent bytes (units), fixed when the unit appears.
     child: f64,
+    /// The child units those bytes came from (ascending); they are not relayed
+    /// to this unit as well (audit D3).
+    counted: Vec<u32>,
     /// Sender hosts, sorted.
     senders: Vec<u32>,
 }
@@ -199,7 +205,7 @@ impl Stream {
         let id = self.units.len() as u32;
         // Child-to-Parent: the finished child stages' bytes, as their receivers
         // report them when they complete (the parent starts only then).
-        let mut child = 0.0;
+        let (mut child, mut counted) = (0.0, Vec::new());
         if self.cfg.child_to_parent && key.1 != 0 {
             let (c, p) = (key.0, key.1);
             let lo = v.stage_parents.partition_point(|e| e.0 < c);
@@ -211,11 +217,13 @@ impl Stream {
                     for &w in us {
                         if self.units[w as usize].stage == e.1 {
                             child += self.units[w as usize].x;
+                            counted.push(w);
                         }
                     }
                 }
             }
         }
+        counted.sort_unstable();
         let m = if key.1 == 0 {
             1
         } else {
@@ -237,6 +245,7 @@ impl Stream {
             pending: None,
             last_progress: v.now_s,
             child,
+            counted,
             senders: Vec::new(),
         });
         self.unit_of.insert(key, id);
@@ -244,7 +253,8 @@ impl Stream {
         id
     }
 
-    /// Relayed bytes of `u`: Σ X over the units of its coflow that share a sender.
+    /// Relayed bytes of `u`: Σ X over the units of its coflow that share a sender,
+    /// less those whose bytes `u` already has through Child-to-Parent (audit D3).
     fn relayed(&mut self, u: u32) -> f64 {
         let c = self.units[u as usize].coflow;
         let us = &self.coflow_units[&c];
@@ -252,11 +262,12 @@ impl Stream {
             return 0.0;
         }
         if !self.peers.contains_key(&u) {
-            let mine = &self.units[u as usize].senders;
+            let me = &self.units[u as usize];
             let list: Vec<u32> = us
                 .iter()
                 .copied()
-                .filter(|&w| w != u && shares(mine, &self.units[w as usize].senders))
+                .filter(|&w| w != u && shares(&me.senders, &self.units[w as usize].senders))
+                .filter(|w| me.counted.binary_search(w).is_err())
                 .collect();
             self.peers.insert(u, list);
         }
@@ -393,7 +404,6 @@ impl Stream {
         let x = un.x + (1e-9 * un.x).max(1e-6 / unit);
         let (base, known, fin, stage) = (un.base, un.known, un.finished, un.m);
         let p = self.class(base, x, s, known, fin, stage).max(base);
-        let crossing = self.crossing(base, s, known, fin, stage);
         let starve = self.cfg.starvation_s;
         let un = &mut self.units[u as usize];
         if un.x > un.x_seen {
@@ -417,6 +427,11 @@ impl Stream {
             un.boost += 1;
             un.last_progress = now;
         }
+        // The next boundary, from the class the unit is in once the change due
+        // now has been applied (before it, the unit is past it: audit D1).
+        let after = un.base;
+        let crossing = self.crossing(after, s, known, fin, stage);
+        let un = &self.units[u as usize];
         match un.pending {
             Some((_, at)) => out.wakeups.push(Wakeup::At(at)),
             None => {
