@@ -44,7 +44,7 @@ pub struct MaxMin {
     live: Vec<u32>,
     link_pos: Vec<u32>,
     link_ver: Vec<u32>,
-    heap: BinaryHeap<Reverse<(Share, u32, u32)>>,
+    heap: BinaryHeap<Reverse<u128>>,
     /// Per link, for the links the last solve touched: what the group took.
     link_used: Vec<f64>,
     /// Per link: `epoch` when the last solve's filling saturated it (bounded a rate).
@@ -57,19 +57,24 @@ pub struct MaxMin {
 /// pick the same link every round, so the rates are identical).
 const HEAP_ABOVE_LINKS: usize = 512;
 
-/// A share (bytes/s per unit of weight) with a total order, for the heap.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Share(f64);
-impl Eq for Share {}
-impl PartialOrd for Share {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
+/// A heap entry: a share (bytes/s per unit of weight), a touched position and a
+/// version, packed so that integer order is `(share by f64::total_cmp, position,
+/// version)` (the share's bits made monotone as `total_cmp` does).
+fn entry(share: f64, k: u32, ver: u32) -> u128 {
+    let b = share.to_bits();
+    let key = if b >> 63 == 1 { !b } else { b | 1 << 63 };
+    (key as u128) << 64 | (k as u128) << 32 | ver as u128
 }
-impl Ord for Share {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&o.0)
-    }
+
+/// The share, position and version of [`entry`]'s value.
+fn unpack(e: u128) -> (f64, u32, u32) {
+    let key = (e >> 64) as u64;
+    let b = if key >> 63 == 1 {
+        key & !(1 << 63)
+    } else {
+        !key
+    };
+    (f64::from_bits(b), (e >> 32) as u32, e as u32)
 }
 
 impl MaxMin {
@@ -394,8 +399,8 @@ impl MaxMin {
             let li = l as usize;
             self.link_pos[li] = k as u32;
             self.link_ver[li] = 0;
-            entries.push(Reverse((
-                Share(self.link_rem[li] / self.link_w[li]),
+            entries.push(Reverse(entry(
+                self.link_rem[li] / self.link_w[li],
                 k as u32,
                 0,
             )));
@@ -404,16 +409,17 @@ impl MaxMin {
         let mut unfrozen = self.item_frozen.len();
         let mut level: f64 = 0.0;
         while unfrozen > 0 {
-            let Some(Reverse((Share(best_share), k, ver))) = self.heap.pop() else {
+            let Some(Reverse(e)) = self.heap.pop() else {
                 break;
             };
+            let (best_share, k, ver) = unpack(e);
             let li = self.touched[k as usize] as usize;
             if self.link_w[li] <= 0.5 {
                 continue;
             }
             if ver != self.link_ver[li] {
-                self.heap.push(Reverse((
-                    Share(self.link_rem[li] / self.link_w[li]),
+                self.heap.push(Reverse(entry(
+                    self.link_rem[li] / self.link_w[li],
                     k,
                     self.link_ver[li],
                 )));
@@ -459,6 +465,18 @@ mod tests {
         for (x, y) in a.iter().zip(b) {
             assert!((x - y).abs() <= 1e-9 * y.abs().max(1.0), "{a:?} vs {b:?}");
         }
+    }
+
+    #[test]
+    fn heap_entries_order_as_total_cmp_then_position() {
+        let shares = [-1.5, -0.0, 0.0, 1e-300, 0.25, 3.0, f64::INFINITY];
+        for (i, &a) in shares.iter().enumerate() {
+            assert_eq!(unpack(entry(a, 7, 9)), (a, 7, 9));
+            for &b in &shares[i + 1..] {
+                assert!(entry(a, 5, 0) < entry(b, 0, 0), "{a} before {b}");
+            }
+        }
+        assert!(entry(0.5, 1, 9) < entry(0.5, 2, 0));
     }
 
     #[test]
