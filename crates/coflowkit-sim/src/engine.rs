@@ -123,6 +123,8 @@ impl fmt::Display for SimError {
 
 impl std::error::Error for SimError {}
 
+mod checks;
+
 fn fail(message: String) -> SimError {
     SimError { message }
 }
@@ -624,58 +626,6 @@ impl<'w> Engine<'w> {
             &d.classes,
             &mut d.rates,
         );
-    }
-
-    fn check_rates(&mut self, policy_name: &str) -> Result<(), SimError> {
-        self.result.checks += 1;
-        let caps = &self.w.fabric.capacities;
-        let mut load = vec![0.0; caps.len()];
-        for &f in &self.d.active {
-            let r = Rates::rate_of(&self.d, f as usize);
-            if !(r.is_finite() && r >= 0.0) {
-                return Err(fail(format!(
-                    "invariant violated at t={}: {policy_name} gave flow {} the rate {r}",
-                    self.now, self.w.flows[f as usize].id
-                )));
-            }
-            for &l in self.w.fabric.path(self.d.flow_path[f as usize]) {
-                load[l as usize] += r;
-            }
-        }
-        for (l, (&x, &c)) in load.iter().zip(caps).enumerate() {
-            if x > c * (1.0 + 1e-9) {
-                return Err(fail(format!(
-                    "invariant violated at t={}: link {} carries {x} B/s over its capacity {c} B/s",
-                    self.now,
-                    self.w.fabric.link_name(l as u32)
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    fn check_end(&mut self) -> Result<(), SimError> {
-        self.result.checks += 1;
-        for (f, flow) in self.w.flows.iter().enumerate() {
-            let sent = self.d.sent_at(f, self.now);
-            if (sent - flow.size_bytes).abs() > finish_threshold(flow.size_bytes) {
-                return Err(fail(format!(
-                    "invariant violated: flow {} sent {sent} of {} bytes",
-                    flow.id, flow.size_bytes
-                )));
-            }
-        }
-        let common = self.d.common(&self.w.fabric, self.now);
-        for (k, c) in self.w.coflows.iter().enumerate() {
-            let sent = common.coflow_sent(k as u32);
-            if (sent - c.size_bytes).abs() > 1e-6 * c.size_bytes.max(1.0) {
-                return Err(fail(format!(
-                    "invariant violated: coflow {} sent {sent} of {} bytes",
-                    c.id, c.size_bytes
-                )));
-            }
-        }
-        Ok(())
     }
 
     /// The rate of coflow `k` now (the sum of its flows').
