@@ -51,7 +51,24 @@ pub struct TailMaxMin {
     /// Calls answered by solving only a tail (or nothing), and from scratch.
     pub tail_solves: u64,
     pub full_solves: u64,
+    /// Calls answered by a plain [`MaxMin`] solve, with nothing kept.
+    pub plain_solves: u64,
+    /// The current window of kept calls: how many, and how many were tails.
+    window: (u32, u32),
+    /// Calls left to answer plainly, and the length of the next plain stretch.
+    plain_left: u32,
+    plain_next: u32,
 }
+
+/// A window of this many kept calls in which under a quarter were tail solves
+/// hands over to plain solves for `PLAIN_FIRST` calls (doubled after each
+/// further bad window): keeping costs more than it saves when the input moves
+/// at almost every call (`baraat`'s heavy coflows on a big switch, under light
+/// coflows that change every event). Chosen from counts, never timings; both
+/// forms give the same rates up to float sums.
+const WINDOW: u32 = 64;
+const PLAIN_FIRST: u32 = 1024;
+const PLAIN_MAX: u32 = 1 << 16;
 
 impl TailMaxMin {
     pub fn new() -> Self {
@@ -68,6 +85,13 @@ impl TailMaxMin {
         rates: &mut [f64],
     ) {
         debug_assert_eq!(paths.len(), rates.len());
+        if self.plain_left > 0 {
+            self.plain_left -= 1;
+            self.plain_solves += 1;
+            self.valid = false;
+            self.mm.solve(fabric, residual, paths, rates);
+            return;
+        }
         self.count_paths(fabric, paths);
         let level = if self.valid {
             self.restart_level(fabric, residual)
@@ -84,6 +108,22 @@ impl TailMaxMin {
         for (r, &p) in rates.iter_mut().zip(paths) {
             *r = self.rate[p as usize];
         }
+        self.choose_form(level > 0.0);
+    }
+
+    /// Counts a kept call; after a window with under a quarter of tail solves,
+    /// the next stretch of calls is answered plainly.
+    fn choose_form(&mut self, tail: bool) {
+        self.window.0 += 1;
+        self.window.1 += tail as u32;
+        if self.window.0 < WINDOW {
+            return;
+        }
+        if 4 * self.window.1 < self.window.0 {
+            self.plain_next = (2 * self.plain_next).clamp(PLAIN_FIRST, PLAIN_MAX);
+            self.plain_left = self.plain_next;
+        }
+        self.window = (0, 0);
     }
 
     /// Forgets the solution in force (the next call solves from scratch).
@@ -352,5 +392,38 @@ mod tests {
         }
         assert!(kept.tail_solves >= 80, "{} tail solves", kept.tail_solves);
         assert!(kept.full_solves >= 10, "{} full solves", kept.full_solves);
+        assert_eq!(kept.plain_solves, 0);
+    }
+
+    /// A group whose input moves on a tight link at every call is solved from
+    /// scratch each time; after a window of such calls the solver answers
+    /// plainly for a stretch, then keeps again (and the rates stay right).
+    #[test]
+    fn a_group_that_never_tail_solves_hands_over_to_plain_solves() {
+        let mut f = Fabric::big_switch(4, 10.0).unwrap();
+        let paths = [
+            f.route(0, 1, 0).unwrap(),
+            f.route(2, 1, 0).unwrap(),
+            f.route(0, 3, 0).unwrap(),
+        ];
+        let mut kept = TailMaxMin::new();
+        let calls = WINDOW + PLAIN_FIRST + WINDOW;
+        for call in 0..calls {
+            // up0 (link 0) shrinks a little at every call: tight for paths 0 and 2.
+            let mut res = f.capacities.clone();
+            res[0] = 10.0 - (call % 7) as f64 * 0.5;
+            let mut want_res = res.clone();
+            let (mut got, mut want) = ([0.0; 3], [0.0; 3]);
+            kept.solve(&f, &mut res, &paths, &mut got);
+            MaxMin::new().solve(&f, &mut want_res, &paths, &mut want);
+            for (g, w) in got.iter().zip(&want) {
+                assert!(
+                    (g - w).abs() <= 1e-12 * w,
+                    "call {call}: {got:?} vs {want:?}"
+                );
+            }
+        }
+        assert_eq!(kept.plain_solves, PLAIN_FIRST as u64);
+        assert_eq!(kept.full_solves + kept.tail_solves, 2 * WINDOW as u64);
     }
 }
