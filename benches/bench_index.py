@@ -80,6 +80,10 @@ def main() -> int:
         "tail solves, the binary built from commit a64fcb0, old time side by side with",
         "the build of b9cb430 (just before it); its times are not comparable with the",
         "earlier reports' (EPYC), only its old / new column is.",
+        "exactness-tail2 and exactness-tail3 (same machine) are TailMaxMin (kept",
+        "strict-priority classes and served levels), the binary built from commit 687dadb",
+        "(before the Stream fixes of 4cb4175, so its stream row checks the engine",
+        "against the old stream fixtures), old time side by side with b9cb430.",
         "Whole-command times of every policy are in bench-fb.md.",
         "",
     ]
