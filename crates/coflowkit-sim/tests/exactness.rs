@@ -60,6 +60,13 @@ fn workload(scenario: &str, fb: &Workload) -> Workload {
 /// Fixtures made under a default that changed since, with the parameters that
 /// give the fixture's policy: psp's default became `spare=onepass` (the NC-DRF
 /// paper's model) in commit dbcc351; its fixtures are the old `spare=maxmin`.
+///
+/// Fixtures regenerated with a later engine because the policy itself changed:
+/// `stream` (both scenarios) at commit 4cb4175, the fixes of Stream audit bugs
+/// D1 and D3 (docs/policies/stream-audit.md). The old engine's stream fixtures
+/// had matched the incremental engine (docs/results/bench/exactness-fb-3.md and
+/// exactness-ft8c.md: 0 coflows differ); tests/fixtures/engine/README.md has
+/// how they were made and what changed.
 const FIXTURE_PARAMS: &[(&str, &str)] = &[("psp", "psp:spare=maxmin")];
 
 /// `coda_labels-identify` → `coda:labels=identify`; see [`FIXTURE_PARAMS`].
