@@ -84,6 +84,8 @@ def main() -> int:
         "strict-priority classes and served levels), the binary built from commit 687dadb",
         "(before the Stream fixes of 4cb4175, so its stream row checks the engine",
         "against the old stream fixtures), old time side by side with b9cb430.",
+        "side-by-side-k16 (benches/side_by_side.py, same machine) is the build of a4e31b5",
+        "against b9cb430 on fattree:k=16 (first 100 coflows).",
         "Whole-command times of every policy are in bench-fb.md.",
         "",
     ]
