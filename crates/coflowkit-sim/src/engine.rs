@@ -124,6 +124,8 @@ impl fmt::Display for SimError {
 impl std::error::Error for SimError {}
 
 mod checks;
+mod positions;
+use positions::sort_positions;
 
 fn fail(message: String) -> SimError {
     SimError { message }
@@ -248,6 +250,8 @@ struct Engine<'w> {
     newcomers: Vec<u32>,
     done: Vec<u32>,
     mark: Vec<u64>,
+    /// Scratch: one bit per active position ([`sort_positions`]).
+    bits: Vec<u64>,
     decision: Decision,
     /// One kept max-min per strict-priority class (class decisions).
     class_mm: Vec<TailMaxMin>,
@@ -313,6 +317,7 @@ impl<'w> Engine<'w> {
             newcomers: Vec::new(),
             done: Vec::new(),
             mark: vec![0; n],
+            bits: Vec::new(),
             decision: Decision::default(),
             class_mm: Vec::new(),
         }
@@ -559,8 +564,7 @@ impl<'w> Engine<'w> {
         let now = self.now;
         let call = self.result.policy_calls;
         // A position may be listed more than once.
-        self.decision.touched.sort_unstable();
-        self.decision.touched.dedup();
+        sort_positions(&mut self.decision.touched, self.d.active.len(), &mut self.bits);
         let mut still = 0;
         for &i in &self.decision.touched {
             let f = self.d.active[i as usize];
@@ -585,8 +589,7 @@ impl<'w> Engine<'w> {
     /// keeps its own, and the decision's rates go back to zero for the next call.
     fn apply_delta(&mut self) {
         let d = &mut self.decision;
-        d.touched.sort_unstable();
-        d.touched.dedup();
+        sort_positions(&mut d.touched, self.d.active.len(), &mut self.bits);
         let n = d.touched.len();
         self.choose_flow_mode(n);
         self.take_touched(self.now);
