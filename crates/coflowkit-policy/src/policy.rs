@@ -35,7 +35,8 @@ pub trait NonClairvoyantPolicy: Send {
     /// True for a policy whose rates depend only on a flow's path (every flow of a
     /// path gets the same rate): it answers with [`Decision::path_rates`], listing
     /// only the paths whose rate changed, and the driver serves each path's flows
-    /// as one group (`fair`).
+    /// as one group (`fair`). A driver that serves paths may hand it a decision
+    /// with no per-flow rates (`out.rates` empty): it must not write them.
     fn path_mode(&self) -> bool {
         false
     }

@@ -470,7 +470,9 @@ impl<'w> Engine<'w> {
     }
 
     fn call_policy(&mut self, policy: &mut AnyPolicy) {
-        self.decision.reset(self.d.active.len());
+        // Path mode reads only `path_rates`: no per-flow rates to clear.
+        let n = if self.rates.path_mode { 0 } else { self.d.active.len() };
+        self.decision.reset(n);
         let fabric = &self.w.fabric;
         match policy {
             AnyPolicy::Clairvoyant(p) => {
