@@ -471,7 +471,11 @@ impl<'w> Engine<'w> {
 
     fn call_policy(&mut self, policy: &mut AnyPolicy) {
         // Path mode reads only `path_rates`: no per-flow rates to clear.
-        let n = if self.rates.path_mode { 0 } else { self.d.active.len() };
+        let n = if self.rates.path_mode {
+            0
+        } else {
+            self.d.active.len()
+        };
         self.decision.reset(n);
         let fabric = &self.w.fabric;
         match policy {
@@ -566,7 +570,11 @@ impl<'w> Engine<'w> {
         let now = self.now;
         let call = self.result.policy_calls;
         // A position may be listed more than once.
-        sort_positions(&mut self.decision.touched, self.d.active.len(), &mut self.bits);
+        sort_positions(
+            &mut self.decision.touched,
+            self.d.active.len(),
+            &mut self.bits,
+        );
         let mut still = 0;
         for &i in &self.decision.touched {
             let f = self.d.active[i as usize];
