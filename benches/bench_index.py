@@ -88,6 +88,10 @@ def main() -> int:
         "against b9cb430 on fattree:k=16 (first 100 coflows); side-by-side-fb-baraat the",
         "same builds on the FB big switch (baraat: 1.00x with the hand-over to plain",
         "solves, against 0.85x without it in exactness-tail3).",
+        "side-by-side-spark100-quiet compares 0ade084 (sparse positions sorted by a",
+        "bitset) with c6d2ba4 on the first 100 FB coflows with Spark starts (CODA's",
+        "scenario): pias 1.04x, coda 1.12x, the same events and CCTs;",
+        "side-by-side-spark100 is the same with the test suite running beside it (noise).",
         "Whole-command times of every policy are in bench-fb.md.",
         "",
     ]
