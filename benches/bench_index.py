@@ -47,6 +47,46 @@ def fixture_times() -> dict[tuple[str, str], str]:
         return {(r["scenario"], r["policy"]): r["simulate_s"] for r in csv.DictReader(fh)}
 
 
+# The report's opening: what it merges and which builds each report compares.
+PREFACE = [
+    "# Engine benchmarks",
+    "",
+    "Merged by `python3 benches/bench_index.py` from the reports below (each with its",
+    "command, version and wall time). Simulate time is the engine alone; `differ` counts",
+    "coflows whose finish time is more than 1e-6 relative from the old engine's fixture.",
+    "Old times marked * are the fixture runs' (made earlier, under another load).",
+    "The `--binary` of exactness-fb-1/2/3 was built from commit e318806, that of",
+    "exactness-ft8 and exactness-fb-4 from 18f6c7b; between the two the engine and",
+    "policy code changed only by refactors (Coda::decide split into its steps).",
+    "Reports are merged in the order they were written (the time in their Version",
+    "line), a later one replacing a policy's row.",
+    "exactness-fb-6/7 and exactness-ft8b/c (2026-11-26) are the priority replays",
+    "and delta decisions, built from the commit in their Version line or just",
+    "before it; in exactness-fb-6/7 the old time is the build of commit 65dbeb2",
+    "(the incremental engine before the replays), timed side by side (`--old`).",
+    "exactness-fb-8 (2026-11-26) is pfp and sincronia's incremental forms",
+    "(IncGreedy, LoadTree, FormChoice), old time again side by side with 65dbeb2.",
+    "exactness-tail (2026-11-26, another machine: an Intel Xeon) is CoflowPriority's",
+    "tail solves, the binary built from commit a64fcb0, old time side by side with",
+    "the build of b9cb430 (just before it); its times are not comparable with the",
+    "earlier reports' (EPYC), only its old / new column is.",
+    "exactness-tail2 and exactness-tail3 (same machine) are TailMaxMin (kept",
+    "strict-priority classes and served levels), the binary built from commit 687dadb",
+    "(before the Stream fixes of 4cb4175, so its stream row checks the engine",
+    "against the old stream fixtures), old time side by side with b9cb430.",
+    "side-by-side-k16 (benches/side_by_side.py, same machine) is the build of a4e31b5",
+    "against b9cb430 on fattree:k=16 (first 100 coflows); side-by-side-fb-baraat the",
+    "same builds on the FB big switch (baraat: 1.00x with the hand-over to plain",
+    "solves, against 0.85x without it in exactness-tail3).",
+    "side-by-side-spark100-quiet compares 0ade084 (sparse positions sorted by a",
+    "bitset) with c6d2ba4 on the first 100 FB coflows with Spark starts (CODA's",
+    "scenario): pias 1.04x, coda 1.12x, the same events and CCTs;",
+    "side-by-side-spark100 is the same with the test suite running beside it (noise).",
+    "Whole-command times of every policy are in bench-fb.md.",
+    "",
+]
+
+
 def main() -> int:
     old_times = fixture_times()
     reports = sorted(glob.glob(os.path.join(DIR, "exactness*.md")), key=written_at)
@@ -58,43 +98,7 @@ def main() -> int:
         sources.append((name, head))
         for r in rows:
             by_scenario.setdefault(r[0], {})[r[1]] = (r, name)
-    out = [
-        "# Engine benchmarks",
-        "",
-        "Merged by `python3 benches/bench_index.py` from the reports below (each with its",
-        "command, version and wall time). Simulate time is the engine alone; `differ` counts",
-        "coflows whose finish time is more than 1e-6 relative from the old engine's fixture.",
-        "Old times marked * are the fixture runs' (made earlier, under another load).",
-        "The `--binary` of exactness-fb-1/2/3 was built from commit e318806, that of",
-        "exactness-ft8 and exactness-fb-4 from 18f6c7b; between the two the engine and",
-        "policy code changed only by refactors (Coda::decide split into its steps).",
-        "Reports are merged in the order they were written (the time in their Version",
-        "line), a later one replacing a policy's row.",
-        "exactness-fb-6/7 and exactness-ft8b/c (2026-11-26) are the priority replays",
-        "and delta decisions, built from the commit in their Version line or just",
-        "before it; in exactness-fb-6/7 the old time is the build of commit 65dbeb2",
-        "(the incremental engine before the replays), timed side by side (`--old`).",
-        "exactness-fb-8 (2026-11-26) is pfp and sincronia's incremental forms",
-        "(IncGreedy, LoadTree, FormChoice), old time again side by side with 65dbeb2.",
-        "exactness-tail (2026-11-26, another machine: an Intel Xeon) is CoflowPriority's",
-        "tail solves, the binary built from commit a64fcb0, old time side by side with",
-        "the build of b9cb430 (just before it); its times are not comparable with the",
-        "earlier reports' (EPYC), only its old / new column is.",
-        "exactness-tail2 and exactness-tail3 (same machine) are TailMaxMin (kept",
-        "strict-priority classes and served levels), the binary built from commit 687dadb",
-        "(before the Stream fixes of 4cb4175, so its stream row checks the engine",
-        "against the old stream fixtures), old time side by side with b9cb430.",
-        "side-by-side-k16 (benches/side_by_side.py, same machine) is the build of a4e31b5",
-        "against b9cb430 on fattree:k=16 (first 100 coflows); side-by-side-fb-baraat the",
-        "same builds on the FB big switch (baraat: 1.00x with the hand-over to plain",
-        "solves, against 0.85x without it in exactness-tail3).",
-        "side-by-side-spark100-quiet compares 0ade084 (sparse positions sorted by a",
-        "bitset) with c6d2ba4 on the first 100 FB coflows with Spark starts (CODA's",
-        "scenario): pias 1.04x, coda 1.12x, the same events and CCTs;",
-        "side-by-side-spark100 is the same with the test suite running beside it (noise).",
-        "Whole-command times of every policy are in bench-fb.md.",
-        "",
-    ]
+    out = list(PREFACE)
     for scenario, cases in sorted(by_scenario.items()):
         out += [
             f"## {scenario}",
