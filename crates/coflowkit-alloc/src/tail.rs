@@ -12,6 +12,12 @@
 //! from scratch. This is `fair`'s incremental rule (policies/fair.rs) for any group
 //! a driver solves call after call: a strict-priority class, a priority level.
 //! The result is the full solution, up to the order of floating-point sums.
+//!
+//! Two ways in: [`TailMaxMin::solve`] takes this call's flows (one path per flow)
+//! and counts them, `O(flows)`; [`TailMaxMin::solve_delta`] takes only the
+//! changes of the per-path flow counts since the last call and answers with the
+//! paths whose rate changed, so that a call costs what changed and what is
+//! re-solved, never the untouched flows. One solver uses one of the two.
 
 use crate::MaxMin;
 use coflowkit_model::{Fabric, PathId, CAPACITY_EPS};
@@ -53,6 +59,18 @@ pub struct TailMaxMin {
     pub full_solves: u64,
     /// Calls answered by a plain [`MaxMin`] solve, with nothing kept.
     pub plain_solves: u64,
+    /// Delta form ([`TailMaxMin::solve_delta`]): `newc` under a stamp that
+    /// never moves holds the current counts, `list` the paths with flows (each
+    /// one's position in `list_pos`); per call the paths whose count changed
+    /// (`pending`, marked by call in `seen`) and the old rates of the paths
+    /// solved again (`prev`, marked in `prev_call`).
+    delta_mode: bool,
+    list_pos: Vec<u32>,
+    pending: Vec<PathId>,
+    seen: Vec<u32>,
+    prev: Vec<f64>,
+    prev_call: Vec<u32>,
+    calls: u32,
     /// The current window of kept calls: how many, and how many were tails.
     window: (u32, u32),
     /// Calls left to answer plainly, and the length of the next plain stretch.
@@ -85,6 +103,7 @@ impl TailMaxMin {
         rates: &mut [f64],
     ) {
         debug_assert_eq!(paths.len(), rates.len());
+        debug_assert!(!self.delta_mode, "a TailMaxMin takes calls of one form");
         if self.plain_left > 0 {
             self.plain_left -= 1;
             self.plain_solves += 1;
@@ -131,22 +150,123 @@ impl TailMaxMin {
         self.valid = false;
     }
 
+    /// The delta form of [`TailMaxMin::solve`]: `deltas` lists `(path, change)`
+    /// of the per-path flow counts since the last call (a path may repeat;
+    /// counts never go below zero). Solves on `residual`, reduces it by what the
+    /// group takes, and lists in `changed` every path with flows whose per-flow
+    /// rate is not, bit for bit, the one it had (a path new to the group counts
+    /// as having had 0). [`TailMaxMin::rate_of`] reads any path's rate.
+    pub fn solve_delta(
+        &mut self,
+        fabric: &Fabric,
+        residual: &mut [f64],
+        deltas: &[(PathId, i32)],
+        changed: &mut Vec<(PathId, f64)>,
+    ) {
+        changed.clear();
+        self.grow(fabric);
+        let np = self.count.len();
+        if !self.delta_mode {
+            debug_assert!(!self.valid, "a TailMaxMin takes calls of one form");
+            self.delta_mode = true;
+            self.epoch = 1;
+            self.stamp.iter_mut().for_each(|s| *s = 1);
+            self.newc.iter_mut().for_each(|n| *n = 0);
+        }
+        if self.list_pos.len() < np {
+            self.list_pos.resize(np, u32::MAX);
+            self.seen.resize(np, u32::MAX);
+            self.prev.resize(np, 0.0);
+            self.prev_call.resize(np, u32::MAX);
+            self.stamp.resize(np, 1);
+        }
+        self.calls = self.calls.wrapping_add(1);
+        self.apply_deltas(deltas);
+        if self.list.is_empty() && self.by_rate.is_empty() {
+            return;
+        }
+        let level = if !self.valid
+            || self.gained(&self.pending)
+            || self.residual_moved(fabric, residual)
+        {
+            0.0
+        } else {
+            self.pending
+                .iter()
+                .filter(|&&p| self.flows_now(p) < self.count[p as usize])
+                .fold(f64::INFINITY, |m, &p| m.min(self.rate[p as usize]))
+        };
+        // The old rates of the paths about to be solved again.
+        let keep = if level > 0.0 {
+            self.by_rate.partition_point(|&(r, _)| r < level)
+        } else {
+            0
+        };
+        for &(r, p) in &self.by_rate[keep..] {
+            self.prev[p as usize] = r;
+            self.prev_call[p as usize] = self.calls;
+        }
+        if level > 0.0 {
+            self.tail_solves += 1;
+            self.solve_tail(fabric, residual, level);
+        } else {
+            self.full_solves += 1;
+            self.solve_full(fabric, residual);
+        }
+        for &p in &self.solve_paths {
+            let pi = p as usize;
+            let old = if self.prev_call[pi] == self.calls {
+                self.prev[pi]
+            } else {
+                0.0
+            };
+            if self.rate[pi].to_bits() != old.to_bits() {
+                changed.push((p, self.rate[pi]));
+            }
+        }
+    }
+
+    /// The per-flow rate of path `p` in the solution in force (0 when it has
+    /// no flows in the group).
+    pub fn rate_of(&self, p: PathId) -> f64 {
+        self.rate.get(p as usize).copied().unwrap_or(0.0)
+    }
+
+    /// Applies count changes (delta form): `newc` and `list` are brought up to
+    /// date, and the paths whose count moved are listed in `pending`.
+    fn apply_deltas(&mut self, deltas: &[(PathId, i32)]) {
+        self.pending.clear();
+        for &(p, d) in deltas {
+            let pi = p as usize;
+            if self.seen[pi] != self.calls {
+                self.seen[pi] = self.calls;
+                self.pending.push(p);
+            }
+            let n = self.newc[pi] as i64 + d as i64;
+            debug_assert!(n >= 0, "path {p}: the flow count would go below zero");
+            self.newc[pi] = n.max(0) as u32;
+        }
+        for &p in &self.pending {
+            let pi = p as usize;
+            let listed = self.list_pos[pi] != u32::MAX;
+            if self.newc[pi] > 0 && !listed {
+                self.list_pos[pi] = self.list.len() as u32;
+                self.list.push(p);
+            } else if self.newc[pi] == 0 && listed {
+                let at = self.list_pos[pi] as usize;
+                self.list.swap_remove(at);
+                if let Some(&q) = self.list.get(at) {
+                    self.list_pos[q as usize] = at as u32;
+                }
+                self.list_pos[pi] = u32::MAX;
+            }
+        }
+    }
+
     /// Counts this call's flows per path (`newc`, valid where stamped) and lists
     /// the distinct paths in order of first appearance.
     fn count_paths(&mut self, fabric: &Fabric, paths: &[PathId]) {
-        let (np, nl) = (fabric.num_paths(), fabric.num_links());
-        if self.count.len() < np {
-            self.count.resize(np, 0);
-            self.rate.resize(np, 0.0);
-            self.newc.resize(np, 0);
-            self.stamp.resize(np, 0);
-        }
-        if self.used.len() < nl {
-            self.used.resize(nl, 0.0);
-            self.input.resize(nl, 0.0);
-            self.tight.resize(nl, false);
-            self.on.resize(nl, false);
-        }
+        self.grow(fabric);
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             self.stamp.iter_mut().for_each(|s| *s = 0);
@@ -164,6 +284,23 @@ impl TailMaxMin {
         }
     }
 
+    /// Sizes the per-path and per-link arrays for `fabric`.
+    fn grow(&mut self, fabric: &Fabric) {
+        let (np, nl) = (fabric.num_paths(), fabric.num_links());
+        if self.count.len() < np {
+            self.count.resize(np, 0);
+            self.rate.resize(np, 0.0);
+            self.newc.resize(np, 0);
+            self.stamp.resize(np, 0);
+        }
+        if self.used.len() < nl {
+            self.used.resize(nl, 0.0);
+            self.input.resize(nl, 0.0);
+            self.tight.resize(nl, false);
+            self.on.resize(nl, false);
+        }
+    }
+
     fn flows_now(&self, p: PathId) -> u32 {
         if self.stamp[p as usize] == self.epoch {
             self.newc[p as usize]
@@ -175,17 +312,8 @@ impl TailMaxMin {
     /// The lowest old rate of a path that lost flows; 0 when a path gained flows
     /// or a residual moved where it matters; infinite when nothing changed.
     fn restart_level(&self, fabric: &Fabric, residual: &[f64]) -> f64 {
-        for &p in &self.list {
-            if self.newc[p as usize] > self.count[p as usize] {
-                return 0.0;
-            }
-        }
-        for &l in &self.links {
-            let li = l as usize;
-            let x = residual[li];
-            if x.to_bits() != self.input[li].to_bits() && !self.slack(fabric, li, x) {
-                return 0.0;
-            }
+        if self.gained(&self.list) || self.residual_moved(fabric, residual) {
+            return 0.0;
         }
         let mut level = f64::INFINITY;
         for &(r, p) in &self.by_rate {
@@ -194,6 +322,23 @@ impl TailMaxMin {
             }
         }
         level
+    }
+
+    /// Whether one of `paths` has more flows now than in the solution.
+    fn gained(&self, paths: &[PathId]) -> bool {
+        paths
+            .iter()
+            .any(|&p| self.flows_now(p) > self.count[p as usize])
+    }
+
+    /// Whether the residual moved on one of the solution's links where the
+    /// solution cannot take it as it is.
+    fn residual_moved(&self, fabric: &Fabric, residual: &[f64]) -> bool {
+        self.links.iter().any(|&l| {
+            let li = l as usize;
+            let x = residual[li];
+            x.to_bits() != self.input[li].to_bits() && !self.slack(fabric, li, x)
+        })
     }
 
     /// Whether link `l`, solved on `input[l]`, may take residual `x` instead: it
@@ -393,6 +538,80 @@ mod tests {
         assert!(kept.tail_solves >= 80, "{} tail solves", kept.tail_solves);
         assert!(kept.full_solves >= 10, "{} full solves", kept.full_solves);
         assert_eq!(kept.plain_solves, 0);
+    }
+
+    /// The delta form over the same kind of random changes as above: every
+    /// path's rate equals a fresh solve's, the residual too, and `changed`
+    /// lists exactly the paths with flows whose rate moved (bit for bit)
+    /// against the previous call's, each once.
+    #[test]
+    fn delta_form_equals_fresh_solves_and_lists_what_moved() {
+        let mut f = Fabric::big_switch(8, 1.0).unwrap();
+        for (l, c) in f.capacities.iter_mut().enumerate() {
+            *c = 1.0 / (3.0 + 2.0 * l as f64);
+        }
+        let mut rng = Pcg32::new(23, 5);
+        let all: Vec<PathId> = (0..80)
+            .map(|_| f.route(rng.below(8), rng.below(8), 0).unwrap())
+            .collect();
+        let mut on = vec![false; 80];
+        let mut was = vec![false; 80];
+        let mut input = f.capacities.clone();
+        let mut kept = TailMaxMin::new();
+        let mut last: std::collections::BTreeMap<PathId, f64> = Default::default();
+        let mut changed = Vec::new();
+        for step in 0..300 {
+            let deltas: Vec<(PathId, i32)> = (0..80)
+                .filter(|&i| on[i] != was[i])
+                .map(|i| (all[i], if on[i] { 1 } else { -1 }))
+                .collect();
+            was.clone_from(&on);
+            let paths: Vec<PathId> = (0..80).filter(|&i| on[i]).map(|i| all[i]).collect();
+            let mut want = vec![0.0; paths.len()];
+            let (mut res1, mut res2) = (input.clone(), input.clone());
+            kept.solve_delta(&f, &mut res1, &deltas, &mut changed);
+            MaxMin::new().solve(&f, &mut res2, &paths, &mut want);
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1e-12);
+            for (&p, &w) in paths.iter().zip(&want) {
+                let got = kept.rate_of(p);
+                assert!(close(got, w), "step {step}: path {p} rate {got} vs {w}");
+            }
+            for ((a, b), c) in res1.iter().zip(&res2).zip(&f.capacities) {
+                assert!((a - b).abs() <= 1e-12 * c, "step {step}: residual {a} vs {b}");
+            }
+            let mut expect: Vec<(PathId, f64)> = Vec::new();
+            let mut live: Vec<PathId> = paths.clone();
+            live.sort_unstable();
+            live.dedup();
+            for &p in &live {
+                let r = kept.rate_of(p);
+                if last.get(&p).copied().unwrap_or(0.0).to_bits() != r.to_bits() {
+                    expect.push((p, r));
+                }
+            }
+            let mut got = changed.clone();
+            got.sort_by_key(|x| x.0);
+            assert_eq!(got, expect, "step {step}");
+            last = live.iter().map(|&p| (p, kept.rate_of(p))).collect();
+            match rng.below(10) {
+                0 | 1 => on[rng.below(80) as usize] = true,
+                2 => {
+                    let l = rng.below(16) as usize;
+                    input[l] = f.capacities[l] * (0.5 + 0.5 * (rng.below(100) as f64 / 100.0));
+                }
+                _ => {
+                    let i = (0..80).filter(|&i| on[i]).nth(rng.below(6) as usize);
+                    if let Some(i) = i {
+                        on[i] = false;
+                    }
+                }
+            }
+            if (0..80).filter(|&i| on[i]).count() < 5 {
+                on.iter_mut().for_each(|o| *o = rng.below(2) == 0);
+            }
+        }
+        assert!(kept.tail_solves >= 80, "{} tail solves", kept.tail_solves);
+        assert!(kept.full_solves >= 10, "{} full solves", kept.full_solves);
     }
 
     /// A group whose input moves on a tight link at every call is solved from
