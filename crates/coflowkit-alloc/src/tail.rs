@@ -59,12 +59,19 @@ pub struct TailMaxMin {
     pub full_solves: u64,
     /// Calls answered by a plain [`MaxMin`] solve, with nothing kept.
     pub plain_solves: u64,
+    /// Paths handed to the solver, over all calls (for profiles).
+    pub paths_solved: u64,
     /// Delta form ([`TailMaxMin::solve_delta`]): `newc` under a stamp that
     /// never moves holds the current counts, `list` the paths with flows (each
     /// one's position in `list_pos`); per call the paths whose count changed
     /// (`pending`, marked by call in `seen`) and the old rates of the paths
     /// solved again (`prev`, marked in `prev_call`).
     delta_mode: bool,
+    /// Per link (delta form): the flows of the group crossing it (`Σ` current
+    /// counts), and the lowest rate of a solution path crossing it (infinite
+    /// when none), for the restart level of a moved residual.
+    nsum: Vec<u32>,
+    low: Vec<f64>,
     list_pos: Vec<u32>,
     pending: Vec<PathId>,
     seen: Vec<u32>,
@@ -119,7 +126,7 @@ impl TailMaxMin {
         };
         if level > 0.0 {
             self.tail_solves += 1;
-            self.solve_tail(fabric, residual, level);
+            self.solve_tail(fabric, residual, level, false);
         } else {
             self.full_solves += 1;
             self.solve_full(fabric, residual);
@@ -181,35 +188,46 @@ impl TailMaxMin {
             self.stamp.resize(np, 1);
         }
         self.calls = self.calls.wrapping_add(1);
-        self.apply_deltas(deltas);
+        self.apply_deltas(fabric, deltas);
+        if self.plain_left > 0 {
+            self.plain_left -= 1;
+            self.plain_solves += 1;
+            self.solve_plain(fabric, residual, changed);
+            return;
+        }
         if self.list.is_empty() && self.by_rate.is_empty() {
             return;
         }
-        let level = if !self.valid
-            || self.gained(&self.pending)
-            || self.residual_moved(fabric, residual)
-        {
+        let level = if self.valid {
+            self.delta_level(fabric, residual)
+        } else {
             0.0
-        } else {
-            self.pending
-                .iter()
-                .filter(|&&p| self.flows_now(p) < self.count[p as usize])
-                .fold(f64::INFINITY, |m, &p| m.min(self.rate[p as usize]))
         };
-        // The old rates of the paths about to be solved again.
-        let keep = if level > 0.0 {
-            self.by_rate.partition_point(|&(r, _)| r < level)
-        } else {
-            0
-        };
-        for &(r, p) in &self.by_rate[keep..] {
-            self.prev[p as usize] = r;
-            self.prev_call[p as usize] = self.calls;
-        }
         if level > 0.0 {
+            // Blocked paths of the solution keep their rate 0 with their new
+            // flow counts (they take nothing either way).
+            for j in 0..self.pending.len() {
+                let p = self.pending[j];
+                let pi = p as usize;
+                if self.count[pi] > 0 && self.stays_blocked(fabric, p, residual) {
+                    self.count[pi] = self.flows_now(p);
+                }
+            }
+        }
+        // The rates in force of the paths about to be solved again.
+        if level > 0.0 {
+            let keep = self.by_rate.partition_point(|&(r, _)| r < level);
+            for &(r, p) in &self.by_rate[keep..] {
+                self.prev[p as usize] = r;
+                self.prev_call[p as usize] = self.calls;
+            }
             self.tail_solves += 1;
-            self.solve_tail(fabric, residual, level);
+            self.solve_tail(fabric, residual, level, true);
         } else {
+            for &p in &self.list {
+                self.prev[p as usize] = self.rate[p as usize];
+                self.prev_call[p as usize] = self.calls;
+            }
             self.full_solves += 1;
             self.solve_full(fabric, residual);
         }
@@ -224,6 +242,61 @@ impl TailMaxMin {
                 changed.push((p, self.rate[pi]));
             }
         }
+        self.choose_form(level > 0.0);
+    }
+
+    /// The delta form answered plainly (see [`TailMaxMin::choose_form`]): one
+    /// counted solve of every path with flows, its rates compared with those in
+    /// force; nothing is kept for tails.
+    fn solve_plain(
+        &mut self,
+        fabric: &Fabric,
+        residual: &mut [f64],
+        changed: &mut Vec<(PathId, f64)>,
+    ) {
+        if self.valid {
+            // Leave the kept form; `rate` stays: it holds the rates in force.
+            for &(_, p) in &self.by_rate {
+                self.count[p as usize] = 0;
+            }
+            self.by_rate.clear();
+            for &l in &self.links {
+                let li = l as usize;
+                self.used[li] = 0.0;
+                self.tight[li] = false;
+                self.on[li] = false;
+                self.low[li] = f64::INFINITY;
+            }
+            self.links.clear();
+            self.valid = false;
+        }
+        for &p in &self.pending {
+            if self.newc[p as usize] == 0 {
+                self.rate[p as usize] = 0.0;
+            }
+        }
+        self.solve_paths.clear();
+        self.solve_paths.extend_from_slice(&self.list);
+        self.paths_solved += self.list.len() as u64;
+        self.solve_counts.clear();
+        let newc = &self.newc;
+        self.solve_counts
+            .extend(self.list.iter().map(|&p| newc[p as usize]));
+        self.solve_rates.clear();
+        self.solve_rates.resize(self.list.len(), 0.0);
+        self.mm.solve_counted(
+            fabric,
+            residual,
+            &self.solve_paths,
+            &self.solve_counts,
+            &mut self.solve_rates,
+        );
+        for (&p, &r) in self.solve_paths.iter().zip(&self.solve_rates) {
+            if self.rate[p as usize].to_bits() != r.to_bits() {
+                self.rate[p as usize] = r;
+                changed.push((p, r));
+            }
+        }
     }
 
     /// The per-flow rate of path `p` in the solution in force (0 when it has
@@ -234,10 +307,14 @@ impl TailMaxMin {
 
     /// Applies count changes (delta form): `newc` and `list` are brought up to
     /// date, and the paths whose count moved are listed in `pending`.
-    fn apply_deltas(&mut self, deltas: &[(PathId, i32)]) {
+    fn apply_deltas(&mut self, fabric: &Fabric, deltas: &[(PathId, i32)]) {
         self.pending.clear();
         for &(p, d) in deltas {
             let pi = p as usize;
+            for &l in fabric.path(p) {
+                let n = &mut self.nsum[l as usize];
+                *n = (*n as i64 + d as i64).max(0) as u32;
+            }
             if self.seen[pi] != self.calls {
                 self.seen[pi] = self.calls;
                 self.pending.push(p);
@@ -298,6 +375,8 @@ impl TailMaxMin {
             self.input.resize(nl, 0.0);
             self.tight.resize(nl, false);
             self.on.resize(nl, false);
+            self.nsum.resize(nl, 0);
+            self.low.resize(nl, f64::INFINITY);
         }
     }
 
@@ -341,6 +420,82 @@ impl TailMaxMin {
         })
     }
 
+    /// The level from which the solution must be solved again (delta form):
+    /// infinite when nothing changed where it matters.
+    ///
+    /// Below the lowest rate `μ_l` of the solution's paths crossing link `l`,
+    /// every flow crossing `l` is still rising, so `l` carries `λ·N_l` at level
+    /// `λ` (`N_l` its flows now) and, on a residual `x`, saturates at `x / N_l`;
+    /// nothing else about `l` matters below `μ_l`. So for a link whose residual
+    /// moved, or that a path gaining flows crosses, filling is unchanged below
+    /// `min(μ_l, x / N_l)`; for a path that lost flows, below its old rate (see
+    /// the module docs). The solution below the lowest of these stands: a link
+    /// that bounded a kept rate `r` has `μ_l ≤ r`, and a path that gained
+    /// flows has a rate of at least `μ_l` on each of its links. Paths blocked
+    /// by a closed link (rate 0) carry nothing: they count in no `μ_l`, and a
+    /// change of their flows matters only when their link opens.
+    fn delta_level(&self, fabric: &Fabric, residual: &[f64]) -> f64 {
+        let caps = &fabric.capacities;
+        let at = |l: usize| {
+            let x = residual[l];
+            let n = self.nsum[l];
+            let sat = if x <= CAPACITY_EPS * caps[l] {
+                0.0
+            } else if n == 0 {
+                f64::INFINITY
+            } else {
+                x / n as f64
+            };
+            sat.min(self.low[l])
+        };
+        let mut level = f64::INFINITY;
+        for &l in &self.links {
+            let li = l as usize;
+            let x = residual[li];
+            if x.to_bits() == self.input[li].to_bits()
+                || self.slack(fabric, li, x)
+                || self.closed(fabric, li, residual)
+            {
+                continue;
+            }
+            if self.input[li] <= CAPACITY_EPS * caps[li] {
+                return 0.0; // it opens: the flows it blocked rise from 0
+            }
+            level = level.min(at(li));
+        }
+        for &p in &self.pending {
+            let (now, was) = (self.flows_now(p), self.count[p as usize]);
+            if now == was || self.stays_blocked(fabric, p, residual) {
+                continue;
+            }
+            if now < was {
+                level = level.min(self.rate[p as usize]);
+            } else {
+                for &l in fabric.path(p) {
+                    level = level.min(at(l as usize));
+                }
+            }
+        }
+        level
+    }
+
+    /// Whether link `l` was closed (no residual to speak of) when last solved,
+    /// and still is.
+    fn closed(&self, fabric: &Fabric, l: usize, residual: &[f64]) -> bool {
+        let zero = CAPACITY_EPS * fabric.capacities[l];
+        self.on[l] && self.input[l] <= zero && residual[l] <= zero
+    }
+
+    /// Whether path `p` has flows and crosses a link that was closed and still
+    /// is: its flows get 0 however many they are, and take nothing.
+    fn stays_blocked(&self, fabric: &Fabric, p: PathId, residual: &[f64]) -> bool {
+        self.flows_now(p) > 0
+            && fabric
+                .path(p)
+                .iter()
+                .any(|&l| self.closed(fabric, l as usize, residual))
+    }
+
     /// Whether link `l`, solved on `input[l]`, may take residual `x` instead: it
     /// bounded no rate, and both are open and above what the group took there.
     fn slack(&self, fabric: &Fabric, l: usize, x: f64) -> bool {
@@ -363,6 +518,7 @@ impl TailMaxMin {
             self.used[li] = 0.0;
             self.tight[li] = false;
             self.on[li] = false;
+            self.low[li] = f64::INFINITY;
         }
         self.links.clear();
         for &p in &self.list {
@@ -383,14 +539,34 @@ impl TailMaxMin {
 
     /// Keeps the paths below `level`, takes the others out of the solution and
     /// solves those that still have flows on what the kept ones leave.
-    fn solve_tail(&mut self, fabric: &Fabric, residual: &mut [f64], level: f64) {
+    /// With `fresh` (delta form), the paths of `pending` that had no flows in
+    /// the solution and have some now are solved too, their links added.
+    fn solve_tail(&mut self, fabric: &Fabric, residual: &mut [f64], level: f64, fresh: bool) {
         let keep = self.by_rate.partition_point(|&(r, _)| r < level);
         self.solve_paths.clear();
+        if fresh {
+            for &p in &self.pending {
+                if self.count[p as usize] == 0 && self.flows_now(p) > 0 {
+                    self.solve_paths.push(p);
+                    for &l in fabric.path(p) {
+                        let li = l as usize;
+                        if !self.on[li] {
+                            self.on[li] = true;
+                            self.links.push(l);
+                        }
+                    }
+                }
+            }
+        }
         for &(r, p) in &self.by_rate[keep..] {
             let pi = p as usize;
             let n = self.count[pi] as f64;
             for &l in fabric.path(p) {
-                self.used[l as usize] -= n * r;
+                let li = l as usize;
+                self.used[li] -= n * r;
+                if self.low[li] >= level {
+                    self.low[li] = f64::INFINITY; // set again by the re-solved paths
+                }
             }
             self.count[pi] = 0;
             self.rate[pi] = 0.0;
@@ -414,6 +590,7 @@ impl TailMaxMin {
     /// Solves `solve_paths` (with this call's counts) on `residual` and puts them
     /// into the solution: rates, link sums, tight links, and the rate order.
     fn solve_and_keep(&mut self, fabric: &Fabric, residual: &mut [f64]) {
+        self.paths_solved += self.solve_paths.len() as u64;
         self.solve_counts.clear();
         let newc = &self.newc;
         self.solve_counts
@@ -432,7 +609,11 @@ impl TailMaxMin {
             self.count[p as usize] = n;
             self.rate[p as usize] = r;
             for &l in fabric.path(p) {
-                self.used[l as usize] += n as f64 * r;
+                let li = l as usize;
+                self.used[li] += n as f64 * r;
+                if r > 0.0 {
+                    self.low[li] = self.low[li].min(r);
+                }
             }
         }
         for &l in &self.links {
@@ -442,23 +623,43 @@ impl TailMaxMin {
         }
         // Blocked paths (0) first, then the freeze order: sorted whenever every
         // solved rate is at least the kept ones, as the module docs show; a
-        // rounding hair below, or a one-path solve, sorts instead.
-        let start = self.by_rate.len();
+        // rounding hair below, or a one-path solve, sorts instead. Blocked
+        // paths solved on top of kept rates go to the front.
         let rate = &self.rate;
         let zeros = self
             .solve_paths
             .iter()
-            .filter(|&&p| rate[p as usize] == 0.0);
-        self.by_rate.extend(zeros.map(|&p| (0.0, p)));
+            .filter(|&&p| rate[p as usize] == 0.0)
+            .map(|&p| (0.0, p));
+        let nz = if self.by_rate.last().is_some_and(|e| e.0 > 0.0) {
+            let before = self.by_rate.len();
+            self.by_rate.splice(0..0, zeros);
+            self.by_rate.len() - before
+        } else {
+            0
+        };
+        let start = self.by_rate.len();
+        if nz == 0 {
+            let zeros = self
+                .solve_paths
+                .iter()
+                .filter(|&&p| rate[p as usize] == 0.0);
+            self.by_rate.extend(zeros.map(|&p| (0.0, p)));
+        }
         let frozen = self.mm.frozen_paths().map(|p| (rate[p as usize], p));
         self.by_rate.extend(frozen);
-        let sorted = self.by_rate.len() - start == self.solve_paths.len()
+        let sorted = self.by_rate.len() - start + nz == self.solve_paths.len()
             && self.by_rate[start.saturating_sub(1)..]
                 .windows(2)
                 .all(|w| w[0].0 <= w[1].0);
         if !sorted {
-            self.by_rate.truncate(start);
-            let all = self.solve_paths.iter().map(|&p| (rate[p as usize], p));
+            let rate = &self.rate;
+            let solved = &self.solve_paths;
+            if nz > 0 {
+                self.by_rate.drain(0..nz);
+            }
+            self.by_rate.truncate(start - nz);
+            let all = solved.iter().map(|&p| (rate[p as usize], p));
             self.by_rate.extend(all);
             self.by_rate
                 .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -546,11 +747,31 @@ mod tests {
     /// against the previous call's, each once.
     #[test]
     fn delta_form_equals_fresh_solves_and_lists_what_moved() {
+        // Mostly departures; then mostly moved residuals (as under a higher
+        // strict-priority queue that changes at every call).
+        // Arrivals and moved residuals restart from `min(μ_l, x / N_l)` over the
+        // links they touch, not from 0: only the first call solves everything.
+        let kept = delta_run(23, 1, false);
+        assert_eq!(kept.full_solves, 1);
+        assert_eq!(kept.tail_solves, 298);
+        let kept = delta_run(29, 6, false);
+        assert_eq!(kept.full_solves, 1);
+        // Residuals that close (0) and open again: paths blocked before and
+        // after take no part; an opening solves everything.
+        let kept = delta_run(31, 6, true);
+        // (153 when a blocked path's change restarts the solve.)
+        assert!(kept.tail_solves >= 175, "{} tail solves", kept.tail_solves);
+    }
+
+    /// 300 calls of the delta form against fresh solves; at each, a residual
+    /// moves with probability `moves`/10 (to 0 one time in three when
+    /// `closes`), else flows come and go.
+    fn delta_run(seed: u64, moves: u32, closes: bool) -> TailMaxMin {
         let mut f = Fabric::big_switch(8, 1.0).unwrap();
         for (l, c) in f.capacities.iter_mut().enumerate() {
             *c = 1.0 / (3.0 + 2.0 * l as f64);
         }
-        let mut rng = Pcg32::new(23, 5);
+        let mut rng = Pcg32::new(seed, 5);
         let all: Vec<PathId> = (0..80)
             .map(|_| f.route(rng.below(8), rng.below(8), 0).unwrap())
             .collect();
@@ -577,7 +798,10 @@ mod tests {
                 assert!(close(got, w), "step {step}: path {p} rate {got} vs {w}");
             }
             for ((a, b), c) in res1.iter().zip(&res2).zip(&f.capacities) {
-                assert!((a - b).abs() <= 1e-12 * c, "step {step}: residual {a} vs {b}");
+                assert!(
+                    (a - b).abs() <= 1e-12 * c,
+                    "step {step}: residual {a} vs {b}"
+                );
             }
             let mut expect: Vec<(PathId, f64)> = Vec::new();
             let mut live: Vec<PathId> = paths.clone();
@@ -593,12 +817,17 @@ mod tests {
             got.sort_by_key(|x| x.0);
             assert_eq!(got, expect, "step {step}");
             last = live.iter().map(|&p| (p, kept.rate_of(p))).collect();
-            match rng.below(10) {
-                0 | 1 => on[rng.below(80) as usize] = true,
-                2 => {
-                    let l = rng.below(16) as usize;
-                    input[l] = f.capacities[l] * (0.5 + 0.5 * (rng.below(100) as f64 / 100.0));
+            let x = rng.below(10);
+            if x < moves {
+                let l = rng.below(16) as usize;
+                input[l] = f.capacities[l] * (0.5 + 0.5 * (rng.below(100) as f64 / 100.0));
+                if closes && rng.below(3) == 0 {
+                    input[l] = 0.0;
                 }
+                continue;
+            }
+            match x - moves {
+                0 | 1 => on[rng.below(80) as usize] = true,
                 _ => {
                     let i = (0..80).filter(|&i| on[i]).nth(rng.below(6) as usize);
                     if let Some(i) = i {
@@ -610,8 +839,7 @@ mod tests {
                 on.iter_mut().for_each(|o| *o = rng.below(2) == 0);
             }
         }
-        assert!(kept.tail_solves >= 80, "{} tail solves", kept.tail_solves);
-        assert!(kept.full_solves >= 10, "{} full solves", kept.full_solves);
+        kept
     }
 
     /// A group whose input moves on a tight link at every call is solved from

@@ -50,6 +50,12 @@ pub struct Decision {
     /// listed; a path not listed keeps the rate it had (a new path starts at 0).
     /// `rates` is then ignored and left at zero.
     pub path_rates: Vec<(coflowkit_model::PathId, f64)>,
+    /// Delta decision by flow (only when `delta_ok`): every flow in `flow_rates`
+    /// (global index, each at most once) takes the rate given there; every other
+    /// active flow keeps its own. `rates` and `touched` are then ignored and left
+    /// at zero. Costs the driver `O(listed)`, with no positions to sort.
+    pub by_flow: bool,
+    pub flow_rates: Vec<(u32, f64)>,
 }
 
 impl Decision {
@@ -69,6 +75,8 @@ impl Decision {
         self.delta = false;
         self.touched.clear();
         self.path_rates.clear();
+        self.by_flow = false;
+        self.flow_rates.clear();
     }
 
     /// Marks `rates[i]` as written (sparse decisions); a no-op for a zero rate.

@@ -101,6 +101,11 @@ pub struct Common<'a> {
     /// The paths whose active count changed since the previous call (flows
     /// started or finished on them), each once, in no particular order.
     pub changed_paths: &'a [PathId],
+    /// The flows that started, and those that finished, since the previous call
+    /// (global indices; a flow may be in both). Filled by the drivers that take
+    /// delta decisions ([`crate::decision::Decision::delta_ok`]); empty otherwise.
+    pub started: &'a [u32],
+    pub finished: &'a [u32],
 }
 
 impl Common<'_> {
@@ -210,6 +215,8 @@ pub struct ViewData {
     pub path_count: Vec<u32>,
     pub active_paths: Vec<PathId>,
     pub changed_paths: Vec<PathId>,
+    pub started: Vec<u32>,
+    pub finished: Vec<u32>,
     // Progress (see [`Progress`]).
     pub base: Vec<f64>,
     pub rate: Vec<f64>,
@@ -284,6 +291,8 @@ impl ViewData {
             path_count: &self.path_count,
             active_paths: &self.active_paths,
             changed_paths: &self.changed_paths,
+            started: &self.started,
+            finished: &self.finished,
         }
     }
 

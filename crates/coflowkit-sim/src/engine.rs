@@ -375,6 +375,7 @@ impl<'w> Engine<'w> {
     /// The bookkeeping of flow `f`'s end (its bytes are already settled).
     fn finish(&mut self, f: usize) {
         self.result.flow_finish_s[f] = self.now;
+        self.d.finished.push(f as u32);
         let p = self.d.flow_path[f] as usize;
         self.d.path_count[p] -= 1;
         self.path_changed(p);
@@ -439,6 +440,7 @@ impl<'w> Engine<'w> {
 
     fn start(&mut self, i: usize, np: usize) {
         self.result.flow_start_s[i] = self.now;
+        self.d.started.push(i as u32);
         self.d.since[i] = self.now;
         self.d.coflow_started[self.d.flow_coflow[i] as usize] += 1;
         let p = self.d.flow_path[i] as usize;
@@ -490,8 +492,12 @@ impl<'w> Engine<'w> {
         self.result.policy_calls += 1;
         self.result.active_flow_calls += self.d.active.len() as u64;
         self.d.changed_paths.clear();
+        self.d.started.clear();
+        self.d.finished.clear();
         if self.rates.path_mode {
             self.apply_path_rates();
+        } else if self.decision.by_flow {
+            self.apply_by_flow();
         } else {
             if !self.decision.classes.is_empty() {
                 self.classes_to_rates();
@@ -528,6 +534,25 @@ impl<'w> Engine<'w> {
             self.rates.set_path_rate(&mut self.d, p, r, now);
         }
         self.result.rate_changes += self.decision.path_rates.len() as u64;
+    }
+
+    /// A delta decision by flow: the listed flows take their rates.
+    fn apply_by_flow(&mut self) {
+        let now = self.now;
+        self.choose_flow_mode(self.decision.flow_rates.len());
+        for &(f, r) in &self.decision.flow_rates {
+            debug_assert!(
+                self.result.flow_finish_s[f as usize].is_nan()
+                    && !self.result.flow_start_s[f as usize].is_nan(),
+                "flow {f} is not active"
+            );
+            if changed(self.d.rate[f as usize], r) {
+                self.rates.set_rate(&mut self.d, f, r, now);
+                self.result.rate_changes += 1;
+            }
+        }
+        // The per-flow rates were not written: they are still all zero.
+        self.decision.all_zero = true;
     }
 
     /// Heaps of finish times when a decision changes few of the moving flows'

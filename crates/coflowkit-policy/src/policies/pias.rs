@@ -18,6 +18,7 @@ use crate::params::{ParamSpec, Params};
 use crate::policy::NonClairvoyantPolicy;
 use crate::policy::{AnyPolicy, Info};
 use crate::spec::{non_clairvoyant, PolicySpec};
+use crate::support::mlfq::IncFlowQueues;
 use crate::support::priority::CoflowPriority;
 use crate::support::thresholds::Thresholds;
 use crate::view::{Common, NonClairvoyantView};
@@ -25,18 +26,25 @@ use coflowkit_model::ModelError;
 
 pub struct Pias {
     queues: FlowQueues,
+    /// The same rule kept across calls, for drivers that take delta decisions.
+    inc: IncFlowQueues,
 }
 
 impl Pias {
     pub fn new(thresholds: Thresholds) -> Self {
+        let inc = IncFlowQueues::new(thresholds.clone());
         let mut queues = FlowQueues::new(thresholds);
         queues.kept = true;
-        Pias { queues }
+        Pias { queues, inc }
     }
 }
 
 impl NonClairvoyantPolicy for Pias {
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+        if out.delta_ok {
+            self.inc.decide(v, out);
+            return;
+        }
         self.queues.prio.begin(v, out);
         let n = v.active.len();
         self.queues.serve(v, 0..n, out);

@@ -8,5 +8,6 @@ pub mod identify;
 pub mod labels;
 pub mod loads;
 pub mod loadtree;
+pub mod mlfq;
 pub mod priority;
 pub mod thresholds;
