@@ -185,7 +185,6 @@ impl TailMaxMin {
             self.seen.resize(np, u32::MAX);
             self.prev.resize(np, 0.0);
             self.prev_call.resize(np, u32::MAX);
-            self.stamp.resize(np, 1);
         }
         self.calls = self.calls.wrapping_add(1);
         self.apply_deltas(fabric, deltas);
@@ -368,7 +367,9 @@ impl TailMaxMin {
             self.count.resize(np, 0);
             self.rate.resize(np, 0.0);
             self.newc.resize(np, 0);
-            self.stamp.resize(np, 0);
+            // The delta form's stamp never moves (every count is current).
+            let stamp = if self.delta_mode { self.epoch } else { 0 };
+            self.stamp.resize(np, stamp);
         }
         if self.used.len() < nl {
             self.used.resize(nl, 0.0);
@@ -761,6 +762,28 @@ mod tests {
         let kept = delta_run(31, 6, true);
         // (153 when a blocked path's change restarts the solve.)
         assert!(kept.tail_solves >= 175, "{} tail solves", kept.tail_solves);
+    }
+
+    /// A path interned after the first call (fabrics route lazily) counts its
+    /// flows like any other.
+    #[test]
+    fn delta_form_takes_paths_interned_later() {
+        let mut f = Fabric::big_switch(4, 10.0).unwrap();
+        let a = f.route(0, 1, 0).unwrap();
+        let mut kept = TailMaxMin::new();
+        let mut changed = Vec::new();
+        let mut res = f.capacities.clone();
+        kept.solve_delta(&f, &mut res, &[(a, 1)], &mut changed);
+        assert_eq!(changed, vec![(a, 10.0)]);
+        let b = f.route(2, 1, 0).unwrap(); // shares down1 with a
+        assert!(b as usize >= 1 && f.num_paths() > a as usize + 1);
+        let mut res = f.capacities.clone();
+        kept.solve_delta(&f, &mut res, &[(b, 2)], &mut changed);
+        // down1 (10) over 3 flows: 10/3 each.
+        changed.sort_by_key(|x| x.0);
+        assert_eq!(changed.len(), 2);
+        assert!((kept.rate_of(a) - 10.0 / 3.0).abs() < 1e-12);
+        assert!((kept.rate_of(b) - 10.0 / 3.0).abs() < 1e-12);
     }
 
     /// 300 calls of the delta form against fresh solves; at each, a residual
