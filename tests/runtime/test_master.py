@@ -139,3 +139,42 @@ def test_heartbeats_keep_an_idle_agent_session_alive(master, pki):
     time.sleep(0.1)  # 10 Δ: at least three heartbeats (an empty DECISIONS every 3 Δ)
     beats = a.read(lambda f: f[0] == proto.DECISIONS and proto.decode_decisions(f[1]) == [])
     assert beats is not None and not a.closed
+
+
+def test_labels_api_lists_the_flows_a_self_identifying_policy_grouped(start_master, pki):
+    # coda:labels=identify with nothing registered (membership=none): every flow
+    # is a coflow of its own to the master, and coda labels them itself.
+    m = start_master("coda", params={"labels": "identify", "interval_s": "0.01"}, membership="none")
+    a0 = connect(m, pki, 0)
+    others = [connect(m, pki, 1), connect(m, pki, 2)]
+    wait_hosts(m, 3)
+    a0.report(TWO_FLOWS)
+    a0.decisions()
+
+    got: list = []
+
+    def labelled():
+        status, rows = http(m, "/api/labels")
+        assert status == 200
+        got[:] = rows
+        return len(rows) == 2
+
+    wait_for(labelled, "both flows labelled")
+    rows = got
+    assert sorted((r["src"], r["dst"], r["dst_port"]) for r in rows) == [(0, 1, 5001), (0, 2, 5002)]
+    assert all(isinstance(r["label"], int) and r["label"] >= 0 for r in rows)
+    status, flows = http(m, "/api/flows")
+    assert status == 200 and all("label" in f for f in flows)
+    assert len(others) == 2
+
+
+def test_labels_api_is_empty_for_a_policy_that_does_not_label(master, pki):
+    a0 = connect(master, pki, 0)
+    others = [connect(master, pki, 1), connect(master, pki, 2)]
+    wait_hosts(master, 3)
+    a0.report(TWO_FLOWS)
+    a0.decisions()
+    assert http(master, "/api/labels") == (200, [])
+    status, flows = http(master, "/api/flows")
+    assert status == 200 and len(flows) == 2 and all("label" not in f for f in flows)
+    assert len(others) == 2

@@ -32,6 +32,13 @@ pub trait NonClairvoyantPolicy: Send {
         None
     }
 
+    /// The same for one flow, for a driver that asks about a few (the runtime's
+    /// master, per round): `None` for a policy that does not label flows,
+    /// `Some(u32::MAX)` for a flow it has not seen.
+    fn flow_label(&self, _f: u32) -> Option<u32> {
+        None
+    }
+
     /// True for a policy whose rates depend only on a flow's path (every flow of a
     /// path gets the same rate): it answers with [`Decision::path_rates`], listing
     /// only the paths whose rate changed, and the driver serves each path's flows
@@ -54,6 +61,14 @@ impl AnyPolicy {
         match self {
             AnyPolicy::Clairvoyant(_) => None,
             AnyPolicy::NonClairvoyant(p) => p.flow_labels(),
+        }
+    }
+
+    /// See [`NonClairvoyantPolicy::flow_label`].
+    pub fn flow_label(&self, f: u32) -> Option<u32> {
+        match self {
+            AnyPolicy::Clairvoyant(_) => None,
+            AnyPolicy::NonClairvoyant(p) => p.flow_label(f),
         }
     }
 

@@ -142,6 +142,18 @@ impl LiveScheduler {
         self.live().slot_coflow_id(flow)
     }
 
+    /// The labels the policy gave `flows` (slots), for a policy that identifies
+    /// coflows itself (`coda`); `None` for any other. -1 for a slot not seen yet.
+    fn labels(&self, flows: Vec<u32>) -> Option<Vec<i64>> {
+        let l = self.live();
+        let mut out = Vec::with_capacity(flows.len());
+        for f in flows {
+            let x = l.label_of(f)?;
+            out.push(if x == u32::MAX { -1 } else { x as i64 });
+        }
+        Some(out)
+    }
+
     /// `(id, arrival, finish or nan, width, bytes sent)` per coflow.
     fn coflows(&self) -> Vec<(u64, f64, f64, u32, f64)> {
         self.live().coflows().collect()

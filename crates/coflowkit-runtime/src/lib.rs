@@ -431,6 +431,13 @@ impl Live {
         })
     }
 
+    /// The label the policy gave flow slot `f`, for a policy that identifies
+    /// coflows itself (`coda`): `None` for any other policy, `Some(u32::MAX)`
+    /// for a slot it has not seen yet.
+    pub fn label_of(&self, f: u32) -> Option<u32> {
+        self.policy.flow_label(f)
+    }
+
     /// One round: the policy's decision for every active flow at time `now`.
     pub fn decide(&mut self, now: f64) -> Vec<FlowDecision> {
         self.rounds += 1;
@@ -574,6 +581,54 @@ mod tests {
         let d = l.decide(0.2);
         assert_eq!(d.len(), 1);
         assert!((rate_of(&d, b) - 100.0 * MB).abs() < 1.0);
+    }
+
+    #[test]
+    fn coda_identifies_flows_added_one_slot_at_a_time() {
+        // Nothing registered: each flow is a slot (and a coflow) of its own, added
+        // as the master sees it. Two bursts 5 s apart, three senders each, one
+        // receiver per burst: CODA's identifier groups each burst.
+        let params: BTreeMap<String, String> = [("labels", "identify"), ("interval_s", "0.1")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let mut l = Live::new("coda", &params, 6, 100.0 * MB).unwrap();
+        assert_eq!(l.label_of(0), Some(u32::MAX)); // a labelling policy, nothing seen
+        let mut id = 100;
+        let mut burst = |l: &mut Live, t: f64, dst: u32, port: u32| -> Vec<u32> {
+            let slots: Vec<u32> = (0..3)
+                .map(|i| {
+                    id += 1;
+                    let f = l.add_single(id, i, dst, 40000 + i, port + i, t).unwrap();
+                    l.decide(t); // a round per new flow, as the master may run
+                    f
+                })
+                .collect();
+            l.decide(t + 0.2); // the identification round is due
+            slots
+        };
+        let a = burst(&mut l, 0.0, 3, 7000);
+        let la: Vec<u32> = a.iter().map(|&f| l.label_of(f).unwrap()).collect();
+        assert!(
+            la[0] != u32::MAX && la.iter().all(|&x| x == la[0]),
+            "{la:?}"
+        );
+        let b = burst(&mut l, 5.0, 4, 8000);
+        let lb: Vec<u32> = b.iter().map(|&f| l.label_of(f).unwrap()).collect();
+        assert!(
+            lb[0] != u32::MAX && lb.iter().all(|&x| x == lb[0]),
+            "{lb:?}"
+        );
+        assert_ne!(la[0], lb[0]);
+        // The first burst's labels are kept (the policy did not start afresh
+        // when slots were added).
+        assert_eq!(
+            a.iter()
+                .map(|&f| l.label_of(f).unwrap())
+                .collect::<Vec<_>>(),
+            la
+        );
+        assert_eq!(live("fair", 2).label_of(0), None);
     }
 
     #[test]

@@ -161,7 +161,7 @@ def cmd_testbed(args) -> int:
         s = testbed.run(
             trace, args.policy, parse_kv(args.param), args.out, hosts=args.hosts, gbps=args.gbps,
             coflows=args.coflows, bytes_scale=args.bytes_scale, time_scale=args.time_scale,
-            interval_ms=args.interval_ms,
+            interval_ms=args.interval_ms, membership=args.membership,
         )  # fmt: skip
         print(
             f"testbed run: {s['policy']} on {s['hosts']} hosts, {s['coflows']} coflows, {s['flows']} flows"
@@ -175,6 +175,11 @@ def cmd_testbed(args) -> int:
         print(
             f"  master round       mean {1e3 * s['master_round_mean_s']:.2f} ms, max {1e3 * s['master_round_max_s']:.2f} ms"
         )
+        if "identification" in s:
+            q = s["identification"]
+            print(
+                f"  identification     accuracy {100 * q['accuracy']:.1f}% (precision {100 * q['precision']:.1f}%, recall {100 * q['recall']:.1f}%), {q['labels']} labels for {q['coflows']} coflows"
+            )
         print(
             f"  wrote {args.out}/coflows.csv, summary.json, sim/, comparison.csv, comparison.json"
         )
@@ -200,6 +205,12 @@ def add_testbed(sub) -> None:
     t.add_argument("--bytes-scale", type=float, default=0.005, help="factor on flow sizes")
     t.add_argument("--time-scale", type=float, default=0.1, help="factor on arrival times")
     t.add_argument("--interval-ms", type=int, default=20, help="Δ of master and agents")
+    t.add_argument(
+        "--membership",
+        default="registry",
+        choices=["registry", "none"],
+        help="registry: the workload's coflows are registered; none: nothing is (coda:labels=identify groups flows itself)",
+    )
     t.add_argument("--out", help="output directory (run: default testbed-run)")
     t.set_defaults(func=cmd_testbed)
 

@@ -57,6 +57,8 @@ log = logging.getLogger("coflowkit.master")
 
 SINGLE_BASE = 1 << 62  # coflow ids of unregistered flows; registered ids stay below
 ACCEPTS_PER_WAKEUP = 64
+# Flows whose identified label ``GET /api/labels`` remembers (the oldest go first).
+LABEL_LOG_MAX = 65536
 DEFAULT_MAX_AGENTS = 50_000
 # Descriptors kept beyond agents and HTTP requests: listening sockets, the state
 # file, logs, the reserve descriptor, Python's own.
@@ -155,6 +157,10 @@ class Master:
         self.requests: queue.Queue = queue.Queue()
         self.lock = threading.Lock()
         self.snapshot: dict = {"coflows": [], "flows": [], "agents": 0}
+        # For a policy that identifies coflows itself (coda): the last label of
+        # each flow seen, by (src, dst, src port, dst port), bounded.
+        # Written by the round thread and read by the HTTP threads, under the lock.
+        self.label_log: collections.OrderedDict = collections.OrderedDict()
         self.stop = threading.Event()
         self.dirty = False
         self.limiter = LogLimiter(log)
@@ -276,6 +282,13 @@ class Master:
             return 200, snap["coflows"], "application/json"
         if path == "/api/flows":
             return 200, snap["flows"], "application/json"
+        if path == "/api/labels":
+            with self.lock:
+                rows = [
+                    {"src": k[0], "dst": k[1], "src_port": k[2], "dst_port": k[3], "label": v}
+                    for k, v in self.label_log.items()
+                ]
+            return 200, rows, "application/json"
         if path == "/api/health":
             body = {
                 "policy": self.policy,
@@ -684,26 +697,36 @@ class Master:
                 }
             )
         flows = []
-        for slot, (rate, cls) in self.rates.items():
+        slots = list(self.rates)
+        labels = self.live.labels(slots) if slots else None
+        seen: list[tuple[tuple, int]] = []
+        for i, (slot, (rate, cls)) in enumerate(self.rates.items()):
             src, dst, sport, dport = self.slot_info.get(slot, (0, 0, 0, 0))
             owner = self.slot_owner.get(slot)
-            flows.append(
-                {
-                    "slot": slot,
-                    "coflow": self.live.coflow_of(slot),
-                    "src": src,
-                    "dst": dst,
-                    "src_port": sport,
-                    "dst_port": dport,
-                    "rate_bytes_per_s": rate,
-                    "class": None if cls < 0 else cls,
-                    "enforced": owner is not None
-                    and owner[0] in self.by_host
-                    and slot in self.pushed,
-                }
-            )
+            flow = {
+                "slot": slot,
+                "coflow": self.live.coflow_of(slot),
+                "src": src,
+                "dst": dst,
+                "src_port": sport,
+                "dst_port": dport,
+                "rate_bytes_per_s": rate,
+                "class": None if cls < 0 else cls,
+                "enforced": owner is not None and owner[0] in self.by_host and slot in self.pushed,
+            }
+            if labels is not None:
+                flow["label"] = None if labels[i] < 0 else labels[i]
+                if labels[i] >= 0:
+                    seen.append(((src, dst, sport, dport), labels[i]))
+            flows.append(flow)
         with self.lock:
             self.snapshot = {"coflows": coflows, "flows": flows, "agents": len(self.by_host)}
+            log_ = self.label_log
+            for key, label in seen:
+                log_[key] = label
+                log_.move_to_end(key)
+            while len(log_) > LABEL_LOG_MAX:
+                log_.popitem(last=False)
 
     # -- the loop ------------------------------------------------------------------
     def run(self, duration: float | None = None) -> None:

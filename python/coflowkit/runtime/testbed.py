@@ -440,6 +440,7 @@ class Cluster:
         goodput: float,
         out: str,
         interval_ms: int,
+        membership: str = "registry",
     ):
         self.out = out
         tls_dir = make_identities(os.path.join(out, "tls"), hosts)
@@ -452,7 +453,8 @@ class Cluster:
                     "--gbps", str(gbps), "--goodput", f"{goodput * 8 / (gbps * 1e9):.6f}",
                     "--listen", f"{MASTER_IP}:{MASTER_PORT}", "--http", self.http,
                     "--tls-dir", tls_dir, "--api-tokens", os.path.join(tls_dir, "tokens"),
-                    "--state", "none", "--interval-ms", str(interval_ms), control=True),
+                    "--state", "none", "--interval-ms", str(interval_ms),
+                    "--membership", membership, control=True),
             env=child_env(), stdout=self.logs[0], stderr=subprocess.STDOUT)  # fmt: skip
         self.agents = []
         for i in range(hosts):
@@ -601,10 +603,11 @@ def run(
     time_scale: float = 0.1,
     min_flow: float = 300e3,
     interval_ms: int = 20,
+    membership: str = "registry",
 ) -> dict:
     """Replays the scaled workload for real under ``policy`` and simulates it; see the module doc."""
     w = workload(trace, hosts, coflows, bytes_scale, time_scale, min_flow)
-    return run_workload(w, policy, params, out, hosts, gbps, interval_ms)
+    return run_workload(w, policy, params, out, hosts, gbps, interval_ms, membership=membership)
 
 
 def run_workload(
@@ -616,35 +619,88 @@ def run_workload(
     gbps: float,
     interval_ms: int = 20,
     sample_s: float | None = None,
+    membership: str = "registry",
 ) -> dict:
     """Replays ``w`` (flows between distinct hosts ``0..hosts-1``, each at least
     100 KB so the agents see it) for real under ``policy`` on the testbed, simulates
     it on the measured goodput, and writes both and their comparison to ``out``.
     ``sample_s``: also write ``progress.csv``, every coflow's acknowledged bytes as
     the master sees them (``GET /api/coflows``), sampled every ``sample_s`` seconds
-    from the replay's start."""
+    from the replay's start. ``membership="none"``: no coflow is registered, so
+    the master sees every flow as a coflow of its own; a policy that identifies
+    coflows itself (``coda`` with ``labels=identify``) groups them, and its labels
+    are scored against the workload's coflows (``identification.json``)."""
+    if membership not in ("registry", "none"):
+        raise CoflowkitError(f"testbed: membership must be registry or none, got {membership!r}")
     os.makedirs(out, exist_ok=True)
     st = state()
     if st is None or st["hosts"] != hosts or st["gbps"] != gbps:
         st = up(hosts, gbps)
     goodput = measure_goodput(st["ips"], gbps, out)
-    cluster = Cluster(policy, params, hosts, gbps, goodput, out, interval_ms)
+    cluster = Cluster(policy, params, hosts, gbps, goodput, out, interval_ms, membership)
     sampler = None
+    ident = None
     try:
         sim_w = w.with_fabric(sim_fabric(hosts, goodput))
         sim = api.simulate(sim_w, policy, params)
         makespan = float(np.nanmax(sim.coflows["finish_s"].to_numpy()))
         p = plan(w, time.time() + 3.0, st["ips"], deadline_s=max(60.0, 4 * makespan))
-        cluster.register(w, p)
+        if membership == "registry":
+            cluster.register(w, p)
         if sample_s:
             sampler = ProgressSampler(cluster, p["t0"], sample_s)
         real = _run_workers(p, out, "traffic", hosts)
         prom = cluster.metrics()
+        labels = cluster.get("/api/labels")
+        if any(True for _ in labels):
+            ident = identification(p, labels, out)
     finally:
         if sampler is not None:
             sampler.stop(os.path.join(out, "progress.csv"))
         cluster.stop()
-    return _compare(w, sim_w, sim, real, prom, policy, params, hosts, gbps, goodput, out)
+    summary = _compare(w, sim_w, sim, real, prom, policy, params, hosts, gbps, goodput, out)
+    summary["membership"] = membership
+    if ident is not None:
+        summary["identification"] = ident
+    with open(os.path.join(out, "comparison.json"), "w", encoding="utf-8") as fh:
+        json.dump(summary, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+    return summary
+
+
+def identification(p: dict, labels: list, out: str) -> dict:
+    """Scores the master's labels (``GET /api/labels``) against the planned
+    coflows: each planned flow is found by (source, destination, destination
+    port), unique per flow in a plan. A flow the master never labelled counts
+    as a coflow of its own. Writes ``identification.csv`` (flow, coflow, label)
+    and returns precision, recall and accuracy (:func:`coflowkit.labels.quality`)."""
+    from coflowkit.labels import quality
+
+    by_key = {}
+    for row in labels:
+        by_key[(int(row["src"]), int(row["dst"]), int(row["dst_port"]))] = int(row["label"])
+    truth, lab, missing = [], [], 0
+    for f in p["flows"]:
+        label = by_key.get((f["src"], f["dst"], f["port"]))
+        if label is None:
+            missing += 1
+            label = -1 - f["id"]  # alone
+        truth.append(f["coflow"])
+        lab.append(label)
+    with open(os.path.join(out, "identification.csv"), "w", encoding="utf-8") as fh:
+        fh.write("flow,coflow,label\n")
+        for f, t, x in zip(p["flows"], truth, lab, strict=True):
+            fh.write(f"{f['id']},{t},{x if x >= 0 else ''}\n")
+    q = quality(np.asarray(truth), np.asarray(lab))
+    return {
+        "flows": len(truth),
+        "unlabelled": missing,
+        "labels": len({x for x in lab if x >= 0}),
+        "coflows": len(set(truth)),
+        "precision": q.precision,
+        "recall": q.recall,
+        "accuracy": q.accuracy,
+    }
 
 
 def _compare(w, sim_w, sim, real, prom, policy, params, hosts, gbps, goodput, out) -> dict:

@@ -167,21 +167,35 @@ impl Coda {
 
     fn size_for(&mut self, c: &Common) {
         let nf = c.flow_coflow.len();
-        if self.labels.len() != nf {
+        if nf < self.labels.len() {
+            // Another workload: start afresh.
+            for v in [&mut self.labels, &mut self.bound, &mut self.acc, &mut self.last_eff] {
+                v.clear();
+            }
+            self.seen_s.clear();
+            self.counted.clear();
+            self.moving.clear();
+            self.version.clear();
+            self.cuts.clear();
+            self.first_seen.clear();
+            self.sent.clear();
+            self.rank.clear();
+            self.stamp.clear();
+            self.rate_of.clear();
+        }
+        if self.labels.len() < nf {
+            // The first call, or a driver that added flows (the runtime's
+            // master adds one slot per flow it sees): what is known stays.
+            self.labels.resize(nf, UNLABELLED);
+            self.seen_s.resize(nf, f64::NAN);
+            self.bound.resize(nf, UNLABELLED);
+            self.acc.resize(nf, UNLABELLED);
+            self.counted.resize(nf, 0.0);
+            self.last_eff.resize(nf, UNLABELLED);
             let nl = label_space(nf, c.coflow_id.len());
-            self.labels = vec![UNLABELLED; nf];
-            self.seen_s = vec![f64::NAN; nf];
-            self.bound = vec![UNLABELLED; nf];
-            self.acc = vec![UNLABELLED; nf];
-            self.counted = vec![0.0; nf];
-            self.last_eff = vec![UNLABELLED; nf];
-            self.version = vec![0; nl];
-            self.cuts = vec![Cut::default(); nl];
-            self.first_seen = vec![f64::INFINITY; nl];
-            self.sent = vec![0.0; nl];
-            self.rank = vec![0; nl];
-            self.stamp = vec![0; nl];
-            self.rate_of = vec![0.0; nl];
+            if nl > self.sent.len() {
+                self.grow(nl as u32 - 1);
+            }
         }
     }
 
@@ -453,6 +467,10 @@ impl Coda {
 impl NonClairvoyantPolicy for Coda {
     fn flow_labels(&self) -> Option<Vec<u32>> {
         Some(self.labels.clone())
+    }
+
+    fn flow_label(&self, f: u32) -> Option<u32> {
+        Some(self.labels.get(f as usize).copied().unwrap_or(UNLABELLED))
     }
 
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {

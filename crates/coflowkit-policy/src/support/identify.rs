@@ -97,6 +97,9 @@ pub struct Identify {
     near_span: Vec<(u32, u32)>,
     near_arena: Vec<u32>,
     near_d: f64,
+    /// Each host's community, computed at the first round from the flows
+    /// known then (all of them in a simulation).
+    host_com: Vec<u32>,
 }
 
 impl Identify {
@@ -125,6 +128,7 @@ impl Identify {
             near_span: Vec::new(),
             near_arena: Vec::new(),
             near_d: f64::NAN,
+            host_com: Vec::new(),
         })
     }
 
@@ -142,21 +146,18 @@ impl Identify {
             *count.entry((a.min(b), a.max(b))).or_insert(0.0) += 1.0;
         }
         let edges: Vec<(u32, u32, f64)> = count.into_iter().map(|((a, b), w)| (a, b, w)).collect();
-        let com = if self.cfg.metric.com > 0.0 {
+        // Communities need a traffic graph: a simulation knows every flow of the
+        // workload (the history CODA learns them from); a runtime driver knows
+        // only the few flows seen so far, too few to tell communities apart, and
+        // puts every host in one (as CODA found the FB trace to be).
+        let com = if self.cfg.metric.com > 0.0 && n >= hosts {
             communities(hosts, &edges, self.cfg.max_conductance)
         } else {
             vec![0; hosts]
         };
-        self.records = Records::zeros(n, 0);
-        for f in 0..n {
-            let (s, d) = (c.flow_src[f] as usize, c.flow_dst[f] as usize);
-            self.records.com[f] = ((com[s] as u64) << 32) | com[d] as u64;
-            self.records.agg[f] = agg_key(c.flow_dst[f], c.flow_dst_port[f]);
-        }
-        self.state = vec![OUT; n];
-        self.stamp = vec![0; n];
-        self.near_at = vec![u64::MAX; n];
-        self.near_span = vec![(0, 0); n];
+        self.host_com = com;
+        self.records = Records::zeros(0, 0);
+        self.grow(c);
         // Provisional labels are fresh labels too: one per flow at most, then
         // the clusters that need new ones.
         self.rough = Some(
@@ -227,11 +228,40 @@ impl Identify {
     }
 }
 
+impl Identify {
+    /// Makes room for flows the driver added since the last call (the
+    /// runtime's master adds a flow slot per flow it sees): their community
+    /// key from the hosts' communities, their destination key.
+    fn grow(&mut self, c: &Common) {
+        let (from, n) = (self.state.len(), c.flow_src.len());
+        if n <= from {
+            return;
+        }
+        let r = &mut self.records;
+        r.time.resize(n, 0.0);
+        r.com.resize(n, 0);
+        r.agg.resize(n, 0);
+        for x in &mut r.extra {
+            x.resize(n, 0.0);
+        }
+        let com = |h: u32| self.host_com.get(h as usize).copied().unwrap_or(h) as u64;
+        for f in from..n {
+            r.com[f] = (com(c.flow_src[f]) << 32) | com(c.flow_dst[f]);
+            r.agg[f] = agg_key(c.flow_dst[f], c.flow_dst_port[f]);
+        }
+        self.state.resize(n, OUT);
+        self.stamp.resize(n, 0);
+        self.near_at.resize(n, u64::MAX);
+        self.near_span.resize(n, (0, 0));
+    }
+}
+
 impl Labeller for Identify {
     fn label(&mut self, c: &Common, new: &[u32], labels: &mut [u32], changed: &mut Vec<u32>) {
         if self.rough.is_none() {
             self.init(c);
         }
+        self.grow(c);
         let rough = self.rough.as_mut().expect("initialised");
         for &f in new {
             let fu = f as usize;
