@@ -18,22 +18,12 @@
 //! Cost `O((n·h + m) log m)` for `n` items crossing `h` constraints each out of `m`.
 //! Ties: the constraint with the smaller id saturates first.
 
+use coflowkit_model::TotalF64;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-#[derive(Clone, Copy, PartialEq)]
-struct Key(f64, u32);
-impl Eq for Key {}
-impl PartialOrd for Key {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Key {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&o.0).then(self.1.cmp(&o.1))
-    }
-}
+/// (share, constraint): ascending share, then constraint index.
+type Key = (TotalF64, u32);
 
 /// Scratch space reused across calls.
 #[derive(Default)]
@@ -63,11 +53,12 @@ impl Filling {
         self.heap.clear();
         for (c, (&cap, &w)) in caps.iter().zip(&self.weight).enumerate() {
             if w > 0 {
-                self.heap.push(Reverse(Key(cap / w as f64, c as u32)));
+                self.heap
+                    .push(Reverse((TotalF64(cap / w as f64), c as u32)));
             }
         }
         let mut level: f64 = 0.0;
-        while let Some(Reverse(Key(key, c))) = self.heap.pop() {
+        while let Some(Reverse((TotalF64(key), c))) = self.heap.pop() {
             let ci = c as usize;
             let w = self.weight[ci];
             if w == 0 {
@@ -75,7 +66,7 @@ impl Filling {
             }
             let share = caps[ci].max(0.0) / w as f64;
             if share > key {
-                self.heap.push(Reverse(Key(share, c)));
+                self.heap.push(Reverse((TotalF64(share), c)));
                 continue;
             }
             level = level.max(share);

@@ -259,14 +259,7 @@ impl TailMaxMin {
                 self.count[p as usize] = 0;
             }
             self.by_rate.clear();
-            for &l in &self.links {
-                let li = l as usize;
-                self.used[li] = 0.0;
-                self.tight[li] = false;
-                self.on[li] = false;
-                self.low[li] = f64::INFINITY;
-            }
-            self.links.clear();
+            self.forget_links();
             self.valid = false;
         }
         for &p in &self.pending {
@@ -507,13 +500,9 @@ impl TailMaxMin {
             && x > self.used[l] * (1.0 + SLACK_MARGIN)
     }
 
-    /// Solves every path from scratch.
-    fn solve_full(&mut self, fabric: &Fabric, residual: &mut [f64]) {
-        for &(_, p) in &self.by_rate {
-            self.count[p as usize] = 0;
-            self.rate[p as usize] = 0.0;
-        }
-        self.by_rate.clear();
+    /// Forgets what the solution knew of its links (sums, tight marks, lowest
+    /// rates) and the list of them.
+    fn forget_links(&mut self) {
         for &l in &self.links {
             let li = l as usize;
             self.used[li] = 0.0;
@@ -522,6 +511,16 @@ impl TailMaxMin {
             self.low[li] = f64::INFINITY;
         }
         self.links.clear();
+    }
+
+    /// Solves every path from scratch.
+    fn solve_full(&mut self, fabric: &Fabric, residual: &mut [f64]) {
+        for &(_, p) in &self.by_rate {
+            self.count[p as usize] = 0;
+            self.rate[p as usize] = 0.0;
+        }
+        self.by_rate.clear();
+        self.forget_links();
         for &p in &self.list {
             for &l in fabric.path(p) {
                 let li = l as usize;

@@ -10,12 +10,14 @@
 mod error;
 mod fabric;
 pub mod fattree;
+mod order;
 mod rng;
 mod workload;
 
 pub use error::ModelError;
 pub use fabric::{Fabric, Topology, MAX_FATTREE_K, MAX_PORTS};
 pub use fattree::{FatTree, Placement};
+pub use order::TotalF64;
 pub use rng::Pcg32;
 pub use workload::{Coflow, CoflowRecord, Flow, FlowMeta, FlowRecord, Workload, WorkloadBuilder};
 

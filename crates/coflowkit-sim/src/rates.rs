@@ -31,19 +31,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// f64 with a total order, for heaps.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Key(pub f64);
-impl Eq for Key {}
-impl PartialOrd for Key {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Key {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&o.0)
-    }
-}
+pub(crate) use coflowkit_model::TotalF64 as Key;
 
 type Heap = BinaryHeap<Reverse<(Key, u32, u32)>>;
 

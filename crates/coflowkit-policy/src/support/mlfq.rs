@@ -24,24 +24,9 @@ use crate::decision::{Decision, Wakeup};
 use crate::support::thresholds::Thresholds;
 use crate::view::Common;
 use coflowkit_alloc::TailMaxMin;
-use coflowkit_model::PathId;
+use coflowkit_model::{PathId, TotalF64 as Key};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-
-/// An f64 with a total order (heap keys).
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Key(f64);
-impl Eq for Key {}
-impl PartialOrd for Key {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Key {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&o.0)
-    }
-}
 
 /// Not tracked (not active, or not seen yet).
 const NONE: u8 = u8::MAX;
