@@ -163,6 +163,8 @@ def test_labels_api_lists_the_flows_a_self_identifying_policy_grouped(start_mast
     rows = got
     assert sorted((r["src"], r["dst"], r["dst_port"]) for r in rows) == [(0, 1, 5001), (0, 2, 5002)]
     assert all(isinstance(r["label"], int) and r["label"] >= 0 for r in rows)
+    # First sight, wall clock: within this test's run.
+    assert all(abs(r["seen_s"] - time.time()) < 60 for r in rows)
     status, flows = http(m, "/api/flows")
     assert status == 200 and all("label" in f for f in flows)
     assert len(others) == 2

@@ -215,18 +215,20 @@ def test_up_after_a_crash_starts_clean(bed):
 
 
 def test_identification_scores_the_masters_labels_against_the_plan(tmp_path):
-    # Coflow 7: flows 0 and 1; coflow 8: flows 2 and 3. The master labelled
-    # flows 0, 1 and 2 as 5 (coflow 8's first flow merged into 7's label) and
-    # never labelled flow 3 (a coflow of its own).
+    # Coflow 7: flows 0 and 1; coflow 8: flows 2 and 3, planned to start 0.5 s
+    # apart from t0 = 100. The master labelled flows 0, 1 and 2 as 5 (coflow
+    # 8's first flow merged into 7's label), each first seen 20 ms after its
+    # planned start, and never labelled flow 3 (a coflow of its own).
     flows = [
-        {"id": i, "coflow": c, "src": 0, "dst": 1, "port": 20000 + i}
+        {"id": i, "coflow": c, "src": 0, "dst": 1, "port": 20000 + i, "start_s": 0.5 * i}
         for i, c in enumerate([7, 7, 8, 8])
     ]
     labels = [
-        {"src": 0, "dst": 1, "src_port": 40000 + i, "dst_port": 20000 + i, "label": 5}
+        {"src": 0, "dst": 1, "src_port": 40000 + i, "dst_port": 20000 + i, "label": 5,
+         "seen_s": 100.0 + 0.5 * i + 0.02}
         for i in range(3)
-    ]
-    q = testbed.identification({"flows": flows}, labels, str(tmp_path))
+    ]  # fmt: skip
+    q = testbed.identification({"t0": 100.0, "flows": flows}, labels, str(tmp_path))
     # Precision: label 5 holds 2 of its 3 members from coflow 7 (2/3); flow 3
     # alone is all coflow 8 (1): mean 5/6. Recall: coflow 7 all in label 5 (1);
     # coflow 8's best label holds 1 of its 2 flows (1/2): mean 3/4.
@@ -235,4 +237,10 @@ def test_identification_scores_the_masters_labels_against_the_plan(tmp_path):
     assert q["accuracy"] == pytest.approx((5 / 6 + 3 / 4) / 2)
     assert (q["flows"], q["unlabelled"], q["labels"], q["coflows"]) == (4, 1, 1, 2)
     rows = (tmp_path / "identification.csv").read_text().splitlines()
-    assert rows == ["flow,coflow,label", "0,7,5", "1,7,5", "2,8,5", "3,8,"]
+    assert rows == [
+        "flow,coflow,label,seen_after_start_s",
+        "0,7,5,0.020000",
+        "1,7,5,0.020000",
+        "2,8,5,0.020000",
+        "3,8,,",
+    ]

@@ -285,7 +285,14 @@ class Master:
         if path == "/api/labels":
             with self.lock:
                 rows = [
-                    {"src": k[0], "dst": k[1], "src_port": k[2], "dst_port": k[3], "label": v}
+                    {
+                        "src": k[0],
+                        "dst": k[1],
+                        "src_port": k[2],
+                        "dst_port": k[3],
+                        "label": v[0],
+                        "seen_s": v[1],
+                    }  # fmt: skip
                     for k, v in self.label_log.items()
                 ]
             return 200, rows, "application/json"
@@ -685,7 +692,9 @@ class Master:
 
     def _publish(self) -> None:
         coflows = []
+        arrival_of: dict[int, float] = {}
         for cid, arrival, finish, width, sent in self.live.coflows():
+            arrival_of[cid] = arrival
             coflows.append(
                 {
                     "id": cid,
@@ -717,13 +726,18 @@ class Master:
             if labels is not None:
                 flow["label"] = None if labels[i] < 0 else labels[i]
                 if labels[i] >= 0:
-                    seen.append(((src, dst, sport, dport), labels[i]))
+                    # First sight: the arrival of its coflow (the flow itself
+                    # when nothing is registered), as a wall-clock time.
+                    first = arrival_of.get(flow["coflow"])
+                    wall = None if first is None or first != first else self.wall(first)
+                    seen.append(((src, dst, sport, dport), (labels[i], wall)))
             flows.append(flow)
         with self.lock:
             self.snapshot = {"coflows": coflows, "flows": flows, "agents": len(self.by_host)}
             log_ = self.label_log
-            for key, label in seen:
-                log_[key] = label
+            for key, (label, first) in seen:
+                old = log_.get(key)
+                log_[key] = (label, first if old is None else old[1])
                 log_.move_to_end(key)
             while len(log_) > LABEL_LOG_MAX:
                 log_.popitem(last=False)

@@ -672,25 +672,31 @@ def identification(p: dict, labels: list, out: str) -> dict:
     """Scores the master's labels (``GET /api/labels``) against the planned
     coflows: each planned flow is found by (source, destination, destination
     port), unique per flow in a plan. A flow the master never labelled counts
-    as a coflow of its own. Writes ``identification.csv`` (flow, coflow, label)
-    and returns precision, recall and accuracy (:func:`coflowkit.labels.quality`)."""
+    as a coflow of its own. Writes ``identification.csv`` (flow, coflow, label, delay)
+    and returns precision, recall and accuracy (:func:`coflowkit.labels.quality`).
+    When the labels carry ``seen_s`` (the master's first sight, wall clock), the
+    csv gives each flow's delay after its planned start (``p["t0"] + start_s``)."""
     from coflowkit.labels import quality
 
     by_key = {}
     for row in labels:
-        by_key[(int(row["src"]), int(row["dst"]), int(row["dst_port"]))] = int(row["label"])
-    truth, lab, missing = [], [], 0
+        key = (int(row["src"]), int(row["dst"]), int(row["dst_port"]))
+        by_key[key] = (int(row["label"]), row.get("seen_s"))
+    truth, lab, late, missing = [], [], [], 0
     for f in p["flows"]:
-        label = by_key.get((f["src"], f["dst"], f["port"]))
+        label, seen = by_key.get((f["src"], f["dst"], f["port"]), (None, None))
         if label is None:
             missing += 1
             label = -1 - f["id"]  # alone
         truth.append(f["coflow"])
         lab.append(label)
+        # How long after its planned start the master first saw the flow.
+        late.append(float("nan") if seen is None else seen - (p["t0"] + f["start_s"]))
     with open(os.path.join(out, "identification.csv"), "w", encoding="utf-8") as fh:
-        fh.write("flow,coflow,label\n")
-        for f, t, x in zip(p["flows"], truth, lab, strict=True):
-            fh.write(f"{f['id']},{t},{x if x >= 0 else ''}\n")
+        fh.write("flow,coflow,label,seen_after_start_s\n")
+        for f, t, x, d in zip(p["flows"], truth, lab, late, strict=True):
+            lbl = x if x >= 0 else ""
+            fh.write(f"{f['id']},{t},{lbl},{'' if d != d else f'{d:.6f}'}\n")
     q = quality(np.asarray(truth), np.asarray(lab))
     return {
         "flows": len(truth),
