@@ -269,20 +269,7 @@ impl TailMaxMin {
         }
         self.solve_paths.clear();
         self.solve_paths.extend_from_slice(&self.list);
-        self.paths_solved += self.list.len() as u64;
-        self.solve_counts.clear();
-        let newc = &self.newc;
-        self.solve_counts
-            .extend(self.list.iter().map(|&p| newc[p as usize]));
-        self.solve_rates.clear();
-        self.solve_rates.resize(self.list.len(), 0.0);
-        self.mm.solve_counted(
-            fabric,
-            residual,
-            &self.solve_paths,
-            &self.solve_counts,
-            &mut self.solve_rates,
-        );
+        self.solve_counted(fabric, residual);
         for (&p, &r) in self.solve_paths.iter().zip(&self.solve_rates) {
             if self.rate[p as usize].to_bits() != r.to_bits() {
                 self.rate[p as usize] = r;
@@ -587,9 +574,9 @@ impl TailMaxMin {
         self.solve_and_keep(fabric, residual);
     }
 
-    /// Solves `solve_paths` (with this call's counts) on `residual` and puts them
-    /// into the solution: rates, link sums, tight links, and the rate order.
-    fn solve_and_keep(&mut self, fabric: &Fabric, residual: &mut [f64]) {
+    /// One counted max-min of `solve_paths` with the current counts, on
+    /// `residual`: `solve_counts` and `solve_rates` hold them afterwards.
+    fn solve_counted(&mut self, fabric: &Fabric, residual: &mut [f64]) {
         self.paths_solved += self.solve_paths.len() as u64;
         self.solve_counts.clear();
         let newc = &self.newc;
@@ -604,6 +591,12 @@ impl TailMaxMin {
             &self.solve_counts,
             &mut self.solve_rates,
         );
+    }
+
+    /// Solves `solve_paths` (with this call's counts) on `residual` and puts them
+    /// into the solution: rates, link sums, tight links, and the rate order.
+    fn solve_and_keep(&mut self, fabric: &Fabric, residual: &mut [f64]) {
+        self.solve_counted(fabric, residual);
         for (i, &p) in self.solve_paths.iter().enumerate() {
             let (n, r) = (self.solve_counts[i], self.solve_rates[i]);
             self.count[p as usize] = n;
