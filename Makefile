@@ -1,18 +1,30 @@
 # coflowkit: `make help` lists the targets.
-PYTHON ?= python3
+# Installs go into a virtual environment, .venv, unless one is active: system Pythons
+# such as Debian's refuse `pip install` (PEP 668). Override with PYTHON=...
+VENV ?= .venv
+ifdef VIRTUAL_ENV
+PYTHON ?= python
+else
+PYTHON ?= $(VENV)/bin/python
+endif
 PIP ?= $(PYTHON) -m pip
+DEMO_OUT ?= out/demo
 
 .PHONY: help install demo test test-rust test-python lint bench fmt
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-12s %s\n", $$1, $$2}'
 
-install: ## build and install the package (Rust engine + Python), with test tools
-	$(PIP) install --quiet --disable-pip-version-check ".[test]"
+$(VENV)/bin/python:
+	@python3 -c "import ensurepip" 2>/dev/null || { echo "python3 cannot create a virtual environment: install python3-venv (Debian: apt-get install python3-venv)"; exit 1; }
+	python3 -m venv $(VENV)
 
-demo: install ## install, then compare policies on the synthetic Facebook-like workload
+install: $(if $(VIRTUAL_ENV),,$(VENV)/bin/python) ## build and install the package (Rust engine + Python) with test tools and Ray
+	$(PIP) install --quiet --disable-pip-version-check ".[test,ray]"
+
+demo: install ## install, then compare policies on the synthetic Facebook-like workload (table and PNG)
 	$(PYTHON) -m coflowkit compare --synthetic fb --seed 1 --first 100 \
-		--policies fifo,varys,aalo,sincronia --baseline fair
+		--policies fifo,varys,aalo,sincronia --baseline fair --out $(DEMO_OUT)
 
 test: install test-rust test-python ## install, then run every test (Rust and Python)
 

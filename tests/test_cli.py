@@ -83,6 +83,9 @@ def test_compare_prints_and_writes_normalized_cct(tmp_path, example_path):
     v, f = EXAMPLE_CCTS["varys"], EXAMPLE_CCTS["fair"]
     assert row.mean_of_ratios == pytest.approx(sum(a / b for a, b in zip(v, f, strict=True)) / 3)
     assert row.ratio_of_means == pytest.approx(sum(v) / sum(f))
+    png = (out / "compare.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000  # the figure, not an empty file
+    assert f"wrote {out / 'compare.csv'} and {out / 'compare.png'}" in r.stdout
 
 
 def test_policies_lists_every_policy_with_its_parameters():

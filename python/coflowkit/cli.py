@@ -235,7 +235,49 @@ def cmd_compare(args) -> int:
         for (label, _, _), r in zip([(base_label, None, None)] + entries, results, strict=True):
             safe = label.replace(":", "_").replace("=", "-").replace("/", "_")
             r.coflows.to_csv(os.path.join(args.out, f"coflows_{safe}.csv"), index=False)
+        png = os.path.join(args.out, "compare.png")
+        compare_figure(
+            rows,
+            [(base_label, results[0])]
+            + [(label, r) for (label, _, _), r in zip(entries, results[1:], strict=True)],
+            base_label,
+            png,
+        )
+        print(f"wrote {os.path.join(args.out, 'compare.csv')} and {png}")
     return 0
+
+
+def compare_figure(rows: list[dict], runs: list, base_label: str, path: str) -> None:
+    """Two panels: each policy's CCT over the baseline's (ratio of means) per bin,
+    and the CDF of every run's CCTs."""
+    from coflowkit.experiments.common import cdf, plt
+
+    pyplot = plt()
+    fig, (left, right) = pyplot.subplots(1, 2, figsize=(11, 4))
+    bins = ["all"] + metrics.BINS
+    labels = list(dict.fromkeys(r["policy"] for r in rows))
+    width = 0.8 / max(len(labels), 1)
+    for i, label in enumerate(labels):
+        got = {r["bin"]: r["ratio_of_means"] for r in rows if r["policy"] == label}
+        xs = [j + i * width for j, b in enumerate(bins) if b in got]
+        left.bar(xs, [got[b] for b in bins if b in got], width, label=label, color=f"C{i}")
+    left.axhline(1.0, color="black", linewidth=0.8)
+    left.set_yscale("log")
+    left.set_xticks([j + width * (len(labels) - 1) / 2 for j in range(len(bins))], bins)
+    left.set_ylabel(f"mean CCT / {base_label}'s (log)")
+    left.set_title("normalized CCT per bin")
+    left.legend(fontsize=8)
+    for i, (label, r) in enumerate(runs):
+        color = "black" if i == 0 else f"C{labels.index(label)}" if label in labels else None
+        cdf(right, r.coflows["cct_s"].to_numpy(), label, color=color)
+    right.set_xscale("log")
+    right.set_xlabel("CCT (s)")
+    right.set_ylabel("fraction of coflows")
+    right.set_title("CCT distribution")
+    right.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    pyplot.close(fig)
 
 
 def cmd_policies(args) -> int:
@@ -483,7 +525,19 @@ def add_compare(sub) -> None:
         help="exact (default) or CoflowSim's model, as the NC-DRF, Coflex and MCS papers "
         "ran it (docs/engines.md)",
     )
+    add_backend_arg(c)
     c.set_defaults(func=cmd_compare)
+
+
+def add_backend_arg(p) -> None:
+    p.add_argument(
+        "--backend",
+        default=None,
+        metavar="process|serial|ray[:ADDRESS]",
+        help="where the simulations run: local processes (default), serially, or on a Ray "
+        "cluster (ray:ADDRESS joins one, e.g. ray:10.0.0.1:6379; plain ray starts a local "
+        "one of --workers processes); needs pip install 'coflowkit[ray]'",
+    )
 
 
 def add_policies(sub) -> None:
@@ -541,6 +595,7 @@ def add_reproduce(sub) -> None:
     r.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     r.add_argument("--cache-dir", help="result cache (default ~/.cache/coflowkit)")
     r.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    add_backend_arg(r)
     r.set_defaults(func=cmd_reproduce)
 
 
@@ -655,7 +710,8 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "workers", 1) is not None and getattr(args, "workers", 1) < 1:
         parser.exit(2, "coflowkit: error: --workers must be >= 1\n")
     try:
-        return args.func(args)
+        with runner.backend_scope(getattr(args, "backend", None)):
+            return args.func(args)
     except (CoflowkitError, UsageError) as e:
         print(f"coflowkit: error: {e}", file=sys.stderr)
         return 2

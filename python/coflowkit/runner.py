@@ -2,18 +2,24 @@
 parallel across processes, cached by the hash of their inputs.
 
 Every later `reproduce` command builds on :func:`run_jobs`. Results come back in job
-order and are identical whether jobs run serially or on several processes: each job
-is a pure function of its inputs (seeds are part of the workload spec). A distributed
-backend (for example Ray) can be added behind ``backend=`` without changing callers.
+order and are identical whether jobs run serially, on several local processes, or on
+a Ray cluster (``backend="ray"``): each job is a pure function of its inputs (seeds
+are part of the workload spec). Only the driver reads and writes the result cache;
+workers return results, and a finished job is stored as soon as it comes back.
+
+The backend of calls that do not name one is :func:`backend_scope`'s, so a command
+can send every simulation of an experiment to Ray without threading it through.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
@@ -193,13 +199,18 @@ def run_jobs(
     workers: int = 1,
     cache_dir: str | None = None,
     progress: bool | None = None,
-    backend: str = "process",
+    backend: str | None = None,
     stats: dict[str, int] | None = None,
+    address: str | None = None,
 ) -> list[api.Result]:
     """Runs ``jobs`` and returns one :class:`Result` per job, in job order.
-    ``stats``, when given, gets ``cached`` and ``simulated`` job counts."""
-    if backend not in ("process", "serial"):
-        raise CoflowkitError(f"unknown backend '{backend}'; valid backends: process, serial")
+
+    ``backend`` is ``process`` (``workers`` local processes), ``serial``, or ``ray``
+    (a Ray cluster at ``address``; without one, a local cluster of ``workers``
+    processes); ``None`` takes :func:`backend_scope`'s, by default ``process``. A
+    spec ``"ray:ADDRESS"`` also names the address. ``stats``, when given, gets
+    ``cached`` and ``simulated`` job counts."""
+    backend, address = _resolve_backend(backend, address)
     for j in jobs:  # fail fast on bad policies, parameters or engines
         api._core.check_policy(j.policy, dict(j.params))
         if api.parse_engine(j.engine)[0] == "coflowsim":
@@ -231,7 +242,12 @@ def run_jobs(
         task = ctx.add_task("simulating", total=len(todo))
         bar = lambda: ctx.advance(task)  # noqa: E731
     try:
-        if backend == "serial" or workers <= 1 or len(todo) <= 1:
+        if backend == "ray" and todo:
+            for i, raw in _ray_run([jobs[i] for i in todo], todo, workers, address):
+                raws[i] = raw
+                _store(jobs[i], cache_dir, raw)
+                bar()
+        elif backend == "serial" or workers <= 1 or len(todo) <= 1:
             for i in todo:
                 raws[i] = _run_one(jobs[i])
                 _store(jobs[i], cache_dir, raws[i])
@@ -255,3 +271,172 @@ def run_jobs(
         else:
             results.append(api.result_from_raw(w, j.policy, dict(j.params), raw))
     return results
+
+
+BACKENDS = ("process", "serial", "ray")
+_scope: list[tuple[str, str | None]] = [("process", None)]
+
+
+def parse_backend(spec: str) -> tuple[str, str | None]:
+    """``process``, ``serial``, ``ray`` or ``ray:ADDRESS`` (``ray:10.0.0.1:6379``)."""
+    name, _, address = spec.partition(":")
+    if name not in BACKENDS or (address and name != "ray"):
+        raise CoflowkitError(
+            f"unknown backend '{spec}'; valid backends: process, serial, ray, ray:ADDRESS"
+        )
+    return name, address or None
+
+
+def _resolve_backend(backend: str | None, address: str | None) -> tuple[str, str | None]:
+    if backend is None:
+        return _scope[-1]
+    name, addr = parse_backend(backend)
+    return name, address or addr
+
+
+@contextlib.contextmanager
+def backend_scope(spec: str | None) -> Iterator[None]:
+    """Inside the block, :func:`run_jobs` calls that name no backend use ``spec``
+    (see :func:`parse_backend`; ``None`` changes nothing). A Ray connection made
+    inside is kept for the whole block (one cluster for all of an experiment's
+    calls) and closed at its end."""
+    if spec is None:
+        yield
+        return
+    name, _ = parse_backend(spec)
+    if name == "ray":
+        _ray()  # says how to install Ray before anything runs
+    _scope.append(parse_backend(spec))
+    _ray_keep.append(True)
+    try:
+        yield
+    finally:
+        _scope.pop()
+        _ray_keep.pop()
+        if not _ray_keep and _ray_started:
+            _ray_shutdown()
+
+
+#: Installed with ``pip install 'coflowkit[ray]'``.
+RAY_MISSING = (
+    "backend ray needs Ray, an optional extra: pip install 'coflowkit[ray]' "
+    "(or pip install 'ray>=2.9')"
+)
+#: Ray reruns a job whose worker process died (not one whose simulation raised).
+RAY_RETRIES = 3
+_ray_keep: list[bool] = []
+_ray_started: list[bool] = []
+_ray_task = None
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError:
+        raise CoflowkitError(RAY_MISSING) from None
+    return ray
+
+
+def _ray_connect(workers: int, address: str | None):
+    """Connects to the cluster at ``address``, or starts a local one with
+    ``workers`` CPUs; reuses a connection already made (by us or the caller)."""
+    ray = _ray()
+    if not ray.is_initialized():
+        kw: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+        if address:
+            kw["address"] = address
+        else:
+            kw["num_cpus"] = max(1, workers)
+        # Workers of a local cluster import coflowkit from where the driver did.
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+        if not address:
+            kw["runtime_env"] = {"env_vars": {"PYTHONPATH": path}}
+        try:
+            ray.init(**kw)
+        except ConnectionError as e:
+            raise CoflowkitError(
+                f"backend ray: cannot reach the cluster at {address}: {e}"
+            ) from None
+        _ray_started.append(True)
+    return ray
+
+
+def _ray_shutdown() -> None:
+    ray = _ray()
+    ray.shutdown()
+    _ray_started.clear()
+
+
+def _trace_copy(blob: bytes) -> str:
+    """On a Ray worker: the shipped trace as a local file, named by its hash (so
+    a worker on another machine needs no shared file system)."""
+    digest = hashlib.sha256(blob).hexdigest()
+    folder = os.path.join(tempfile.gettempdir(), "coflowkit-traces")
+    path = os.path.join(folder, digest)
+    if not os.path.exists(path):
+        os.makedirs(folder, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(blob)
+        os.replace(tmp, path)
+    return path
+
+
+def _ray_job(job: Job, blob: bytes | None) -> dict[str, Any]:
+    """One job on a Ray worker. A fault-injection hook for the tests: when
+    ``COFLOWKIT_FAULT_EXIT_ONCE`` names a file that does not exist yet, the first
+    job to see it creates it and kills its worker process."""
+    marker = os.environ.get("COFLOWKIT_FAULT_EXIT_ONCE")
+    if marker:
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            pass
+        else:
+            os.close(fd)
+            os._exit(1)
+    if blob is not None:
+        from dataclasses import replace
+
+        job = replace(job, workload=replace(job.workload, trace=_trace_copy(blob)))
+    return _run_one(job)
+
+
+def _ray_run(
+    jobs: list[Job], index: list[int], workers: int, address: str | None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Submits ``jobs`` to Ray and yields ``(index[k], result)`` as they finish.
+    Each trace file is read once here and shipped through Ray's object store."""
+    global _ray_task
+    ray = _ray_connect(workers, address)
+    try:
+        if _ray_task is None:
+            _ray_task = ray.remote(max_retries=RAY_RETRIES)(_ray_job)
+        blobs: dict[str, Any] = {}
+        for j in jobs:
+            t = j.workload.trace
+            if t is not None and t not in blobs:
+                with open(t, "rb") as fh:
+                    blobs[t] = ray.put(fh.read())
+        pending = {
+            _ray_task.remote(j, blobs.get(j.workload.trace)): i
+            for j, i in zip(jobs, index, strict=True)
+        }
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                i = pending.pop(ref)
+                try:
+                    raw = ray.get(ref)
+                except ray.exceptions.RayTaskError as e:
+                    cause = e.cause if isinstance(e.cause, Exception) else e
+                    raise CoflowkitError(f"backend ray: job {i} failed: {cause}") from None
+                except ray.exceptions.RayError as e:
+                    raise CoflowkitError(
+                        f"backend ray: job {i} lost after {RAY_RETRIES} retries: {e}"
+                    ) from None
+                yield i, raw
+    finally:
+        if not _ray_keep and _ray_started:
+            _ray_shutdown()
