@@ -63,3 +63,36 @@ def build(rows, ports=None, **optional):
     if ports is not None:
         w = w.with_fabric(f"bigswitch:ports={ports},gbps=1")
     return w
+
+
+CHROMIUM = os.environ.get("COFLOWKIT_CHROMIUM", "/usr/bin/chromium")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium from the distribution (never a downloaded browser), driven
+    by Playwright. ``browser.open(url)`` returns the page and the list of console
+    errors and uncaught exceptions it has collected so far."""
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"no Chromium at {CHROMIUM}: apt-get install chromium (.ci/run does)")
+    from playwright.sync_api import sync_playwright
+
+    class Browser:
+        def __init__(self, b):
+            self.b = b
+
+        def open(self, url: str):
+            page = self.b.new_page(viewport={"width": 1280, "height": 900})
+            errors: list[str] = []
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(url)
+            page.wait_for_load_state("load")
+            return page, errors
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield Browser(b)
+        finally:
+            b.close()

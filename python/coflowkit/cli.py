@@ -364,6 +364,20 @@ def cmd_reproduce(args) -> int:
     return 0
 
 
+def cmd_sweep(args) -> int:
+    from coflowkit import sweep
+
+    out = args.out or os.path.join("results", "sweep")
+    cache = None if args.no_cache else (args.cache_dir or runner.default_cache_dir())
+    prov = sweep.run(args.spec, out, args.workers, cache)
+    print(
+        f"wrote {os.path.join(out, 'report.html')} ({prov['runs']} runs: runs.csv, "
+        f"coflows.csv and their Parquet in {out}; {prov['wall_s']:.0f} s, "
+        f"{prov['cached_jobs']} from the cache)"
+    )
+    return 0
+
+
 def cmd_mcs_train(args) -> int:
     from coflowkit import mcs_train
 
@@ -540,6 +554,20 @@ def add_backend_arg(p) -> None:
     )
 
 
+def add_sweep(sub) -> None:
+    w = sub.add_parser(
+        "sweep",
+        help="run a grid of simulations declared in a TOML spec (docs/sweep.md)",
+    )
+    w.add_argument("spec", help="the spec: workloads, fabrics, engines, policies, seeds")
+    w.add_argument("--out", help="output folder (default results/sweep)")
+    w.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    w.add_argument("--cache-dir", help="result cache (default ~/.cache/coflowkit)")
+    w.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    add_backend_arg(w)
+    w.set_defaults(func=cmd_sweep)
+
+
 def add_policies(sub) -> None:
     pol = sub.add_parser("policies", help="list the policies")
     pol.add_argument(
@@ -684,6 +712,7 @@ COMMANDS = (
     add_transforms,
     add_convert,
     add_reproduce,
+    add_sweep,
     add_bench,
     add_mcs_train,
     add_identify,

@@ -352,42 +352,75 @@ def provenance_md(p: dict[str, Any]) -> str:
         else f"{p['wall_s']:.0f} s, with {cached} of {total} trace simulations read from the "
         "result cache (run with `--no-cache` for the uncached time)"
     )
+    paper = f"* Paper: `{p['paper']}`\n" if p.get("paper") else ""
     return (
         "## Provenance\n\n"
         f"* Command: `{p['command']}`\n"
         f"* coflowkit {p['version']}, commit {p['commit']}, {p['date']}\n"
         f"* Wall time: {timing}\n"
         f"* Machine: {p['machine']}\n"
-        f"* Paper: `{p['paper']}`\n"
+        f"{paper}"
     )
 
 
 HTML = """<!doctype html>
-<html><head><meta charset="utf-8"><title>{title}</title>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
-body {{ font-family: sans-serif; max-width: 70em; margin: 2em auto; line-height: 1.45; }}
-table {{ border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }}
+body {{ font-family: sans-serif; max-width: 72em; margin: 2em auto; padding: 0 1em;
+  line-height: 1.45; color: #222; }}
+table {{ border-collapse: collapse; margin: 1em 0; font-size: 0.85em; }}
 th, td {{ border: 1px solid #ccc; padding: 0.2em 0.5em; }}
 th {{ background: #f3f3f3; }}
+tr:nth-child(even) td {{ background: #fafafa; }}
 img {{ max-width: 100%; }}
 code {{ background: #f6f6f6; }}
+section.provenance {{ background: #f4f7fb; border: 1px solid #d5deea; padding: 0.2em 1em;
+  margin-bottom: 1.5em; font-size: 0.9em; }}
 </style></head><body>
+<h1>{title}</h1>
+<section class="provenance">{provenance}</section>
 {body}
 </body></html>
 """
 
 
-def write_report(out: str, title: str, text: str) -> str:
+def _inline_images(body: str, folder: str) -> str:
+    """Replaces each ``<img src="NAME.png">`` whose file is in ``folder`` by the
+    image itself (a data URI), so the page needs nothing beside it."""
+    import base64
+    import re
+
+    def embed(m: re.Match) -> str:
+        path = os.path.join(folder, m.group(2))
+        if os.path.dirname(m.group(2)) or not os.path.isfile(path):
+            return m.group(0)
+        with open(path, "rb") as fh:
+            data = base64.b64encode(fh.read()).decode("ascii")
+        return f'{m.group(1)}"data:image/png;base64,{data}"'
+
+    return re.sub(r'(<img [^>]*src=)"([^"/]+\.png)"', embed, body)
+
+
+def write_report(out: str, title: str, body: str, prov: dict[str, Any]) -> str:
+    """``report.md`` (title, body, provenance last) and ``report.html``: the same
+    report in one self-contained page, provenance first and figures embedded."""
     import html
 
     import markdown
 
     path = os.path.join(out, "report.md")
+    text = f"# {title}\n\n{body.rstrip()}\n\n{provenance_md(prov)}"
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(text)
-    body = markdown.markdown(text, extensions=["tables"])
+    md = markdown.Markdown(extensions=["tables"])
+    page = HTML.format(
+        title=html.escape(title),
+        provenance=md.convert(provenance_md(prov)),
+        body=_inline_images(md.reset().convert(body), out),
+    )
     with open(os.path.join(out, "report.html"), "w", encoding="utf-8") as fh:
-        fh.write(HTML.format(title=html.escape(title), body=body))
+        fh.write(page)
     return path
 
 
@@ -415,5 +448,4 @@ def run(exp: Experiment, **kw) -> str:
     with open(os.path.join(opts.out, "provenance.json"), "w", encoding="utf-8") as fh:
         json.dump(p, fh, indent=2, sort_keys=True)
         fh.write("\n")
-    text = f"# {exp.title}\n\n{body.rstrip()}\n\n{provenance_md(p)}"
-    return write_report(opts.out, exp.title, text)
+    return write_report(opts.out, exp.title, body, p)
