@@ -403,23 +403,47 @@ def _inline_images(body: str, folder: str) -> str:
 
 
 def write_report(out: str, title: str, body: str, prov: dict[str, Any]) -> str:
-    """``report.md`` (title, body, provenance last) and ``report.html``: the same
-    report in one self-contained page, provenance first and figures embedded."""
-    import html
-
-    import markdown
-
+    """``report.md`` (title, body, provenance last) and its ``report.html``
+    (:func:`render_html`)."""
     path = os.path.join(out, "report.md")
     text = f"# {title}\n\n{body.rstrip()}\n\n{provenance_md(prov)}"
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(text)
+    render_html(out)
+    return path
+
+
+def render_html(out: str) -> str:
+    """Writes ``out/report.html`` from ``out/report.md``: one self-contained page,
+    the provenance section first and every figure of ``out`` embedded. Also
+    renders a report written before the HTML reports existed."""
+    import html
+
+    import markdown
+
+    with open(os.path.join(out, "report.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    first, _, rest = text.partition("\n")
+    if not first.startswith("# "):
+        raise CoflowkitError(f"{out}/report.md: the first line is not the report's title")
+    body, sep, prov = rest.partition("\n## Provenance\n")
+    if sep:
+        prov = "## Provenance\n" + prov
+    else:  # reports before the section: a "Command: ..." paragraph above the first "##"
+        head, _, _ = body.partition("\n## ")
+        para = next((p for p in head.split("\n\n") if p.strip().startswith("Command:")), "")
+        if not para:
+            raise CoflowkitError(f"{out}/report.md: no provenance (command, version, date)")
+        body = body.replace(para, "", 1)
+        prov = "## Provenance\n\n" + para.strip()
     md = markdown.Markdown(extensions=["tables"])
     page = HTML.format(
-        title=html.escape(title),
-        provenance=md.convert(provenance_md(prov)),
+        title=html.escape(first[2:].strip()),
+        provenance=md.convert(prov),
         body=_inline_images(md.reset().convert(body), out),
     )
-    with open(os.path.join(out, "report.html"), "w", encoding="utf-8") as fh:
+    path = os.path.join(out, "report.html")
+    with open(path, "w", encoding="utf-8") as fh:
         fh.write(page)
     return path
 
