@@ -9,7 +9,9 @@
   server.
 * **Authentication.** ``Authorization: Bearer TOKEN`` with a token of the
   master's token file (:func:`coflowkit.runtime.tls.read_tokens`): scope
-  ``read`` for ``GET``, ``register`` for ``POST /api/coflows``. Without a token
+  ``read`` for ``GET``, ``register`` for ``POST /api/coflows``. Two answers need
+  none: ``/`` (the dashboard's page, which holds no data) and ``/api/auth``
+  (whether a token is needed and whether the request's is good). Without a token
   file the API is open, and then it may only listen on a loopback address. On a
   non-loopback address it speaks TLS with the master's certificate.
 * **Typing.** A registration is parsed by :mod:`coflowkit.runtime.registration`
@@ -31,7 +33,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from coflowkit._core import CoflowkitError
-from coflowkit.runtime import registration
+from coflowkit.runtime import dashboard, registration
 from coflowkit.runtime.resources import LogLimiter
 
 log = logging.getLogger("coflowkit.master.http")
@@ -212,27 +214,40 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _allowed(self, scope: str) -> bool:
-        tokens = self.server.tokens
-        if tokens is None:
-            return True
+    def _scopes(self) -> tuple[frozenset[str] | None, str | None]:
+        """The scopes of the request's bearer token, or why it has none."""
         auth = self.headers.get("Authorization", "")
         kind, _, token = auth.partition(" ")
         if kind.lower() != "bearer" or not token:
-            self._send(401, {"error": "authentication required (Authorization: Bearer TOKEN)"})
-            return False
+            return None, "authentication required (Authorization: Bearer TOKEN)"
         token = token.strip()
         scopes = None
-        for known, s in tokens.items():
+        for known, s in (self.server.tokens or {}).items():
             if hmac.compare_digest(known.encode(), token.encode()):
                 scopes = s
+        return (None, "unknown token") if scopes is None else (scopes, None)
+
+    def _allowed(self, scope: str) -> bool:
+        if self.server.tokens is None:
+            return True
+        scopes, why = self._scopes()
         if scopes is None:
-            self._send(401, {"error": "unknown token"})
+            self._send(401, {"error": why})
             return False
         if scope not in scopes:
             self._send(403, {"error": f"this token lacks the {scope} scope"})
             return False
         return True
+
+    def _auth(self) -> dict:
+        """``GET /api/auth``: whether the API needs a token and whether this
+        request's token is good for reading, always answered 200 (the dashboard
+        asks here first, so a browser logs no failed request)."""
+        if self.server.tokens is None:
+            return {"required": False, "read": True}
+        scopes, why = self._scopes()
+        ok = scopes is not None and "read" in scopes
+        return {"required": True, "read": ok, "error": None if ok else why or "no read scope"}
 
     def _guarded(self, fn) -> None:
         try:
@@ -253,9 +268,16 @@ class Handler(BaseHTTPRequestHandler):
         self._guarded(self._post)
 
     def _get(self):
+        path = self.path.split("?")[0]
+        if path in ("/", "/index.html"):  # the dashboard: a page with no data in it
+            self._send(200, dashboard.page(), "text/html; charset=utf-8")
+            return
+        if path == "/api/auth":
+            self._send(200, self._auth())
+            return
         if not self._allowed("read"):
             return
-        status, body, ctype = self.server.app.get(self.path.split("?")[0])
+        status, body, ctype = self.server.app.get(path)
         self._send(status, body, ctype)
 
     def _post(self):

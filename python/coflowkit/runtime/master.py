@@ -59,6 +59,8 @@ SINGLE_BASE = 1 << 62  # coflow ids of unregistered flows; registered ids stay b
 ACCEPTS_PER_WAKEUP = 64
 # Flows whose identified label ``GET /api/labels`` remembers (the oldest go first).
 LABEL_LOG_MAX = 65536
+# Rounds whose time ``GET /api/rounds`` keeps (the dashboard's history).
+ROUND_LOG_MAX = 600
 DEFAULT_MAX_AGENTS = 50_000
 # Descriptors kept beyond agents and HTTP requests: listening sockets, the state
 # file, logs, the reserve descriptor, Python's own.
@@ -161,6 +163,8 @@ class Master:
         # each flow seen, by (src, dst, src port, dst port), bounded.
         # Written by the round thread and read by the HTTP threads, under the lock.
         self.label_log: collections.OrderedDict = collections.OrderedDict()
+        # (seconds since the master started, round seconds) of the latest rounds.
+        self.round_log: collections.deque = collections.deque(maxlen=ROUND_LOG_MAX)
         self.stop = threading.Event()
         self.dirty = False
         self.limiter = LogLimiter(log)
@@ -208,6 +212,8 @@ class Master:
         ] = {}  # slot -> (src, dst, sport, dport)
         self.pushed: dict[int, tuple[int, float]] = {}  # slot -> (kind, value) its agent has
         self.rates: dict[int, tuple[float, int]] = {}
+        # Registered coflows whose every flow has a size: coflow -> total bytes.
+        self.coflow_size: dict[int, float] = {}
 
     def now(self) -> float:
         return time.monotonic() - self.t0
@@ -237,6 +243,9 @@ class Master:
         return {"id": reg.id, "flows": len(flows), "first_slot": first}
 
     def _declare(self, cid: int, first: int, flows: list, bound: set[int]) -> None:
+        sizes = [z for *_, z in flows]
+        if sizes and all(z is not None for z in sizes):
+            self.coflow_size[cid] = float(sum(sizes))
         for k, (src, dst, port, _) in enumerate(flows):
             slot = first + k
             self.reg_slot[slot] = (cid, k)
@@ -303,9 +312,45 @@ class Master:
                 "rounds": self.metrics["rounds"],
             }
             return 200, body, "application/json"
+        if path == "/api/agents":
+            return (
+                200,
+                {"hosts": self.hosts, "connected": snap.get("agent_hosts", [])},
+                ("application/json"),
+            )
+        if path == "/api/links":
+            return 200, self.links(snap), "application/json"
+        if path == "/api/rounds":
+            with self.lock:
+                hist = list(self.round_log)
+            m = self.metrics
+            body = {
+                "rounds": m["rounds"],
+                "interval_s": self.interval,
+                "max_s": m["round_seconds_max"],
+                "mean_s": m["round_seconds_sum"] / m["rounds"] if m["rounds"] else None,
+                "history": [{"t_s": t, "round_s": d} for t, d in hist],
+            }
+            return 200, body, "application/json"
         if path == "/metrics":
             return 200, self.prometheus(), "text/plain; version=0.0.4"
         return 404, {"error": f"no such endpoint {path}"}, "application/json"
+
+    def links(self, snap: dict) -> dict:
+        """The rates decided on each host's uplink and downlink, from the latest
+        round's flows (links that carry nothing are left out)."""
+        rate: dict[tuple[int, str], float] = collections.defaultdict(float)
+        for f in snap["flows"]:
+            rate[(f["src"], "up")] += f["rate_bytes_per_s"]
+            rate[(f["dst"], "down")] += f["rate_bytes_per_s"]
+        return {
+            "hosts": self.hosts,
+            "capacity_bytes_per_s": self.capacity,
+            "links": [
+                {"host": h, "direction": d, "rate_bytes_per_s": r, "utilization": r / self.capacity}
+                for (h, d), r in sorted(rate.items())
+            ],
+        }
 
     def submit(self, reg: Registration, timeout: float = 5.0) -> tuple[int, object]:
         reply: queue.Queue = queue.Queue()
@@ -614,6 +659,8 @@ class Master:
         m["round_seconds_sum"] += dt
         m["round_seconds_last"] = dt
         m["round_seconds_max"] = max(m["round_seconds_max"], dt)
+        with self.lock:
+            self.round_log.append((round(time.time() - self.wall0, 3), dt))
         return dt
 
     def _push(self, out: dict[int, list[tuple[int, int, float, int]]]) -> None:
@@ -691,10 +738,17 @@ class Master:
         ]
 
     def _publish(self) -> None:
+        # Per coflow: the lowest (most favoured) class among its scheduled flows.
+        cls_of: dict[int, int] = {}
+        for slot, (_, cls) in self.rates.items():
+            if cls >= 0:
+                cid = self.live.coflow_of(slot)
+                cls_of[cid] = min(cls, cls_of.get(cid, cls))
         coflows = []
         arrival_of: dict[int, float] = {}
         for cid, arrival, finish, width, sent in self.live.coflows():
             arrival_of[cid] = arrival
+            size = self.coflow_size.get(cid)
             coflows.append(
                 {
                     "id": cid,
@@ -703,6 +757,9 @@ class Master:
                     "finish_s": None if finish != finish else finish,
                     "width": width,
                     "bytes_sent": sent,
+                    "size_bytes": size,
+                    "progress": None if not size else min(1.0, sent / size),
+                    "class": cls_of.get(cid),
                 }
             )
         flows = []
@@ -733,7 +790,12 @@ class Master:
                     seen.append(((src, dst, sport, dport), (labels[i], wall)))
             flows.append(flow)
         with self.lock:
-            self.snapshot = {"coflows": coflows, "flows": flows, "agents": len(self.by_host)}
+            self.snapshot = {
+                "coflows": coflows,
+                "flows": flows,
+                "agents": len(self.by_host),
+                "agent_hosts": sorted(self.by_host),
+            }
             log_ = self.label_log
             for key, (label, first) in seen:
                 old = log_.get(key)
