@@ -37,8 +37,8 @@ test-python: ## Python tests (API, CLI, bad input, runner, Facebook trace)
 lint: ## clippy, rustfmt and ruff
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo fmt --all -- --check
-	$(PYTHON) -m ruff check python tests
-	$(PYTHON) -m ruff format --check python tests
+	$(PYTHON) -m ruff check python tests benches tools
+	$(PYTHON) -m ruff format --check python tests benches tools
 
 fmt: ## format Rust and Python
 	cargo fmt --all

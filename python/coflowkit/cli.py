@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import shlex
 import sys
 
 import numpy as np
@@ -369,7 +370,8 @@ def cmd_sweep(args) -> int:
 
     out = args.out or os.path.join("results", "sweep")
     cache = None if args.no_cache else (args.cache_dir or runner.default_cache_dir())
-    prov = sweep.run(args.spec, out, args.workers, cache)
+    command = shlex.join(["coflowkit", *args.argv])
+    prov = sweep.run(args.spec, out, args.workers, cache, command=command)
     print(
         f"wrote {os.path.join(out, 'report.html')} ({prov['runs']} runs: runs.csv, "
         f"coflows.csv and their Parquet in {out}; {prov['wall_s']:.0f} s, "
@@ -736,6 +738,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the report's command line
     if getattr(args, "workers", 1) is not None and getattr(args, "workers", 1) < 1:
         parser.exit(2, "coflowkit: error: --workers must be >= 1\n")
     try:

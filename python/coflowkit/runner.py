@@ -294,6 +294,14 @@ def _resolve_backend(backend: str | None, address: str | None) -> tuple[str, str
     return name, address or addr
 
 
+def describe_backend(backend: str | None, workers: int) -> str:
+    """Where ``run_jobs(..., backend, workers)`` runs its jobs, in words."""
+    name, address = _resolve_backend(backend, None)
+    if name == "ray":
+        return f"Ray at {address}" if address else f"a local Ray cluster of {workers} workers"
+    return "this process" if name == "serial" or workers <= 1 else f"{workers} local processes"
+
+
 @contextlib.contextmanager
 def backend_scope(spec: str | None) -> Iterator[None]:
     """Inside the block, :func:`run_jobs` calls that name no backend use ``spec``

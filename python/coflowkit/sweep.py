@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shlex
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -372,9 +373,12 @@ def figures(
 
 
 def run(path: str, out: str, workers: int = 2, cache_dir: str | None = None,
-        progress: bool | None = None, backend: str | None = None) -> dict[str, Any]:  # fmt: skip
+        progress: bool | None = None, backend: str | None = None,
+        command: str | None = None) -> dict[str, Any]:  # fmt: skip
     """Loads the spec, runs the grid, writes the tables and the report into
-    ``out``; returns the provenance (with ``runs``, the number of runs)."""
+    ``out``; returns the provenance (with ``runs``, the number of runs).
+    ``command`` is the command line the report names (by default one built from
+    the arguments)."""
     from coflowkit import __version__
     from coflowkit.experiments import common, writer
 
@@ -396,7 +400,12 @@ def run(path: str, out: str, workers: int = 2, cache_dir: str | None = None,
     _, _, rest = header.partition(", commit ")
     commit, _, date = rest.partition(", ")
     prov = {
-        "command": f"coflowkit sweep {path} --out {out}",
+        "command": command
+        or shlex.join(
+            ["coflowkit", "sweep", path, "--out", out, "--workers", str(workers)]
+            + (["--backend", backend] if backend else [])
+        ),
+        "backend": runner.describe_backend(backend, workers),
         "version": __version__,
         "commit": commit,
         "date": date,
@@ -408,7 +417,11 @@ def run(path: str, out: str, workers: int = 2, cache_dir: str | None = None,
     }
     summary = runs.drop(columns=["run"])
     summary["seed"] = ["-" if pd.isna(x) else str(x) for x in summary.seed]  # unseeded: -
-    body = [f"A grid of {len(spec.runs)} runs: {shape}.", "## Runs", common.markdown(summary)]
+    body = [
+        f"A grid of {len(spec.runs)} runs: {shape}; simulated on {prov['backend']}.",
+        "## Runs",
+        common.markdown(summary),
+    ]
     body.append("## Figures")
     body += [f"**{cap}**\n\n![{cap}]({name})" for cap, name in figs]
     text = "\n\n".join(body) + "\n"
