@@ -57,16 +57,17 @@ impl Sebf {
         for &g in &self.order {
             madd(v, stage, g, residual, caps.as_deref_mut(), speed);
         }
-        // Each flow gets its MADD rate, then backfilling: flows in order take what
-        // their path (and cap) allows. One pass over a group's flows does both (a
-        // flow's rate is the same sum, in the same order, as in two passes).
+        for (g, &x) in speed.iter().enumerate() {
+            if x > 0.0 {
+                for i in v.groups[g].range() {
+                    rates[i] += stage.rem[i] * x;
+                }
+            }
+        }
+        // Backfilling: flows in order take what their path (and cap) allows.
         for &g in &self.order {
             if !self.cuts.blocked(v, g, residual) {
-                backfill(v, stage, g, speed[g], residual, rates, caps.as_deref_mut());
-            } else if speed[g] > 0.0 {
-                for i in v.groups[g].range() {
-                    rates[i] += stage.rem[i] * speed[g];
-                }
+                backfill(v, stage, g, residual, rates, caps.as_deref_mut());
             }
         }
     }
@@ -112,14 +113,12 @@ fn madd(
     }
 }
 
-/// Backfilling for group `g`: each of its flows gets `rem_f · speed` (its MADD
-/// rate), then, in order, takes what its path (and the group's caps, when given)
-/// still allows.
+/// Backfilling for group `g`: its flows in order take what their path (and the
+/// group's caps, when given) still allows.
 fn backfill(
     v: &ClairvoyantView,
     stage: &DrfStage,
     g: usize,
-    speed: f64,
     residual: &mut [f64],
     rates: &mut [f64],
     mut caps: Option<&mut [f64]>,
@@ -128,9 +127,6 @@ fn backfill(
     let base = stage.start[g] as usize;
     let entries = stage.group_links(g);
     for i in v.groups[g].range() {
-        if speed > 0.0 {
-            rates[i] += stage.rem[i] * speed;
-        }
         let p = v.flow_path[v.active[i] as usize];
         let mut extra = path_avail(fab, residual, p);
         if let Some(h) = caps.as_deref() {
