@@ -249,36 +249,18 @@ def cmd_compare(args) -> int:
 
 
 def compare_figure(rows: list[dict], runs: list, base_label: str, path: str) -> None:
-    """Two panels: each policy's CCT over the baseline's (ratio of means) per bin,
-    and the CDF of every run's CCTs."""
-    from coflowkit.experiments.common import cdf, plt
+    """Each policy's CCT over the baseline's (ratio of means) per bin, and the CDF
+    of every run's CCTs."""
+    from coflowkit.experiments.common import normalized_figure, plt
 
-    pyplot = plt()
-    fig, (left, right) = pyplot.subplots(1, 2, figsize=(11, 4))
-    bins = ["all"] + metrics.BINS
-    labels = list(dict.fromkeys(r["policy"] for r in rows))
-    width = 0.8 / max(len(labels), 1)
-    for i, label in enumerate(labels):
-        got = {r["bin"]: r["ratio_of_means"] for r in rows if r["policy"] == label}
-        xs = [j + i * width for j, b in enumerate(bins) if b in got]
-        left.bar(xs, [got[b] for b in bins if b in got], width, label=label, color=f"C{i}")
-    left.axhline(1.0, color="black", linewidth=0.8)
-    left.set_yscale("log")
-    left.set_xticks([j + width * (len(labels) - 1) / 2 for j in range(len(bins))], bins)
-    left.set_ylabel(f"mean CCT / {base_label}'s (log)")
-    left.set_title("normalized CCT per bin")
-    left.legend(fontsize=8)
-    for i, (label, r) in enumerate(runs):
-        color = "black" if i == 0 else f"C{labels.index(label)}" if label in labels else None
-        cdf(right, r.coflows["cct_s"].to_numpy(), label, color=color)
-    right.set_xscale("log")
-    right.set_xlabel("CCT (s)")
-    right.set_ylabel("fraction of coflows")
-    right.set_title("CCT distribution")
-    right.legend(fontsize=8)
-    fig.tight_layout()
+    bars: dict[str, list[float]] = {}
+    for r in rows:
+        bars.setdefault(r["policy"], [float("nan")] * (1 + len(metrics.BINS)))
+        bars[r["policy"]][(["all"] + metrics.BINS).index(r["bin"])] = r["ratio_of_means"]
+    ccts = [(label, r.coflows["cct_s"].to_numpy()) for label, r in runs]
+    fig = normalized_figure(bars, ccts, base_label)
     fig.savefig(path, dpi=110)
-    pyplot.close(fig)
+    plt().close(fig)
 
 
 def cmd_policies(args) -> int:

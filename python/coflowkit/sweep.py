@@ -327,48 +327,29 @@ def figures(
     """One PNG per workload, fabric and engine: each policy's ratio of mean CCTs to
     the baseline's per bin, averaged over seeds (with a baseline), and the CDF of
     CCTs over all seeds. Returns (caption, file name) pairs."""
-    from coflowkit.experiments.common import cdf, plt
+    from coflowkit.experiments.common import normalized_figure, plt
 
-    pyplot = plt()
     made = []
-    bins = ["all"] + metrics.BINS
     cols = ["ratio_of_means"] + [f"ratio_of_means_{b}" for b in metrics.BINS]
-    keys = ["workload", "fabric", "engine"]
-    for n, (key, g) in enumerate(coflows.groupby(keys, sort=False)):
+    for n, (key, g) in enumerate(coflows.groupby(["workload", "fabric", "engine"], sort=False)):
         wl, fabric, engine = key
         rg = runs[(runs.workload == wl) & (runs.fabric == fabric) & (runs.engine == engine)]
-        fig, (left, right) = pyplot.subplots(1, 2, figsize=(11, 4))
         labels = list(dict.fromkeys(g.policy))
-        shown = [p for p in labels if p != spec.baseline]
+        bars = {}
         if spec.baseline is not None:
-            width = 0.8 / max(len(shown), 1)
-            for i, p in enumerate(shown):
-                vals = rg[rg.policy == p][cols].mean().to_numpy()
-                xs = [j + i * width for j in range(len(bins))]
-                left.bar(xs, vals, width, label=p, color=f"C{i}")
-            left.axhline(1.0, color="black", linewidth=0.8)
-            left.set_yscale("log")
-            left.set_xticks([j + width * (len(shown) - 1) / 2 for j in range(len(bins))], bins)
-            left.set_ylabel(f"mean CCT / {spec.baseline}'s (log)")
-            left.set_title("normalized CCT per bin (mean over seeds)")
-            left.legend(fontsize=7)
-        else:
-            left.axis("off")
-            left.text(0.5, 0.5, "no baseline in the spec", ha="center")
-        for p in labels:
-            color = "black" if p == spec.baseline else f"C{shown.index(p)}"
-            cdf(right, g[g.policy == p].cct_s.to_numpy(), p, color=color)
-        right.set_xscale("log")
-        right.set_xlabel("CCT (s), all seeds")
-        right.set_ylabel("fraction of coflows")
-        right.set_title("CCT distribution")
-        right.legend(fontsize=7)
-        fig.suptitle(f"{wl}, {fabric}, engine {engine}", fontsize=10)
-        fig.tight_layout()
+            for p in labels:
+                if p != spec.baseline:
+                    bars[p] = rg[rg.policy == p][cols].mean().to_numpy()
+        ccts = [(p, g[g.policy == p].cct_s.to_numpy()) for p in labels]
+        caption = f"{wl}, {fabric}, engine {engine}"
+        fig = normalized_figure(
+            bars, ccts, spec.baseline, "normalized CCT per bin (mean over seeds)",
+            "CCT (s), all seeds", caption,
+        )  # fmt: skip
         name = f"fig{n + 1}.png"
         fig.savefig(os.path.join(out, name), dpi=100)
-        pyplot.close(fig)
-        made.append((f"{wl}, {fabric}, engine {engine}", name))
+        plt().close(fig)
+        made.append((caption, name))
     return made
 
 

@@ -285,3 +285,49 @@ def cdf(ax, values: np.ndarray, label: str, **kw) -> None:
         return
     y = np.arange(1, len(x) + 1) / len(x)
     ax.step(x, y, where="post", label=label, **kw)
+
+
+def normalized_figure(
+    bars: dict[str, Sequence[float]],
+    ccts: Sequence[tuple[str, np.ndarray]],
+    baseline: str | None,
+    bar_title: str = "normalized CCT per bin",
+    cct_label: str = "CCT (s)",
+    title: str | None = None,
+):
+    """The comparison figure of `compare` and `sweep`. Left: each policy's mean CCT
+    over the baseline's, for all coflows and per bin (``bars[label]``: 5 values, NaN
+    where a bin is empty; log scale). Right: the CDF of each run's CCTs, the
+    baseline's in black and each policy in its bars' colour."""
+    pyplot = plt()
+    fig, (left, right) = pyplot.subplots(1, 2, figsize=(11, 4))
+    bins = ["all"] + metrics.BINS
+    labels = list(bars)
+    if labels and baseline is not None:
+        width = 0.8 / len(labels)
+        for i, label in enumerate(labels):
+            xs = [j + i * width for j in range(len(bins))]
+            left.bar(xs, list(bars[label]), width, label=label, color=f"C{i}")
+        left.axhline(1.0, color="black", linewidth=0.8)
+        left.set_yscale("log")
+        left.set_xticks([j + width * (len(labels) - 1) / 2 for j in range(len(bins))], bins)
+        left.set_ylabel(f"mean CCT / {baseline}'s (log)")
+        left.set_title(bar_title)
+        left.legend(fontsize=7)
+    else:
+        left.axis("off")
+        left.text(0.5, 0.5, "no baseline", ha="center")
+    for label, values in ccts:
+        color = (
+            "black" if label == baseline else f"C{labels.index(label)}" if label in labels else None
+        )
+        cdf(right, values, label, color=color)
+    right.set_xscale("log")
+    right.set_xlabel(cct_label)
+    right.set_ylabel("fraction of coflows")
+    right.set_title("CCT distribution")
+    right.legend(fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
