@@ -151,6 +151,22 @@ def cmd_testbed(args) -> int:
     elif args.action == "down":
         n = testbed.down()
         print(f"testbed down: removed {n} namespaces")
+    elif args.action == "emulate":
+        from coflowkit.runtime import scale
+
+        out = args.out or "emulate"
+        rows = scale.sweep(
+            [int(n) for n in args.agents.split(",")], args.policy.split(","),
+            parse_kv(args.param), args.flows_per_agent, args.concurrent_coflows,
+            args.interval_ms, args.rounds, out, args.gbps,
+        )  # fmt: skip
+        for r in rows:
+            print(
+                f"{r['policy']:>8} {r['agents']:>6} agents: round median {r['round_median_ms']:.1f} ms, "
+                f"p99 {r['round_p99_ms']:.1f}, max {r['round_max_ms']:.1f} (Δ {r['interval_ms']:g} ms); "
+                f"master CPU {100 * r['master_cpu_share']:.0f}%, RSS {r['master_rss_mib']:.0f} MiB"
+            )
+        print(f"wrote {os.path.join(out, 'scale.csv')}")
     elif args.action == "bench":
         from coflowkit.runtime import runtime_targets as bench
 
@@ -190,7 +206,7 @@ def add_testbed(sub) -> None:
     from coflowkit.runtime.testbed import DEFAULT_GBPS
 
     t = sub.add_parser("testbed", help="a cluster of network namespaces: up, down, run (root)")
-    t.add_argument("action", choices=["up", "down", "run", "bench"])
+    t.add_argument("action", choices=["up", "down", "run", "bench", "emulate"])
     t.add_argument("--hosts", type=int, default=8, help="hosts (default 8)")
     t.add_argument(
         "--gbps",
@@ -212,6 +228,11 @@ def add_testbed(sub) -> None:
         help="registry: the workload's coflows are registered; none: nothing is (coda:labels=identify groups flows itself)",
     )
     t.add_argument("--out", help="output directory (run: default testbed-run)")
+    e = t.add_argument_group("emulate: a real master and N emulated agents over loopback")
+    e.add_argument("--agents", default="1000", metavar="N[,N...]", help="agents (default 1000)")
+    e.add_argument("--flows-per-agent", type=float, default=4.0, help="active flows per agent (4)")
+    e.add_argument("--concurrent-coflows", type=int, default=100, help="coflows kept running (100)")
+    e.add_argument("--rounds", type=int, default=500, help="master rounds measured (500)")
     t.set_defaults(func=cmd_testbed)
 
 
