@@ -64,5 +64,11 @@ def test_coflows_csv_is_byte_identical_across_runs_and_workers(tmp_path):
             capture_output=True,
         )
         outs.append({p.name: p.read_bytes() for p in sorted(d.iterdir())})
-    assert outs[0] == outs[1] == outs[2]
-    assert len(outs[0]) == 4
+    assert outs[0] == outs[1] == outs[2]  # the figure too
+    assert sorted(outs[0]) == [
+        "coflows_aalo.csv",
+        "coflows_fair.csv",
+        "coflows_varys.csv",
+        "compare.csv",
+        "compare.png",
+    ]

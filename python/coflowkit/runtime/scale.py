@@ -285,7 +285,14 @@ async def drive(cfg: Config, emu: Emulation, pid: int) -> dict:
     for cid, flows in first:
         emu.post(cid, flows)
     t0 = time.monotonic()
-    await emu.connect_all()
+    # Agents connected so far keep reporting (every 5th Δ, with nothing to say)
+    # while the others connect, as real agents would: none falls silent.
+    connecting = loop.create_task(emu.connect_all())
+    while not connecting.done():
+        tick_start = time.monotonic()
+        emu.tick(dt, tick_start - t0)
+        await asyncio.sleep(max(0.0, dt - (time.monotonic() - tick_start)))
+    await connecting
     connect_s = time.monotonic() - t0
     for _, flows in first:
         emu.start(flows)
