@@ -130,6 +130,7 @@ def test_seed_placeholder_seeds_a_trace_transform(tmp_path, example_path):
             "[sweep]\nbaseline = 'nope'\n" + FB + FAIR,
             "sweep.baseline",
         ),
+        ("[sweep]\nengines = ['coflowsim']\n" + FB + "[[policy]]\nname = 'coda'\n", "coda stays"),
     ],
 )
 def test_spec_errors_name_the_key(tmp_path, body, message):

@@ -135,12 +135,44 @@ def load(path: str) -> Spec:
     except OSError as e:
         raise SpecError(f"{path}: cannot read the spec: {e.strerror}") from None
     _keys(path, "", raw, TOP_KEYS)
-    here = os.path.dirname(os.path.abspath(path))
     sweep = _keys(path, "sweep", raw.get("sweep", {}), SWEEP_KEYS)
     name = sweep.get("name", os.path.splitext(os.path.basename(path))[0])
     if not isinstance(name, str):
         raise _err(path, "sweep.name", f"expected a string, got {name!r}")
     seeds = _list(path, "sweep.seeds", sweep.get("seeds"), int, [0])
+    fabrics, engines = _fabrics_engines(path, sweep)
+    policies, baseline = _policies(path, raw.get("policy"), sweep.get("baseline"), engines)
+    runs: list[Run] = []
+    wlist = raw.get("workload")
+    if not isinstance(wlist, list) or not wlist:
+        raise _err(path, "workload", "at least one [[workload]] table is needed")
+    here = os.path.dirname(os.path.abspath(path))
+    names: set[tuple[str, int | None]] = set()
+    for i, w in enumerate(wlist):
+        where = f"workload[{i}]"
+        _keys(path, where, w, WORKLOAD_KEYS)
+        for wl_spec, seed in _workloads(path, where, here, w, seeds):
+            wname = w.get("name", w.get("synthetic") or os.path.basename(w.get("trace", "")))
+            if (wname, seed) in names:
+                raise _err(path, f"{where}.name", f"workload '{wname}' appears twice")
+            names.add((wname, seed))
+            for fabric, engine, (label, pname, params) in itertools.product(
+                fabrics, engines, policies
+            ):
+                job = runner.Job(
+                    wl_spec, pname, tuple(sorted(params.items())), fabric, engine=engine
+                )
+                runs.append(Run(wname, seed, fabric, engine, label, job))
+    shape = {
+        "(workload, seed) pairs": len(names),
+        "fabrics": len(fabrics),
+        "engines": len(engines),
+        "policy settings": len(policies),
+    }
+    return Spec(path, name, baseline, runs, shape)
+
+
+def _fabrics_engines(path: str, sweep: dict) -> tuple[list[str], list[str]]:
     fabrics = _list(path, "sweep.fabrics", sweep.get("fabrics"), str, ["bigswitch"])
     engines = _list(path, "sweep.engines", sweep.get("engines"), str, ["exact"])
     for i, e in enumerate(engines):
@@ -154,9 +186,16 @@ def load(path: str) -> Spec:
             probe.with_fabric(f)
         except CoflowkitError as ex:
             raise _err(path, f"sweep.fabrics[{i}]", str(ex)) from None
+    return fabrics, engines
 
+
+def _policies(
+    path: str, plist: Any, baseline: Any, engines: list[str] | None = None
+) -> tuple[list[tuple[str, str, dict[str, str]]], str | None]:
+    """The ``[[policy]]`` tables' settings as (label, name, parameters), the
+    baseline first when it is not among them; each checked against CoflowSim's
+    model when ``engines`` has it."""
     policies: list[tuple[str, str, dict[str, str]]] = []
-    plist = raw.get("policy")
     if not isinstance(plist, list) or not plist:
         raise _err(path, "policy", "at least one [[policy]] table is needed")
     for i, p in enumerate(plist):
@@ -178,7 +217,6 @@ def load(path: str) -> Spec:
     for lab in labels:
         if labels.count(lab) > 1:
             raise _err(path, "policy", f"'{lab}' appears twice in the grid")
-    baseline = sweep.get("baseline")
     if baseline is not None:
         if not isinstance(baseline, str):
             raise _err(path, "sweep.baseline", f"expected a policy label, got {baseline!r}")
@@ -188,40 +226,13 @@ def load(path: str) -> Spec:
             except CoflowkitError as ex:
                 raise _err(path, "sweep.baseline", str(ex)) from None
             policies.insert(0, (baseline, baseline, {}))
-
-    runs: list[Run] = []
-    wlist = raw.get("workload")
-    if not isinstance(wlist, list) or not wlist:
-        raise _err(path, "workload", "at least one [[workload]] table is needed")
-    names: set[str] = set()
-    for i, w in enumerate(wlist):
-        where = f"workload[{i}]"
-        _keys(path, where, w, WORKLOAD_KEYS)
-        for wl_spec, seed in _workloads(path, where, here, w, seeds):
-            wname = w.get("name", w.get("synthetic") or os.path.basename(w.get("trace", "")))
-            if (wname, seed) in names:
-                raise _err(path, f"{where}.name", f"workload '{wname}' appears twice")
-            names.add((wname, seed))
-            for fabric, engine, (label, pname, params) in itertools.product(
-                fabrics, engines, policies
-            ):
-                job = runner.Job(
-                    wl_spec, pname, tuple(sorted(params.items())), fabric, engine=engine
-                )
-                runs.append(Run(wname, seed, fabric, engine, label, job))
-    for r in runs:
-        if api.parse_engine(r.engine)[0] == "coflowsim":
+    if any(api.parse_engine(e)[0] == "coflowsim" for e in engines or ()):
+        for _, pname, params in policies:
             try:
-                api.check_coflowsim_policy(r.job.policy, dict(r.job.params))
+                api.check_coflowsim_policy(pname, params)
             except CoflowkitError as ex:
                 raise _err(path, "sweep.engines", str(ex)) from None
-    shape = {
-        "(workload, seed) pairs": len(names),
-        "fabrics": len(fabrics),
-        "engines": len(engines),
-        "policy settings": len(policies),
-    }
-    return Spec(path, name, baseline, runs, shape)
+    return policies, baseline
 
 
 def _workloads(path: str, where: str, here: str, w: dict, seeds: list[int]):

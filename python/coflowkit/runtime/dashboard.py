@@ -11,6 +11,8 @@ written with ``textContent`` (never parsed as HTML).
 
 from __future__ import annotations
 
+import collections
+
 PAGE = r"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <title>coflowkit master</title>
@@ -218,3 +220,46 @@ refresh();
 
 def page() -> str:
     return PAGE
+
+
+# -- the JSON endpoints the page reads (besides /api/health and /api/coflows) --------
+# Each takes the master, its latest snapshot and its round log (a copy).
+
+
+def agents(master, snap: dict, rounds: list) -> dict:
+    """``GET /api/agents``: the cluster's size and the hosts whose agent has a session."""
+    return {"hosts": master.hosts, "connected": snap.get("agent_hosts", [])}
+
+
+def links(master, snap: dict, rounds: list) -> dict:
+    """``GET /api/links``: the rates decided on each host's uplink and downlink in
+    the latest round, from its flows (links that carry nothing are left out)."""
+    rate: dict[tuple[int, str], float] = collections.defaultdict(float)
+    for f in snap["flows"]:
+        rate[(f["src"], "up")] += f["rate_bytes_per_s"]
+        rate[(f["dst"], "down")] += f["rate_bytes_per_s"]
+    cap = master.capacity
+    return {
+        "hosts": master.hosts,
+        "capacity_bytes_per_s": cap,
+        "links": [
+            {"host": h, "direction": d, "rate_bytes_per_s": r, "utilization": r / cap}
+            for (h, d), r in sorted(rate.items())
+        ],
+    }
+
+
+def round_times(master, snap: dict, rounds: list) -> dict:
+    """``GET /api/rounds``: the round count, Δ, the longest and mean round, and the
+    latest rounds as (seconds since the master started, round seconds)."""
+    m = master.metrics
+    return {
+        "rounds": m["rounds"],
+        "interval_s": master.interval,
+        "max_s": m["round_seconds_max"],
+        "mean_s": m["round_seconds_sum"] / m["rounds"] if m["rounds"] else None,
+        "history": [{"t_s": t, "round_s": d} for t, d in rounds],
+    }
+
+
+ENDPOINTS = {"/api/agents": agents, "/api/links": links, "/api/rounds": round_times}

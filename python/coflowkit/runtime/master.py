@@ -40,7 +40,7 @@ import time
 from dataclasses import dataclass, field
 
 from coflowkit._core import CoflowkitError, LiveScheduler
-from coflowkit.runtime import proto, tls
+from coflowkit.runtime import dashboard, proto, tls
 from coflowkit.runtime.http_api import ApiServer
 from coflowkit.runtime.registration import Registration
 from coflowkit.runtime.resources import (
@@ -312,45 +312,13 @@ class Master:
                 "rounds": self.metrics["rounds"],
             }
             return 200, body, "application/json"
-        if path == "/api/agents":
-            return (
-                200,
-                {"hosts": self.hosts, "connected": snap.get("agent_hosts", [])},
-                ("application/json"),
-            )
-        if path == "/api/links":
-            return 200, self.links(snap), "application/json"
-        if path == "/api/rounds":
+        if path in dashboard.ENDPOINTS:
             with self.lock:
-                hist = list(self.round_log)
-            m = self.metrics
-            body = {
-                "rounds": m["rounds"],
-                "interval_s": self.interval,
-                "max_s": m["round_seconds_max"],
-                "mean_s": m["round_seconds_sum"] / m["rounds"] if m["rounds"] else None,
-                "history": [{"t_s": t, "round_s": d} for t, d in hist],
-            }
-            return 200, body, "application/json"
+                rounds = list(self.round_log)
+            return 200, dashboard.ENDPOINTS[path](self, snap, rounds), "application/json"
         if path == "/metrics":
             return 200, self.prometheus(), "text/plain; version=0.0.4"
         return 404, {"error": f"no such endpoint {path}"}, "application/json"
-
-    def links(self, snap: dict) -> dict:
-        """The rates decided on each host's uplink and downlink, from the latest
-        round's flows (links that carry nothing are left out)."""
-        rate: dict[tuple[int, str], float] = collections.defaultdict(float)
-        for f in snap["flows"]:
-            rate[(f["src"], "up")] += f["rate_bytes_per_s"]
-            rate[(f["dst"], "down")] += f["rate_bytes_per_s"]
-        return {
-            "hosts": self.hosts,
-            "capacity_bytes_per_s": self.capacity,
-            "links": [
-                {"host": h, "direction": d, "rate_bytes_per_s": r, "utilization": r / self.capacity}
-                for (h, d), r in sorted(rate.items())
-            ],
-        }
 
     def submit(self, reg: Registration, timeout: float = 5.0) -> tuple[int, object]:
         reply: queue.Queue = queue.Queue()

@@ -258,9 +258,15 @@ class Emulation:
         return sent
 
 
+def api_get(http: tuple[str, int], path: str):
+    """The master's answer to ``GET path`` (JSON, or text for /metrics)."""
+    with urllib.request.urlopen(f"http://{http[0]}:{http[1]}{path}", timeout=30) as r:
+        data = r.read()
+    return data.decode() if path == "/metrics" else json.loads(data)
+
+
 def master_rounds(http: tuple[str, int]) -> dict:
-    with urllib.request.urlopen(f"http://{http[0]}:{http[1]}/api/rounds", timeout=30) as r:
-        return json.loads(r.read())
+    return api_get(http, "/api/rounds")
 
 
 def proc_cpu_rss(pid: int) -> tuple[float, int]:
@@ -275,6 +281,18 @@ def proc_cpu_rss(pid: int) -> tuple[float, int]:
     return cpu, rss
 
 
+async def connect_reporting(emu: Emulation, dt: float, t0: float) -> None:
+    """Connects every agent; those connected so far keep reporting (every 5th Δ,
+    with nothing to say) while the others connect, as real agents would, so none
+    falls silent."""
+    connecting = asyncio.get_running_loop().create_task(emu.connect_all())
+    while not connecting.done():
+        tick_start = time.monotonic()
+        emu.tick(dt, tick_start - t0)
+        await asyncio.sleep(max(0.0, dt - (time.monotonic() - tick_start)))
+    await connecting
+
+
 async def drive(cfg: Config, emu: Emulation, pid: int) -> dict:
     """Registers the first coflows, connects the agents, then reports every Δ; new
     coflows are registered off the event loop (a registration waits for a master
@@ -285,14 +303,7 @@ async def drive(cfg: Config, emu: Emulation, pid: int) -> dict:
     for cid, flows in first:
         emu.post(cid, flows)
     t0 = time.monotonic()
-    # Agents connected so far keep reporting (every 5th Δ, with nothing to say)
-    # while the others connect, as real agents would: none falls silent.
-    connecting = loop.create_task(emu.connect_all())
-    while not connecting.done():
-        tick_start = time.monotonic()
-        emu.tick(dt, tick_start - t0)
-        await asyncio.sleep(max(0.0, dt - (time.monotonic() - tick_start)))
-    await connecting
+    await connect_reporting(emu, dt, t0)
     connect_s = time.monotonic() - t0
     for _, flows in first:
         emu.start(flows)
@@ -324,7 +335,14 @@ async def drive(cfg: Config, emu: Emulation, pid: int) -> dict:
         if start_rounds is not None and r - start_rounds >= cfg.rounds:
             break
     cpu1, rss_end = proc_cpu_rss(pid)
-    wall = time.monotonic() - wall0
+    return summary(cfg, emu, time.monotonic() - wall0, cpu1 - cpu0, rss1, rss_end,
+                   active_sum / max(ticks, 1), reports, connect_s)  # fmt: skip
+
+
+def summary(cfg: Config, emu: Emulation, wall: float, cpu: float, rss_start: float,
+            rss_end: float, mean_active: float, reports: int, connect_s: float) -> dict:  # fmt: skip
+    """The measurement's row: the master's round times over the last ``rounds``
+    rounds, its CPU share and RSS, and what the emulator saw."""
     got = master_rounds(emu.http)
     hist = [h["round_s"] for h in got["history"]][-cfg.rounds :]
     hist_sorted = sorted(hist)
@@ -333,13 +351,10 @@ async def drive(cfg: Config, emu: Emulation, pid: int) -> dict:
         return hist_sorted[min(len(hist_sorted) - 1, int(q * len(hist_sorted)))]
 
     active = sum(len(a.flows) for a in emu.agents)
-    with urllib.request.urlopen(f"http://{emu.http[0]}:{emu.http[1]}/api/health", timeout=30) as r:
-        health = json.loads(r.read())
-    with urllib.request.urlopen(f"http://{emu.http[0]}:{emu.http[1]}/api/flows", timeout=30) as r:
-        master_flows = len(json.loads(r.read()))
-    if os.environ.get("COFLOWKIT_EMULATE_LOG"):
-        with urllib.request.urlopen(f"http://{emu.http[0]}:{emu.http[1]}/metrics", timeout=30) as r:
-            print(r.read().decode(), file=sys.stderr)
+    health = api_get(emu.http, "/api/health")
+    master_flows = len(api_get(emu.http, "/api/flows"))
+    if os.environ.get("COFLOWKIT_EMULATE_LOG"):  # debugging: the master's counters
+        print(api_get(emu.http, "/metrics"), file=sys.stderr)
     return {
         "agents": cfg.agents,
         "flows_per_agent": cfg.flows_per_agent,
@@ -350,10 +365,10 @@ async def drive(cfg: Config, emu: Emulation, pid: int) -> dict:
         "round_p99_ms": 1000 * pct(0.99),
         "round_max_ms": 1000 * hist_sorted[-1],
         "round_mean_ms": 1000 * sum(hist) / len(hist),
-        "master_cpu_share": (cpu1 - cpu0) / wall,
+        "master_cpu_share": cpu / wall,
         "master_rss_mib": rss_end / 2**20,
-        "master_rss_start_mib": rss1 / 2**20,
-        "mean_active_flows": active_sum / max(ticks, 1),
+        "master_rss_start_mib": rss_start / 2**20,
+        "mean_active_flows": mean_active,
         "active_flows_end": active,
         "master_flows_end": master_flows,
         "agents_connected_end": health["agents"],
