@@ -317,7 +317,7 @@ class Master:
                 rounds = list(self.round_log)
             return 200, dashboard.ENDPOINTS[path](self, snap, rounds), "application/json"
         if path == "/metrics":
-            return 200, self.prometheus(), "text/plain; version=0.0.4"
+            return 200, dashboard.prometheus(self), "text/plain; version=0.0.4"
         return 404, {"error": f"no such endpoint {path}"}, "application/json"
 
     def submit(self, reg: Registration, timeout: float = 5.0) -> tuple[int, object]:
@@ -832,43 +832,6 @@ class Master:
 
     def close(self) -> None:
         self.stop.set()
-
-    # -- metrics ---------------------------------------------------------------------
-    def prometheus(self) -> str:
-        m = self.metrics
-        with self.lock:
-            snap = self.snapshot
-        active = sum(1 for c in snap["coflows"] if c["finish_s"] is None and c["bytes_sent"] > 0)
-        sent = sum(c["bytes_sent"] for c in snap["coflows"])
-        busy = self.httpd.busy if self.httpd is not None else 0
-        rows = [
-            ("round_seconds", "summary", "Coordination round time (reports applied, decision, changes sent).",
-             [("_sum", f"{m['round_seconds_sum']:.6f}"), ("_count", m["rounds"])]),
-            ("round_seconds_max", "gauge", "Longest coordination round so far.", [("", f"{m['round_seconds_max']:.6f}")]),
-            ("agents_connected", "gauge", "Agents with an authenticated session.", [("", snap["agents"])]),
-            ("connections", "gauge", "Agent connections open (HELLO accepted or not).", [("", len(self.sessions))]),
-            ("accepted_connections_total", "counter", "Agent connections accepted (then TLS, HELLO, ...).",
-             [("", m["accepted_connections"])]),
-            ("coflows_active", "gauge", "Coflows with bytes sent and not finished.", [("", active)]),
-            ("bytes_scheduled_total", "counter", "Bytes acknowledged on scheduled flows.", [("", f"{sent:.0f}")]),
-            ("rejected_messages_total", "counter", "Agent sessions ended for a bad frame, certificate or claim.",
-             [("", m["rejected_messages"])]),
-            ("decisions_sent_total", "counter", "Decision changes pushed to agents.", [("", m["decisions_sent"])]),
-            ("unresolved_flows", "gauge", "Reported flows held until their destination's agent connects.",
-             [("", m["unresolved_flows"])]),
-            ("refused_connections_total", "counter", "Connections refused at the --max-agents cap.",
-             [("", m["refused_connections"])]),
-            ("accept_errors_total", "counter", "Failed accepts (descriptors exhausted, aborted).", [("", m["accept_errors"])]),
-            ("slow_agents_total", "counter", "Agents disconnected for not reading their decisions.", [("", m["slow_agents"])]),
-            ("lost_flows_total", "counter", "Flows ended because their agent restarted or was lost.", [("", m["lost_flows"])]),
-            ("loop_errors_total", "counter", "Unexpected errors in the master's loop (logged).", [("", m["round_errors"])]),
-            ("http_busy_total", "counter", "HTTP connections refused with 503 (in-flight cap).", [("", busy)]),
-        ]  # fmt: skip
-        lines = []
-        for name, kind, help_, samples in rows:
-            lines += [f"# HELP coflowkit_{name} {help_}", f"# TYPE coflowkit_{name} {kind}"]
-            lines += [f"coflowkit_{name}{suffix} {v}" for suffix, v in samples]
-        return "\n".join(lines) + "\n"
 
 
 def parse_addr(text: str, what: str) -> tuple[str, int]:
