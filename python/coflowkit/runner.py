@@ -355,6 +355,8 @@ def _ray_connect(workers: int, address: str | None):
             kw["address"] = address
         else:
             kw["num_cpus"] = max(1, workers)
+            # A cluster of our own is this machine's alone: it listens on loopback.
+            kw["_node_ip_address"] = "127.0.0.1"
         # Workers of a local cluster import coflowkit from where the driver did.
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
