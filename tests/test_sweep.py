@@ -131,6 +131,7 @@ def test_seed_placeholder_seeds_a_trace_transform(tmp_path, example_path):
             "sweep.baseline",
         ),
         ("[sweep]\nengines = ['coflowsim']\n" + FB + "[[policy]]\nname = 'coda'\n", "coda stays"),
+        (FB + "[[policy]]\nname = 'fair'\nlabel = 3\n", "policy[0].label: expected a string"),
     ],
 )
 def test_spec_errors_name_the_key(tmp_path, body, message):

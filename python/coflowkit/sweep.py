@@ -204,6 +204,8 @@ def _policies(
         pname = p.get("name")
         if not isinstance(pname, str):
             raise _err(path, f"{where}.name", f"expected a policy name, got {pname!r}")
+        if not isinstance(p.get("label", pname), str):
+            raise _err(path, f"{where}.label", f"expected a string, got {p['label']!r}")
         for params in _param_grid(path, f"{where}.params", p.get("params")):
             try:
                 api._core.check_policy(pname, params)
