@@ -10,7 +10,7 @@ endif
 PIP ?= $(PYTHON) -m pip
 DEMO_OUT ?= out/demo
 
-.PHONY: help install demo test test-rust test-python lint bench fmt
+.PHONY: help install demo test test-rust test-python lint ruff bench fmt
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-12s %s\n", $$1, $$2}'
@@ -34,15 +34,18 @@ test-rust: ## Rust unit and integration tests (optimized build)
 test-python: ## Python tests (API, CLI, bad input, runner, Facebook trace)
 	$(PYTHON) -m pytest -q tests
 
-lint: ## clippy, rustfmt and ruff
+ruff: $(if $(VIRTUAL_ENV),,$(VENV)/bin/python)
+	@$(PYTHON) -m ruff --version >/dev/null 2>&1 || $(PIP) install --quiet --disable-pip-version-check "ruff>=0.4"
+
+lint: ruff ## clippy, rustfmt and ruff (ruff installed into .venv if missing)
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo fmt --all -- --check
 	$(PYTHON) -m ruff check python tests benches tools
 	$(PYTHON) -m ruff format --check python tests benches tools
 
-fmt: ## format Rust and Python
+fmt: ruff ## format Rust and Python
 	cargo fmt --all
-	$(PYTHON) -m ruff format python tests
+	$(PYTHON) -m ruff format python tests benches tools
 
 bench: install ## time every policy on the Facebook trace (whole command, peak RSS)
 	$(PYTHON) -m coflowkit bench --out docs/results/bench/bench.md
