@@ -82,7 +82,7 @@ def test_grid_is_the_product_of_every_axis(tmp_path, example_path):
     assert {r.job.workload.seed for r in spec.runs if r.workload == "fb"} == {1, 2, 3}
 
 
-def test_seed_placeholder_seeds_a_trace_transform(tmp_path, example_path):
+def test_seed_in_a_transform_seeds_each_copy_of_a_trace(tmp_path, example_path):
     spec = sweep.load(
         write(
             tmp_path,
