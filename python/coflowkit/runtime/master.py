@@ -193,6 +193,13 @@ class Master:
     def _init_bookkeeping(self) -> None:
         """Sessions, hosts and the flow slots' owners (the round thread's state)."""
         self.sessions: dict[int, Session] = {}  # fd -> session
+        # Sessions holding bytes TLS has already decrypted (the selector cannot
+        # see them), by fd: found when a session is served, so a loop step costs
+        # the sessions that are ready, not all of them.
+        self.tls_ready: dict[int, Session] = {}
+        # Connected hosts, least recently sent to first: a round's heartbeats
+        # walk only the hosts that are due.
+        self.send_order: collections.OrderedDict[int, float] = collections.OrderedDict()
         self.by_host: dict[int, Session] = {}
         self.boot: dict[int, bytes] = {}  # host -> boot id of its agent process
         self.lost_since: dict[int, float] = {}  # host -> when its session ended
@@ -207,6 +214,9 @@ class Master:
         # Flows whose destination no agent has announced yet: held (with their
         # latest byte count) until that agent says hello. host -> fid -> NewFlow
         self.unresolved: dict[int, dict[int, proto.NewFlow]] = {}
+        # The same flows by the address they wait for: address -> {(host, fid)}.
+        self.unresolved_to: dict[str, set[tuple[int, int]]] = {}
+        self.n_unresolved = 0
         self.slot_info: dict[
             int, tuple[int, int, int, int]
         ] = {}  # slot -> (src, dst, sport, dport)
@@ -382,8 +392,10 @@ class Master:
         except (KeyError, ValueError):
             pass
         self.sessions.pop(s.conn.fileno(), None)
+        self.tls_ready.pop(s.conn.fileno(), None)
         if s.host is not None and self.by_host.get(s.host) is s:
             del self.by_host[s.host]
+            self.send_order.pop(s.host, None)
             self.lost_since[s.host] = time.monotonic()
             # Its agent fails open: nothing it was told is in force any more.
             for slot in s.flows.values():
@@ -411,6 +423,10 @@ class Master:
                     raise proto.ProtocolError(f"unexpected {proto.TYPE_NAMES[mtype]}")
             if s.conn.sock.fileno() >= 0:
                 self._interest(sel, s)
+                if s.conn.readable_now:
+                    self.tls_ready[s.conn.fileno()] = s
+                else:
+                    self.tls_ready.pop(s.conn.fileno(), None)
         except (proto.ProtocolError, CoflowkitError) as e:
             self.metrics["rejected_messages"] += 1
             self._close(sel, s, f"rejected: {e}", tell=True)
@@ -461,22 +477,53 @@ class Master:
             self.pushed.pop(slot, None)
         s.host, s.addrs = h.host, h.addrs
         self.by_host[h.host] = s
+        self.send_order[h.host] = s.last_sent
+        self.send_order.move_to_end(h.host, last=False)  # owed a heartbeat first
         for a in h.addrs:
             self.ip_host[a] = h.host
         log.info("agent %s is host %d (%s)", s.peer, h.host, ", ".join(h.addrs))
         # Flows towards the addresses just announced are scheduled from now on.
         now = self.now()
-        for src, held in self.unresolved.items():
-            for fid in [fid for fid, f in held.items() if f.dst in self.ip_host]:
-                if self._admit(src, held.pop(fid), now):
+        for a in h.addrs:
+            for src, fid in sorted(self.unresolved_to.pop(a, ())):
+                f = self._unhold(src, fid)
+                if f is not None and self._admit(src, f, now):
                     self.dirty = True
-        self.metrics["unresolved_flows"] = sum(map(len, self.unresolved.values()))
+        self.metrics["unresolved_flows"] = self.n_unresolved
+
+    def _hold(self, src: int, f: proto.NewFlow) -> None:
+        """Holds a flow whose destination no agent has announced yet."""
+        held = self.unresolved.setdefault(src, {})
+        if f.fid in held:
+            self._unhold(src, f.fid)
+            held = self.unresolved.setdefault(src, {})
+        held[f.fid] = f
+        self.unresolved_to.setdefault(f.dst, set()).add((src, f.fid))
+        self.n_unresolved += 1
+
+    def _unhold(self, src: int, fid: int) -> proto.NewFlow | None:
+        """Takes a held flow out of both indexes (None if it was not held)."""
+        held = self.unresolved.get(src)
+        f = None if held is None else held.pop(fid, None)
+        if f is None:
+            return None
+        if not held:
+            del self.unresolved[src]
+        waiting = self.unresolved_to.get(f.dst)
+        if waiting is not None:
+            waiting.discard((src, fid))
+            if not waiting:
+                del self.unresolved_to[f.dst]
+        self.n_unresolved -= 1
+        return f
 
     def _retire_host(self, host: int, why: str) -> None:
         """Ends every flow host ``host``'s agent had reported (its process is gone
         or the host is lost), with the bytes last reported."""
         flows = self.host_flows.pop(host, {})
-        self.unresolved.pop(host, None)
+        for fid in list(self.unresolved.get(host, ())):
+            self._unhold(host, fid)
+        self.metrics["unresolved_flows"] = self.n_unresolved
         now = self.now()
         for slot in flows.values():
             self._end_flow(slot, now)
@@ -501,7 +548,7 @@ class Master:
         """Give a reported flow a slot; False if its destination is not (yet) a host."""
         dst = self.ip_host.get(f.dst)
         if dst is None:
-            self.unresolved.setdefault(src, {})[f.fid] = f
+            self._hold(src, f)
             return False
         if dst == src:
             self.metrics["ignored_flows"] += 1
@@ -533,14 +580,14 @@ class Master:
         now = self.now()
         live = self.live
         assert s.host is not None
-        held = self.unresolved.setdefault(s.host, {})
         for f in r.new:
             if f.fid in s.flows:
                 live.update([s.flows[f.fid]], [float(f.sent)])
             else:
-                held.pop(f.fid, None)
+                self._unhold(s.host, f.fid)
                 self._admit(s.host, f, now)
         if r.updated:
+            held = self.unresolved.get(s.host, {})
             slots, sent = [], []
             for fid, b in r.updated:
                 slot = s.flows.get(fid)
@@ -551,13 +598,13 @@ class Master:
                     held[fid].sent = b
             live.update(slots, sent)
         for fid, b in r.gone:
-            held.pop(fid, None)
+            self._unhold(s.host, fid)
             slot = s.flows.pop(fid, None)
             if slot is None:
                 continue
             live.update([slot], [float(b)])
             self._end_flow(slot, now)
-        self.metrics["unresolved_flows"] = sum(map(len, self.unresolved.values()))
+        self.metrics["unresolved_flows"] = self.n_unresolved
 
     def _housekeeping(self, sel: selectors.BaseSelector) -> None:
         """Deadlines: handshakes, partial frames, silent agents, lost hosts."""
@@ -632,19 +679,34 @@ class Master:
         return dt
 
     def _push(self, out: dict[int, list[tuple[int, int, float, int]]]) -> None:
-        """Queues each connected agent's changes (and a heartbeat every 3 Δ).
-        The API shows the round first, so it never lags what agents were told;
-        an agent whose queue overflows is disconnected, which unmarks its flows."""
-        mono = time.monotonic()
+        """Queues each connected agent's changes. The API shows the round first,
+        so it never lags what agents were told; an agent whose queue overflows
+        is disconnected, which unmarks its flows."""
         frames = []
-        for host, s in self.by_host.items():
-            items = out.get(host, [])
-            if not items and mono - s.last_sent < 3 * self.interval:
-                continue
-            frames.append((s, items))
+        for host, items in out.items():
+            frames.append((self.by_host[host], items))
             for _, kind, value, slot in items:
                 self.pushed[slot] = (kind, value)
         self._publish()
+        if self._send(frames):
+            self._publish()
+
+    def _heartbeats(self) -> None:
+        """An empty DECISIONS to every agent told nothing for 3 Δ (an agent fails
+        open after 10 Δ of silence). Sent between rounds, not in them: they carry
+        no decision, so a round's changes never wait behind thousands of them."""
+        due = time.monotonic() - 3 * self.interval
+        frames = []
+        for host, last in self.send_order.items():
+            if last > due:
+                break  # the rest were sent to more recently
+            frames.append((self.by_host[host], []))
+        self._send(frames)
+
+    def _send(self, frames: list[tuple[Session, list]]) -> bool:
+        """Sends each session its DECISIONS frame; True if some session failed
+        (and was closed)."""
+        mono = time.monotonic()
         failed: list[tuple[Session, str]] = []
         for s, items in frames:
             try:
@@ -657,14 +719,15 @@ class Master:
                 failed.append((s, f"send failed: {e}"))
                 continue
             s.last_sent = mono
+            self.send_order[s.host] = mono
+            self.send_order.move_to_end(s.host)
             self.metrics["decisions_sent"] += len(items)
             if items and log.isEnabledFor(logging.DEBUG):
                 log.debug("pushed %d decisions to host %d at %.6f", len(items), s.host, time.time())
         for s, why in failed:
             if self._sel is not None:
                 self._close(self._sel, s, why)
-        if failed:
-            self._publish()
+        return bool(failed)
 
     def _room_for_trickles(self, flows: list[int], rates: list[float]) -> list[float]:
         """Rates scaled so that each link also carries the trickles of its
@@ -797,6 +860,7 @@ class Master:
                         next_round = mono + self.interval
                     self.dirty = False
                     self._guard(self.round)
+                    self._guard(self._heartbeats)
         finally:
             for s in list(self.sessions.values()):
                 self._close(sel, s, "master stopping", tell=True)
@@ -811,7 +875,7 @@ class Master:
 
     def _step(self, sel: selectors.BaseSelector, next_round: float) -> None:
         # Sessions with bytes already decrypted inside TLS are served without waiting.
-        ready = [s for s in self.sessions.values() if s.conn.readable_now]
+        ready = list(self.tls_ready.values())
         wait = 0.0 if ready else max(0.0, next_round - time.monotonic())
         for key, mask in sel.select(timeout=wait):
             if key.data is None:
