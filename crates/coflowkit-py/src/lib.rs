@@ -1,6 +1,7 @@
 //! `coflowkit._core`: the thin PyO3 layer. Conversions, GIL release and error
 //! mapping only; everything pleasant lives in the Python package.
 
+mod hub;
 mod ident;
 mod live;
 mod observe;
@@ -597,6 +598,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<observe::FlowTable>()?;
     m.add_function(wrap_pyfunction!(observe::parse_sock_diag, m)?)?;
     m.add_class::<wire::FrameReader>()?;
+    m.add_class::<hub::AgentHub>()?;
     m.add_function(wrap_pyfunction!(wire::encode_frame, m)?)?;
     m.add_function(wrap_pyfunction!(wire::encode_hello, m)?)?;
     m.add_function(wrap_pyfunction!(wire::decode_hello, m)?)?;

@@ -1,0 +1,227 @@
+//! The master's session hub (coflowkit-runtime's `hub`) for
+//! `coflowkit.runtime.master`: conversions and GIL release only.
+
+use crate::CoflowkitError;
+use coflowkit_runtime::hub::{Event, Hub, HubConfig, SendError};
+use coflowkit_runtime::wire::{self, Decision};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyTuple};
+use pyo3::IntoPyObjectExt;
+use std::net::{Ipv4Addr, SocketAddr, ToSocketAddrs};
+use std::sync::atomic::Ordering;
+use std::sync::RwLock;
+use std::time::Duration;
+
+fn ip(a: &[u8; 4]) -> String {
+    Ipv4Addr::from(*a).to_string()
+}
+
+fn duration(s: f64, what: &str) -> PyResult<Duration> {
+    if s.is_finite() && s > 0.0 {
+        Ok(Duration::from_secs_f64(s))
+    } else {
+        Err(CoflowkitError::new_err(format!("{what} must be positive, got {s}")))
+    }
+}
+
+/// Agents' sessions on tokio threads: TLS, frames, deadlines, heartbeats.
+/// Events come out of `poll`; frames go in with `send_decisions`.
+#[pyclass(module = "coflowkit._core")]
+pub struct AgentHub {
+    inner: RwLock<Option<Hub>>,
+    address: (String, u16),
+}
+
+impl AgentHub {
+    fn with<T>(&self, f: impl FnOnce(&Hub) -> T) -> PyResult<T> {
+        let g = self.inner.read().unwrap_or_else(|e| e.into_inner());
+        match g.as_ref() {
+            Some(h) => Ok(f(h)),
+            None => Err(CoflowkitError::new_err("the session hub is stopped")),
+        }
+    }
+}
+
+#[pymethods]
+impl AgentHub {
+    #[new]
+    #[pyo3(signature = (host, port, tls_dir, hosts, max_agents, handshake_timeout, read_timeout, send_queue, heartbeat, workers = 1))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        host: &str,
+        port: u16,
+        tls_dir: &str,
+        hosts: u32,
+        max_agents: usize,
+        handshake_timeout: f64,
+        read_timeout: f64,
+        send_queue: usize,
+        heartbeat: f64,
+        workers: usize,
+    ) -> PyResult<Self> {
+        let listen: SocketAddr = (host, port)
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.next())
+            .ok_or_else(|| CoflowkitError::new_err(format!("cannot resolve {host}:{port}")))?;
+        let cfg = HubConfig {
+            listen,
+            tls_dir: tls_dir.into(),
+            hosts,
+            max_agents,
+            handshake_timeout: duration(handshake_timeout, "handshake timeout")?,
+            read_timeout: duration(read_timeout, "read timeout")?,
+            send_queue,
+            heartbeat: duration(heartbeat, "heartbeat")?,
+            workers,
+        };
+        let hub = py
+            .allow_threads(|| Hub::start(cfg))
+            .map_err(CoflowkitError::new_err)?;
+        let a = hub.local_addr();
+        Ok(AgentHub {
+            inner: RwLock::new(Some(hub)),
+            address: (a.ip().to_string(), a.port()),
+        })
+    }
+
+    /// `(host, port)` it listens on.
+    #[getter]
+    fn address(&self) -> (String, u16) {
+        self.address.clone()
+    }
+
+    /// Events, waiting at most `timeout` seconds for the first:
+    /// `("hello", sid, peer, host, addrs, name, boot_id, interval_ms, cert_ips)`,
+    /// `("report", sid, time, new, updated, gone)` (new: `(fid, sport, dst,
+    /// dport, first_seen, sent)`), `("closed", sid, peer, why, rejected)`.
+    #[pyo3(signature = (timeout, max = 4096))]
+    fn poll<'py>(&self, py: Python<'py>, timeout: f64, max: usize) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+        let wait = Duration::from_secs_f64(if timeout.is_finite() { timeout.clamp(0.0, 3600.0) } else { 0.0 });
+        let events = py.allow_threads(|| self.with(|h| h.poll(wait, max.max(1))))?;
+        events.into_iter().map(|e| event_tuple(py, e)).collect()
+    }
+
+    /// Queues a DECISIONS frame of `(fid, kind, value)` for session `sid`:
+    /// 0 if queued, -1 if the session is gone, else the bytes that would be
+    /// queued (over the limit: the agent does not keep up).
+    fn send_decisions(&self, py: Python<'_>, sid: u64, items: Vec<(u32, u8, f64)>) -> PyResult<i64> {
+        let d: Vec<Decision> = items
+            .into_iter()
+            .map(|(fid, kind, value)| Decision { fid, kind, value })
+            .collect();
+        let payload = wire::encode_decisions(&d);
+        py.allow_threads(|| {
+            self.with(|h| match h.send(sid, wire::DECISIONS, payload) {
+                Ok(()) => 0,
+                Err(SendError::Gone) => -1,
+                Err(SendError::Full(n)) => n as i64,
+            })
+        })
+    }
+
+    /// Ends session `sid`, telling its agent `why` in an ERROR frame if `tell`.
+    fn close(&self, py: Python<'_>, sid: u64, why: &str, tell: bool) -> PyResult<()> {
+        py.allow_threads(|| self.with(|h| h.close(sid, why, tell)))
+    }
+
+    /// Tells every agent `why` and stops; waits at most `grace` seconds.
+    #[pyo3(signature = (why = "master stopping", grace = 1.0))]
+    fn stop(&self, py: Python<'_>, why: &str, grace: f64) {
+        let hub = self.inner.write().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(mut h) = hub {
+            let grace = Duration::from_secs_f64(grace.clamp(0.0, 60.0));
+            py.allow_threads(move || h.stop(why, grace));
+        }
+    }
+
+    /// Sessions open, handshaking ones included.
+    #[getter]
+    fn open_sessions(&self) -> PyResult<usize> {
+        self.with(|h| h.open_sessions())
+    }
+
+    /// Counters since it started.
+    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        self.with(|h| {
+            let m = h.metrics();
+            let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+            for (k, v) in [
+                ("accepted_connections", get(&m.accepted)),
+                ("refused_connections", get(&m.refused)),
+                ("accept_errors", get(&m.accept_errors)),
+                ("rejected_sessions", get(&m.rejected)),
+                ("reports", get(&m.reports)),
+                ("empty_reports", get(&m.empty_reports)),
+                ("heartbeats_sent", get(&m.heartbeats_sent)),
+            ] {
+                d.set_item(k, v)?;
+            }
+            Ok::<_, PyErr>(())
+        })??;
+        Ok(d)
+    }
+}
+
+fn event_tuple(py: Python<'_>, e: Event) -> PyResult<Bound<'_, PyTuple>> {
+    match e {
+        Event::Hello {
+            sid,
+            peer,
+            hello,
+            cert_ips,
+        } => {
+            let addrs: Vec<String> = hello.addrs.iter().map(ip).collect();
+            let ips: Vec<String> = cert_ips.iter().map(ip).collect();
+            PyTuple::new(
+                py,
+                [
+                    "hello".into_bound_py_any(py)?,
+                    sid.into_bound_py_any(py)?,
+                    peer.into_bound_py_any(py)?,
+                    hello.host.into_bound_py_any(py)?,
+                    addrs.into_bound_py_any(py)?,
+                    hello.name.into_bound_py_any(py)?,
+                    PyBytes::new(py, &hello.boot_id).into_any(),
+                    hello.interval_ms.into_bound_py_any(py)?,
+                    ips.into_bound_py_any(py)?,
+                ],
+            )
+        }
+        Event::Report { sid, report } => {
+            let new: Vec<(u32, u16, String, u16, f64, u64)> = report
+                .new
+                .iter()
+                .map(|f| (f.fid, f.sport, ip(&f.dst), f.dport, f.first_seen, f.sent))
+                .collect();
+            PyTuple::new(
+                py,
+                [
+                    "report".into_bound_py_any(py)?,
+                    sid.into_bound_py_any(py)?,
+                    report.time.into_bound_py_any(py)?,
+                    new.into_bound_py_any(py)?,
+                    report.updated.into_bound_py_any(py)?,
+                    report.gone.into_bound_py_any(py)?,
+                ],
+            )
+        }
+        Event::Closed {
+            sid,
+            peer,
+            why,
+            rejected,
+        } => PyTuple::new(
+            py,
+            [
+                "closed".into_bound_py_any(py)?,
+                sid.into_bound_py_any(py)?,
+                peer.into_bound_py_any(py)?,
+                why.into_bound_py_any(py)?,
+                rejected.into_bound_py_any(py)?,
+            ],
+        ),
+    }
+}
