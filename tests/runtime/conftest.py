@@ -87,7 +87,15 @@ def token_of(pki, name="tokens") -> str:
 
 
 @pytest.fixture
-def start_master(pki):
+def master_io():
+    """Who holds the master's agent sessions; a module parametrizes it
+    (``@pytest.mark.parametrize("master_io", ["python", "rust"])``) to run its
+    tests against both."""
+    return "python"
+
+
+@pytest.fixture
+def start_master(pki, master_io):
     """``start_master(policy="fair", hosts=3, **kw)``: a running master (thread)
     with the test PKI, links of 10 MB/s, Δ = 10 ms; stopped after the test."""
     started = []
@@ -95,6 +103,8 @@ def start_master(pki):
     def start(policy="fair", hosts=3, capacity=10e6, limits=None, **kw):
         kw.setdefault("http", ("127.0.0.1", 0))
         kw.setdefault("interval", 0.01)
+        kw.setdefault("io", master_io)
+        kw.setdefault("tls_dir", pki)
         m = Master(
             policy, kw.pop("params", {}), hosts, capacity, tls.master_context(pki),
             listen=("127.0.0.1", 0), limits=limits or Limits(max_agents=200), **kw,

@@ -8,6 +8,9 @@ from coflowkit.runtime import proto
 
 from .conftest import connect, http, pki_ip, wait_for, wait_hosts
 
+# Every test against both session layers: Python (selectors) and the hub (tokio).
+pytestmark = pytest.mark.parametrize("master_io", ["python", "rust"])
+
 # Host 0's report of two new flows of 200 KB: flow 1 to host 1, flow 2 to host 2.
 TWO_FLOWS = proto.Report(
     1.0,

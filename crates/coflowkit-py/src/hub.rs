@@ -20,7 +20,9 @@ fn duration(s: f64, what: &str) -> PyResult<Duration> {
     if s.is_finite() && s > 0.0 {
         Ok(Duration::from_secs_f64(s))
     } else {
-        Err(CoflowkitError::new_err(format!("{what} must be positive, got {s}")))
+        Err(CoflowkitError::new_err(format!(
+            "{what} must be positive, got {s}"
+        )))
     }
 }
 
@@ -97,8 +99,17 @@ impl AgentHub {
     /// `("report", sid, time, new, updated, gone)` (new: `(fid, sport, dst,
     /// dport, first_seen, sent)`), `("closed", sid, peer, why, rejected)`.
     #[pyo3(signature = (timeout, max = 4096))]
-    fn poll<'py>(&self, py: Python<'py>, timeout: f64, max: usize) -> PyResult<Vec<Bound<'py, PyTuple>>> {
-        let wait = Duration::from_secs_f64(if timeout.is_finite() { timeout.clamp(0.0, 3600.0) } else { 0.0 });
+    fn poll<'py>(
+        &self,
+        py: Python<'py>,
+        timeout: f64,
+        max: usize,
+    ) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+        let wait = Duration::from_secs_f64(if timeout.is_finite() {
+            timeout.clamp(0.0, 3600.0)
+        } else {
+            0.0
+        });
         let events = py.allow_threads(|| self.with(|h| h.poll(wait, max.max(1))))?;
         events.into_iter().map(|e| event_tuple(py, e)).collect()
     }
@@ -106,7 +117,12 @@ impl AgentHub {
     /// Queues a DECISIONS frame of `(fid, kind, value)` for session `sid`:
     /// 0 if queued, -1 if the session is gone, else the bytes that would be
     /// queued (over the limit: the agent does not keep up).
-    fn send_decisions(&self, py: Python<'_>, sid: u64, items: Vec<(u32, u8, f64)>) -> PyResult<i64> {
+    fn send_decisions(
+        &self,
+        py: Python<'_>,
+        sid: u64,
+        items: Vec<(u32, u8, f64)>,
+    ) -> PyResult<i64> {
         let d: Vec<Decision> = items
             .into_iter()
             .map(|(fid, kind, value)| Decision { fid, kind, value })

@@ -153,7 +153,10 @@ pub fn cert_identity(der: &[u8]) -> Result<(Option<u32>, Vec<[u8; 4]>), String> 
             }
         }
     }
-    let roles: Vec<&str> = uris.iter().filter_map(|u| u.strip_prefix(URI_PREFIX)).collect();
+    let roles: Vec<&str> = uris
+        .iter()
+        .filter_map(|u| u.strip_prefix(URI_PREFIX))
+        .collect();
     if roles.len() != 1 {
         return Err(format!(
             "the peer's certificate names no single coflowkit role ({uris:?})"
@@ -180,7 +183,9 @@ fn tls_config(dir: &Path) -> Result<rustls::ServerConfig, String> {
     let key = PrivateKeyDer::from_pem_file(file("master.key"))
         .map_err(|e| format!("TLS: cannot load {}: {e}", file("master.key").display()))?;
     let mut roots = rustls::RootCertStore::empty();
-    for c in CertificateDer::pem_file_iter(&ca).map_err(|e| format!("TLS: cannot load {}: {e}", ca.display()))? {
+    for c in CertificateDer::pem_file_iter(&ca)
+        .map_err(|e| format!("TLS: cannot load {}: {e}", ca.display()))?
+    {
         let c = c.map_err(|e| format!("TLS: cannot load {}: {e}", ca.display()))?;
         roots
             .add(c)
@@ -267,7 +272,11 @@ impl Hub {
 
     /// Queues one frame for session `sid`.
     pub fn send(&self, sid: u64, mtype: u8, payload: Vec<u8>) -> Result<(), SendError> {
-        let sessions = self.shared.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        let sessions = self
+            .shared
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let h = sessions.get(&sid).ok_or(SendError::Gone)?;
         let len = payload.len() + wire::HEADER + 4;
         let queued = h.queued.fetch_add(len, Ordering::AcqRel) + len;
@@ -275,13 +284,18 @@ impl Hub {
             h.queued.fetch_sub(len, Ordering::AcqRel);
             return Err(SendError::Full(queued));
         }
-        h.tx.send(Out::Frame(mtype, payload)).map_err(|_| SendError::Gone)
+        h.tx.send(Out::Frame(mtype, payload))
+            .map_err(|_| SendError::Gone)
     }
 
     /// Ends session `sid`, first sending `why` in an ERROR frame if `tell`.
     /// Its `Closed` event follows.
     pub fn close(&self, sid: u64, why: &str, tell: bool) {
-        let sessions = self.shared.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        let sessions = self
+            .shared
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         if let Some(h) = sessions.get(&sid) {
             let _ = h.tx.send(Out::Close {
                 why: why.to_string(),
@@ -304,7 +318,11 @@ impl Hub {
         let Some(rt) = self.rt.take() else { return };
         let _ = self.stop.send(true);
         {
-            let sessions = self.shared.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            let sessions = self
+                .shared
+                .sessions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             for h in sessions.values() {
                 let _ = h.tx.send(Out::Close {
                     why: why.to_string(),
@@ -427,17 +445,46 @@ async fn session(
         .sessions
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .insert(sid, Handle { tx, queued: queued.clone() });
+        .insert(
+            sid,
+            Handle {
+                tx,
+                queued: queued.clone(),
+            },
+        );
     let (said_hello, hello_rx) = watch::channel(false);
     let (alive, writer_gone) = watch::channel(());
-    let mut writer = tokio::spawn(write_loop(wr, rx, queued, cfg.heartbeat, hello_rx, alive, shared.clone()));
-    let out = read_loop(shared, sid, rd, peer, host, &cert_ips, hello_by, said_hello, writer_gone).await;
+    let mut writer = tokio::spawn(write_loop(
+        wr,
+        rx,
+        queued,
+        cfg.heartbeat,
+        hello_rx,
+        alive,
+        shared.clone(),
+    ));
+    let out = read_loop(
+        shared,
+        sid,
+        rd,
+        peer,
+        host,
+        &cert_ips,
+        hello_by,
+        said_hello,
+        writer_gone,
+    )
+    .await;
     // The reader ended: on its own (peer, deadline, bad frame) the writer is
     // told why (an ERROR for a rejection); when the writer ended first (the
     // master's close, or a broken connection) its reason is the session's.
     let (why, rejected) = match out {
         ReadEnd::Writer => {
-            shared.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(&sid);
+            shared
+                .sessions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&sid);
             let why = match timeout(Duration::from_secs(2), &mut writer).await {
                 Ok(Ok(why)) => why,
                 _ => "closed".to_string(),
@@ -445,7 +492,11 @@ async fn session(
             return (why, false);
         }
         ReadEnd::Own(why, rejected) => {
-            let h = shared.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(&sid);
+            let h = shared
+                .sessions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&sid);
             if let Some(h) = h {
                 let _ = h.tx.send(Out::Close {
                     why: why.clone(),
@@ -588,7 +639,12 @@ fn secs(d: Duration) -> String {
 }
 
 /// A HELLO that matches the certificate: its host, and addresses it lists.
-fn check_hello(payload: &[u8], host: u32, hosts: u32, cert_ips: &[[u8; 4]]) -> Result<Hello, String> {
+fn check_hello(
+    payload: &[u8],
+    host: u32,
+    hosts: u32,
+    cert_ips: &[[u8; 4]],
+) -> Result<Hello, String> {
     let h = Hello::decode(payload).map_err(|e| e.0)?;
     if u32::from(h.host) != host {
         return Err(format!(
@@ -625,6 +681,8 @@ async fn write_loop(
     shared: Arc<Shared>,
 ) -> String {
     let mut seq = 0u64;
+    // The reader drops its side when it ends; its reason then comes as a Close.
+    let mut reader_open = true;
     loop {
         let live = *hello.borrow();
         let msg = tokio::select! {
@@ -633,10 +691,8 @@ async fn write_loop(
                 shared.metrics.heartbeats_sent.fetch_add(1, Ordering::Relaxed);
                 Some(Out::Frame(wire::DECISIONS, wire::encode_decisions(&[])))
             }
-            r = hello.changed(), if !live => {
-                if r.is_err() {
-                    return "closed".into();
-                }
+            r = hello.changed(), if !live && reader_open => {
+                reader_open = r.is_ok();
                 continue;
             }
         };

@@ -133,6 +133,11 @@ def add_master(sub) -> None:
         "--lost-after", type=float, default=30.0,
         help="s after which a disconnected host's flows are ended (default 30)",
     )  # fmt: skip
+    m.add_argument(
+        "--io", default="python", choices=["python", "rust"],
+        help="who holds the agents' sessions: this Python thread (default), or the session hub "
+        "on tokio threads (Rust; for thousands of agents, docs/runtime.md)",
+    )  # fmt: skip
     m.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
     m.set_defaults(func=cmd_master)
 

@@ -276,7 +276,7 @@ def prometheus(master) -> str:
          [("_sum", f"{m['round_seconds_sum']:.6f}"), ("_count", m["rounds"])]),
         ("round_seconds_max", "gauge", "Longest coordination round so far.", [("", f"{m['round_seconds_max']:.6f}")]),
         ("agents_connected", "gauge", "Agents with an authenticated session.", [("", snap["agents"])]),
-        ("connections", "gauge", "Agent connections open (HELLO accepted or not).", [("", len(master.sessions))]),
+        ("connections", "gauge", "Agent connections open (HELLO accepted or not).", [("", master.open_connections())]),
         ("accepted_connections_total", "counter", "Agent connections accepted (then TLS, HELLO, ...).",
          [("", m["accepted_connections"])]),
         ("coflows_active", "gauge", "Coflows with bytes sent and not finished.", [("", active)]),

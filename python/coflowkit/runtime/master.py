@@ -39,6 +39,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from coflowkit import _core
 from coflowkit._core import CoflowkitError, LiveScheduler
 from coflowkit.runtime import dashboard, proto, tls
 from coflowkit.runtime.http_api import ApiServer
@@ -69,16 +70,18 @@ FD_RESERVE = 64
 
 @dataclass
 class Session:
-    conn: Conn
+    conn: Conn | None  # None under --io rust: the hub holds the connection
     ident: tls.Identity | None = None
     host: int | None = None
     addrs: list[str] = field(default_factory=list)
     flows: dict[int, int] = field(default_factory=dict)  # fid -> slot
     last_sent: float = 0.0
+    sid: int = -1  # the hub's session number (--io rust)
+    peer_name: str = ""
 
     @property
     def peer(self) -> str:
-        return self.conn.peer
+        return self.conn.peer if self.conn is not None else self.peer_name
 
 
 @dataclass
@@ -128,6 +131,8 @@ class Master:
         api_tokens: dict[str, frozenset[str]] | None = None,
         api_tls: ssl.SSLContext | None = None,
         limits: Limits | None = None,
+        io: str = "python",
+        tls_dir: str | None = None,
     ):
         if not interval > 0:
             raise CoflowkitError(f"interval must be positive, got {interval}")
@@ -137,6 +142,10 @@ class Master:
             raise CoflowkitError(f"enforce must be rates or classes, got {enforce!r}")
         if not 1 <= hosts < 65536:
             raise CoflowkitError(f"hosts must be in 1..65535, got {hosts}")
+        if io not in ("python", "rust"):
+            raise CoflowkitError(f"io must be python or rust, got {io!r}")
+        if io == "rust" and tls_dir is None:
+            raise CoflowkitError("--io rust needs the TLS directory (tls_dir)")
         self.limits = limits or Limits()
         self.limits.check()
         ensure_descriptors(
@@ -175,10 +184,23 @@ class Master:
             lost_flows=0, round_errors=0, accepted_connections=0,
         )  # fmt: skip
         self.store = Store(state_path) if state_path else None
-        self.server = socket.create_server(listen, backlog=1024)
-        self.server.setblocking(False)
-        self.address = self.server.getsockname()[:2]
-        self.reserve = ReserveFd()
+        # --io rust: agents' sessions live in the hub's tokio threads
+        # (coflowkit-runtime/src/hub.rs); this thread sees their events.
+        self.hub = None
+        self.server = None
+        self.reserve = None
+        if io == "rust":
+            lim = self.limits
+            self.hub = _core.AgentHub(
+                listen[0], listen[1], tls_dir, hosts, lim.max_agents, lim.handshake_timeout,
+                lim.read_timeout, lim.send_queue, 3 * interval,
+            )  # fmt: skip
+            self.address = self.hub.address
+        else:
+            self.server = socket.create_server(listen, backlog=1024)
+            self.server.setblocking(False)
+            self.address = self.server.getsockname()[:2]
+            self.reserve = ReserveFd()
         self._sel: selectors.BaseSelector | None = None
         self.httpd = None
         if self.store is not None:
@@ -380,19 +402,32 @@ class Master:
             self.sessions[conn.fileno()] = s
             sel.register(conn.sock, selectors.EVENT_READ, s)
 
-    def _close(self, sel: selectors.BaseSelector, s: Session, why: str, tell: bool = False) -> None:
+    def _close(
+        self, sel: selectors.BaseSelector | None, s: Session, why: str, tell: bool = False
+    ) -> None:
+        if s.conn is None:  # the hub's session
+            if self.hub is not None:
+                self.hub.close(s.sid, why, tell)
+            self.sessions.pop(s.sid, None)
+            self._forget(s, why)
+            return
         if tell and s.conn.open:
             try:
                 s.conn.send(proto.ERROR, why.encode()[:1000])
             except (OSError, ssl.SSLError, SendQueueFull, proto.ProtocolError):
                 pass
-        self.limiter.warn("close", "agent %s (host %s) disconnected: %s", s.peer, s.host, why)
         try:
             sel.unregister(s.conn.sock)
         except (KeyError, ValueError):
             pass
         self.sessions.pop(s.conn.fileno(), None)
         self.tls_ready.pop(s.conn.fileno(), None)
+        self._forget(s, why)
+        s.conn.close()
+
+    def _forget(self, s: Session, why: str) -> None:
+        """The master's side of a session's end: its host is lost (for now)."""
+        self.limiter.warn("close", "agent %s (host %s) disconnected: %s", s.peer, s.host, why)
         if s.host is not None and self.by_host.get(s.host) is s:
             del self.by_host[s.host]
             self.send_order.pop(s.host, None)
@@ -400,7 +435,6 @@ class Master:
             # Its agent fails open: nothing it was told is in force any more.
             for slot in s.flows.values():
                 self.pushed.pop(slot, None)
-        s.conn.close()
 
     def _io(self, sel: selectors.BaseSelector, s: Session, mask: int) -> None:
         """Handles one session's readiness; any failure ends that session only."""
@@ -469,7 +503,8 @@ class Master:
             self._retire_host(h.host, "its agent restarted")
         self.boot[h.host] = h.boot_id
         self.lost_since.pop(h.host, None)
-        s.conn.deadline = None
+        if s.conn is not None:
+            s.conn.deadline = None
         # A host's flows outlive its sessions (same agent process): it reports
         # them again under the same numbers and they keep their slots.
         s.flows = self.host_flows.setdefault(h.host, {})
@@ -612,6 +647,8 @@ class Master:
         rt = self.limits.read_timeout
         for s in list(self.sessions.values()):
             c = s.conn
+            if c is None:
+                continue  # the hub keeps its sessions' deadlines
             if c.deadline is not None and mono > c.deadline:
                 self._close(sel, s, "no TLS handshake and HELLO in time")
             elif c.frame_since is not None and mono - c.frame_since > rt:
@@ -694,7 +731,10 @@ class Master:
     def _heartbeats(self) -> None:
         """An empty DECISIONS to every agent told nothing for 3 Δ (an agent fails
         open after 10 Δ of silence). Sent between rounds, not in them: they carry
-        no decision, so a round's changes never wait behind thousands of them."""
+        no decision, so a round's changes never wait behind thousands of them.
+        Under --io rust the hub sends them itself."""
+        if self.hub is not None:
+            return
         due = time.monotonic() - 3 * self.interval
         frames = []
         for host, last in self.send_order.items():
@@ -709,6 +749,18 @@ class Master:
         mono = time.monotonic()
         failed: list[tuple[Session, str]] = []
         for s, items in frames:
+            if s.conn is None:  # the hub's session: it queues, or says why not
+                n = self.hub.send_decisions(s.sid, [i[:3] for i in items])
+                if n > 0:
+                    self.metrics["slow_agents"] += 1
+                    failed.append((s, f"does not keep up: {n} bytes queued for {s.peer} "
+                                      f"(limit {self.limits.send_queue})"))  # fmt: skip
+                    continue
+                if n < 0:
+                    continue  # gone: its end is an event on its way
+                s.last_sent = mono
+                self.metrics["decisions_sent"] += len(items)
+                continue
             try:
                 s.conn.send(proto.DECISIONS, proto.encode_decisions([i[:3] for i in items]))
             except SendQueueFull as e:
@@ -725,7 +777,7 @@ class Master:
             if items and log.isEnabledFor(logging.DEBUG):
                 log.debug("pushed %d decisions to host %d at %.6f", len(items), s.host, time.time())
         for s, why in failed:
-            if self._sel is not None:
+            if self._sel is not None or s.conn is None:
                 self._close(self._sel, s, why)
         return bool(failed)
 
@@ -837,14 +889,17 @@ class Master:
 
     # -- the loop ------------------------------------------------------------------
     def run(self, duration: float | None = None) -> None:
-        end = None if duration is None else time.monotonic() + duration
-        sel = selectors.DefaultSelector()
-        self._sel = sel
-        sel.register(self.server, selectors.EVENT_READ, None)
         if self.httpd is not None:
             threading.Thread(
                 target=self.httpd.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True
             ).start()
+        if self.hub is not None:
+            self._run_hub(duration)
+            return
+        end = None if duration is None else time.monotonic() + duration
+        sel = selectors.DefaultSelector()
+        self._sel = sel
+        sel.register(self.server, selectors.EVENT_READ, None)
         next_round = time.monotonic()
         next_house = time.monotonic()
         try:
@@ -872,6 +927,88 @@ class Master:
                 self.httpd.server_close()
             if self.store is not None:
                 self.store.close()
+
+    def _run_hub(self, duration: float | None) -> None:
+        """The loop under --io rust: the hub's events, housekeeping, rounds."""
+        end = None if duration is None else time.monotonic() + duration
+        next_round = next_house = time.monotonic()
+        try:
+            while not self.stop.is_set() and (end is None or time.monotonic() < end):
+                wait = min(0.2, max(0.0, next_round - time.monotonic()))
+                for ev in self.hub.poll(wait):
+                    self._guard(self._hub_event, ev)
+                self._guard(self._hub_metrics)
+                mono = time.monotonic()
+                if mono >= next_house:
+                    next_house = mono + min(0.5, self.limits.read_timeout / 4)
+                    self._guard(self._housekeeping, None)
+                if self.dirty or mono >= next_round:
+                    next_round += self.interval
+                    if next_round < mono:
+                        next_round = mono + self.interval
+                    self.dirty = False
+                    self._guard(self.round)
+        finally:
+            self.hub.stop("master stopping", 1.0)
+            for s in list(self.sessions.values()):
+                self._forget(s, "master stopping")
+            self.sessions.clear()
+            if self.httpd is not None:
+                self.httpd.shutdown()
+                self.httpd.server_close()
+            if self.store is not None:
+                self.store.close()
+
+    def _hub_metrics(self) -> None:
+        """The hub's counters, as the Python session layer counts them."""
+        hm = self.hub.metrics()
+        m = self.metrics
+        for k in ("accepted_connections", "refused_connections", "accept_errors", "reports"):
+            m[k] = hm[k]
+
+    def open_connections(self) -> int:
+        """Agent connections open, HELLO accepted or not."""
+        return len(self.sessions) if self.hub is None else self.hub.open_sessions
+
+    def _hub_event(self, ev: tuple) -> None:
+        """One event of the hub (a checked HELLO, a non-empty REPORT, a session's
+        end); a failure ends that session only."""
+        kind, sid = ev[0], ev[1]
+        if kind == "closed":
+            _, _, peer, why, rejected = ev
+            if rejected:
+                self.metrics["rejected_messages"] += 1
+            s = self.sessions.pop(sid, None)
+            if s is not None:
+                self._forget(s, why)
+            elif rejected or why.startswith("TLS") or "in time" in why:
+                self.limiter.warn("close", "agent %s disconnected: %s", peer, why)
+            return
+        if kind == "hello":
+            _, _, peer, host, addrs, name, boot, interval_ms, cert_ips = ev
+            s = Session(None, tls.Identity("host", host, frozenset(cert_ips)), sid=sid,
+                        peer_name=peer)  # fmt: skip
+            self.sessions[sid] = s
+            hello = proto.Hello(host, interval_ms, addrs, name, boot)
+            self._guarded_session(s, self._hello, None, s, hello)
+            return
+        s = self.sessions.get(sid)
+        if s is None or s.host is None:
+            return  # closed meanwhile
+        _, _, t, new, updated, gone = ev
+        report = proto.Report(t, [proto.NewFlow(*f) for f in new], updated, gone)
+        self._guarded_session(s, self._report, s, report)
+
+    def _guarded_session(self, s: Session, fn, *args) -> None:
+        """Runs ``fn`` on a hub session's message; a bad message ends the session."""
+        try:
+            fn(*args)
+        except (proto.ProtocolError, CoflowkitError) as e:
+            self.metrics["rejected_messages"] += 1
+            self._close(None, s, f"rejected: {e}", tell=True)
+        except Exception as e:  # a bug must not stop the master: end this session
+            log.exception("session %s failed", s.peer)
+            self._close(None, s, f"internal error: {type(e).__name__}")
 
     def _step(self, sel: selectors.BaseSelector, next_round: float) -> None:
         # Sessions with bytes already decrypted inside TLS are served without waiting.
@@ -933,6 +1070,8 @@ def main(args) -> int:
             read_timeout=args.read_timeout, send_queue=args.send_queue_kib << 10,
             http_inflight=args.http_inflight, lost_after=args.lost_after,
         ),
+        io=args.io,
+        tls_dir=args.tls_dir,
     )  # fmt: skip
 
     def stop(*_):
