@@ -183,3 +183,17 @@ def test_labels_api_is_empty_for_a_policy_that_does_not_label(master, pki):
     status, flows = http(master, "/api/flows")
     assert status == 200 and len(flows) == 2 and all("label" not in f for f in flows)
     assert len(others) == 2
+
+
+def test_decisions_still_reach_an_agent_after_heartbeats(master, pki):
+    """An agent told nothing for many Δ gets heartbeats (empty DECISIONS); the
+    next real decision is still delivered (the hub once counted its own
+    heartbeats against the send queue and then refused every frame)."""
+    a0 = connect(master, pki, 0)
+    others = [connect(master, pki, 1), connect(master, pki, 2)]
+    wait_hosts(master, 3)
+    time.sleep(30 * master.interval)  # about 10 heartbeats at 3 Δ each
+    a0.report(TWO_FLOWS)
+    dec = sorted(a0.decisions())
+    assert [(fid, k) for fid, k, _ in dec] == [(1, proto.RATE), (2, proto.RATE)]
+    assert all(not a.closed for a in others)

@@ -90,8 +90,14 @@ pub struct HubMetrics {
 }
 
 enum Out {
+    /// A frame queued by the master (counted in the session's queued bytes).
     Frame(u8, Vec<u8>),
-    Close { why: String, tell: bool },
+    /// The writer's own heartbeat (not counted).
+    Heartbeat,
+    Close {
+        why: String,
+        tell: bool,
+    },
 }
 
 struct Handle {
@@ -689,16 +695,18 @@ async fn write_loop(
             m = rx.recv() => m,
             _ = sleep(heartbeat), if live => {
                 shared.metrics.heartbeats_sent.fetch_add(1, Ordering::Relaxed);
-                Some(Out::Frame(wire::DECISIONS, wire::encode_decisions(&[])))
+                Some(Out::Heartbeat)
             }
             r = hello.changed(), if !live && reader_open => {
                 reader_open = r.is_ok();
                 continue;
             }
         };
+        let heartbeat = matches!(msg, Some(Out::Heartbeat));
         let (mtype, payload, close) = match msg {
             None => return "closed".into(),
             Some(Out::Frame(t, p)) => (t, p, None),
+            Some(Out::Heartbeat) => (wire::DECISIONS, wire::encode_decisions(&[]), None),
             Some(Out::Close { why, tell: false }) => {
                 let _ = timeout(Duration::from_secs(1), wr.shutdown()).await;
                 return why;
@@ -721,10 +729,18 @@ async fn write_loop(
             .await;
             return why;
         }
-        if let Err(e) = wr.write_all(&frame).await {
+        // TLS may keep written bytes in its buffer until flushed.
+        if let Err(e) = async {
+            wr.write_all(&frame).await?;
+            wr.flush().await
+        }
+        .await
+        {
             return format!("send failed: {e}");
         }
-        queued.fetch_sub(len, Ordering::AcqRel);
+        if !heartbeat {
+            queued.fetch_sub(len, Ordering::AcqRel);
+        }
     }
 }
 

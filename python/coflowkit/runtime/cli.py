@@ -163,13 +163,14 @@ def cmd_testbed(args) -> int:
         rows = scale.sweep(
             [int(n) for n in args.agents.split(",")], args.policy.split(","),
             parse_kv(args.param), args.flows_per_agent, args.concurrent_coflows,
-            args.interval_ms, args.rounds, out, args.gbps,
+            args.interval_ms, args.rounds, out, args.gbps, args.io,
         )  # fmt: skip
         for r in rows:
             print(
                 f"{r['policy']:>8} {r['agents']:>6} agents: round median {r['round_median_ms']:.1f} ms, "
                 f"p99 {r['round_p99_ms']:.1f}, max {r['round_max_ms']:.1f} (Δ {r['interval_ms']:g} ms); "
-                f"master CPU {100 * r['master_cpu_share']:.0f}%, RSS {r['master_rss_mib']:.0f} MiB"
+                f"master CPU {100 * r['master_cpu_share']:.0f}%, RSS {r['master_rss_mib']:.0f} MiB, "
+                f"{r['agents_connected_end']} agents connected at the end (--io {r['io']})"
             )
         print(f"wrote {os.path.join(out, 'scale.csv')}")
     elif args.action == "bench":
@@ -238,6 +239,10 @@ def add_testbed(sub) -> None:
     e.add_argument("--flows-per-agent", type=float, default=4.0, help="active flows per agent (4)")
     e.add_argument("--concurrent-coflows", type=int, default=100, help="coflows kept running (100)")
     e.add_argument("--rounds", type=int, default=500, help="master rounds measured (500)")
+    e.add_argument(
+        "--io", default="python", choices=["python", "rust"],
+        help="the master's session layer (coflowkit master --io; default python)",
+    )  # fmt: skip
     t.set_defaults(func=cmd_testbed)
 
 

@@ -66,6 +66,7 @@ class Config:
     gbps: float = 1.0
     seed: int = 1
     trace: str | None = None
+    io: str = "python"  # the master's session layer (coflowkit master --io)
 
     def check(self) -> None:
         if not 1 <= self.agents <= 65000:
@@ -77,6 +78,8 @@ class Config:
                 raise CoflowkitError(f"--{name} must be >= 1")
         if not self.interval_ms > 0:
             raise CoflowkitError(f"--interval-ms must be positive, got {self.interval_ms}")
+        if self.io not in ("python", "rust"):
+            raise CoflowkitError(f"--io must be python or rust, got {self.io!r}")
 
 
 @dataclass
@@ -402,7 +405,7 @@ def run(cfg: Config, workdir: str | None = None) -> dict:
            "--hosts", str(cfg.agents), "--gbps", str(cfg.gbps), "--tls-dir", pki,
            "--listen", f"{listen[0]}:{listen[1]}", "--http", f"{http[0]}:{http[1]}",
            "--state", "none", "--interval-ms", str(cfg.interval_ms),
-           "--max-agents", str(cfg.agents + 16), "--handshake-timeout", "30",
+           "--max-agents", str(cfg.agents + 16), "--handshake-timeout", "30", "--io", cfg.io,
            "--log-level", os.environ.get("COFLOWKIT_EMULATE_LOG", "warning")]  # fmt: skip
     for k, v in cfg.params:
         cmd += ["--param", f"{k}={v}"]
@@ -432,6 +435,7 @@ def run(cfg: Config, workdir: str | None = None) -> dict:
         if own:
             shutil.rmtree(workdir, ignore_errors=True)
     row["params"] = ",".join(f"{k}={v}" for k, v in cfg.params)
+    row["io"] = cfg.io
     row["config"] = asdict(cfg)
     return row
 
@@ -439,6 +443,7 @@ def run(cfg: Config, workdir: str | None = None) -> dict:
 def sweep(
     agents: list[int], policies: list[str], params: dict[str, str], flows_per_agent: float,
     coflows: int, interval_ms: float, rounds: int, out: str, gbps: float = 1.0,
+    io: str = "python",
 ) -> list[dict]:  # fmt: skip
     """Every (N, policy) measurement, one master each, into ``out/scale.csv`` (rows
     written as they come). The certificates of the largest N serve every run."""
@@ -452,7 +457,7 @@ def sweep(
         for n in agents:
             for policy in policies:
                 cfg = Config(n, flows_per_agent, coflows, policy, tuple(sorted(params.items())),
-                             interval_ms, rounds, gbps=gbps)  # fmt: skip
+                             interval_ms, rounds, gbps=gbps, io=io)  # fmt: skip
                 row = run(cfg, work)
                 row.pop("config")
                 rows.append(row)
