@@ -117,23 +117,17 @@ impl AgentHub {
     /// Queues a DECISIONS frame of `(fid, kind, value)` for session `sid`:
     /// 0 if queued, -1 if the session is gone, else the bytes that would be
     /// queued (over the limit: the agent does not keep up).
-    fn send_decisions(
-        &self,
-        py: Python<'_>,
-        sid: u64,
-        items: Vec<(u32, u8, f64)>,
-    ) -> PyResult<i64> {
+    fn send_decisions(&self, sid: u64, items: Vec<(u32, u8, f64)>) -> PyResult<i64> {
         let d: Vec<Decision> = items
             .into_iter()
             .map(|(fid, kind, value)| Decision { fid, kind, value })
             .collect();
         let payload = wire::encode_decisions(&d);
-        py.allow_threads(|| {
-            self.with(|h| match h.send(sid, wire::DECISIONS, payload) {
-                Ok(()) => 0,
-                Err(SendError::Gone) => -1,
-                Err(SendError::Full(n)) => n as i64,
-            })
+        // A lock and a channel send: cheaper than giving up the GIL.
+        self.with(|h| match h.send(sid, wire::DECISIONS, payload) {
+            Ok(()) => 0,
+            Err(SendError::Gone) => -1,
+            Err(SendError::Full(n)) => i64::try_from(n).unwrap_or(i64::MAX),
         })
     }
 
