@@ -235,3 +235,93 @@ fn event_tuple(py: Python<'_>, e: Event) -> PyResult<Bound<'_, PyTuple>> {
         ),
     }
 }
+
+/// The master's record of what agents were told, and the per-flow half of a
+/// round (coflowkit-runtime's `enforce`): room for paused flows' trickles,
+/// classes, hysteresis, decisions grouped by host.
+#[pyclass(module = "coflowkit._core")]
+pub struct Enforcer {
+    inner: std::sync::Mutex<coflowkit_runtime::enforce::Enforcer>,
+}
+
+impl Enforcer {
+    fn e(&self) -> std::sync::MutexGuard<'_, coflowkit_runtime::enforce::Enforcer> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[pymethods]
+impl Enforcer {
+    #[new]
+    fn new(hosts: u32, capacity: f64, hysteresis: f64, classes: bool, paused_floor: f64) -> Self {
+        Enforcer {
+            inner: std::sync::Mutex::new(coflowkit_runtime::enforce::Enforcer::new(
+                hosts,
+                capacity,
+                hysteresis,
+                classes,
+                paused_floor,
+            )),
+        }
+    }
+
+    /// Slot `slot` is flow `fid` of host `host`'s agent, from `src` to `dst`.
+    fn own(&self, slot: u32, host: u32, fid: u32, src: u32, dst: u32) {
+        self.e().own(slot, host, fid, src, dst);
+    }
+
+    fn release(&self, slot: u32) {
+        self.e().release(slot);
+    }
+
+    fn unpush(&self, slots: Vec<u32>) {
+        self.e().unpush(&slots);
+    }
+
+    fn set_up(&self, host: u32, up: bool) {
+        self.e().set_up(host, up);
+    }
+
+    fn enforced(&self, slot: u32) -> bool {
+        self.e().enforced(slot)
+    }
+
+    /// `[(host, [(fid, kind, value)])]`: what to send after this decision.
+    fn round(
+        &self,
+        py: Python<'_>,
+        flows: Vec<u32>,
+        rates: Vec<f64>,
+        classes: Vec<i32>,
+        trickles: bool,
+    ) -> PyResult<Vec<(u32, Vec<(u32, u8, f64)>)>> {
+        if rates.len() != flows.len() || classes.len() != flows.len() {
+            return Err(CoflowkitError::new_err(
+                "round: flows, rates and classes differ in length",
+            ));
+        }
+        let out = py.allow_threads(|| self.e().round(&flows, &rates, &classes, trickles));
+        Ok(out
+            .into_iter()
+            .map(|(h, d)| (h, d.into_iter().map(|d| (d.fid, d.kind, d.value)).collect()))
+            .collect())
+    }
+
+    /// The last round's flows: `([slot], [rate], [class], [enforced])`.
+    #[allow(clippy::type_complexity)]
+    fn last(&self) -> (Vec<u32>, Vec<f64>, Vec<i32>, Vec<bool>) {
+        let e = self.e();
+        let last = e.last();
+        (
+            last.iter().map(|x| x.0).collect(),
+            last.iter().map(|x| x.1).collect(),
+            last.iter().map(|x| x.2).collect(),
+            last.iter().map(|x| e.enforced(x.0)).collect(),
+        )
+    }
+
+    #[getter]
+    fn owned(&self) -> usize {
+        self.e().owned()
+    }
+}

@@ -13,6 +13,7 @@
 //! hidden from the network: they share what the policy left on their links, max-min
 //! (lowest priority, work-conserving).
 
+pub mod enforce;
 pub mod hub;
 pub mod nlio;
 pub mod observe;

@@ -84,6 +84,56 @@ class Session:
         return self.conn.peer if self.conn is not None else self.peer_name
 
 
+class FlowRows:
+    """A round's flows for the API, as rows (dicts) built on first use, from
+    what the round left: the slots, their rates, classes and whether they are
+    enforced, and a copy of the flows' addresses (so the round thread may go
+    on changing its own)."""
+
+    def __init__(self, live, slots, rates, classes, enforced, slot_info, labels=None):
+        self._args = (live, slots, rates, classes, enforced, dict(slot_info), labels)
+        self._rows: list[dict] | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def empty(cls) -> FlowRows:
+        return cls(None, [], [], [], [], {})
+
+    def rows(self) -> list[dict]:
+        with self._lock:
+            if self._rows is None:
+                self._rows = self._build()
+            return self._rows
+
+    def __iter__(self):
+        return iter(self.rows())
+
+    def __len__(self) -> int:
+        return len(self._args[1])
+
+    def _build(self) -> list[dict]:
+        live, slots, rates, classes, enforced, info, labels = self._args
+        rows = []
+        for i, slot in enumerate(slots):
+            src, dst, sport, dport = info.get(slot, (0, 0, 0, 0))
+            cls = classes[i]
+            flow = {
+                "slot": slot,
+                "coflow": live.coflow_of(slot),
+                "src": src,
+                "dst": dst,
+                "src_port": sport,
+                "dst_port": dport,
+                "rate_bytes_per_s": rates[i],
+                "class": None if cls < 0 else cls,
+                "enforced": enforced[i],
+            }
+            if labels is not None:
+                flow["label"] = None if labels[i] < 0 else labels[i]
+            rows.append(flow)
+        return rows
+
+
 @dataclass
 class Limits:
     """What one peer may cost the master (docs/runtime.md, Bounds)."""
@@ -167,7 +217,7 @@ class Master:
         self.next_single = SINGLE_BASE
         self.requests: queue.Queue = queue.Queue()
         self.lock = threading.Lock()
-        self.snapshot: dict = {"coflows": [], "flows": [], "agents": 0}
+        self.snapshot: dict = {"coflows": [], "flows": FlowRows.empty(), "agents": 0}
         # For a policy that identifies coflows itself (coda): the last label of
         # each flow seen, by (src, dst, src port, dst port), bounded.
         # Written by the round thread and read by the HTTP threads, under the lock.
@@ -242,8 +292,11 @@ class Master:
         self.slot_info: dict[
             int, tuple[int, int, int, int]
         ] = {}  # slot -> (src, dst, sport, dport)
-        self.pushed: dict[int, tuple[int, float]] = {}  # slot -> (kind, value) its agent has
-        self.rates: dict[int, tuple[float, int]] = {}
+        # What each agent was told, and the per-flow half of a round (Rust:
+        # coflowkit-runtime/src/enforce.rs).
+        self.enf = _core.Enforcer(
+            self.hosts, self.capacity, self.hysteresis, self.enforce == "classes", PAUSED_FLOOR
+        )
         # Registered coflows whose every flow has a size: coflow -> total bytes.
         self.coflow_size: dict[int, float] = {}
 
@@ -322,7 +375,7 @@ class Master:
         if path == "/api/coflows":
             return 200, snap["coflows"], "application/json"
         if path == "/api/flows":
-            return 200, snap["flows"], "application/json"
+            return 200, snap["flows"].rows(), "application/json"
         if path == "/api/labels":
             with self.lock:
                 rows = [
@@ -433,8 +486,8 @@ class Master:
             self.send_order.pop(s.host, None)
             self.lost_since[s.host] = time.monotonic()
             # Its agent fails open: nothing it was told is in force any more.
-            for slot in s.flows.values():
-                self.pushed.pop(slot, None)
+            self.enf.set_up(s.host, False)
+            self.enf.unpush(list(s.flows.values()))
 
     def _io(self, sel: selectors.BaseSelector, s: Session, mask: int) -> None:
         """Handles one session's readiness; any failure ends that session only."""
@@ -508,10 +561,10 @@ class Master:
         # A host's flows outlive its sessions (same agent process): it reports
         # them again under the same numbers and they keep their slots.
         s.flows = self.host_flows.setdefault(h.host, {})
-        for slot in s.flows.values():
-            self.pushed.pop(slot, None)
+        self.enf.unpush(list(s.flows.values()))
         s.host, s.addrs = h.host, h.addrs
         self.by_host[h.host] = s
+        self.enf.set_up(h.host, True)
         self.send_order[h.host] = s.last_sent
         self.send_order.move_to_end(h.host, last=False)  # owed a heartbeat first
         for a in h.addrs:
@@ -569,8 +622,8 @@ class Master:
 
     def _end_flow(self, slot: int, now: float) -> None:
         done = self.live.finish(slot, now)
-        self.pushed.pop(slot, None)
-        self.rates.pop(slot, None)
+        self.enf.release(slot)
+        self.slot_info.pop(slot, None)
         self.slot_owner.pop(slot, None)
         reg = self.reg_slot.get(slot)
         if reg is not None and self.store is not None:
@@ -604,6 +657,7 @@ class Master:
             self.next_single += 1
         flows[f.fid] = slot
         self.slot_owner[slot] = (src, f.fid)
+        self.enf.own(slot, src, f.fid, src, dst)
         self.slot_info[slot] = (src, dst, f.sport, f.dport)
         self.live.update([slot], [float(f.sent)])
         return True
@@ -680,28 +734,7 @@ class Master:
         t = time.perf_counter()
         self._registrations()
         flows, rates, classes = self.live.decide(self.now())
-        if self.enforce == "rates":
-            rates = self._room_for_trickles(flows, rates)
-        out: dict[int, list[tuple[int, int, float]]] = collections.defaultdict(list)
-        self.rates = {}
-        for slot, rate, cls in zip(flows, rates, classes, strict=True):
-            self.rates[slot] = (rate, cls)
-            owner = self.slot_owner.get(slot)
-            if owner is None or owner[0] not in self.by_host:
-                continue  # its agent is not connected: nothing can be enforced
-            if self.enforce == "classes" and cls >= 0:
-                want = (proto.CLASS, float(min(cls, 7)))
-            else:
-                want = (proto.RATE, rate)
-            have = self.pushed.get(slot)
-            if have is not None and have[0] == want[0]:
-                if want[0] == proto.CLASS and have[1] == want[1]:
-                    continue
-                if want[0] == proto.RATE and abs(have[1] - want[1]) <= self.hysteresis * max(
-                    have[1], want[1]
-                ):
-                    continue
-            out[owner[0]].append((owner[1], want[0], want[1], slot))
+        out = self.enf.round(flows, rates, classes, self.enforce == "rates")
         if self.store is not None:
             self.store.commit()  # what this round learned is on disk before anyone hears of it
         self._push(out)
@@ -715,15 +748,11 @@ class Master:
             self.round_log.append((round(time.time() - self.wall0, 3), dt))
         return dt
 
-    def _push(self, out: dict[int, list[tuple[int, int, float, int]]]) -> None:
+    def _push(self, out: list[tuple[int, list[tuple[int, int, float]]]]) -> None:
         """Queues each connected agent's changes. The API shows the round first,
         so it never lags what agents were told; an agent whose queue overflows
         is disconnected, which unmarks its flows."""
-        frames = []
-        for host, items in out.items():
-            frames.append((self.by_host[host], items))
-            for _, kind, value, slot in items:
-                self.pushed[slot] = (kind, value)
+        frames = [(self.by_host[host], items) for host, items in out]
         self._publish()
         if self._send(frames):
             self._publish()
@@ -750,7 +779,7 @@ class Master:
         failed: list[tuple[Session, str]] = []
         for s, items in frames:
             if s.conn is None:  # the hub's session: it queues, or says why not
-                n = self.hub.send_decisions(s.sid, [i[:3] for i in items])
+                n = self.hub.send_decisions(s.sid, items)
                 if n > 0:
                     self.metrics["slow_agents"] += 1
                     failed.append((s, f"does not keep up: {n} bytes queued for {s.peer} "
@@ -762,7 +791,7 @@ class Master:
                 self.metrics["decisions_sent"] += len(items)
                 continue
             try:
-                s.conn.send(proto.DECISIONS, proto.encode_decisions([i[:3] for i in items]))
+                s.conn.send(proto.DECISIONS, proto.encode_decisions(items))
             except SendQueueFull as e:
                 self.metrics["slow_agents"] += 1
                 failed.append((s, f"does not keep up: {e}"))
@@ -781,52 +810,18 @@ class Master:
                 self._close(self._sel, s, why)
         return bool(failed)
 
-    def _room_for_trickles(self, flows: list[int], rates: list[float]) -> list[float]:
-        """Rates scaled so that each link also carries the trickles of its
-        paused and slow flows.
-
-        An agent sends a flow decided below ``PAUSED_FLOOR`` of the link at that
-        floor (tc.py), bandwidth the policy did not give out. On each link
-        (a host's uplink, a host's downlink) the other flows' rates are scaled
-        by ``(C - trickles) / their sum`` when they would not fit, and a flow
-        takes the smaller factor of its two links. Without this, a priority
-        policy's paused flows took up to 0.5 % of the link each from the flows
-        it favoured."""
-        floor = PAUSED_FLOOR * self.capacity
-        trickle: collections.Counter = collections.Counter()
-        big: collections.Counter = collections.Counter()
-        links = []
-        for slot, rate in zip(flows, rates, strict=True):
-            src, dst = self.slot_info.get(slot, (-1, -1))[:2]
-            up, down = (0, src), (1, dst)
-            links.append((up, down))
-            if rate < floor:
-                trickle[up] += floor
-                trickle[down] += floor
-            else:
-                big[up] += rate
-                big[down] += rate
-        if not trickle:
-            return rates
-        scale = {
-            link: max(0.0, self.capacity - trickle[link]) / total
-            for link, total in big.items()
-            if total + trickle[link] > self.capacity * (1 + 1e-9)
-        }
-        if not scale:
-            return rates
-        return [
-            rate if rate < floor else rate * min(scale.get(up, 1.0), scale.get(down, 1.0), 1.0)
-            for rate, (up, down) in zip(rates, links, strict=True)
-        ]
-
     def _publish(self) -> None:
+        """The round as the API shows it. Per-flow rows are built when asked
+        for (:class:`FlowRows`), so a round does not pay for them; a policy
+        that labels flows (coda) updates the label log here."""
+        slots, rates, classes, enforced = self.enf.last()
         # Per coflow: the lowest (most favoured) class among its scheduled flows.
         cls_of: dict[int, int] = {}
-        for slot, (_, cls) in self.rates.items():
-            if cls >= 0:
-                cid = self.live.coflow_of(slot)
-                cls_of[cid] = min(cls, cls_of.get(cid, cls))
+        if classes and max(classes) >= 0:
+            for slot, cls in zip(slots, classes, strict=True):
+                if cls >= 0:
+                    cid = self.live.coflow_of(slot)
+                    cls_of[cid] = min(cls, cls_of.get(cid, cls))
         coflows = []
         arrival_of: dict[int, float] = {}
         for cid, arrival, finish, width, sent in self.live.coflows():
@@ -845,33 +840,18 @@ class Master:
                     "class": cls_of.get(cid),
                 }
             )
-        flows = []
-        slots = list(self.rates)
         labels = self.live.labels(slots) if slots else None
+        flows = FlowRows(self.live, slots, rates, classes, enforced, self.slot_info, labels)
         seen: list[tuple[tuple, int]] = []
-        for i, (slot, (rate, cls)) in enumerate(self.rates.items()):
-            src, dst, sport, dport = self.slot_info.get(slot, (0, 0, 0, 0))
-            owner = self.slot_owner.get(slot)
-            flow = {
-                "slot": slot,
-                "coflow": self.live.coflow_of(slot),
-                "src": src,
-                "dst": dst,
-                "src_port": sport,
-                "dst_port": dport,
-                "rate_bytes_per_s": rate,
-                "class": None if cls < 0 else cls,
-                "enforced": owner is not None and owner[0] in self.by_host and slot in self.pushed,
-            }
-            if labels is not None:
-                flow["label"] = None if labels[i] < 0 else labels[i]
-                if labels[i] >= 0:
+        if labels is not None:
+            for f in flows.rows():
+                if f["label"] is not None:
                     # First sight: the arrival of its coflow (the flow itself
                     # when nothing is registered), as a wall-clock time.
-                    first = arrival_of.get(flow["coflow"])
+                    first = arrival_of.get(f["coflow"])
                     wall = None if first is None or first != first else self.wall(first)
-                    seen.append(((src, dst, sport, dport), (labels[i], wall)))
-            flows.append(flow)
+                    key = (f["src"], f["dst"], f["src_port"], f["dst_port"])
+                    seen.append((key, (f["label"], wall)))
         with self.lock:
             self.snapshot = {
                 "coflows": coflows,
