@@ -236,6 +236,9 @@ fn event_tuple(py: Python<'_>, e: Event) -> PyResult<Bound<'_, PyTuple>> {
     }
 }
 
+/// One host's decisions: `(host, [(fid, kind, value)])`.
+type HostDecisions = (u32, Vec<(u32, u8, f64)>);
+
 /// The master's record of what agents were told, and the per-flow half of a
 /// round (coflowkit-runtime's `enforce`): room for paused flows' trickles,
 /// classes, hysteresis, decisions grouped by host.
@@ -294,7 +297,7 @@ impl Enforcer {
         rates: Vec<f64>,
         classes: Vec<i32>,
         trickles: bool,
-    ) -> PyResult<Vec<(u32, Vec<(u32, u8, f64)>)>> {
+    ) -> PyResult<Vec<HostDecisions>> {
         if rates.len() != flows.len() || classes.len() != flows.len() {
             return Err(CoflowkitError::new_err(
                 "round: flows, rates and classes differ in length",
