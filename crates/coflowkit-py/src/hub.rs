@@ -97,7 +97,8 @@ impl AgentHub {
     /// Events, waiting at most `timeout` seconds for the first:
     /// `("hello", sid, peer, host, addrs, name, boot_id, interval_ms, cert_ips)`,
     /// `("report", sid, time, new, updated, gone)` (new: `(fid, sport, dst,
-    /// dport, first_seen, sent)`), `("closed", sid, peer, why, rejected)`.
+    /// dport, first_seen, sent)`), `("updates", [sid], [fid], [bytes])` (byte
+    /// counts of running flows, merged), `("closed", sid, peer, why, rejected)`.
     #[pyo3(signature = (timeout, max = 4096))]
     fn poll<'py>(
         &self,
@@ -215,6 +216,20 @@ fn event_tuple(py: Python<'_>, e: Event) -> PyResult<Bound<'_, PyTuple>> {
                     new.into_bound_py_any(py)?,
                     report.updated.into_bound_py_any(py)?,
                     report.gone.into_bound_py_any(py)?,
+                ],
+            )
+        }
+        Event::Updates { items } => {
+            let sids: Vec<u64> = items.iter().map(|x| x.0).collect();
+            let fids: Vec<u32> = items.iter().map(|x| x.1).collect();
+            let bytes: Vec<u64> = items.iter().map(|x| x.2).collect();
+            PyTuple::new(
+                py,
+                [
+                    "updates".into_bound_py_any(py)?,
+                    sids.into_bound_py_any(py)?,
+                    fids.into_bound_py_any(py)?,
+                    bytes.into_bound_py_any(py)?,
                 ],
             )
         }

@@ -65,8 +65,12 @@ pub enum Event {
         hello: Hello,
         cert_ips: Vec<[u8; 4]>,
     },
-    /// A REPORT with something in it.
+    /// A REPORT with new or ended flows.
     Report { sid: u64, report: Report },
+    /// Byte counts of running flows, `(session, flow, bytes)`, from REPORTs
+    /// with nothing else, merged while the master has not taken them (in
+    /// order with the other events).
+    Updates { items: Vec<(u64, u32, u64)> },
     /// A session ended: by its peer, a deadline, a bad frame (`rejected`), or
     /// the master (then after the master's own close).
     Closed {
@@ -119,6 +123,18 @@ impl Shared {
     fn push(&self, e: Event) {
         let mut q = self.events.lock().unwrap_or_else(|e| e.into_inner());
         q.push_back(e);
+        self.ready.notify_one();
+    }
+
+    fn push_updates(&self, sid: u64, updated: &[(u32, u64)]) {
+        let mut q = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(Event::Updates { items }) = q.back_mut() {
+            items.extend(updated.iter().map(|&(f, b)| (sid, f, b)));
+            return;
+        }
+        q.push_back(Event::Updates {
+            items: updated.iter().map(|&(f, b)| (sid, f, b)).collect(),
+        });
         self.ready.notify_one();
     }
 }
@@ -622,6 +638,8 @@ async fn read_loop(
                     shared.metrics.reports.fetch_add(1, Ordering::Relaxed);
                     if r.new.is_empty() && r.updated.is_empty() && r.gone.is_empty() {
                         shared.metrics.empty_reports.fetch_add(1, Ordering::Relaxed);
+                    } else if r.new.is_empty() && r.gone.is_empty() {
+                        shared.push_updates(sid, &r.updated);
                     } else {
                         shared.push(Event::Report { sid, report: r });
                     }

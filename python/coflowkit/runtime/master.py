@@ -954,6 +954,9 @@ class Master:
         """One event of the hub (a checked HELLO, a non-empty REPORT, a session's
         end); a failure ends that session only."""
         kind, sid = ev[0], ev[1]
+        if kind == "updates":
+            self._hub_updates(*ev[1:])
+            return
         if kind == "closed":
             _, _, peer, why, rejected = ev
             if rejected:
@@ -978,6 +981,23 @@ class Master:
         _, _, t, new, updated, gone = ev
         report = proto.Report(t, [proto.NewFlow(*f) for f in new], updated, gone)
         self._guarded_session(s, self._report, s, report)
+
+    def _hub_updates(self, sids: list[int], fids: list[int], sent: list[int]) -> None:
+        """Byte counts of running flows, merged by the hub from many REPORTs."""
+        sessions, slots, values = self.sessions, [], []
+        for sid, fid, b in zip(sids, fids, sent, strict=True):
+            s = sessions.get(sid)
+            if s is None or s.host is None:
+                continue
+            slot = s.flows.get(fid)
+            if slot is not None:
+                slots.append(slot)
+                values.append(float(b))
+            else:
+                held = self.unresolved.get(s.host)
+                if held is not None and fid in held:
+                    held[fid].sent = b
+        self.live.update(slots, values)
 
     def _guarded_session(self, s: Session, fn, *args) -> None:
         """Runs ``fn`` on a hub session's message; a bad message ends the session."""
