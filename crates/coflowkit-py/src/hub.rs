@@ -343,3 +343,117 @@ impl Enforcer {
         self.e().owned()
     }
 }
+
+/// Emulated agents (coflowkit-runtime's `swarm`) for `coflowkit testbed
+/// emulate`: real TLS sessions reporting every Δ, bytes moving at the master's
+/// rates; the caller gives them flows and learns which coflows ended.
+#[pyclass(module = "coflowkit._core")]
+pub struct AgentSwarm {
+    inner: std::sync::Mutex<coflowkit_runtime::swarm::Swarm>,
+}
+
+#[pymethods]
+impl AgentSwarm {
+    /// `hosts[i]` binds and announces `addrs[i]`; certificates in `tls_dir`.
+    #[new]
+    #[pyo3(signature = (master_host, master_port, tls_dir, hosts, addrs, interval_s, workers = 1, connecting = 256))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        master_host: &str,
+        master_port: u16,
+        tls_dir: &str,
+        hosts: Vec<u32>,
+        addrs: Vec<String>,
+        interval_s: f64,
+        workers: usize,
+        connecting: usize,
+    ) -> PyResult<Self> {
+        let master: SocketAddr = (master_host, master_port)
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.next())
+            .ok_or_else(|| CoflowkitError::new_err(format!("cannot resolve {master_host}")))?;
+        if hosts.len() != addrs.len() {
+            return Err(CoflowkitError::new_err("swarm: one address per host"));
+        }
+        let hosts = hosts
+            .into_iter()
+            .zip(addrs)
+            .map(|(h, a)| {
+                a.parse::<Ipv4Addr>()
+                    .map(|a| (h, a.octets()))
+                    .map_err(|_| CoflowkitError::new_err(format!("not an IPv4 address: {a:?}")))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let cfg = coflowkit_runtime::swarm::SwarmConfig {
+            master,
+            tls_dir: tls_dir.into(),
+            hosts,
+            interval: duration(interval_s, "interval")?,
+            workers,
+            connecting,
+        };
+        let s = py
+            .allow_threads(|| coflowkit_runtime::swarm::Swarm::start(cfg))
+            .map_err(CoflowkitError::new_err)?;
+        Ok(AgentSwarm {
+            inner: std::sync::Mutex::new(s),
+        })
+    }
+
+    /// Host `host` starts flows `(fid, sport, dst, dport, size, sent, coflow)`.
+    fn start_flows(
+        &self,
+        host: u32,
+        flows: Vec<(u32, u16, String, u16, f64, f64, u64)>,
+    ) -> PyResult<()> {
+        let flows = flows
+            .into_iter()
+            .map(|(fid, sport, dst, dport, size, sent, coflow)| {
+                let dst = dst
+                    .parse::<Ipv4Addr>()
+                    .map_err(|_| CoflowkitError::new_err(format!("not an IPv4 address: {dst:?}")))?
+                    .octets();
+                Ok(coflowkit_runtime::swarm::EmuFlow {
+                    fid,
+                    sport,
+                    dst,
+                    dport,
+                    size,
+                    sent,
+                    coflow,
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        s.start_flows(host, flows).map_err(CoflowkitError::new_err)
+    }
+
+    /// Coflows whose every flow ended since the last call.
+    fn finished(&self) -> Vec<u64> {
+        self.inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .finished()
+    }
+
+    /// Counters: connected, failed, disconnected, reports, decisions, active_flows.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let st = s.stats();
+        let d = PyDict::new(py);
+        d.set_item("connected", st.connected.load(Ordering::Relaxed))?;
+        d.set_item("failed", st.failed.load(Ordering::Relaxed))?;
+        d.set_item("disconnected", st.disconnected.load(Ordering::Relaxed))?;
+        d.set_item("reports", st.reports.load(Ordering::Relaxed))?;
+        d.set_item("decisions", st.decisions.load(Ordering::Relaxed))?;
+        d.set_item("active_flows", st.active_flows.load(Ordering::Relaxed))?;
+        d.set_item("first_error", s.first_error())?;
+        Ok(d)
+    }
+
+    fn stop(&self, py: Python<'_>) {
+        py.allow_threads(|| self.inner.lock().unwrap_or_else(|e| e.into_inner()).stop());
+    }
+}

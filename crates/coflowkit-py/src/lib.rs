@@ -600,6 +600,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<wire::FrameReader>()?;
     m.add_class::<hub::AgentHub>()?;
     m.add_class::<hub::Enforcer>()?;
+    m.add_class::<hub::AgentSwarm>()?;
     m.add_function(wrap_pyfunction!(wire::encode_frame, m)?)?;
     m.add_function(wrap_pyfunction!(wire::encode_hello, m)?)?;
     m.add_function(wrap_pyfunction!(wire::decode_hello, m)?)?;

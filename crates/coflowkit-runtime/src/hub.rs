@@ -33,7 +33,7 @@ use tokio_rustls::TlsAcceptor;
 
 const URI_PREFIX: &str = "urn:coflowkit:";
 /// Bytes asked of a session per read.
-const READ_BYTES: usize = 1 << 16;
+const READ_BYTES: usize = 16 << 10;
 
 /// What one peer may cost, and the master's fabric.
 #[derive(Debug, Clone)]

@@ -18,6 +18,7 @@ pub mod hub;
 pub mod nlio;
 pub mod observe;
 pub mod sockdiag;
+pub mod swarm;
 pub mod wire;
 
 use coflowkit_alloc::MaxMin;

@@ -48,7 +48,7 @@ pub const CLASS: u8 = 2;
 const NEW_LEN: usize = 28;
 const PAIR_LEN: usize = 12;
 const DEC_LEN: usize = 13;
-const BOOT_ID_LEN: usize = 16;
+pub const BOOT_ID_LEN: usize = 16;
 
 pub fn type_name(t: u8) -> String {
     match t {

@@ -1,5 +1,7 @@
 """Coordination at scale: a real master (its own process) and N emulated agents
-(one asyncio process) over loopback, as CODA's Fig. 9 measured it.
+(one process: a swarm of real TLS sessions on tokio threads,
+``_core.AgentSwarm``, coflowkit-runtime/src/swarm.rs) over loopback, as CODA's
+Fig. 9 measured it.
 
 ``coflowkit testbed emulate --agents N --flows-per-agent F``:
 
@@ -9,8 +11,8 @@
   ephemeral ports of one address) and announces it in its HELLO.
 * The master runs ``coflowkit master`` with ``--max-agents`` and its descriptor
   limit raised to N plus room; the emulator raises its own.
-* Agents connect in batches (each batch's handshakes finish before the next), so
-  no handshake waits past the master's deadline.
+* Agents connect with at most 256 handshakes in progress, so no handshake waits
+  past the master's deadline; each reports from the moment it is connected.
 * The workload keeps ``coflows`` coflows running: each has N·F / coflows flows
   between random hosts, with sizes drawn from the Facebook trace's flows (seeded),
   registered through the HTTP API before they start. Every Δ each agent with flows
@@ -24,7 +26,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import random
@@ -37,10 +38,10 @@ import sys
 import tempfile
 import time
 import urllib.request
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 from coflowkit._core import CoflowkitError
-from coflowkit.runtime import proto, tls
+from coflowkit.runtime import tls
 
 #: Bytes a flow has sent when its agent first reports it (the agent's threshold).
 FIRST_BYTES = 100_000
@@ -67,6 +68,7 @@ class Config:
     seed: int = 1
     trace: str | None = None
     io: str = "python"  # the master's session layer (coflowkit master --io)
+    emulator_threads: int = 1  # the swarm's tokio threads
 
     def check(self) -> None:
         if not 1 <= self.agents <= 65000:
@@ -90,22 +92,6 @@ class Flow:
     dport: int
     size: float
     coflow: int
-    sent: float = FIRST_BYTES
-    rate: float = 0.0
-    reported: bool = False
-
-
-@dataclass
-class Agent:
-    host: int
-    writer: asyncio.StreamWriter
-    chan: proto.Channel
-    flows: dict[int, Flow] = field(default_factory=dict)
-    gone: list[tuple[int, int]] = field(default_factory=list)
-    decisions: int = 0
-    # Held here: asyncio keeps only weak references to tasks and stream readers.
-    reader: asyncio.StreamReader | None = None
-    task: asyncio.Task | None = None
 
 
 def raise_nofile(want: int) -> int:
@@ -154,47 +140,13 @@ class Emulation:
         self.pki = pki
         self.rng = random.Random(cfg.seed)
         self.sizes = sizes_from_trace(cfg.trace, cfg.seed)
-        self.agents: list[Agent] = []
+        self.swarm = None  # _core.AgentSwarm, once the master is up
         self.next_fid = 1
         self.next_coflow = 1
-        self.live: dict[int, int] = {}  # coflow -> flows still running
+        self.live: dict[int, int] = {}  # coflow -> flows (running until it ends)
         self.started = 0
         self.finished = 0
-        self.ticks = 0
         self.width = max(1, round(cfg.agents * cfg.flows_per_agent / cfg.coflows))
-
-    async def connect_all(self) -> None:
-        for lo in range(0, self.cfg.agents, CONNECT_BATCH):
-            hosts = range(lo, min(lo + CONNECT_BATCH, self.cfg.agents))
-            self.agents += await asyncio.gather(*(self.connect(h) for h in hosts))
-
-    async def connect(self, h: int) -> Agent:
-        ctx = tls.host_client_context(self.pki, h)
-        reader, writer = await asyncio.open_connection(
-            self.master[0], self.master[1], ssl=ctx, server_hostname="127.0.0.1",
-            local_addr=(addr_of(h), 0),
-        )  # fmt: skip
-        a = Agent(h, writer, proto.agent_channel(), reader=reader)
-        hello = proto.Hello(h, int(self.cfg.interval_ms), [addr_of(h)], f"emulated-{h}", b"\1" * 16)
-        writer.write(a.chan.frame(proto.HELLO, proto.encode_hello(hello)))
-        a.task = asyncio.get_running_loop().create_task(self.read(a, reader))
-        return a
-
-    async def read(self, a: Agent, reader: asyncio.StreamReader) -> None:
-        while True:
-            try:
-                data = await reader.read(65536)
-            except (ConnectionError, OSError):
-                data = b""
-            if not data:
-                return
-            for mtype, payload in a.chan.feed(data):
-                if mtype == proto.DECISIONS:
-                    for fid, kind, value in proto.decode_decisions(payload):
-                        f = a.flows.get(fid)
-                        if f is not None and kind == proto.RATE:
-                            f.rate = value
-                        a.decisions += 1
 
     def new_coflow(self) -> tuple[int, list[Flow]]:
         """A new coflow's flows between random hosts (not yet registered)."""
@@ -226,39 +178,21 @@ class Emulation:
 
     def start(self, flows: list[Flow]) -> None:
         """The registered coflow's flows start: their agents report them next Δ."""
+        by_src: dict[int, list] = {}
         for f in flows:
-            self.agents[f.src].flows[f.fid] = f
+            by_src.setdefault(f.src, []).append(
+                (f.fid, 20000 + f.fid % 40000, addr_of(f.dst), f.dport, f.size, float(FIRST_BYTES),
+                 f.coflow)
+            )  # fmt: skip
+        for src, items in by_src.items():
+            self.swarm.start_flows(src, items)
         self.started += 1
 
-    def tick(self, dt: float, now: float) -> int:
-        """Every agent's REPORT for this Δ; returns how many were sent. As the real
-        agent does, one with nothing to say still reports every 5th round."""
-        sent = 0
-        self.ticks += 1
-        for a in self.agents:
-            if not a.flows and not a.gone and self.ticks % 5:
-                continue
-            new, upd = [], []
-            for f in list(a.flows.values()):
-                f.sent = min(f.size, f.sent + f.rate * dt)
-                if not f.reported:
-                    f.reported = True
-                    new.append(proto.NewFlow(f.fid, 20000 + f.fid % 40000, addr_of(f.dst),
-                                             f.dport, now, int(f.sent)))  # fmt: skip
-                elif f.sent >= f.size:
-                    a.gone.append((f.fid, int(f.sent)))
-                    del a.flows[f.fid]
-                    self.live[f.coflow] -= 1
-                    if self.live[f.coflow] == 0:
-                        del self.live[f.coflow]
-                        self.finished += 1
-                else:
-                    upd.append((f.fid, int(f.sent)))
-            report = proto.Report(now, new, upd, a.gone)
-            a.gone = []
-            a.writer.write(a.chan.frame(proto.REPORT, proto.encode_report(report)))
-            sent += 1
-        return sent
+    def collect(self) -> None:
+        """Coflows whose flows all ended are done."""
+        for cid in self.swarm.finished():
+            if self.live.pop(cid, None) is not None:
+                self.finished += 1
 
 
 def api_get(http: tuple[str, int], path: str):
@@ -284,62 +218,74 @@ def proc_cpu_rss(pid: int) -> tuple[float, int]:
     return cpu, rss
 
 
-async def connect_reporting(emu: Emulation, dt: float, t0: float) -> None:
-    """Connects every agent; those connected so far keep reporting (every 5th Δ,
-    with nothing to say) while the others connect, as real agents would, so none
-    falls silent."""
-    connecting = asyncio.get_running_loop().create_task(emu.connect_all())
-    while not connecting.done():
-        tick_start = time.monotonic()
-        emu.tick(dt, tick_start - t0)
-        await asyncio.sleep(max(0.0, dt - (time.monotonic() - tick_start)))
-    await connecting
+def drive(cfg: Config, emu: Emulation, pid: int) -> dict:
+    """Registers the first coflows, connects the agents (a swarm of real TLS
+    sessions on tokio threads, ``_core.AgentSwarm``), then keeps ``coflows``
+    coflows running; new ones are registered off the loop (a registration
+    waits for a master round). Measures the master's rounds after warm-up."""
+    import concurrent.futures
 
+    from coflowkit import _core
 
-async def drive(cfg: Config, emu: Emulation, pid: int) -> dict:
-    """Registers the first coflows, connects the agents, then reports every Δ; new
-    coflows are registered off the event loop (a registration waits for a master
-    round), so no agent falls silent meanwhile."""
     dt = cfg.interval_ms / 1000
-    loop = asyncio.get_running_loop()
     first = [emu.new_coflow() for _ in range(cfg.coflows)]
     for cid, flows in first:
         emu.post(cid, flows)
     t0 = time.monotonic()
-    await connect_reporting(emu, dt, t0)
+    hosts = list(range(cfg.agents))
+    emu.swarm = _core.AgentSwarm(
+        emu.master[0], emu.master[1], emu.pki, hosts, [addr_of(h) for h in hosts], dt,
+        workers=cfg.emulator_threads,
+    )  # fmt: skip
+    while True:
+        st = emu.swarm.stats()
+        if st["connected"] + st["failed"] >= cfg.agents:
+            break
+        if time.monotonic() - t0 > 60 + cfg.agents / 50:
+            raise CoflowkitError(f"agents did not connect in time ({st})")
+        time.sleep(0.05)
+    if st["failed"]:
+        raise CoflowkitError(f"{st['failed']} agents could not connect: {st['first_error']}")
     connect_s = time.monotonic() - t0
     for _, flows in first:
         emu.start(flows)
-    pending: list[asyncio.Future] = []
+    pool = concurrent.futures.ThreadPoolExecutor(4)
+    pending: list[concurrent.futures.Future] = []
     start_rounds = None
     cpu0 = rss1 = 0.0
     wall0 = time.monotonic()
-    reports = 0
+    reports0 = 0
     active_sum = ticks = 0
-    while True:
-        tick_start = time.monotonic()
-        reports += emu.tick(dt, tick_start - t0)
-        if start_rounds is not None:
-            active_sum += sum(len(a.flows) for a in emu.agents)
-            ticks += 1
-        for fut in [f for f in pending if f.done()]:
-            pending.remove(fut)
-            emu.start(fut.result())
-        while len(emu.live) < cfg.coflows:
-            cid, flows = emu.new_coflow()
-            pending.append(loop.run_in_executor(None, lambda c=cid, f=flows: emu.post(c, f) or f))
-        await asyncio.sleep(max(0.0, dt - (time.monotonic() - tick_start)))
-        r = (await loop.run_in_executor(None, master_rounds, emu.http))["rounds"]
-        if start_rounds is None and r >= cfg.warmup:
-            start_rounds = r
-            cpu0, rss1 = proc_cpu_rss(pid)
-            wall0 = time.monotonic()
-            reports = 0
-        if start_rounds is not None and r - start_rounds >= cfg.rounds:
-            break
-    cpu1, rss_end = proc_cpu_rss(pid)
-    return summary(cfg, emu, time.monotonic() - wall0, cpu1 - cpu0, rss1, rss_end,
-                   active_sum / max(ticks, 1), reports, connect_s)  # fmt: skip
+    try:
+        while True:
+            tick_start = time.monotonic()
+            emu.collect()
+            st = emu.swarm.stats()
+            if start_rounds is not None:
+                active_sum += st["active_flows"]
+                ticks += 1
+            for fut in [f for f in pending if f.done()]:
+                pending.remove(fut)
+                emu.start(fut.result())
+            while len(emu.live) < cfg.coflows:
+                cid, flows = emu.new_coflow()
+                pending.append(pool.submit(lambda c=cid, f=flows: emu.post(c, f) or f))
+            time.sleep(max(0.0, dt - (time.monotonic() - tick_start)))
+            r = master_rounds(emu.http)["rounds"]
+            if start_rounds is None and r >= cfg.warmup:
+                start_rounds = r
+                cpu0, rss1 = proc_cpu_rss(pid)
+                wall0 = time.monotonic()
+                reports0 = emu.swarm.stats()["reports"]
+            if start_rounds is not None and r - start_rounds >= cfg.rounds:
+                break
+        cpu1, rss_end = proc_cpu_rss(pid)
+        st = emu.swarm.stats()
+        return summary(cfg, emu, time.monotonic() - wall0, cpu1 - cpu0, rss1, rss_end,
+                       active_sum / max(ticks, 1), st["reports"] - reports0, connect_s)  # fmt: skip
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+        emu.swarm.stop()
 
 
 def summary(cfg: Config, emu: Emulation, wall: float, cpu: float, rss_start: float,
@@ -353,7 +299,8 @@ def summary(cfg: Config, emu: Emulation, wall: float, cpu: float, rss_start: flo
     def pct(q: float) -> float:
         return hist_sorted[min(len(hist_sorted) - 1, int(q * len(hist_sorted)))]
 
-    active = sum(len(a.flows) for a in emu.agents)
+    st = emu.swarm.stats()
+    active = st["active_flows"]
     health = api_get(emu.http, "/api/health")
     master_flows = len(api_get(emu.http, "/api/flows"))
     if os.environ.get("COFLOWKIT_EMULATE_LOG"):  # debugging: the master's counters
@@ -377,7 +324,8 @@ def summary(cfg: Config, emu: Emulation, wall: float, cpu: float, rss_start: flo
         "agents_connected_end": health["agents"],
         "coflows_finished": emu.finished,
         "reports_per_s": reports / wall,
-        "decisions_received": sum(a.decisions for a in emu.agents),
+        "decisions_received": st["decisions"],
+        "agents_disconnected": st["disconnected"],
         "connect_s": connect_s,
         "wall_s": wall,
     }
@@ -424,7 +372,7 @@ def run(cfg: Config, workdir: str | None = None) -> dict:
                     ) from None
                 time.sleep(0.2)
         emu = Emulation(cfg, http, listen, pki)
-        row = asyncio.run(drive(cfg, emu, master.pid))
+        row = drive(cfg, emu, master.pid)
     finally:
         master.send_signal(signal.SIGTERM)
         try:
