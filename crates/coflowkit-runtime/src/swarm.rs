@@ -368,7 +368,7 @@ async fn agent(
             _ = ticker.tick() => {
                 ticks += 1;
                 let now = shared.t0.elapsed().as_secs_f64();
-                if let Some(p) = tick(shared, i, dt, now, ticks % 5 == 0) {
+                if let Some(p) = tick(shared, i, dt, now, ticks.is_multiple_of(5)) {
                     let Ok(f) = wire::encode_frame(wire::REPORT, seq, &p) else { break "report too large".to_string() };
                     seq += 1;
                     if let Err(e) = async { wr.write_all(&f).await?; wr.flush().await }.await {
