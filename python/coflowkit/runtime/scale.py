@@ -100,12 +100,27 @@ def raise_nofile(want: int) -> int:
     if soft < want:
         new = want if hard == resource.RLIM_INFINITY else min(want, hard)
         if new < want and os.geteuid() == 0:
-            new = want
-            resource.setrlimit(resource.RLIMIT_NOFILE, (new, max(new, hard)))
+            try:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (want, max(want, hard)))
+                new = want
+            except (ValueError, OSError):  # no CAP_SYS_RESOURCE (a container)
+                resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
         else:
             resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
         soft = new
     return soft
+
+
+def check_descriptors(agents: int) -> None:
+    """Raises the descriptor limit for ``agents`` sessions, or says why it cannot."""
+    need = agents + 256
+    got = raise_nofile(need)
+    if got < need:
+        raise CoflowkitError(
+            f"{agents} agents need {need} descriptors per process; the hard limit "
+            f"(ulimit -Hn) allows {got} and cannot be raised here (it needs root with "
+            f"CAP_SYS_RESOURCE): at most {max(0, got - 256)} agents"
+        )
 
 
 def make_pki(directory: str, n: int) -> None:
@@ -334,12 +349,7 @@ def summary(cfg: Config, emu: Emulation, wall: float, cpu: float, rss_start: flo
 def run(cfg: Config, workdir: str | None = None) -> dict:
     """One measurement: a master process and the emulated agents; returns the row."""
     cfg.check()
-    need = cfg.agents + 256
-    if raise_nofile(need) < need:
-        raise CoflowkitError(
-            f"{cfg.agents} agents need {need} descriptors; ulimit -n allows fewer "
-            "(raise it, or run as root)"
-        )
+    check_descriptors(cfg.agents)
     own = workdir is None
     workdir = workdir or tempfile.mkdtemp(prefix="coflowkit-emulate-")
     pki = os.path.join(workdir, "tls")
@@ -401,6 +411,7 @@ def sweep(
     rows: list[dict] = []
     work = tempfile.mkdtemp(prefix="coflowkit-emulate-")
     try:
+        check_descriptors(max(agents))
         make_pki(os.path.join(work, "tls"), max(agents))
         for n in agents:
             for policy in policies:
