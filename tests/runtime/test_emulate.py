@@ -5,6 +5,8 @@ import csv
 import subprocess
 import sys
 
+import pytest
+from coflowkit._core import CoflowkitError
 from coflowkit.runtime import scale
 
 
@@ -43,3 +45,11 @@ def test_cli_writes_the_scale_table(tmp_path):
     rows = list(csv.DictReader(open(out / "scale.csv")))
     assert [(x["policy"], x["agents"]) for x in rows] == [("fair", "8"), ("aalo", "8")]
     assert "aalo      8 agents: round median" in r.stdout
+
+
+def test_agents_beyond_the_descriptor_limit_are_refused_before_anything_starts():
+    # No process may hold ten million descriptors (nr_open is at most 2^20):
+    # the emulator says so, with the number it could run, instead of failing
+    # half-way through connecting.
+    with pytest.raises(CoflowkitError, match=r"10000000 agents need 10000256 descriptors"):
+        scale.check_descriptors(10_000_000)
