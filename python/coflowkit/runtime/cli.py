@@ -75,10 +75,8 @@ def add_agent(sub) -> None:
 
 
 def cmd_master(args) -> int:
-    from coflowkit.runtime import master
-
     _log_setup(args.log_level)
-    return master.main(args)
+    return master_main(args)
 
 
 def add_master(sub) -> None:
@@ -291,3 +289,63 @@ def add_ca(sub) -> None:
         "--scope", default="read", help="token: scopes, comma-separated (read, register)"
     )
     c.set_defaults(func=cmd_ca)
+
+
+def parse_addr(text: str, what: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise CoflowkitError(f"{what} must be HOST:PORT, got {text!r}")
+    return host.strip("[]"), int(port)
+
+
+def master_main(args) -> int:
+    """``coflowkit master``: builds the master from its arguments and runs it
+    until SIGTERM or SIGINT."""
+    import gc
+    import signal
+
+    from coflowkit.options import parse_kv
+    from coflowkit.runtime import tls
+    from coflowkit.runtime.master import Limits, Master
+
+    http = None if args.http == "off" else parse_addr(args.http, "--http")
+    tokens = tls.read_tokens(args.api_tokens) if args.api_tokens else None
+    from coflowkit.runtime.http_api import is_loopback
+
+    api_tls = None if http is None or is_loopback(http[0]) else tls.api_server_context(args.tls_dir)
+    m = Master(
+        args.policy,
+        parse_kv(args.param),
+        args.hosts,
+        args.gbps * 1e9 / 8 * args.goodput,
+        tls.master_context(args.tls_dir),
+        listen=parse_addr(args.listen, "--listen"),
+        http=http,
+        interval=args.interval_ms / 1000,
+        membership=args.membership,
+        enforce=args.enforce,
+        state_path=None if args.state == "none" else args.state,
+        api_tokens=tokens,
+        api_tls=api_tls,
+        limits=Limits(
+            max_agents=args.max_agents, handshake_timeout=args.handshake_timeout,
+            read_timeout=args.read_timeout, send_queue=args.send_queue_kib << 10,
+            http_inflight=args.http_inflight, lost_after=args.lost_after,
+        ),
+        io=args.io,
+        tls_dir=args.tls_dir,
+    )  # fmt: skip
+
+    def stop(*_):
+        m.close()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    logging.getLogger("coflowkit.master").info(
+        "master: policy %s, %d hosts, agents on %s:%d", args.policy, args.hosts, *m.address
+    )
+    # What exists now (modules, the policy, the server) lives as long as the
+    # process: out of the cyclic collector's sight, its full passes stay short.
+    gc.freeze()
+    m.run()
+    return 0

@@ -28,21 +28,20 @@ from __future__ import annotations
 
 import collections
 import errno
-import gc
 import logging
 import queue
 import selectors
-import signal
 import socket
 import ssl
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from coflowkit import _core
 from coflowkit._core import CoflowkitError, LiveScheduler
 from coflowkit.runtime import dashboard, proto, tls
 from coflowkit.runtime.http_api import ApiServer
+from coflowkit.runtime.hubloop import HubLoop
 from coflowkit.runtime.registration import Registration
 from coflowkit.runtime.resources import (
     LogLimiter,
@@ -50,7 +49,8 @@ from coflowkit.runtime.resources import (
     descriptor_room,
     ensure_descriptors,
 )
-from coflowkit.runtime.session import Conn, SendQueueFull, wrap_server
+from coflowkit.runtime.session import Conn, SendQueueFull, Session, wrap_server
+from coflowkit.runtime.snapshot import FlowRows
 from coflowkit.runtime.state import Store
 from coflowkit.runtime.tc import PAUSED_FLOOR
 
@@ -66,72 +66,6 @@ DEFAULT_MAX_AGENTS = 50_000
 # Descriptors kept beyond agents and HTTP requests: listening sockets, the state
 # file, logs, the reserve descriptor, Python's own.
 FD_RESERVE = 64
-
-
-@dataclass
-class Session:
-    conn: Conn | None  # None under --io rust: the hub holds the connection
-    ident: tls.Identity | None = None
-    host: int | None = None
-    addrs: list[str] = field(default_factory=list)
-    flows: dict[int, int] = field(default_factory=dict)  # fid -> slot
-    last_sent: float = 0.0
-    sid: int = -1  # the hub's session number (--io rust)
-    peer_name: str = ""
-
-    @property
-    def peer(self) -> str:
-        return self.conn.peer if self.conn is not None else self.peer_name
-
-
-class FlowRows:
-    """A round's flows for the API, as rows (dicts) built on first use, from
-    what the round left: the slots, their rates, classes and whether they are
-    enforced, and a copy of the flows' addresses (so the round thread may go
-    on changing its own)."""
-
-    def __init__(self, live, slots, rates, classes, enforced, slot_info, labels=None):
-        self._args = (live, slots, rates, classes, enforced, dict(slot_info), labels)
-        self._rows: list[dict] | None = None
-        self._lock = threading.Lock()
-
-    @classmethod
-    def empty(cls) -> FlowRows:
-        return cls(None, [], [], [], [], {})
-
-    def rows(self) -> list[dict]:
-        with self._lock:
-            if self._rows is None:
-                self._rows = self._build()
-            return self._rows
-
-    def __iter__(self):
-        return iter(self.rows())
-
-    def __len__(self) -> int:
-        return len(self._args[1])
-
-    def _build(self) -> list[dict]:
-        live, slots, rates, classes, enforced, info, labels = self._args
-        rows = []
-        for i, slot in enumerate(slots):
-            src, dst, sport, dport = info.get(slot, (0, 0, 0, 0))
-            cls = classes[i]
-            flow = {
-                "slot": slot,
-                "coflow": live.coflow_of(slot),
-                "src": src,
-                "dst": dst,
-                "src_port": sport,
-                "dst_port": dport,
-                "rate_bytes_per_s": rates[i],
-                "class": None if cls < 0 else cls,
-                "enforced": enforced[i],
-            }
-            if labels is not None:
-                flow["label"] = None if labels[i] < 0 else labels[i]
-            rows.append(flow)
-        return rows
 
 
 @dataclass
@@ -163,7 +97,25 @@ class Limits:
                 raise CoflowkitError(f"{name.replace('_', '-')} must be positive")
 
 
-class Master:
+def check_options(
+    interval: float, membership: str, enforce: str, hosts: int, io: str, tls_dir: str | None
+) -> None:
+    """One clear error for a master option out of its range."""
+    if not interval > 0:
+        raise CoflowkitError(f"interval must be positive, got {interval}")
+    if membership not in ("registry", "none"):
+        raise CoflowkitError(f"membership must be registry or none, got {membership!r}")
+    if enforce not in ("rates", "classes"):
+        raise CoflowkitError(f"enforce must be rates or classes, got {enforce!r}")
+    if not 1 <= hosts < 65536:
+        raise CoflowkitError(f"hosts must be in 1..65535, got {hosts}")
+    if io not in ("python", "rust"):
+        raise CoflowkitError(f"io must be python or rust, got {io!r}")
+    if io == "rust" and tls_dir is None:
+        raise CoflowkitError("--io rust needs the TLS directory (tls_dir)")
+
+
+class Master(HubLoop):
     def __init__(
         self,
         policy: str,
@@ -184,18 +136,7 @@ class Master:
         io: str = "python",
         tls_dir: str | None = None,
     ):
-        if not interval > 0:
-            raise CoflowkitError(f"interval must be positive, got {interval}")
-        if membership not in ("registry", "none"):
-            raise CoflowkitError(f"membership must be registry or none, got {membership!r}")
-        if enforce not in ("rates", "classes"):
-            raise CoflowkitError(f"enforce must be rates or classes, got {enforce!r}")
-        if not 1 <= hosts < 65536:
-            raise CoflowkitError(f"hosts must be in 1..65535, got {hosts}")
-        if io not in ("python", "rust"):
-            raise CoflowkitError(f"io must be python or rust, got {io!r}")
-        if io == "rust" and tls_dir is None:
-            raise CoflowkitError("--io rust needs the TLS directory (tls_dir)")
+        check_options(interval, membership, enforce, hosts, io, tls_dir)
         self.limits = limits or Limits()
         self.limits.check()
         ensure_descriptors(
@@ -234,23 +175,7 @@ class Master:
             lost_flows=0, round_errors=0, accepted_connections=0,
         )  # fmt: skip
         self.store = Store(state_path) if state_path else None
-        # --io rust: agents' sessions live in the hub's tokio threads
-        # (coflowkit-runtime/src/hub.rs); this thread sees their events.
-        self.hub = None
-        self.server = None
-        self.reserve = None
-        if io == "rust":
-            lim = self.limits
-            self.hub = _core.AgentHub(
-                listen[0], listen[1], tls_dir, hosts, lim.max_agents, lim.handshake_timeout,
-                lim.read_timeout, lim.send_queue, 3 * interval,
-            )  # fmt: skip
-            self.address = self.hub.address
-        else:
-            self.server = socket.create_server(listen, backlog=1024)
-            self.server.setblocking(False)
-            self.address = self.server.getsockname()[:2]
-            self.reserve = ReserveFd()
+        self._listen(listen, io, tls_dir)
         self._sel: selectors.BaseSelector | None = None
         self.httpd = None
         if self.store is not None:
@@ -261,6 +186,25 @@ class Master:
                 self.limits.read_timeout, self.limits.http_body,
             )  # fmt: skip
             self.http_address = self.httpd.server_address[:2]
+
+    def _listen(self, listen: tuple[str, int], io: str, tls_dir: str | None) -> None:
+        """Opens the agents' port: the session hub's (--io rust, agents' sessions
+        on its tokio threads) or this thread's own socket."""
+        self.hub = None
+        self.server = None
+        self.reserve = None
+        if io == "rust":
+            lim = self.limits
+            self.hub = _core.AgentHub(
+                listen[0], listen[1], tls_dir, self.hosts, lim.max_agents, lim.handshake_timeout,
+                lim.read_timeout, lim.send_queue, 3 * self.interval,
+            )  # fmt: skip
+            self.address = self.hub.address
+        else:
+            self.server = socket.create_server(listen, backlog=1024)
+            self.server.setblocking(False)
+            self.address = self.server.getsockname()[:2]
+            self.reserve = ReserveFd()
 
     def _init_bookkeeping(self) -> None:
         """Sessions, hosts and the flow slots' owners (the round thread's state)."""
@@ -908,108 +852,6 @@ class Master:
             if self.store is not None:
                 self.store.close()
 
-    def _run_hub(self, duration: float | None) -> None:
-        """The loop under --io rust: the hub's events, housekeeping, rounds."""
-        end = None if duration is None else time.monotonic() + duration
-        next_round = next_house = time.monotonic()
-        try:
-            while not self.stop.is_set() and (end is None or time.monotonic() < end):
-                wait = min(0.2, max(0.0, next_round - time.monotonic()))
-                for ev in self.hub.poll(wait):
-                    self._guard(self._hub_event, ev)
-                self._guard(self._hub_metrics)
-                mono = time.monotonic()
-                if mono >= next_house:
-                    next_house = mono + min(0.5, self.limits.read_timeout / 4)
-                    self._guard(self._housekeeping, None)
-                if self.dirty or mono >= next_round:
-                    next_round += self.interval
-                    if next_round < mono:
-                        next_round = mono + self.interval
-                    self.dirty = False
-                    self._guard(self.round)
-        finally:
-            self.hub.stop("master stopping", 1.0)
-            for s in list(self.sessions.values()):
-                self._forget(s, "master stopping")
-            self.sessions.clear()
-            if self.httpd is not None:
-                self.httpd.shutdown()
-                self.httpd.server_close()
-            if self.store is not None:
-                self.store.close()
-
-    def _hub_metrics(self) -> None:
-        """The hub's counters, as the Python session layer counts them."""
-        hm = self.hub.metrics()
-        m = self.metrics
-        for k in ("accepted_connections", "refused_connections", "accept_errors", "reports"):
-            m[k] = hm[k]
-
-    def open_connections(self) -> int:
-        """Agent connections open, HELLO accepted or not."""
-        return len(self.sessions) if self.hub is None else self.hub.open_sessions
-
-    def _hub_event(self, ev: tuple) -> None:
-        """One event of the hub (a checked HELLO, a non-empty REPORT, a session's
-        end); a failure ends that session only."""
-        kind, sid = ev[0], ev[1]
-        if kind == "updates":
-            self._hub_updates(*ev[1:])
-            return
-        if kind == "closed":
-            _, _, peer, why, rejected = ev
-            if rejected:
-                self.metrics["rejected_messages"] += 1
-            s = self.sessions.pop(sid, None)
-            if s is not None:
-                self._forget(s, why)
-            elif rejected or why.startswith("TLS") or "in time" in why:
-                self.limiter.warn("close", "agent %s disconnected: %s", peer, why)
-            return
-        if kind == "hello":
-            _, _, peer, host, addrs, name, boot, interval_ms, cert_ips = ev
-            s = Session(None, tls.Identity("host", host, frozenset(cert_ips)), sid=sid,
-                        peer_name=peer)  # fmt: skip
-            self.sessions[sid] = s
-            hello = proto.Hello(host, interval_ms, addrs, name, boot)
-            self._guarded_session(s, self._hello, None, s, hello)
-            return
-        s = self.sessions.get(sid)
-        if s is None or s.host is None:
-            return  # closed meanwhile
-        _, _, t, new, updated, gone = ev
-        report = proto.Report(t, [proto.NewFlow(*f) for f in new], updated, gone)
-        self._guarded_session(s, self._report, s, report)
-
-    def _hub_updates(self, sids: list[int], fids: list[int], sent: list[int]) -> None:
-        """Byte counts of running flows, merged by the hub from many REPORTs."""
-        sessions, slots, values = self.sessions, [], []
-        for sid, fid, b in zip(sids, fids, sent, strict=True):
-            s = sessions.get(sid)
-            if s is None or s.host is None:
-                continue
-            slot = s.flows.get(fid)
-            if slot is not None:
-                slots.append(slot)
-                values.append(float(b))
-            else:
-                held = self.unresolved.get(s.host)
-                if held is not None and fid in held:
-                    held[fid].sent = b
-        self.live.update(slots, values)
-
-    def _guarded_session(self, s: Session, fn, *args) -> None:
-        """Runs ``fn`` on a hub session's message; a bad message ends the session."""
-        try:
-            fn(*args)
-        except (proto.ProtocolError, CoflowkitError) as e:
-            self.metrics["rejected_messages"] += 1
-            self._close(None, s, f"rejected: {e}", tell=True)
-        except Exception as e:  # a bug must not stop the master: end this session
-            log.exception("session %s failed", s.peer)
-            self._close(None, s, f"internal error: {type(e).__name__}")
-
     def _step(self, sel: selectors.BaseSelector, next_round: float) -> None:
         # Sessions with bytes already decrypted inside TLS are served without waiting.
         ready = list(self.tls_ready.values())
@@ -1031,57 +873,9 @@ class Master:
             self.metrics["round_errors"] += 1
             self.limiter.warn("loop", "master step %s failed", fn.__name__, exc_info=True)
 
+    def open_connections(self) -> int:
+        """Agent connections open, HELLO accepted or not."""
+        return len(self.sessions) if self.hub is None else self.hub.open_sessions
+
     def close(self) -> None:
         self.stop.set()
-
-
-def parse_addr(text: str, what: str) -> tuple[str, int]:
-    host, _, port = text.rpartition(":")
-    if not host or not port.isdigit() or not 0 <= int(port) < 65536:
-        raise CoflowkitError(f"{what} must be HOST:PORT, got {text!r}")
-    return host.strip("[]"), int(port)
-
-
-def main(args) -> int:
-    """Entry point of ``coflowkit master`` (arguments parsed by the CLI)."""
-    from coflowkit.options import parse_kv
-
-    http = None if args.http == "off" else parse_addr(args.http, "--http")
-    tokens = tls.read_tokens(args.api_tokens) if args.api_tokens else None
-    from coflowkit.runtime.http_api import is_loopback
-
-    api_tls = None if http is None or is_loopback(http[0]) else tls.api_server_context(args.tls_dir)
-    m = Master(
-        args.policy,
-        parse_kv(args.param),
-        args.hosts,
-        args.gbps * 1e9 / 8 * args.goodput,
-        tls.master_context(args.tls_dir),
-        listen=parse_addr(args.listen, "--listen"),
-        http=http,
-        interval=args.interval_ms / 1000,
-        membership=args.membership,
-        enforce=args.enforce,
-        state_path=None if args.state == "none" else args.state,
-        api_tokens=tokens,
-        api_tls=api_tls,
-        limits=Limits(
-            max_agents=args.max_agents, handshake_timeout=args.handshake_timeout,
-            read_timeout=args.read_timeout, send_queue=args.send_queue_kib << 10,
-            http_inflight=args.http_inflight, lost_after=args.lost_after,
-        ),
-        io=args.io,
-        tls_dir=args.tls_dir,
-    )  # fmt: skip
-
-    def stop(*_):
-        m.close()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    log.info("master: policy %s, %d hosts, agents on %s:%d", args.policy, args.hosts, *m.address)
-    # What exists now (modules, the policy, the server) lives as long as the
-    # process: out of the cyclic collector's sight, its full passes stay short.
-    gc.freeze()
-    m.run()
-    return 0

@@ -15,8 +15,9 @@ from __future__ import annotations
 import socket
 import ssl
 import time
+from dataclasses import dataclass, field
 
-from coflowkit.runtime import proto
+from coflowkit.runtime import proto, tls
 
 READ_BUDGET = 1 << 20
 # One TLS record: a write either takes it whole or is retried with the same bytes.
@@ -142,3 +143,23 @@ def wrap_server(ctx: ssl.SSLContext, sock: socket.socket) -> ssl.SSLSocket:
     sock.setblocking(False)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return ctx.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+
+
+@dataclass
+class Session:
+    """One agent's session as the master sees it: the connection (or the hub's
+    session number), who the certificate says it is, its host once it said
+    HELLO, and its flows (the agent's flow number -> the master's slot)."""
+
+    conn: Conn | None  # None under --io rust: the hub holds the connection
+    ident: tls.Identity | None = None
+    host: int | None = None
+    addrs: list[str] = field(default_factory=list)
+    flows: dict[int, int] = field(default_factory=dict)  # fid -> slot
+    last_sent: float = 0.0
+    sid: int = -1  # the hub's session number (--io rust)
+    peer_name: str = ""
+
+    @property
+    def peer(self) -> str:
+        return self.conn.peer if self.conn is not None else self.peer_name
