@@ -27,16 +27,7 @@ class HubLoop:
                 for ev in self.hub.poll(wait):
                     self._guard(self._hub_event, ev)
                 self._guard(self._hub_metrics)
-                mono = time.monotonic()
-                if mono >= next_house:
-                    next_house = mono + min(0.5, self.limits.read_timeout / 4)
-                    self._guard(self._housekeeping, None)
-                if self.dirty or mono >= next_round:
-                    next_round += self.interval
-                    if next_round < mono:
-                        next_round = mono + self.interval
-                    self.dirty = False
-                    self._guard(self.round)
+                next_round, next_house = self._due(None, next_round, next_house)
         finally:
             self.hub.stop("master stopping", 1.0)
             for s in list(self.sessions.values()):

@@ -829,17 +829,7 @@ class Master(HubLoop):
         try:
             while not self.stop.is_set() and (end is None or time.monotonic() < end):
                 self._step(sel, next_round)
-                mono = time.monotonic()
-                if mono >= next_house:
-                    next_house = mono + min(0.5, self.limits.read_timeout / 4)
-                    self._guard(self._housekeeping, sel)
-                if self.dirty or mono >= next_round:
-                    next_round += self.interval
-                    if next_round < mono:
-                        next_round = mono + self.interval
-                    self.dirty = False
-                    self._guard(self.round)
-                    self._guard(self._heartbeats)
+                next_round, next_house = self._due(sel, next_round, next_house)
         finally:
             for s in list(self.sessions.values()):
                 self._close(sel, s, "master stopping", tell=True)
@@ -851,6 +841,24 @@ class Master(HubLoop):
                 self.httpd.server_close()
             if self.store is not None:
                 self.store.close()
+
+    def _due(
+        self, sel: selectors.BaseSelector | None, next_round: float, next_house: float
+    ) -> tuple[float, float]:
+        """Housekeeping, and the round (at once when flows arrived or ended),
+        when they are due; returns when each is due next."""
+        mono = time.monotonic()
+        if mono >= next_house:
+            next_house = mono + min(0.5, self.limits.read_timeout / 4)
+            self._guard(self._housekeeping, sel)
+        if self.dirty or mono >= next_round:
+            next_round += self.interval
+            if next_round < mono:
+                next_round = mono + self.interval
+            self.dirty = False
+            self._guard(self.round)
+            self._guard(self._heartbeats)
+        return next_round, next_house
 
     def _step(self, sel: selectors.BaseSelector, next_round: float) -> None:
         # Sessions with bytes already decrypted inside TLS are served without waiting.
