@@ -370,6 +370,54 @@ def test_an_agent_that_stops_reading_is_dropped_and_rounds_go_on(start_master, p
     assert alive(m) and 0 not in m.by_host and not healthy.closed and not dst.closed
 
 
+def test_the_hub_closes_a_peer_that_never_reads_within_a_grace(pki):
+    """The hub's writer blocks in a TLS write once a peer that never reads has
+    filled the kernel's buffers. Closing that session must still free its socket
+    within the grace (about 1 s), not when the peer reads: before the fix, the
+    blocked writer kept the connection open for as long as the peer lived."""
+    from coflowkit._core import AgentHub
+
+    hub = AgentHub("127.0.0.1", 0, str(pki), 3, 20, 5.0, 30.0, 256 << 10, 10.0)
+    try:
+        address = tuple(hub.address)
+        slow = FakeAgent(address, pki, 0, rcvbuf=4096)
+        slow.hello(0)
+        sid = None
+        for _ in range(500):
+            sid = next((e[1] for e in hub.poll(0.05) if e[0] == "hello"), sid)
+            if sid is not None:
+                break
+        assert sid is not None, "no HELLO from the agent"
+        items = [(i, 0, 1e6 + i) for i in range(4000)]  # one DECISIONS of about 52 kB
+        for _ in range(2000):  # until the queue (256 kB) is full: the writer is blocked
+            if hub.send_decisions(sid, items) > 0:
+                break
+            time.sleep(0.002)
+        else:
+            pytest.fail("the send queue never filled")
+        port = slow.sock.getsockname()[1]
+        assert established(address[1], port)
+        hub.close(sid, "does not keep up", False)
+        wait_for(lambda: not established(address[1], port),
+                 "the hub to close its end of the connection")  # fmt: skip
+        wait_for(lambda: hub.open_sessions == 0, "the session to end")
+    finally:
+        hub.stop("test over", 1.0)
+
+
+def established(local_port: int, remote_port: int) -> bool:
+    """Whether this machine has an ESTABLISHED TCP socket from `local_port` to
+    `remote_port` (on loopback: the server's end of a client's connection)."""
+    with open("/proc/net/tcp") as f:
+        rows = [line.split() for line in f.readlines()[1:]]
+    return any(
+        int(r[1].split(":")[1], 16) == local_port
+        and int(r[2].split(":")[1], 16) == remote_port
+        and r[3] == "01"
+        for r in rows
+    )
+
+
 # -- 8: flows of a disconnected host are not enforced -----------------------------------
 
 

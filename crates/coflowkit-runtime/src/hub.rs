@@ -107,6 +107,29 @@ enum Out {
 struct Handle {
     tx: mpsc::UnboundedSender<Out>,
     queued: Arc<AtomicUsize>,
+    /// Set with the reason when the session is to end: a writer blocked on a
+    /// peer that does not read gives up [`CLOSE_GRACE`] later.
+    closing: watch::Sender<Option<String>>,
+}
+
+/// How long a closing session's writer may stay blocked on a peer that does
+/// not read before the session is dropped anyway.
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
+impl Handle {
+    fn close(&self, why: &str, tell: bool) {
+        let _ = self.tx.send(Out::Close {
+            why: why.to_string(),
+            tell,
+        });
+        self.closing.send_if_modified(|c| {
+            let first = c.is_none();
+            if first {
+                *c = Some(why.to_string());
+            }
+            first
+        });
+    }
 }
 
 struct Shared {
@@ -319,10 +342,7 @@ impl Hub {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         if let Some(h) = sessions.get(&sid) {
-            let _ = h.tx.send(Out::Close {
-                why: why.to_string(),
-                tell,
-            });
+            h.close(why, tell);
         }
     }
 
@@ -346,10 +366,7 @@ impl Hub {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
             for h in sessions.values() {
-                let _ = h.tx.send(Out::Close {
-                    why: why.to_string(),
-                    tell: true,
-                });
+                h.close(why, true);
             }
         }
         let shared = self.shared.clone();
@@ -449,6 +466,7 @@ async fn session(
         .and_then(|c| cert_identity(c.as_ref()));
     let (tx, rx) = mpsc::unbounded_channel();
     let queued = Arc::new(AtomicUsize::new(0));
+    let (closing, closing_rx) = watch::channel(None);
     let (rd, wr) = tokio::io::split(tls);
     let (host, cert_ips) = match ident {
         Ok((Some(h), ips)) => (h, ips),
@@ -472,6 +490,7 @@ async fn session(
             Handle {
                 tx,
                 queued: queued.clone(),
+                closing,
             },
         );
     let (said_hello, hello_rx) = watch::channel(false);
@@ -479,6 +498,7 @@ async fn session(
     let mut writer = tokio::spawn(write_loop(
         wr,
         rx,
+        closing_rx,
         queued,
         cfg.heartbeat,
         hello_rx,
@@ -507,9 +527,13 @@ async fn session(
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&sid);
-            let why = match timeout(Duration::from_secs(2), &mut writer).await {
+            let why = match timeout(Duration::from_secs(3), &mut writer).await {
                 Ok(Ok(why)) => why,
-                _ => "closed".to_string(),
+                Ok(Err(_)) => "closed".to_string(),
+                Err(_) => {
+                    writer.abort();
+                    "closed".to_string()
+                }
             };
             return (why, false);
         }
@@ -520,15 +544,16 @@ async fn session(
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&sid);
             if let Some(h) = h {
-                let _ = h.tx.send(Out::Close {
-                    why: why.clone(),
-                    tell: rejected,
-                });
+                h.close(&why, rejected);
             }
             (why, rejected)
         }
     };
-    let _ = timeout(Duration::from_secs(2), writer).await;
+    // The writer ends within CLOSE_GRACE plus a bounded goodbye; never leave it
+    // (and the socket it holds) behind.
+    if timeout(Duration::from_secs(3), &mut writer).await.is_err() {
+        writer.abort();
+    }
     (why, rejected)
 }
 
@@ -695,9 +720,11 @@ fn check_hello(
 
 /// Writes the master's frames in order, numbering them; an empty DECISIONS
 /// after `heartbeat` without a frame (once the agent said HELLO).
+#[allow(clippy::too_many_arguments)]
 async fn write_loop(
     mut wr: tokio::io::WriteHalf<Tls>,
     mut rx: mpsc::UnboundedReceiver<Out>,
+    closing: watch::Receiver<Option<String>>,
     queued: Arc<AtomicUsize>,
     heartbeat: Duration,
     mut hello: watch::Receiver<bool>,
@@ -747,14 +774,33 @@ async fn write_loop(
             .await;
             return why;
         }
-        // TLS may keep written bytes in its buffer until flushed.
-        if let Err(e) = async {
-            wr.write_all(&frame).await?;
-            wr.flush().await
-        }
-        .await
-        {
-            return format!("send failed: {e}");
+        // TLS may keep written bytes in its buffer until flushed. A peer that
+        // does not read blocks this write; once the session is closing it has
+        // CLOSE_GRACE to take the bytes, and then the session ends regardless.
+        let mut closing = closing.clone();
+        tokio::select! {
+            r = async {
+                wr.write_all(&frame).await?;
+                wr.flush().await
+            } => {
+                if let Err(e) = r {
+                    return format!("send failed: {e}");
+                }
+            }
+            why = async {
+                let seen = closing
+                    .wait_for(|c| c.is_some())
+                    .await
+                    .map(|c| c.clone().unwrap_or_default());
+                let Ok(why) = seen else {
+                    // The handle is gone without a close: the reader ends it.
+                    return std::future::pending::<String>().await;
+                };
+                sleep(CLOSE_GRACE).await;
+                why
+            } => {
+                return format!("{why} (the agent did not read for {} s)", secs(CLOSE_GRACE));
+            }
         }
         if !heartbeat {
             queued.fetch_sub(len, Ordering::AcqRel);
