@@ -197,3 +197,37 @@ def test_decisions_still_reach_an_agent_after_heartbeats(master, pki):
     dec = sorted(a0.decisions())
     assert [(fid, k) for fid, k, _ in dec] == [(1, proto.RATE), (2, proto.RATE)]
     assert all(not a.closed for a in others)
+
+
+def test_finished_coflows_are_compacted_and_a_registration_survives_it(master, pki):
+    """A long-running master holds only the flows alive: once the finished
+    coflows are as many as the others, the policy driver drops them (here at
+    the first chance). A coflow registered before that still binds its flow
+    afterwards, and the API still lists the finished coflows."""
+    master.live.set_compaction(1)
+    a0 = connect(master, pki, 0)
+    a1 = connect(master, pki, 1)
+    wait_hosts(master, 2)
+    status, body = http(master, "/api/coflows", {"id": 5, "flows": [
+        {"src": 0, "dst": 1, "dst_port": 7000, "size": 1e6}]})  # fmt: skip
+    assert status == 201 and body["first_slot"] == 0
+    for i in range(100):  # 100 flows of their own, each started and ended
+        a0.report(proto.Report(1.0, [proto.NewFlow(100 + i, 30000 + i, pki_ip(1), 80, 0.9, 1)]))
+        a0.report(proto.Report(1.0, gone=[(100 + i, 300_000)]))
+    wait_for(lambda: master.metrics["reports"] >= 200, "the reports")
+    wait_for(lambda: master.live.compactions > 0, "a compaction")
+    assert master.live.num_flows == 1  # only coflow 5's declared flow is held
+    a0.report(proto.Report(2.0, [proto.NewFlow(1, 40000, pki_ip(1), 7000, 1.9, 0)]))
+    got: dict[int, float] = {}
+    while 1 not in got:  # earlier rounds may have told flows of their own
+        got.update({fid: v for fid, _, v in a0.decisions()})
+    assert got[1] == pytest.approx(10e6)
+    a0.report(proto.Report(2.5, gone=[(1, 1_000_000)]))
+    wait_for(lambda: not master.reg_slot, "the registered flow's end")
+    status, coflows = http(master, "/api/coflows")
+    by_id = {c["id"]: c for c in coflows}
+    assert status == 200 and len(coflows) == 101
+    assert by_id[5]["finish_s"] is not None and by_id[5]["bytes_sent"] == 1_000_000
+    assert by_id[5]["size_bytes"] == 1e6 and by_id[5]["progress"] == 1.0
+    assert sum(c["bytes_sent"] for c in coflows) == 100 * 300_000 + 1_000_000
+    assert not master.pending and not a1.closed

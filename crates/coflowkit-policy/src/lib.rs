@@ -33,7 +33,7 @@ pub use policies::coda::{Coda, CodaConfig};
 pub use policies::mcs::{Mcs, McsConfig};
 pub use policies::stream::{Stream, StreamConfig};
 pub use policies::REGISTRY;
-pub use policy::{AnyPolicy, ClairvoyantPolicy, Info, NonClairvoyantPolicy};
+pub use policy::{AnyPolicy, ClairvoyantPolicy, Info, NonClairvoyantPolicy, Remap};
 pub use registry::{build, find};
 pub use spec::PolicySpec;
 pub use support::drive;

@@ -19,12 +19,66 @@ impl Info {
     }
 }
 
+/// New indices after a driver compacted its flows and coflows (the runtime's
+/// master drops finished coflows): `flows[old]` and `coflows[old]` are the new
+/// index, or [`Remap::DROPPED`]. Relative order is kept, and a coflow is kept
+/// or dropped with all its flows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Remap {
+    pub flows: Vec<u32>,
+    pub coflows: Vec<u32>,
+}
+
+impl Remap {
+    pub const DROPPED: u32 = u32::MAX;
+
+    /// `v` (indexed by old flow or coflow, per `map`) keeping only the
+    /// surviving entries, in their new places. Entries past `map`'s end (state
+    /// a policy never grew to) are dropped.
+    pub fn compact<T>(map: &[u32], v: &mut Vec<T>) {
+        let mut w = 0;
+        for (r, &to) in map.iter().enumerate().take(v.len()) {
+            if to != Self::DROPPED {
+                debug_assert_eq!(to as usize, w);
+                v.swap(w, r);
+                w += 1;
+            }
+        }
+        v.truncate(w);
+    }
+
+    /// Old index `i` renamed; `None` if dropped or out of range.
+    pub fn get(map: &[u32], i: u32) -> Option<u32> {
+        map.get(i as usize).copied().filter(|&j| j != Self::DROPPED)
+    }
+}
+
 pub trait ClairvoyantPolicy: Send {
     fn decide(&mut self, view: &ClairvoyantView, out: &mut Decision);
+
+    /// The driver renamed its flows and coflows (see [`Remap`]). A policy that
+    /// keeps state by flow or coflow index across decisions renames it and
+    /// returns true; `false` (the default) asks the driver for a fresh policy,
+    /// which is exact for a policy whose decisions depend only on the view.
+    fn remap(&mut self, _m: &Remap) -> bool {
+        false
+    }
 }
 
 pub trait NonClairvoyantPolicy: Send {
     fn decide(&mut self, view: &NonClairvoyantView, out: &mut Decision);
+
+    /// See [`ClairvoyantPolicy::remap`].
+    fn remap(&mut self, _m: &Remap) -> bool {
+        false
+    }
+
+    /// False for a policy that can neither rename its state nor start afresh
+    /// without changing its decisions (`coda`: its identifier's clusters are
+    /// kept by flow index): a driver then never compacts under it.
+    fn compactable(&self) -> bool {
+        true
+    }
 
     /// For a policy that schedules coflows it identified itself: the label each
     /// flow had last (by global flow index; `u32::MAX` for a flow never seen).
@@ -80,10 +134,46 @@ impl AnyPolicy {
         }
     }
 
+    /// See [`NonClairvoyantPolicy::compactable`].
+    pub fn compactable(&self) -> bool {
+        match self {
+            AnyPolicy::Clairvoyant(_) => true,
+            AnyPolicy::NonClairvoyant(p) => p.compactable(),
+        }
+    }
+
+    /// See [`ClairvoyantPolicy::remap`].
+    pub fn remap(&mut self, m: &Remap) -> bool {
+        match self {
+            AnyPolicy::Clairvoyant(p) => p.remap(m),
+            AnyPolicy::NonClairvoyant(p) => p.remap(m),
+        }
+    }
+
     pub fn info(&self) -> Info {
         match self {
             AnyPolicy::Clairvoyant(_) => Info::Clairvoyant,
             AnyPolicy::NonClairvoyant(_) => Info::NonClairvoyant,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Remap;
+
+    #[test]
+    fn remap_keeps_survivors_in_order_and_drops_state_past_the_map() {
+        let d = Remap::DROPPED;
+        let map = [d, 0, d, 1, 2];
+        let mut v = vec!['a', 'b', 'c', 'd', 'e', 'f'];
+        Remap::compact(&map, &mut v);
+        assert_eq!(v, ['b', 'd', 'e']);
+        let mut short = vec![10, 11];
+        Remap::compact(&map, &mut short);
+        assert_eq!(short, [11]);
+        assert_eq!(Remap::get(&map, 3), Some(1));
+        assert_eq!(Remap::get(&map, 2), None);
+        assert_eq!(Remap::get(&map, 9), None);
     }
 }

@@ -284,15 +284,15 @@ impl Enforcer {
     }
 
     /// Slot `slot` is flow `fid` of host `host`'s agent, from `src` to `dst`.
-    fn own(&self, slot: u32, host: u32, fid: u32, src: u32, dst: u32) {
+    fn own(&self, slot: u64, host: u32, fid: u32, src: u32, dst: u32) {
         self.e().own(slot, host, fid, src, dst);
     }
 
-    fn release(&self, slot: u32) {
+    fn release(&self, slot: u64) {
         self.e().release(slot);
     }
 
-    fn unpush(&self, slots: Vec<u32>) {
+    fn unpush(&self, slots: Vec<u64>) {
         self.e().unpush(&slots);
     }
 
@@ -300,7 +300,7 @@ impl Enforcer {
         self.e().set_up(host, up);
     }
 
-    fn enforced(&self, slot: u32) -> bool {
+    fn enforced(&self, slot: u64) -> bool {
         self.e().enforced(slot)
     }
 
@@ -308,7 +308,7 @@ impl Enforcer {
     fn round(
         &self,
         py: Python<'_>,
-        flows: Vec<u32>,
+        flows: Vec<u64>,
         rates: Vec<f64>,
         classes: Vec<i32>,
         trickles: bool,
@@ -327,7 +327,7 @@ impl Enforcer {
 
     /// The last round's flows: `([slot], [rate], [class], [enforced])`.
     #[allow(clippy::type_complexity)]
-    fn last(&self) -> (Vec<u32>, Vec<f64>, Vec<i32>, Vec<bool>) {
+    fn last(&self) -> (Vec<u64>, Vec<f64>, Vec<i32>, Vec<bool>) {
         let e = self.e();
         let last = e.last();
         (

@@ -54,19 +54,31 @@ impl LiveScheduler {
         self.live().rounds()
     }
 
+    /// Flow slots held now (finished coflows are compacted away).
     #[getter]
     fn num_flows(&self) -> usize {
         self.live().num_flows()
     }
 
+    #[getter]
+    fn compactions(&self) -> u64 {
+        self.live().compactions()
+    }
+
+    /// Compact once at least `min_finished` coflows finished (and as many as
+    /// are alive).
+    fn set_compaction(&self, min_finished: usize) {
+        self.live().set_compaction(min_finished);
+    }
+
     /// Registers coflow `id` with flows `(src, dst, dst_port, size or None)`;
-    /// returns the first of its contiguous flow slots.
+    /// returns the first of its contiguous flow slots (handles, never reused).
     fn register(
         &self,
         id: u64,
         flows: Vec<(u32, u32, Option<u32>, Option<f64>)>,
         now: f64,
-    ) -> PyResult<u32> {
+    ) -> PyResult<u64> {
         let d: Vec<Declared> = flows
             .into_iter()
             .map(|(src, dst, p, size)| Declared {
@@ -88,7 +100,7 @@ impl LiveScheduler {
         src_port: u32,
         dst_port: u32,
         now: f64,
-    ) -> PyResult<u32> {
+    ) -> PyResult<u64> {
         self.live()
             .add_single(id, src, dst, src_port, dst_port, now)
             .map_err(model_err)
@@ -100,12 +112,12 @@ impl LiveScheduler {
     }
 
     /// A declared slot was seen on the network.
-    fn start(&self, flow: u32, src_port: u32, now: f64) -> PyResult<()> {
+    fn start(&self, flow: u64, src_port: u32, now: f64) -> PyResult<()> {
         self.live().start(flow, src_port, now).map_err(model_err)
     }
 
     /// Acknowledged bytes of many flows at once.
-    fn update(&self, flows: Vec<u32>, sent: Vec<f64>) -> PyResult<()> {
+    fn update(&self, flows: Vec<u64>, sent: Vec<f64>) -> PyResult<()> {
         for (f, b) in flows.into_iter().zip(sent) {
             self.live().set_sent(f, b).map_err(model_err)?;
         }
@@ -113,12 +125,12 @@ impl LiveScheduler {
     }
 
     /// The flow is done; the coflow's CCT if it was its last flow.
-    fn finish(&self, flow: u32, now: f64) -> PyResult<Option<f64>> {
+    fn finish(&self, flow: u64, now: f64) -> PyResult<Option<f64>> {
         self.live().finish(flow, now).map_err(model_err)
     }
 
     /// `declared`, `active` or `finished`.
-    fn state(&self, flow: u32) -> Option<&'static str> {
+    fn state(&self, flow: u64) -> Option<&'static str> {
         self.live().slot_state(flow).map(|s| match s {
             SlotState::Declared => "declared",
             SlotState::Active => "active",
@@ -127,24 +139,19 @@ impl LiveScheduler {
     }
 
     /// Bytes flow slot `flow` has sent (as last reported).
-    fn sent(&self, flow: u32) -> PyResult<f64> {
-        let l = self.live();
-        if (flow as usize) < l.num_flows() {
-            Ok(l.sent(flow))
-        } else {
-            Err(crate::CoflowkitError::new_err(format!(
-                "no flow slot {flow}"
-            )))
-        }
+    fn sent(&self, flow: u64) -> PyResult<f64> {
+        self.live().sent(flow).ok_or_else(|| {
+            crate::CoflowkitError::new_err(format!("no flow slot {flow} (or it was compacted)"))
+        })
     }
 
-    fn coflow_of(&self, flow: u32) -> Option<u64> {
+    fn coflow_of(&self, flow: u64) -> Option<u64> {
         self.live().slot_coflow_id(flow)
     }
 
     /// The labels the policy gave `flows` (slots), for a policy that identifies
     /// coflows itself (`coda`); `None` for any other. -1 for a slot not seen yet.
-    fn labels(&self, flows: Vec<u32>) -> Option<Vec<i64>> {
+    fn labels(&self, flows: Vec<u64>) -> Option<Vec<i64>> {
         let l = self.live();
         let mut out = Vec::with_capacity(flows.len());
         for f in flows {
@@ -154,14 +161,15 @@ impl LiveScheduler {
         Some(out)
     }
 
-    /// `(id, arrival, finish or nan, width, bytes sent)` per coflow.
+    /// `(id, arrival, finish or nan, width, bytes sent)` per coflow held, after
+    /// the last 1,000 compacted ones.
     fn coflows(&self) -> Vec<(u64, f64, f64, u32, f64)> {
         self.live().coflows().collect()
     }
 
     /// One round at `now`: `(flows, rates, classes)`, class -1 for rate policies
     /// and 255 for backfilled flows (a clairvoyant policy's flows without a size).
-    fn decide(&self, py: Python<'_>, now: f64) -> (Vec<u32>, Vec<f64>, Vec<i32>) {
+    fn decide(&self, py: Python<'_>, now: f64) -> (Vec<u64>, Vec<f64>, Vec<i32>) {
         let d = py.allow_threads(|| self.live().decide(now));
         let mut flows = Vec::with_capacity(d.len());
         let mut rates = Vec::with_capacity(d.len());

@@ -39,10 +39,10 @@ pub struct Enforcer {
     hysteresis: f64,
     classes: bool,
     paused_floor: f64,
-    slots: HashMap<u32, Owned>,
+    slots: HashMap<u64, Owned>,
     up: Vec<bool>,
     /// The last round: (slot, rate after the trickles' room, class).
-    last: Vec<(u32, f64, i32)>,
+    last: Vec<(u64, f64, i32)>,
 }
 
 impl Enforcer {
@@ -66,7 +66,7 @@ impl Enforcer {
     }
 
     /// Slot `slot` is flow `fid` of host `host`'s agent, from `src` to `dst`.
-    pub fn own(&mut self, slot: u32, host: u32, fid: u32, src: u32, dst: u32) {
+    pub fn own(&mut self, slot: u64, host: u32, fid: u32, src: u32, dst: u32) {
         self.slots.insert(
             slot,
             Owned {
@@ -80,13 +80,13 @@ impl Enforcer {
     }
 
     /// The flow in `slot` ended.
-    pub fn release(&mut self, slot: u32) {
+    pub fn release(&mut self, slot: u64) {
         self.slots.remove(&slot);
     }
 
     /// Forgets what the agents of these slots were told (their session ended
     /// or started again).
-    pub fn unpush(&mut self, slots: &[u32]) {
+    pub fn unpush(&mut self, slots: &[u64]) {
         for s in slots {
             if let Some(o) = self.slots.get_mut(s) {
                 o.pushed = None;
@@ -106,7 +106,7 @@ impl Enforcer {
     }
 
     /// Whether `slot`'s agent is connected and was told something.
-    pub fn enforced(&self, slot: u32) -> bool {
+    pub fn enforced(&self, slot: u64) -> bool {
         self.slots
             .get(&slot)
             .is_some_and(|o| self.is_up(o.host) && o.pushed.is_some())
@@ -114,7 +114,7 @@ impl Enforcer {
 
     /// The links of a slot: its sender's uplink and receiver's downlink; a
     /// slot the master does not own has links of its own (host -1).
-    fn links(&self, slot: u32) -> (i64, i64) {
+    fn links(&self, slot: u64) -> (i64, i64) {
         match self.slots.get(&slot) {
             Some(o) => (2 * i64::from(o.src), 2 * i64::from(o.dst) + 1),
             None => (-2, -1),
@@ -123,7 +123,7 @@ impl Enforcer {
 
     /// `rates` scaled so that each link also carries its paused flows'
     /// trickles (the module doc).
-    pub fn room_for_trickles(&self, flows: &[u32], rates: &[f64]) -> Vec<f64> {
+    pub fn room_for_trickles(&self, flows: &[u64], rates: &[f64]) -> Vec<f64> {
         let floor = self.paused_floor * self.capacity;
         let mut trickle: HashMap<i64, f64> = HashMap::new();
         let mut big: HashMap<i64, f64> = HashMap::new();
@@ -173,7 +173,7 @@ impl Enforcer {
     /// per host, in flow order). What is returned counts as told.
     pub fn round(
         &mut self,
-        flows: &[u32],
+        flows: &[u64],
         rates: &[f64],
         classes: &[i32],
         trickles: bool,
@@ -228,7 +228,7 @@ impl Enforcer {
     }
 
     /// The last round's flows: (slot, rate in force, class).
-    pub fn last(&self) -> &[(u32, f64, i32)] {
+    pub fn last(&self) -> &[(u64, f64, i32)] {
         &self.last
     }
 

@@ -60,6 +60,9 @@ SINGLE_BASE = 1 << 62  # coflow ids of unregistered flows; registered ids stay b
 ACCEPTS_PER_WAKEUP = 64
 # Flows whose identified label ``GET /api/labels`` remembers (the oldest go first).
 LABEL_LOG_MAX = 65536
+# Finished coflows the API still lists (the policy driver keeps as many; see
+# coflowkit-runtime's HISTORY): a master's memory follows the flows alive.
+COFLOW_HISTORY = 1000
 # Rounds whose time ``GET /api/rounds`` keeps (the dashboard's history).
 ROUND_LOG_MAX = 600
 DEFAULT_MAX_AGENTS = 50_000
@@ -243,6 +246,7 @@ class Master(HubLoop):
         )
         # Registered coflows whose every flow has a size: coflow -> total bytes.
         self.coflow_size: dict[int, float] = {}
+        self.done_size: collections.OrderedDict[int, float] = collections.OrderedDict()
 
     def now(self) -> float:
         return time.monotonic() - self.t0
@@ -569,7 +573,12 @@ class Master(HubLoop):
         self.enf.release(slot)
         self.slot_info.pop(slot, None)
         self.slot_owner.pop(slot, None)
-        reg = self.reg_slot.get(slot)
+        reg = self.reg_slot.pop(slot, None)
+        if reg is not None and done is not None and reg[0] in self.coflow_size:
+            # Sizes of finished coflows: only as many as the API lists.
+            self.done_size[reg[0]] = self.coflow_size.pop(reg[0])
+            while len(self.done_size) > COFLOW_HISTORY:
+                self.done_size.popitem(last=False)
         if reg is not None and self.store is not None:
             if done is not None:
                 self.store.completed(reg[0])
@@ -590,6 +599,8 @@ class Master(HubLoop):
         q = self.pending.get((src, dst, f.dport)) if self.membership == "registry" else None
         if slot is None and q:
             slot = q.popleft()
+            if not q:
+                del self.pending[(src, dst, f.dport)]
         if slot is not None:
             self.live.start(slot, f.sport, now)
             reg = self.reg_slot.get(slot)
@@ -770,7 +781,7 @@ class Master(HubLoop):
         arrival_of: dict[int, float] = {}
         for cid, arrival, finish, width, sent in self.live.coflows():
             arrival_of[cid] = arrival
-            size = self.coflow_size.get(cid)
+            size = self.coflow_size.get(cid, self.done_size.get(cid))
             coflows.append(
                 {
                     "id": cid,

@@ -465,6 +465,12 @@ impl Coda {
 }
 
 impl NonClairvoyantPolicy for Coda {
+    /// Not yet: the labeller's clusters and the per-label state are kept by
+    /// flow index, and a fresh identifier would re-cluster from nothing.
+    fn compactable(&self) -> bool {
+        false
+    }
+
     fn flow_labels(&self) -> Option<Vec<u32>> {
         Some(self.labels.clone())
     }
