@@ -18,13 +18,14 @@ def test_host_addresses_are_distinct_loopback_addresses():
 
 
 def test_emulated_agents_are_scheduled_by_a_real_master(tmp_path):
-    cfg = scale.Config(agents=20, flows_per_agent=2, coflows=5, interval_ms=50, rounds=10,
+    # 40 rounds (2 s): enough master CPU time to show in /proc's 10 ms ticks.
+    cfg = scale.Config(agents=20, flows_per_agent=2, coflows=5, interval_ms=50, rounds=40,
                        warmup=2)  # fmt: skip
     row = scale.run(cfg, str(tmp_path))
     # Every agent has a session at the end: none fell silent while the others
     # connected or while coflows were registered.
     assert row["agents_connected_end"] == 20
-    assert row["rounds"] == 10 and 0 < row["round_median_ms"] <= row["round_max_ms"]
+    assert row["rounds"] == 40 and 0 < row["round_median_ms"] <= row["round_max_ms"]
     # Closed loop: the master decided rates for the reported flows, and the
     # agents received them.
     assert row["decisions_received"] > 0 and row["master_flows_end"] > 0
@@ -53,3 +54,24 @@ def test_agents_beyond_the_descriptor_limit_are_refused_before_anything_starts()
     # half-way through connecting.
     with pytest.raises(CoflowkitError, match=r"10000000 agents need 10000256 descriptors"):
         scale.check_descriptors(10_000_000)
+
+
+def test_a_short_soak_with_churn_loses_nothing(tmp_path):
+    """Agents leave and come back as the same process during the run: every
+    flow end they reported reached the master with its final bytes, no flow
+    was lost, and every churned session reconnected."""
+    cfg = scale.Config(agents=12, flows_per_agent=2, coflows=4, interval_ms=50, warmup=2)
+    soak = scale.Soak(minutes=0.25, churn_every_s=2.0, churn_hosts=3, away_s=0.3)
+    row = scale.run(cfg, str(tmp_path), soak=soak)
+    assert row["churned_sessions"] >= 3 * 5 and row["agents_disconnected"] == 0
+    assert row["reconnected_sessions"] == row["churned_sessions"]
+    assert row["agent_flows_done"] > 0 and row["coflows_finished"] > 0
+    assert row["master_flows_finished"] == row["agent_flows_done"]
+    assert row["master_bytes_finished"] == row["agent_bytes_done"]
+    assert row["master_lost_flows"] == 0
+    assert row["rounds"] > 0 and row["rss_end_mib"] > 10
+
+
+def test_soak_parameters_are_checked():
+    with pytest.raises(CoflowkitError, match="--away-s must be positive"):
+        scale.Soak(away_s=0).check()

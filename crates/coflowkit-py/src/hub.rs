@@ -438,7 +438,9 @@ impl AgentSwarm {
             .finished()
     }
 
-    /// Counters: connected, failed, disconnected, reports, decisions, active_flows.
+    /// Counters: connected, failed, disconnected, reports, decisions,
+    /// active_flows, flows_done and bytes_done (ends reported), churned and
+    /// reconnected sessions.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let st = s.stats();
@@ -449,8 +451,30 @@ impl AgentSwarm {
         d.set_item("reports", st.reports.load(Ordering::Relaxed))?;
         d.set_item("decisions", st.decisions.load(Ordering::Relaxed))?;
         d.set_item("active_flows", st.active_flows.load(Ordering::Relaxed))?;
+        d.set_item("flows_done", st.flows_done.load(Ordering::Relaxed))?;
+        d.set_item("bytes_done", st.bytes_done.load(Ordering::Relaxed))?;
+        d.set_item("churned", st.churned.load(Ordering::Relaxed))?;
+        d.set_item("reconnected", st.reconnected.load(Ordering::Relaxed))?;
         d.set_item("first_error", s.first_error())?;
         Ok(d)
+    }
+
+    /// `hosts` leave at their next Δ and reconnect `away_s` seconds later.
+    fn churn(&self, hosts: Vec<u32>, away_s: f64) -> PyResult<()> {
+        let away = duration(away_s, "away_s")?;
+        self.inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .churn(&hosts, away)
+            .map_err(CoflowkitError::new_err)
+    }
+
+    /// Stops (True) or resumes every agent's reports.
+    fn pause(&self, paused: bool) {
+        self.inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pause(paused);
     }
 
     fn stop(&self, py: Python<'_>) {

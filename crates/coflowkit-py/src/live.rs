@@ -60,6 +60,12 @@ impl LiveScheduler {
         self.live().num_flows()
     }
 
+    /// Bytes sent by every flow ever held, compacted ones included.
+    #[getter]
+    fn total_sent(&self) -> f64 {
+        self.live().total_sent()
+    }
+
     #[getter]
     fn compactions(&self) -> u64 {
         self.live().compactions()

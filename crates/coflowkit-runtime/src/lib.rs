@@ -111,6 +111,8 @@ pub struct Live {
     min_compact: usize,
     compactions: u64,
     history: VecDeque<CoflowRow>,
+    /// Bytes sent by the coflows compacted so far.
+    compacted_bytes: f64,
 }
 
 fn param(name: &str, msg: impl Into<String>) -> ModelError {
@@ -167,6 +169,7 @@ impl Live {
             min_compact: 1024,
             compactions: 0,
             history: VecDeque::new(),
+            compacted_bytes: 0.0,
         })
     }
 
@@ -505,6 +508,11 @@ impl Live {
             .chain((0..self.d.coflow_id.len()).map(|k| self.row(k)))
     }
 
+    /// Bytes sent by every flow ever held, compacted ones included.
+    pub fn total_sent(&self) -> f64 {
+        self.compacted_bytes + self.d.coflow_base.iter().sum::<f64>()
+    }
+
     /// The label the policy gave flow slot `h`, for a policy that identifies
     /// coflows itself (`coda`): `None` for any other policy, `Some(u32::MAX)`
     /// for a slot it has not seen yet (or one compacted).
@@ -539,6 +547,7 @@ impl Live {
                 m.coflows[k] = kept;
                 kept += 1;
             } else {
+                self.compacted_bytes += self.d.coflow_base[k];
                 if self.history.len() == HISTORY {
                     self.history.pop_front();
                 }

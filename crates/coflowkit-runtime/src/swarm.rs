@@ -11,6 +11,12 @@
 //! nothing to say reports every 5th Δ, as the real agent does. A flow is first
 //! reported with the bytes it has when it starts; its bytes then advance by
 //! `rate · Δ` per Δ, `rate` being the master's last decision for it.
+//!
+//! Churn ([`Swarm::churn`]): an agent told to leave closes its session, stays
+//! away for a while and reconnects as the same agent process (same boot id),
+//! reporting its running flows again under the same numbers, as a real agent
+//! does after a network partition. [`Swarm::pause`] stops every report for a
+//! moment, so that the master's counters can be compared with the swarm's.
 
 use crate::wire::{self, FrameReader, NewFlow, Report};
 use rustls::pki_types::pem::PemObject;
@@ -18,7 +24,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -54,6 +60,12 @@ pub struct SwarmStats {
     pub reports: AtomicU64,
     pub decisions: AtomicU64,
     pub active_flows: AtomicI64,
+    /// Flows whose end was reported, and their final bytes.
+    pub flows_done: AtomicU64,
+    pub bytes_done: AtomicU64,
+    /// Sessions ended by churn, and sessions opened again after it.
+    pub churned: AtomicU64,
+    pub reconnected: AtomicU64,
 }
 
 struct Shared {
@@ -64,6 +76,9 @@ struct Shared {
     first_error: Mutex<Option<String>>,
     stats: SwarmStats,
     t0: Instant,
+    /// Per agent: milliseconds to stay away, when told to leave (0: stay).
+    churn: Vec<AtomicU64>,
+    paused: AtomicBool,
 }
 
 /// The running agents; dropping it closes every session.
@@ -147,6 +162,8 @@ impl Swarm {
             first_error: Mutex::new(None),
             stats: SwarmStats::default(),
             t0: Instant::now(),
+            churn: cfg.hosts.iter().map(|_| AtomicU64::new(0)).collect(),
+            paused: AtomicBool::new(false),
         });
         let (stop, stop_rx) = watch::channel(false);
         let gate = Arc::new(Semaphore::new(cfg.connecting));
@@ -212,6 +229,26 @@ impl Swarm {
         &self.shared.stats
     }
 
+    /// Each of `hosts` closes its session at its next Δ and reconnects `away`
+    /// later (at least 1 ms).
+    pub fn churn(&self, hosts: &[u32], away: Duration) -> Result<(), String> {
+        let ms = (away.as_millis() as u64).max(1);
+        for h in hosts {
+            let &i = self
+                .shared
+                .index
+                .get(h)
+                .ok_or_else(|| format!("host {h} is not in the swarm"))?;
+            self.shared.churn[i].store(ms, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Stops (`true`) or resumes every agent's reports, heartbeats included.
+    pub fn pause(&self, paused: bool) {
+        self.shared.paused.store(paused, Ordering::Relaxed);
+    }
+
     /// The first agent's error (a refused connection, a failed handshake).
     pub fn first_error(&self) -> Option<String> {
         self.shared
@@ -238,6 +275,9 @@ impl Drop for Swarm {
 /// Advances an agent's flows by `dt` and builds its REPORT (None: nothing to
 /// say and not a heartbeat round).
 fn tick(shared: &Shared, i: usize, dt: f64, now: f64, heartbeat: bool) -> Option<Vec<u8>> {
+    if shared.paused.load(Ordering::Relaxed) {
+        return None;
+    }
     let mut a = shared.agents[i].lock().unwrap_or_else(|e| e.into_inner());
     if a.flows.is_empty() && a.gone.is_empty() && !heartbeat {
         return None;
@@ -277,6 +317,8 @@ fn tick(shared: &Shared, i: usize, dt: f64, now: f64, heartbeat: bool) -> Option
         let mut rem = shared.remaining.lock().unwrap_or_else(|e| e.into_inner());
         for &(fid, sent, coflow) in &ended {
             gone.push((fid, sent));
+            shared.stats.flows_done.fetch_add(1, Ordering::Relaxed);
+            shared.stats.bytes_done.fetch_add(sent, Ordering::Relaxed);
             if let Some(n) = rem.get_mut(&coflow) {
                 *n -= 1;
                 if *n == 0 {
@@ -301,20 +343,21 @@ fn tick(shared: &Shared, i: usize, dt: f64, now: f64, heartbeat: bool) -> Option
     )
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn agent(
-    shared: &Shared,
-    i: usize,
-    host: u32,
+/// How a session ended.
+enum End {
+    Stop,
+    /// Told to leave: stay away this many milliseconds.
+    Churn(u64),
+}
+
+type Tls = tokio_rustls::client::TlsStream<tokio::net::TcpStream>;
+
+async fn connect(
     addr: [u8; 4],
     master: SocketAddr,
     cc: Arc<rustls::ClientConfig>,
-    every: Duration,
-    gate: Arc<Semaphore>,
-    mut stop: watch::Receiver<bool>,
-) -> Result<(), String> {
-    let permit = gate.acquire_owned().await.map_err(|e| e.to_string())?;
-    let connect = async {
+) -> Result<Tls, String> {
+    let go = async {
         let sock = TcpSocket::new_v4().map_err(|e| e.to_string())?;
         sock.bind(SocketAddr::new(IpAddr::V4(Ipv4Addr::from(addr)), 0))
             .map_err(|e| format!("bind {}: {e}", Ipv4Addr::from(addr)))?;
@@ -329,17 +372,74 @@ async fn agent(
             .await
             .map_err(|e| format!("TLS: {e}"))
     };
-    let tls = match tokio::time::timeout(Duration::from_secs(60), connect).await {
-        Ok(Ok(t)) => t,
-        Ok(Err(e)) => {
-            shared.stats.failed.fetch_add(1, Ordering::Relaxed);
-            return Err(e);
+    match tokio::time::timeout(Duration::from_secs(60), go).await {
+        Ok(r) => r,
+        Err(_) => Err("no connection in 60 s".into()),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn agent(
+    shared: &Shared,
+    i: usize,
+    host: u32,
+    addr: [u8; 4],
+    master: SocketAddr,
+    cc: Arc<rustls::ClientConfig>,
+    every: Duration,
+    gate: Arc<Semaphore>,
+    mut stop: watch::Receiver<bool>,
+) -> Result<(), String> {
+    let mut again = false;
+    loop {
+        let permit = gate.clone().acquire_owned().await.map_err(|e| e.to_string())?;
+        let tls = match connect(addr, master, cc.clone()).await {
+            Ok(t) => t,
+            Err(e) => {
+                shared.stats.failed.fetch_add(1, Ordering::Relaxed);
+                return Err(e);
+            }
+        };
+        if again {
+            // The same agent process: its running flows are reported again.
+            let mut a = shared.agents[i].lock().unwrap_or_else(|e| e.into_inner());
+            for f in a.flows.iter_mut() {
+                f.2 = false;
+            }
+            shared.stats.reconnected.fetch_add(1, Ordering::Relaxed);
+        } else {
+            shared.stats.connected.fetch_add(1, Ordering::Relaxed);
         }
-        Err(_) => {
-            shared.stats.failed.fetch_add(1, Ordering::Relaxed);
-            return Err("no connection in 60 s".into());
+        match session(shared, i, host, addr, tls, every, permit, &mut stop).await {
+            Ok(End::Stop) => return Ok(()),
+            Ok(End::Churn(ms)) => {
+                shared.stats.churned.fetch_add(1, Ordering::Relaxed);
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(ms)) => {}
+                    _ = stop.changed() => return Ok(()),
+                }
+                again = true;
+            }
+            Err(why) => {
+                shared.stats.disconnected.fetch_add(1, Ordering::Relaxed);
+                return Err(why);
+            }
         }
-    };
+    }
+}
+
+/// One session: HELLO, then a REPORT every Δ and the master's decisions.
+#[allow(clippy::too_many_arguments)]
+async fn session(
+    shared: &Shared,
+    i: usize,
+    host: u32,
+    addr: [u8; 4],
+    tls: Tls,
+    every: Duration,
+    permit: tokio::sync::OwnedSemaphorePermit,
+    stop: &mut watch::Receiver<bool>,
+) -> Result<End, String> {
     let (mut rd, mut wr) = tokio::io::split(tls);
     let hello = wire::Hello {
         host: host as u16,
@@ -356,35 +456,35 @@ async fn agent(
     wr.write_all(&frame).await.map_err(|e| e.to_string())?;
     wr.flush().await.map_err(|e| e.to_string())?;
     drop(permit);
-    shared.stats.connected.fetch_add(1, Ordering::Relaxed);
     let mut ticker = interval(every);
     ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut reader = FrameReader::new(wire::MAX_FRAME, &[wire::DECISIONS, wire::ERROR]);
     let mut buf = vec![0u8; 16 << 10];
     let mut ticks = 0u64;
     let dt = every.as_secs_f64();
-    let why = loop {
+    loop {
         tokio::select! {
             _ = ticker.tick() => {
+                let away = shared.churn[i].swap(0, Ordering::Relaxed);
+                if away > 0 {
+                    let _ = tokio::time::timeout(Duration::from_secs(1), wr.shutdown()).await;
+                    return Ok(End::Churn(away));
+                }
                 ticks += 1;
                 let now = shared.t0.elapsed().as_secs_f64();
                 if let Some(p) = tick(shared, i, dt, now, ticks.is_multiple_of(5)) {
-                    let Ok(f) = wire::encode_frame(wire::REPORT, seq, &p) else { break "report too large".to_string() };
+                    let f = wire::encode_frame(wire::REPORT, seq, &p).map_err(|_| "report too large".to_string())?;
                     seq += 1;
-                    if let Err(e) = async { wr.write_all(&f).await?; wr.flush().await }.await {
-                        break e.to_string();
-                    }
+                    async { wr.write_all(&f).await?; wr.flush().await }.await.map_err(|e| e.to_string())?;
                     shared.stats.reports.fetch_add(1, Ordering::Relaxed);
                 }
             }
             r = rd.read(&mut buf) => {
-                let n = match r { Ok(0) => break "closed by the master".to_string(), Ok(n) => n, Err(e) => break e.to_string() };
-                let frames = match reader.feed(&buf[..n]) { Ok(f) => f, Err(e) => break e.0 };
+                let n = match r { Ok(0) => return Err("closed by the master".to_string()), Ok(n) => n, Err(e) => return Err(e.to_string()) };
+                let frames = reader.feed(&buf[..n]).map_err(|e| e.0)?;
                 for (t, p) in frames {
                     if t == wire::ERROR {
-                        let why = wire::decode_error(&p);
-                        shared.stats.disconnected.fetch_add(1, Ordering::Relaxed);
-                        return Err(format!("the master said: {why}"));
+                        return Err(format!("the master said: {}", wire::decode_error(&p)));
                     }
                     let Ok(ds) = wire::decode_decisions(&p) else { continue };
                     let mut a = shared.agents[i].lock().unwrap_or_else(|e| e.into_inner());
@@ -398,9 +498,7 @@ async fn agent(
                     shared.stats.decisions.fetch_add(ds.len() as u64, Ordering::Relaxed);
                 }
             }
-            _ = stop.changed() => return Ok(()),
+            _ = stop.changed() => return Ok(End::Stop),
         }
-    };
-    shared.stats.disconnected.fetch_add(1, Ordering::Relaxed);
-    Err(why)
+    }
 }

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+import json
 import os
 
 from coflowkit._core import CoflowkitError
@@ -171,6 +172,30 @@ def cmd_testbed(args) -> int:
                 f"{r['agents_connected_end']} agents connected at the end (--io {r['io']})"
             )
         print(f"wrote {os.path.join(out, 'scale.csv')}")
+    elif args.action == "soak":
+        from coflowkit.runtime import scale
+
+        out = args.out or "soak"
+        os.makedirs(out, exist_ok=True)
+        cfg = scale.Config(
+            int(args.agents), args.flows_per_agent, args.concurrent_coflows, args.policy,
+            tuple(sorted(parse_kv(args.param).items())), args.interval_ms, gbps=args.gbps,
+            io=args.io,
+        )  # fmt: skip
+        soak = scale.Soak(args.minutes, args.churn_every_s, args.churn_hosts, args.away_s)
+        row = scale.run(cfg, soak=soak)
+        with open(os.path.join(out, "soak.json"), "w") as fh:
+            json.dump(row, fh, indent=1)
+        print(
+            f"{row['agents']} agents, {row['minutes']:g} min, Δ {row['interval_ms']:g} ms: "
+            f"{row['rounds']} rounds, median {row['round_median_ms']:.1f} ms, max "
+            f"{row['round_max_ms']:.1f} ms ({row['rounds_over_2delta']} over 2Δ); RSS "
+            f"{row['rss_minute1_mib']:.0f} MiB at minute 1, {row['rss_end_mib']:.0f} at the end "
+            f"({100 * row['rss_growth']:+.1f}%); flows ended: agents {row['agent_flows_done']}, "
+            f"master {row['master_flows_finished']:.0f}; bytes: agents {row['agent_bytes_done']}, "
+            f"master {row['master_bytes_finished']:.0f}; lost {row['master_lost_flows']:.0f}"
+        )
+        print(f"wrote {os.path.join(out, 'soak.json')}")
     elif args.action == "bench":
         from coflowkit.runtime import runtime_targets as bench
 
@@ -210,7 +235,7 @@ def add_testbed(sub) -> None:
     from coflowkit.runtime.testbed import DEFAULT_GBPS
 
     t = sub.add_parser("testbed", help="a cluster of network namespaces: up, down, run (root)")
-    t.add_argument("action", choices=["up", "down", "run", "bench", "emulate"])
+    t.add_argument("action", choices=["up", "down", "run", "bench", "emulate", "soak"])
     t.add_argument("--hosts", type=int, default=8, help="hosts (default 8)")
     t.add_argument(
         "--gbps",
@@ -241,6 +266,11 @@ def add_testbed(sub) -> None:
         "--io", default="python", choices=["python", "rust"],
         help="the master's session layer (coflowkit master --io; default python)",
     )  # fmt: skip
+    k = t.add_argument_group("soak: emulate for minutes, with agents leaving and coming back")
+    k.add_argument("--minutes", type=float, default=10.0, help="length of the run (10)")
+    k.add_argument("--churn-every-s", type=float, default=10.0, help="seconds between churns (10)")
+    k.add_argument("--churn-hosts", type=int, default=100, help="agents that leave each time (100)")
+    k.add_argument("--away-s", type=float, default=2.0, help="seconds they stay away (2)")
     t.set_defaults(func=cmd_testbed)
 
 

@@ -269,7 +269,7 @@ def prometheus(master) -> str:
     with master.lock:
         snap = master.snapshot
     active = sum(1 for c in snap["coflows"] if c["finish_s"] is None and c["bytes_sent"] > 0)
-    sent = sum(c["bytes_sent"] for c in snap["coflows"])
+    sent = snap.get("total_sent", 0.0)
     busy = master.httpd.busy if master.httpd is not None else 0
     rows = [
         ("round_seconds", "summary", "Coordination round time (reports applied, decision, changes sent).",
@@ -290,6 +290,9 @@ def prometheus(master) -> str:
          [("", m["refused_connections"])]),
         ("accept_errors_total", "counter", "Failed accepts (descriptors exhausted, aborted).", [("", m["accept_errors"])]),
         ("slow_agents_total", "counter", "Agents disconnected for not reading their decisions.", [("", m["slow_agents"])]),
+        ("flows_finished_total", "counter", "Flows whose agent reported their end.", [("", m["finished_flows"])]),
+        ("flow_bytes_finished_total", "counter", "Final bytes of the flows whose agent reported their end.",
+         [("", f"{m['finished_bytes']:.0f}")]),
         ("lost_flows_total", "counter", "Flows ended because their agent restarted or was lost.", [("", m["lost_flows"])]),
         ("loop_errors_total", "counter", "Unexpected errors in the master's loop (logged).", [("", m["round_errors"])]),
         ("http_busy_total", "counter", "HTTP connections refused with 503 (in-flight cap).", [("", busy)]),

@@ -175,7 +175,8 @@ class Master(HubLoop):
             rounds=0, round_seconds_sum=0.0, round_seconds_max=0.0, round_seconds_last=0.0,
             rejected_messages=0, decisions_sent=0, reports=0, unresolved_flows=0,
             ignored_flows=0, refused_connections=0, accept_errors=0, slow_agents=0,
-            lost_flows=0, round_errors=0, accepted_connections=0,
+            lost_flows=0, round_errors=0, accepted_connections=0, finished_flows=0,
+            finished_bytes=0,
         )  # fmt: skip
         self.store = Store(state_path) if state_path else None
         self._listen(listen, io, tls_dir)
@@ -648,6 +649,8 @@ class Master(HubLoop):
                 continue
             live.update([slot], [float(b)])
             self._end_flow(slot, now)
+            self.metrics["finished_flows"] += 1
+            self.metrics["finished_bytes"] += b
         self.metrics["unresolved_flows"] = self.n_unresolved
 
     def _housekeeping(self, sel: selectors.BaseSelector) -> None:
@@ -813,6 +816,7 @@ class Master(HubLoop):
                 "flows": flows,
                 "agents": len(self.by_host),
                 "agent_hosts": sorted(self.by_host),
+                "total_sent": self.live.total_sent,
             }
             log_ = self.label_log
             for key, (label, first) in seen:

@@ -303,6 +303,134 @@ def drive(cfg: Config, emu: Emulation, pid: int) -> dict:
         emu.swarm.stop()
 
 
+@dataclass
+class Soak:
+    """A long run (item 2 of the scale issue): ``minutes`` of rounds; every
+    ``churn_every_s`` seconds ``churn_hosts`` random agents (seeded) leave and
+    reconnect ``away_s`` later as the same agent process."""
+
+    minutes: float = 10.0
+    churn_every_s: float = 10.0
+    churn_hosts: int = 100
+    away_s: float = 2.0
+
+    def check(self) -> None:
+        for name in ("minutes", "churn_every_s", "away_s"):
+            if not getattr(self, name) > 0:
+                raise CoflowkitError(f"--{name.replace('_', '-')} must be positive")
+        if self.churn_hosts < 0:
+            raise CoflowkitError("--churn-hosts must be >= 0")
+
+
+def metric(text: str, name: str) -> float:
+    """The value of ``coflowkit_<name>`` in the master's /metrics text."""
+    for line in text.splitlines():
+        if line.startswith(f"coflowkit_{name} "):
+            return float(line.split()[1])
+    raise CoflowkitError(f"the master's /metrics has no coflowkit_{name}")
+
+
+def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
+    """Runs the workload for ``soak.minutes`` with churn, then pauses every agent
+    and compares what the master counted with what the agents reported: the
+    flows ended and their final bytes. Every round after warm-up is kept (the
+    master's /api/rounds keeps its latest 600, polled every 15 s)."""
+    import concurrent.futures
+
+    from coflowkit import _core
+
+    dt = cfg.interval_ms / 1000
+    rng = random.Random(cfg.seed + 1)
+    first = [emu.new_coflow() for _ in range(cfg.coflows)]
+    for cid, flows in first:
+        emu.post(cid, flows)
+    hosts = list(range(cfg.agents))
+    emu.swarm = _core.AgentSwarm(
+        emu.master[0], emu.master[1], emu.pki, hosts, [addr_of(h) for h in hosts], dt,
+        workers=cfg.emulator_threads,
+    )  # fmt: skip
+    t0 = time.monotonic()
+    while (st := emu.swarm.stats())["connected"] + st["failed"] < cfg.agents:
+        if time.monotonic() - t0 > 60 + cfg.agents / 50:
+            raise CoflowkitError(f"agents did not connect in time ({st})")
+        time.sleep(0.05)
+    if st["failed"]:
+        raise CoflowkitError(f"{st['failed']} agents could not connect: {st['first_error']}")
+    for _, flows in first:
+        emu.start(flows)
+    pool = concurrent.futures.ThreadPoolExecutor(4)
+    pending: list[concurrent.futures.Future] = []
+    rounds: dict[float, float] = {}
+    rss: list[tuple[float, float]] = []
+    start = time.monotonic()
+    end = start + 60 * soak.minutes
+    next_churn, next_poll, next_rss = start + soak.churn_every_s, start, start
+    warm_t = None  # the master's clock (t_s) when the measurement starts
+    try:
+        while (now := time.monotonic()) < end:
+            emu.collect()
+            for fut in [f for f in pending if f.done()]:
+                pending.remove(fut)
+                emu.start(fut.result())
+            while len(emu.live) < cfg.coflows:
+                cid, flows = emu.new_coflow()
+                pending.append(pool.submit(lambda c=cid, f=flows: emu.post(c, f) or f))
+            if now >= next_churn and soak.churn_hosts:
+                emu.swarm.churn(rng.sample(hosts, min(soak.churn_hosts, len(hosts))), soak.away_s)
+                next_churn += soak.churn_every_s
+            if now >= next_poll:
+                got = master_rounds(emu.http)
+                if warm_t is None and got["rounds"] >= cfg.warmup and got["history"]:
+                    warm_t = got["history"][-1]["t_s"]
+                for h in got["history"]:
+                    if warm_t is not None and h["t_s"] > warm_t:
+                        rounds[h["t_s"]] = h["round_s"]
+                next_poll += 15
+            if now >= next_rss:
+                rss.append((now - start, proc_cpu_rss(pid)[1] / 2**20))
+                next_rss += 10
+            time.sleep(dt)
+        # Quiesce: no report in flight, then compare the two sides' counts.
+        emu.swarm.pause(True)
+        time.sleep(2 * dt)
+        st = emu.swarm.stats()  # nothing changes on the agents' side from here
+        quiet_by = time.monotonic() + 10  # reports in flight reach the master
+        while True:
+            text = api_get(emu.http, "/metrics")
+            done = metric(text, "flows_finished_total") == st["flows_done"]
+            if done or time.monotonic() > quiet_by:
+                break
+            time.sleep(0.25)
+        got = master_rounds(emu.http)
+        for h in got["history"]:
+            if warm_t is not None and h["t_s"] > warm_t:
+                rounds[h["t_s"]] = h["round_s"]
+        rss.append((time.monotonic() - start, proc_cpu_rss(pid)[1] / 2**20))
+        emu.swarm.pause(False)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+        emu.swarm.stop()
+    hist = [rounds[t] for t in sorted(rounds)]
+    minute1 = next((r for t, r in rss if t >= 60), rss[-1][1])
+    return {
+        "agents": cfg.agents, "policy": cfg.policy, "interval_ms": cfg.interval_ms,
+        "io": cfg.io, "minutes": soak.minutes, "churn_every_s": soak.churn_every_s,
+        "churn_hosts": soak.churn_hosts, "away_s": soak.away_s,
+        "rounds": len(hist), "round_median_ms": 1000 * sorted(hist)[len(hist) // 2],
+        "round_max_ms": 1000 * max(hist),
+        "rounds_over_2delta": sum(1 for x in hist if x > 2 * dt),
+        "rss_minute1_mib": minute1, "rss_end_mib": rss[-1][1],
+        "rss_growth": rss[-1][1] / minute1 - 1,
+        "rss_timeline": rss,
+        "agent_flows_done": st["flows_done"], "agent_bytes_done": st["bytes_done"],
+        "master_flows_finished": metric(text, "flows_finished_total"),
+        "master_bytes_finished": metric(text, "flow_bytes_finished_total"),
+        "master_lost_flows": metric(text, "lost_flows_total"),
+        "churned_sessions": st["churned"], "reconnected_sessions": st["reconnected"],
+        "agents_disconnected": st["disconnected"], "coflows_finished": emu.finished,
+    }  # fmt: skip
+
+
 def summary(cfg: Config, emu: Emulation, wall: float, cpu: float, rss_start: float,
             rss_end: float, mean_active: float, reports: int, connect_s: float) -> dict:  # fmt: skip
     """The measurement's row: the master's round times over the last ``rounds``
@@ -346,8 +474,9 @@ def summary(cfg: Config, emu: Emulation, wall: float, cpu: float, rss_start: flo
     }
 
 
-def run(cfg: Config, workdir: str | None = None) -> dict:
-    """One measurement: a master process and the emulated agents; returns the row."""
+def run(cfg: Config, workdir: str | None = None, soak: Soak | None = None) -> dict:
+    """One measurement: a master process and the emulated agents; returns the
+    row (a long run with churn when ``soak`` is given)."""
     cfg.check()
     check_descriptors(cfg.agents)
     own = workdir is None
@@ -382,7 +511,11 @@ def run(cfg: Config, workdir: str | None = None) -> dict:
                     ) from None
                 time.sleep(0.2)
         emu = Emulation(cfg, http, listen, pki)
-        row = drive(cfg, emu, master.pid)
+        if soak is not None:
+            soak.check()
+            row = soak_drive(cfg, soak, emu, master.pid)
+        else:
+            row = drive(cfg, emu, master.pid)
     finally:
         master.send_signal(signal.SIGTERM)
         try:
