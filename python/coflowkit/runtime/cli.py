@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-import logging
 import json
+import logging
 import os
 
 from coflowkit._core import CoflowkitError
