@@ -50,13 +50,41 @@ pub enum SlotState {
     Finished,
 }
 
-/// One registered flow: hosts, destination port and optional size (bytes).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One registered flow: hosts, destination port, optional size (bytes), its
+/// stage in a multi-stage coflow and the priority a job gives it (both 0 when
+/// not given).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Declared {
     pub src: u32,
     pub dst: u32,
     pub dst_port: u32,
     pub size: Option<f64>,
+    pub stage: u32,
+    pub priority: u32,
+}
+
+/// What a registration may say about a coflow as a whole.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CoflowInfo {
+    /// Its weight (positive; 1 by default): `sincronia` reads it.
+    pub weight: f64,
+    /// The stage DAG: `(child stage, parent stage)` where a flow of the parent
+    /// stage waits for the child's (`stream`); stages named by its flows.
+    pub parents: Vec<(u32, u32)>,
+    /// A reported demand vector `(link, value)` (the DRF family: `drf`,
+    /// `hug`, `coflex`); empty for a truthful coflow. Links of the big switch:
+    /// host h's uplink is h, its downlink hosts + h. Scaled to a maximum of 1.
+    pub report: Vec<(u32, f64)>,
+}
+
+impl Default for CoflowInfo {
+    fn default() -> Self {
+        CoflowInfo {
+            weight: 1.0,
+            parents: Vec::new(),
+            report: Vec::new(),
+        }
+    }
 }
 
 /// What one round decided for one active flow.
@@ -131,7 +159,12 @@ impl Live {
     ) -> Result<Live, ModelError> {
         let fabric = Fabric::big_switch(hosts, bytes_per_s)?;
         let spec = registry::find(policy)?;
-        let d = ViewData::default(); // supplies nothing optional
+        // Stages and their DAG come with registrations (a coflow registered
+        // without them is one stage).
+        let d = ViewData {
+            supplies: vec![coflowkit_policy::view::Input::Stages],
+            ..ViewData::default()
+        };
         if let Some(missing) = d.missing(spec.needs) {
             return Err(param(
                 "policy",
@@ -221,6 +254,18 @@ impl Live {
     /// first slot's handle (the others follow it). Sizes must be positive when
     /// given.
     pub fn register(&mut self, id: u64, flows: &[Declared], now: f64) -> Result<u64, ModelError> {
+        self.register_with(id, flows, &CoflowInfo::default(), now)
+    }
+
+    /// [`Live::register`] with what the registration says of the coflow as a
+    /// whole (weight, stage DAG, reported demands).
+    pub fn register_with(
+        &mut self,
+        id: u64,
+        flows: &[Declared],
+        info: &CoflowInfo,
+        now: f64,
+    ) -> Result<u64, ModelError> {
         if self.by_id.contains_key(&id) {
             return Err(param(
                 "coflow",
@@ -248,7 +293,84 @@ impl Live {
                 }
             }
         }
-        Ok(self.add_coflow(id, flows, now))
+        let report = self.check_info(flows, info)?;
+        let first = self.add_coflow(id, flows, now);
+        let k = self.d.coflow_id.len() as u32 - 1;
+        self.d.weight[k as usize] = info.weight;
+        let mut dag: Vec<(u32, u32, u32)> = info.parents.iter().map(|&(c, p)| (k, c, p)).collect();
+        dag.sort_unstable();
+        dag.dedup();
+        self.d.stage_parents.extend(dag);
+        if !report.is_empty() || !self.d.reports.is_empty() {
+            self.d.reports.resize(k as usize, Vec::new());
+            self.d.reports.push(report);
+        }
+        Ok(first)
+    }
+
+    /// Checks a coflow's weight, DAG and report; the report scaled to a
+    /// maximum of 1, sorted by link.
+    fn check_info(
+        &self,
+        flows: &[Declared],
+        info: &CoflowInfo,
+    ) -> Result<Vec<(u32, f64)>, ModelError> {
+        if !(info.weight.is_finite() && info.weight > 0.0) {
+            return Err(param(
+                "weight",
+                format!("must be a positive number, got {}", info.weight),
+            ));
+        }
+        for (i, &(c, p)) in info.parents.iter().enumerate() {
+            for (what, st) in [("child", c), ("parent", p)] {
+                if !flows.iter().any(|f| f.stage == st) {
+                    return Err(param(
+                        &format!("parents[{i}]"),
+                        format!("{what} stage {st} has no flow in this coflow"),
+                    ));
+                }
+            }
+            if c == p {
+                return Err(param(
+                    &format!("parents[{i}]"),
+                    format!("stage {c} is its own parent"),
+                ));
+            }
+        }
+        let links = 2 * self.hosts;
+        let mut report = info.report.clone();
+        report.sort_by_key(|e| e.0);
+        for (i, w) in report.windows(2).enumerate() {
+            if w[0].0 == w[1].0 {
+                return Err(param(
+                    &format!("report[{}]", i + 1),
+                    format!("link {} appears twice", w[0].0),
+                ));
+            }
+        }
+        let mut top = 0.0f64;
+        for &(l, v) in &report {
+            if l >= links {
+                return Err(param(
+                    "report",
+                    format!("link {l} is out of range (the fabric has {links} links)"),
+                ));
+            }
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(param(
+                    "report",
+                    format!("link {l}: a demand must be a number >= 0, got {v}"),
+                ));
+            }
+            top = top.max(v);
+        }
+        if !report.is_empty() && top <= 0.0 {
+            return Err(param("report", "every reported demand is 0"));
+        }
+        for e in report.iter_mut() {
+            e.1 /= top;
+        }
+        Ok(report)
     }
 
     fn add_coflow(&mut self, id: u64, flows: &[Declared], now: f64) -> u64 {
@@ -275,8 +397,8 @@ impl Live {
             d.flow_dst.push(f.dst);
             d.flow_src_port.push(NO_PORT);
             d.flow_dst_port.push(f.dst_port);
-            d.flow_stage.push(0);
-            d.flow_priority.push(0);
+            d.flow_stage.push(f.stage);
+            d.flow_priority.push(f.priority);
             let s = f.size.unwrap_or(0.0);
             d.size.push(s);
             d.base.push(0.0);
@@ -357,7 +479,7 @@ impl Live {
             src,
             dst,
             dst_port,
-            size: None,
+            ..Declared::default()
         };
         let f = self.register(id, &[d], now)?;
         self.start(f, src_port, now)?;
@@ -780,6 +902,7 @@ mod tests {
             dst,
             dst_port: port,
             size,
+            ..Declared::default()
         }
     }
 
@@ -945,13 +1068,72 @@ mod tests {
     }
 
     #[test]
-    fn a_policy_needing_what_the_runtime_cannot_supply_is_refused() {
-        // Stream reads the stages of multi-stage coflows: the runtime has none
-        // yet, and feeding it zeros would run it degraded without a word.
-        let e = Live::new("stream", &BTreeMap::new(), 3, 1.0).err().unwrap();
-        assert!(e.to_string().contains("stream needs coflow stages"), "{e}");
-        // spq without priorities is spq on a workload without priorities: allowed.
-        assert!(Live::new("spq", &BTreeMap::new(), 3, 1.0).is_ok());
+    fn registrations_give_policies_stages_priorities_parents_weights_and_reports() {
+        // Coflow 9: stage 1 (hosts 0, 1 -> 2) feeds stage 2 (host 2 -> 3);
+        // priorities 2, 0 and 1; weight 3; a report of demands 2 and 4 on host
+        // 0's uplink and host 3's downlink (scaled to 0.5 and 1).
+        let mut l = live("spq", 4);
+        let mut flows = [
+            decl(0, 2, 80, None),
+            decl(1, 2, 80, None),
+            decl(2, 3, 81, None),
+        ];
+        for (f, (stage, prio)) in flows.iter_mut().zip([(1, 2), (1, 0), (2, 1)]) {
+            f.stage = stage;
+            f.priority = prio;
+        }
+        let info = CoflowInfo {
+            weight: 3.0,
+            parents: vec![(1, 2)],
+            report: vec![(7, 4.0), (0, 2.0)],
+        };
+        let single = l.add_single(1, 3, 0, 5, 6, 0.0).unwrap();
+        let first = l.register_with(9, &flows, &info, 0.0).unwrap();
+        assert_eq!(l.d.flow_stage, [0, 1, 1, 2]);
+        assert_eq!(l.d.flow_priority, [0, 2, 0, 1]);
+        assert_eq!(l.d.stage_parents, [(1, 1, 2)]);
+        assert_eq!(l.d.weight, [1.0, 3.0]);
+        assert_eq!(l.d.reports, [vec![], vec![(0, 0.5), (7, 1.0)]]);
+        // spq's classes are the registered priorities.
+        for i in 0..3 {
+            l.start(first + i, 40000 + i as u32, 0.1).unwrap();
+        }
+        let d = l.decide(0.2);
+        let class = |h: u64| d.iter().find(|x| x.flow == h).unwrap().class;
+        assert_eq!(
+            [single, first, first + 1, first + 2].map(class),
+            [Some(0), Some(2), Some(0), Some(1)]
+        );
+        // stream (it needs the stages) runs; a bad DAG or report is named.
+        assert!(Live::new("stream", &BTreeMap::new(), 3, 1.0).is_ok());
+        let bad = |info: CoflowInfo, want: &str| {
+            let e = live("fair", 4)
+                .register_with(1, &flows, &info, 0.0)
+                .unwrap_err();
+            assert!(e.to_string().contains(want), "{e}");
+        };
+        let with = |parents: Vec<(u32, u32)>, report: Vec<(u32, f64)>| CoflowInfo {
+            parents,
+            report,
+            ..CoflowInfo::default()
+        };
+        bad(with(vec![(1, 5)], vec![]), "parent stage 5 has no flow");
+        bad(with(vec![(2, 2)], vec![]), "stage 2 is its own parent");
+        bad(with(vec![], vec![(8, 1.0)]), "link 8 is out of range");
+        bad(
+            with(vec![], vec![(1, 1.0), (1, 2.0)]),
+            "link 1 appears twice",
+        );
+        bad(with(vec![], vec![(1, 0.0)]), "every reported demand is 0");
+        bad(
+            with(vec![], vec![(1, f64::NAN)]),
+            "a demand must be a number",
+        );
+        let heavy = CoflowInfo {
+            weight: 0.0,
+            ..CoflowInfo::default()
+        };
+        bad(heavy, "weight");
     }
 
     #[test]
@@ -1024,13 +1206,32 @@ mod tests {
                             let src = rng.below(hosts as u64) as u32;
                             let dst = (src + 1 + rng.below(hosts as u64 - 1) as u32) % hosts;
                             let size = (rng.below(3) > 0).then(|| 1e5 * (1 + rng.below(50)) as f64);
-                            decl(src, dst, 7000 + rng.below(3) as u32, size)
+                            let mut f = decl(src, dst, 7000 + rng.below(3) as u32, size);
+                            f.stage = rng.below(3) as u32; // 0: single-stage
+                            f.priority = rng.below(3) as u32;
+                            f
                         })
                         .collect();
+                    let has = |st: u32| flows.iter().any(|f| f.stage == st);
+                    let info = CoflowInfo {
+                        weight: 1.0 + rng.below(3) as f64,
+                        parents: if has(1) && has(2) {
+                            vec![(1, 2)]
+                        } else {
+                            vec![]
+                        },
+                        report: if rng.below(4) == 0 {
+                            vec![(flows[0].src, 1.0), (hosts + flows[0].dst, 0.5)]
+                        } else {
+                            vec![]
+                        },
+                    };
                     let id = next_id;
                     next_id += 1;
                     let mut first = 0;
-                    both(a, b, &mut |l| first = l.register(id, &flows, now).unwrap());
+                    both(a, b, &mut |l| {
+                        first = l.register_with(id, &flows, &info, now).unwrap()
+                    });
                     declared.extend((0..n as u64).map(|i| first + i));
                 }
                 1 if active.len() < 12 => {
@@ -1053,7 +1254,7 @@ mod tests {
                     for _ in 0..3 {
                         let h = active[rng.below(active.len() as u64) as usize];
                         let x = sent.entry(h).or_insert(0.0);
-                        *x += 1e4 * rng.below(200) as f64;
+                        *x += 1e4 * (rng.below(200) * (1 + rng.below(2) * 999)) as f64;
                         let bytes = *x;
                         both(a, b, &mut |l| l.set_sent(h, bytes).unwrap());
                     }

@@ -392,7 +392,11 @@ async fn agent(
 ) -> Result<(), String> {
     let mut again = false;
     loop {
-        let permit = gate.clone().acquire_owned().await.map_err(|e| e.to_string())?;
+        let permit = gate
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|e| e.to_string())?;
         let tls = match connect(addr, master, cc.clone()).await {
             Ok(t) => t,
             Err(e) => {

@@ -34,7 +34,7 @@
 
 use crate::decision::{Decision, Wakeup};
 use crate::params::{ParamSpec, Params};
-use crate::policy::NonClairvoyantPolicy;
+use crate::policy::{NonClairvoyantPolicy, Remap};
 use crate::policy::{AnyPolicy, Info};
 use crate::spec::{non_clairvoyant, PolicySpec, MIB};
 use crate::view::Input;
@@ -454,6 +454,57 @@ impl Stream {
 }
 
 impl NonClairvoyantPolicy for Stream {
+    /// Units of dropped coflows go (a unit's relay peers and finished child
+    /// stages are of its own coflow); the others are renumbered in order.
+    fn remap(&mut self, m: &Remap) -> bool {
+        let mut unit_map = vec![Remap::DROPPED; self.units.len()];
+        let mut kept = 0u32;
+        for (u, un) in self.units.iter_mut().enumerate() {
+            if let Some(c) = Remap::get(&m.coflows, un.coflow) {
+                un.coflow = c;
+                unit_map[u] = kept;
+                kept += 1;
+            }
+        }
+        Remap::compact(&unit_map, &mut self.units);
+        Remap::compact(&unit_map, &mut self.slot);
+        let unit = |u: u32| Remap::get(&unit_map, u);
+        for un in self.units.iter_mut() {
+            un.counted = un.counted.iter().filter_map(|&w| unit(w)).collect();
+        }
+        self.unit_of = std::mem::take(&mut self.unit_of)
+            .into_iter()
+            .filter_map(|((c, st, d), u)| Some(((Remap::get(&m.coflows, c)?, st, d), unit(u)?)))
+            .collect();
+        self.coflow_units = std::mem::take(&mut self.coflow_units)
+            .into_iter()
+            .filter_map(|(c, us)| {
+                let us: Vec<u32> = us.into_iter().filter_map(unit).collect();
+                Some((Remap::get(&m.coflows, c)?, us))
+            })
+            .collect();
+        self.peers = std::mem::take(&mut self.peers)
+            .into_iter()
+            .filter_map(|(u, ws)| Some((unit(u)?, ws.into_iter().filter_map(unit).collect())))
+            .collect();
+        self.stale = self
+            .stale
+            .iter()
+            .filter_map(|&c| Remap::get(&m.coflows, c))
+            .collect();
+        Remap::compact(&m.flows, &mut self.flow_unit);
+        Remap::compact(&m.flows, &mut self.last_sent);
+        for u in self.flow_unit.iter_mut().filter(|u| **u != u32::MAX) {
+            *u = unit_map[*u as usize];
+        }
+        self.prev_active = self
+            .prev_active
+            .iter()
+            .filter_map(|&f| Remap::get(&m.flows, f))
+            .collect();
+        true
+    }
+
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
         if self.flow_unit.len() < v.flow_coflow.len() {
             self.flow_unit.resize(v.flow_coflow.len(), u32::MAX);
