@@ -231,3 +231,45 @@ def test_finished_coflows_are_compacted_and_a_registration_survives_it(master, p
     assert by_id[5]["size_bytes"] == 1e6 and by_id[5]["progress"] == 1.0
     assert sum(c["bytes_sent"] for c in coflows) == 100 * 300_000 + 1_000_000
     assert not master.pending and not a1.closed
+
+
+def test_registered_priorities_and_stages_reach_the_policy(start_master, pki):
+    """spq serves the registered priorities (0 first): flow 1 (priority 1) and
+    flow 2 (priority 0) share host 0's uplink, and flow 2 takes it. The rest of
+    a registration's view (stages, DAG, weight, report) is accepted and checked."""
+    m = start_master(policy="spq")
+    a0 = connect(m, pki, 0)
+    others = [connect(m, pki, 1), connect(m, pki, 2)]
+    wait_hosts(m, 3)
+    reg = {"id": 3, "weight": 2.5, "parents": [[1, 2]],
+           "report": [{"host": 0, "link": "up", "demand": 2}, {"host": 2, "link": "down", "demand": 1}],
+           "flows": [{"src": 0, "dst": 1, "dst_port": 6000, "stage": 1, "priority": 1},
+                     {"src": 0, "dst": 2, "dst_port": 6001, "stage": 2}]}  # fmt: skip
+    status, body = http(m, "/api/coflows", reg)
+    assert status == 201, body
+    a0.report(proto.Report(1.0, [
+        proto.NewFlow(1, 40000, pki_ip(1), 6000, 0.9, 200_000),
+        proto.NewFlow(2, 40001, pki_ip(2), 6001, 0.9, 200_000),
+    ]))  # fmt: skip
+    got: dict[int, float] = {}
+    while set(got) != {1, 2}:
+        got.update({fid: v for fid, _, v in a0.decisions()})
+    # Priority 0 has the link but for the paused flow's trickle (0.5 %).
+    assert got[2] == pytest.approx(10e6 * 0.995) and got[1] < 0.01 * 10e6
+    for bad, msg in [
+        ({**reg, "id": 4, "parents": [[1, 7]]}, "parents[0]: parent stage 7 has no flow"),
+        ({**reg, "id": 4, "parents": [[2, 2]]}, "stage 2 is its own parent"),
+        ({**reg, "id": 4, "weight": 0}, "weight must be a positive number"),
+        ({**reg, "id": 4, "report": [{"host": 0, "link": "sideways", "demand": 1}]},
+         'report[0].link must be "up" or "down"'),
+        ({**reg, "id": 4, "report": [{"host": 0, "link": "up", "demand": 0}]},
+         "every demand is 0"),
+        ({**reg, "id": 4, "report": [{"host": 0, "link": "up", "demand": 1}] * 2},
+         "appears twice"),
+        ({**reg, "id": 4, "flows": [{**reg["flows"][0], "stage": -1}]}, "flows[0].stage must be"),
+        ({**reg, "id": 4, "flows": [{**reg["flows"][0], "priority": True}]},
+         "flows[0].priority must be"),
+    ]:  # fmt: skip
+        status, body = http(m, "/api/coflows", bad)
+        assert status == 400 and msg in body["error"], (bad, body)
+    assert len(others) == 2

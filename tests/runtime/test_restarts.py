@@ -252,3 +252,22 @@ def test_the_master_stops_promptly_on_sigterm_with_a_peer_that_does_not_read(pki
     assert m.proc.returncode == 0
     m.log.close()
     assert others and os.path.exists(tmp_path / "master.log")
+
+
+def test_the_state_file_keeps_stages_priorities_and_the_dag(tmp_path):
+    """What a registration says beyond its flows survives a restart; a file
+    written before stages were stored (4-element rows) reads as stage 0."""
+    path = str(tmp_path / "s.db")
+    st = Store(path)
+    info = {"weight": 2.0, "parents": [[1, 2]], "report": [[0, 1.0], [5, 0.5]]}
+    st.add_coflow(7, [(0, 1, 80, 1e6, 1, 3), (0, 2, 81, None, 2, 0)], 100.0, info)
+    st.add_coflow(8, [(1, 2, 82, None, 0, 0)], 101.0)
+    st.db.execute(
+        "INSERT INTO coflows(id, seq, registered_wall, arrival_wall, flows) VALUES (9, 9, 1, NULL, ?)",
+        ('[[2, 0, 83, null]]',),
+    )  # fmt: skip
+    st.close()
+    got = {c.id: c for c in Store(path).load()}
+    assert got[7].flows == [(0, 1, 80, 1e6, 1, 3), (0, 2, 81, None, 2, 0)]
+    assert got[7].info == info and got[8].info == {}
+    assert got[9].flows == [(2, 0, 83, None, 0, 0)]

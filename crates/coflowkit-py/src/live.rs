@@ -2,7 +2,7 @@
 
 use crate::model_err;
 use coflowkit_policy::NO_PORT;
-use coflowkit_runtime::{Declared, Live, SlotState};
+use coflowkit_runtime::{CoflowInfo, Declared, Live, SlotState};
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
@@ -77,24 +77,40 @@ impl LiveScheduler {
         self.live().set_compaction(min_finished);
     }
 
-    /// Registers coflow `id` with flows `(src, dst, dst_port, size or None)`;
-    /// returns the first of its contiguous flow slots (handles, never reused).
+    /// Registers coflow `id` with flows `(src, dst, dst_port, size or None,
+    /// stage, priority)`, its weight, stage DAG `[(child, parent)]` and
+    /// reported demands `[(link, value)]`; returns the first of its contiguous
+    /// flow slots (handles, never reused).
+    #[pyo3(signature = (id, flows, now, weight = 1.0, parents = Vec::new(), report = Vec::new()))]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn register(
         &self,
         id: u64,
-        flows: Vec<(u32, u32, Option<u32>, Option<f64>)>,
+        flows: Vec<(u32, u32, Option<u32>, Option<f64>, u32, u32)>,
         now: f64,
+        weight: f64,
+        parents: Vec<(u32, u32)>,
+        report: Vec<(u32, f64)>,
     ) -> PyResult<u64> {
         let d: Vec<Declared> = flows
             .into_iter()
-            .map(|(src, dst, p, size)| Declared {
+            .map(|(src, dst, p, size, stage, priority)| Declared {
                 src,
                 dst,
                 dst_port: port(p),
                 size,
+                stage,
+                priority,
             })
             .collect();
-        self.live().register(id, &d, now).map_err(model_err)
+        let info = CoflowInfo {
+            weight,
+            parents,
+            report,
+        };
+        self.live()
+            .register_with(id, &d, &info, now)
+            .map_err(model_err)
     }
 
     /// A flow of no registered coflow (a coflow of its own, id `id`); its slot.

@@ -269,18 +269,38 @@ class Master(HubLoop):
         for i, (src, dst, port, size) in enumerate(reg.flows):
             s = self._resolve(src, f"flows[{i}].src")
             d = self._resolve(dst, f"flows[{i}].dst")
-            flows.append((s, d, port, size))
-        first = self.live.register(reg.id, flows, self.now())
+            stage = reg.stages[i] if reg.stages else 0
+            flows.append((s, d, port, size, stage, reg.priorities[i] if reg.priorities else 0))
+        info: dict = {}
+        if reg.weight != 1.0:
+            info["weight"] = reg.weight
+        if reg.parents:
+            info["parents"] = [list(p) for p in reg.parents]
+        if reg.report:
+            info["report"] = [
+                [self._resolve(h, f"report[{i}].host") + (self.hosts if link == "down" else 0), v]
+                for i, (h, link, v) in enumerate(reg.report)
+            ]  # fmt: skip
+        first = self._register_live(reg.id, flows, info, self.now())
         if self.store is not None:
-            self.store.add_coflow(reg.id, flows, time.time())
+            self.store.add_coflow(reg.id, flows, time.time(), info)
         self._declare(reg.id, first, flows, set())
         return {"id": reg.id, "flows": len(flows), "first_slot": first}
 
+    def _register_live(self, cid: int, flows: list, info: dict, now: float) -> int:
+        """Coflow ``cid`` into the policy driver: flows ``(src, dst, port, size,
+        stage, priority)`` and ``info`` (weight, parents, report as stored)."""
+        return self.live.register(
+            cid, flows, now, float(info.get("weight", 1.0)),
+            [tuple(p) for p in info.get("parents", [])],
+            [(int(link), float(v)) for link, v in info.get("report", [])],
+        )  # fmt: skip
+
     def _declare(self, cid: int, first: int, flows: list, bound: set[int]) -> None:
-        sizes = [z for *_, z in flows]
+        sizes = [f[3] for f in flows]
         if sizes and all(z is not None for z in sizes):
             self.coflow_size[cid] = float(sum(sizes))
-        for k, (src, dst, port, _) in enumerate(flows):
+        for k, (src, dst, port, *_) in enumerate(flows):
             slot = first + k
             self.reg_slot[slot] = (cid, k)
             self.slot_info[slot] = (src, dst, 0, port)
@@ -294,8 +314,10 @@ class Master(HubLoop):
         now = self.now()
         n_flows = n_coflows = 0
         for c in self.store.load():
-            flows = [(int(s), int(d), int(p), z) for s, d, p, z in c.flows]
-            first = self.live.register(c.id, flows, now)
+            flows = [
+                (int(s), int(d), int(p), z, int(st), int(pr)) for s, d, p, z, st, pr in c.flows
+            ]
+            first = self._register_live(c.id, flows, c.info, now)
             if c.arrival_wall is not None:
                 self.live.set_arrival(c.id, c.arrival_wall - self.wall0)
             bound = set()

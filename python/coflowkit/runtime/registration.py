@@ -1,14 +1,25 @@
 """A coflow registration, as the master's HTTP API receives it: parsed and typed
 before anything else sees it.
 
-``{"id": int, "flows": [{"src": HOST, "dst": HOST, "dst_port": int, "size": bytes?}]}``
+``{"id": int, "flows": [{"src": HOST, "dst": HOST, "dst_port": int, "size": bytes?,
+"stage": int?, "priority": int?}], "weight": number?, "parents": [[child, parent]]?,
+"report": [{"host": HOST, "link": "up" | "down", "demand": number}]?}``
 
 * ``id``: an integer in [0, 2^62) (booleans are not integers here);
-* ``flows``: 1 to ``max_flows`` objects with exactly these keys;
+* ``flows``: 1 to ``max_flows`` objects with these keys;
 * a HOST is a host index in [0, hosts) or the IPv4 address of a host (resolved
   by the master against its agents' addresses);
 * ``dst_port``: an integer in 1..65535; ``size``: a positive, finite number of
-  bytes below 2^63, or absent.
+  bytes below 2^63, or absent;
+* ``stage`` (the flow's sub-coflow in a multi-stage coflow) and ``priority``
+  (0 highest, for ``spq``): integers in [0, 2^31), 0 when absent;
+* ``weight``: a positive finite number (1 when absent; ``sincronia``);
+* ``parents``: the stage DAG, at most ``max_flows`` pairs ``[child, parent]``:
+  a flow of stage ``parent`` waits for stage ``child``'s (``stream``); both
+  stages must have flows here, and differ;
+* ``report``: a demand vector the coflow reports (the DRF family: ``drf``,
+  ``hug``, ``coflex``), at most one entry per host and link, demands finite
+  and >= 0, not all 0 (scaled to a maximum of 1).
 
 Anything else is a :class:`RegistrationError` naming the field; no input raises
 anything else (fuzzed: docs/results/runtime/fuzz.md).
@@ -26,7 +37,9 @@ from coflowkit.runtime.proto import ipv4
 ID_LIMIT = 1 << 62
 SIZE_LIMIT = float(1 << 63)
 MAX_FLOWS = 100_000
-FLOW_KEYS = {"src", "dst", "dst_port", "size"}
+FLOW_KEYS = {"src", "dst", "dst_port", "size", "stage", "priority"}
+KEYS = {"id", "flows", "weight", "parents", "report"}
+STAGE_LIMIT = 1 << 31
 
 
 class RegistrationError(CoflowkitError):
@@ -40,6 +53,11 @@ Host = int | str  # an index, or an IPv4 address to resolve
 class Registration:
     id: int
     flows: tuple[tuple[Host, Host, int, float | None], ...]
+    stages: tuple[int, ...] = ()  # per flow; empty: all 0
+    priorities: tuple[int, ...] = ()  # per flow; empty: all 0
+    weight: float = 1.0
+    parents: tuple[tuple[int, int], ...] = ()
+    report: tuple[tuple[Host, str, float], ...] = ()  # (host, "up" | "down", demand)
 
 
 def _no_constants(name: str):
@@ -97,8 +115,8 @@ def _show(v: object) -> str:
 
 def parse(body: object, hosts: int, max_flows: int = MAX_FLOWS) -> Registration:
     """A typed :class:`Registration` from a decoded JSON value."""
-    if not isinstance(body, dict) or set(body) != {"id", "flows"}:
-        extra = sorted(set(body) - {"id", "flows"}) if isinstance(body, dict) else []
+    if not isinstance(body, dict) or not {"id", "flows"} <= set(body) <= KEYS:
+        extra = sorted(set(body) - KEYS) if isinstance(body, dict) else []
         raise RegistrationError(
             'a registration is {"id": int, "flows": [{"src", "dst", "dst_port", "size"?}]}'
             + (f"; unknown key {extra[0]!r}" if extra else "")
@@ -109,7 +127,7 @@ def parse(body: object, hosts: int, max_flows: int = MAX_FLOWS) -> Registration:
     flows = body["flows"]
     if not isinstance(flows, list) or not 1 <= len(flows) <= max_flows:
         raise RegistrationError(f"flows must be a list of 1 to {max_flows} flows")
-    out = []
+    out, stages, priorities = [], [], []
     for i, f in enumerate(flows):
         where = f"flows[{i}]"
         if not isinstance(f, dict):
@@ -140,4 +158,64 @@ def parse(body: object, hosts: int, max_flows: int = MAX_FLOWS) -> Registration:
                 )
             size = float(size)
         out.append((src, dst, port, size))
-    return Registration(cid, tuple(out))
+        for key, into in (("stage", stages), ("priority", priorities)):
+            v = f.get(key, 0)
+            if not _int(v) or not 0 <= v < STAGE_LIMIT:
+                raise RegistrationError(
+                    f"{where}.{key} must be an integer in [0, 2^31), got {_show(v)}"
+                )
+            into.append(v)
+    weight = body.get("weight", 1.0)
+    if (
+        not isinstance(weight, (int, float))
+        or isinstance(weight, bool)
+        or not math.isfinite(weight)
+        or not weight > 0
+    ):
+        raise RegistrationError(f"weight must be a positive number, got {_show(weight)}")
+    return Registration(
+        cid, tuple(out), tuple(stages) if any(stages) else (),
+        tuple(priorities) if any(priorities) else (), float(weight),
+        _parents(body.get("parents", []), set(stages), max_flows),
+        _report(body.get("report", []), hosts),
+    )  # fmt: skip
+
+
+def _parents(v: object, stages: set[int], max_flows: int) -> tuple[tuple[int, int], ...]:
+    if not isinstance(v, list) or len(v) > max_flows:
+        raise RegistrationError(
+            f"parents must be a list of at most {max_flows} [child, parent] pairs"
+        )
+    out = []
+    for i, p in enumerate(v):
+        if not (isinstance(p, list) and len(p) == 2 and all(_int(x) for x in p)):
+            raise RegistrationError(
+                f"parents[{i}] must be [child stage, parent stage], got {_show(p)}"
+            )
+        for what, st in zip(("child", "parent"), p, strict=True):
+            if st not in stages:
+                raise RegistrationError(f"parents[{i}]: {what} stage {_show(st)} has no flow")
+        if p[0] == p[1]:
+            raise RegistrationError(f"parents[{i}]: stage {p[0]} is its own parent")
+        out.append((p[0], p[1]))
+    return tuple(out)
+
+
+def _report(v: object, hosts: int) -> tuple[tuple[Host, str, float], ...]:
+    if not isinstance(v, list) or len(v) > 2 * hosts:
+        raise RegistrationError(f"report must be a list of at most {2 * hosts} demands")
+    out = []
+    for i, r in enumerate(v):
+        where = f"report[{i}]"
+        if not isinstance(r, dict) or set(r) != {"host", "link", "demand"}:
+            raise RegistrationError(f'{where} must be {{"host", "link": "up" or "down", "demand"}}')
+        host = _host(r["host"], hosts, f"{where}.host")
+        if r["link"] not in ("up", "down"):
+            raise RegistrationError(f'{where}.link must be "up" or "down", got {_show(r["link"])}')
+        d = r["demand"]
+        if not isinstance(d, (int, float)) or isinstance(d, bool) or not math.isfinite(d) or d < 0:
+            raise RegistrationError(f"{where}.demand must be a number >= 0, got {_show(d)}")
+        out.append((host, r["link"], float(d)))
+    if out and not any(d > 0 for *_, d in out):
+        raise RegistrationError("report: every demand is 0")
+    return tuple(out)

@@ -5,8 +5,12 @@ Tables (``PRAGMA user_version`` = SCHEMA):
 
 * ``coflows(id, seq, registered_wall, arrival_wall, flows)``: one row per
   registered coflow not completed yet; ``flows`` is the JSON list of
-  ``[src, dst, dst_port, size or null]`` as registered, ``arrival_wall`` the wall
-  time its first flow was seen (null until then);
+  ``[src, dst, dst_port, size or null, stage, priority]`` as registered (files
+  written before stages were stored have 4-element rows: stage and priority 0),
+  or an object ``{"flows": that list, "weight", "parents", "report"}`` when the
+  registration said more (hosts resolved, report links as the big switch
+  numbers them); ``arrival_wall`` the wall time its first flow was seen (null
+  until then);
 * ``bindings(coflow, idx, src, sport, dst, dport, finished, bytes)``: registered
   flow ``idx`` of ``coflow`` was seen as the connection (src host, source port,
   dst host, dst port); ``finished`` with its final ``bytes`` once it ended.
@@ -44,9 +48,10 @@ class Binding:
 @dataclass
 class Stored:
     id: int
-    flows: list[tuple[int, int, int, float | None]]
+    flows: list[tuple[int, int, int, float | None, int, int]]
     arrival_wall: float | None
     bindings: list[Binding] = field(default_factory=list)
+    info: dict = field(default_factory=dict)  # weight, parents, report when given
 
 
 class Store:
@@ -106,18 +111,26 @@ class Store:
                         (cid,),
                     )
                 ]
-                out.append(Stored(cid, [tuple(f) for f in json.loads(flows)], arrival, binds))
+                data = json.loads(flows)
+                info = {}
+                if isinstance(data, dict):
+                    info = {k: v for k, v in data.items() if k != "flows"}
+                    data = data["flows"]
+                rows6 = [tuple(f) + (0, 0)[: 6 - len(f)] for f in data]
+                out.append(Stored(cid, rows6, arrival, binds, info))
         except (sqlite3.DatabaseError, ValueError, TypeError) as e:
             raise CoflowkitError(f"state file {self.path}: unreadable ({e})") from None
         return out
 
-    def add_coflow(self, cid: int, flows: list, wall: float) -> None:
+    def add_coflow(self, cid: int, flows: list, wall: float, info: dict | None = None) -> None:
         """A registration, durable when this returns (fsync)."""
         self.commit()
         self.db.execute("PRAGMA synchronous=FULL")
+        rows = [list(f) for f in flows]
+        payload = {"flows": rows, **info} if info else rows
         self.db.execute(
             "INSERT INTO coflows(id, seq, registered_wall, arrival_wall, flows) VALUES (?, ?, ?, NULL, ?)",
-            (cid, self.seq, wall, json.dumps([list(f) for f in flows])),
+            (cid, self.seq, wall, json.dumps(payload)),
         )
         self.seq += 1
 
