@@ -244,3 +244,22 @@ def test_identification_scores_the_masters_labels_against_the_plan(tmp_path):
         "2,8,5,0.020000",
         "3,8,,",
     ]
+
+
+def test_the_per_bin_breakdown_is_computed_per_bin():
+    import numpy as np
+    import pandas as pd
+    from coflowkit.runtime.testbed import breakdown
+
+    comp = pd.DataFrame({
+        "coflow_id": [1, 2, 3, 4],
+        "real_cct_s": [0.3, 0.1, 1.2, 10.0],
+        "sim_cct_s": [0.1, 0.1, 1.0, 10.0],
+    })  # fmt: skip
+    comp["error"] = (comp["real_cct_s"] - comp["sim_cct_s"]) / comp["sim_cct_s"]
+    got = breakdown(comp, np.array(["SN", "SN", "SN", "LW"])).set_index("bin")
+    # SN: real mean 0.5333 s, simulated 0.4 s; errors 200%, 0%, 20%.
+    assert got.loc["SN", "coflows"] == 3 and got.loc["SN", "over_50pct"] == 1
+    assert got.loc["SN", "real_over_sim"] == pytest.approx(1.6 / 1.2)
+    assert got.loc["SN", "median_abs_error"] == pytest.approx(0.2)
+    assert got.loc["LW", "real_over_sim"] == 1.0 and list(got.index) == ["LW", "SN"]

@@ -207,6 +207,7 @@ def cmd_testbed(args) -> int:
             trace, args.policy, parse_kv(args.param), args.out, hosts=args.hosts, gbps=args.gbps,
             coflows=args.coflows, bytes_scale=args.bytes_scale, time_scale=args.time_scale,
             interval_ms=args.interval_ms, membership=args.membership,
+            threshold=args.agent_threshold,
         )  # fmt: skip
         print(
             f"testbed run: {s['policy']} on {s['hosts']} hosts, {s['coflows']} coflows, {s['flows']} flows"
@@ -256,6 +257,10 @@ def add_testbed(sub) -> None:
         choices=["registry", "none"],
         help="registry: the workload's coflows are registered; none: nothing is (coda:labels=identify groups flows itself)",
     )
+    t.add_argument(
+        "--agent-threshold", type=int, default=100_000, metavar="BYTES",
+        help="run: bytes a flow has acknowledged before its agent reports it (default 100000)",
+    )  # fmt: skip
     t.add_argument("--out", help="output directory (run: default testbed-run)")
     e = t.add_argument_group("emulate: a real master and N emulated agents over loopback")
     e.add_argument("--agents", default="1000", metavar="N[,N...]", help="agents (default 1000)")

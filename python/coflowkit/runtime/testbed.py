@@ -441,6 +441,7 @@ class Cluster:
         out: str,
         interval_ms: int,
         membership: str = "registry",
+        threshold: int = 100_000,
     ):
         self.out = out
         tls_dir = make_identities(os.path.join(out, "tls"), hosts)
@@ -480,6 +481,8 @@ class Cluster:
                         str(interval_ms),
                         "--timeout-rounds",
                         "25",
+                        "--threshold",
+                        str(threshold),
                         control=True,
                     ),
                     env=child_env(),
@@ -604,10 +607,14 @@ def run(
     min_flow: float = 300e3,
     interval_ms: int = 20,
     membership: str = "registry",
+    threshold: int = 100_000,
 ) -> dict:
-    """Replays the scaled workload for real under ``policy`` and simulates it; see the module doc."""
+    """Replays the scaled workload for real under ``policy`` and simulates it; see the
+    module doc. ``threshold``: the agents' ``--threshold`` (bytes acknowledged
+    before a flow is reported)."""
     w = workload(trace, hosts, coflows, bytes_scale, time_scale, min_flow)
-    return run_workload(w, policy, params, out, hosts, gbps, interval_ms, membership=membership)
+    return run_workload(w, policy, params, out, hosts, gbps, interval_ms, membership=membership,
+                        threshold=threshold)  # fmt: skip
 
 
 def run_workload(
@@ -620,6 +627,7 @@ def run_workload(
     interval_ms: int = 20,
     sample_s: float | None = None,
     membership: str = "registry",
+    threshold: int = 100_000,
 ) -> dict:
     """Replays ``w`` (flows between distinct hosts ``0..hosts-1``, each at least
     100 KB so the agents see it) for real under ``policy`` on the testbed, simulates
@@ -637,7 +645,8 @@ def run_workload(
     if st is None or st["hosts"] != hosts or st["gbps"] != gbps:
         st = up(hosts, gbps)
     goodput = measure_goodput(st["ips"], gbps, out)
-    cluster = Cluster(policy, params, hosts, gbps, goodput, out, interval_ms, membership)
+    cluster = Cluster(policy, params, hosts, gbps, goodput, out, interval_ms, membership,
+                      threshold)  # fmt: skip
     sampler = None
     ident = None
     try:
@@ -660,6 +669,7 @@ def run_workload(
         cluster.stop()
     summary = _compare(w, sim_w, sim, real, prom, policy, params, hosts, gbps, goodput, out)
     summary["membership"] = membership
+    summary["agent_threshold_bytes"] = threshold
     if ident is not None:
         summary["identification"] = ident
     with open(os.path.join(out, "comparison.json"), "w", encoding="utf-8") as fh:
@@ -709,6 +719,27 @@ def identification(p: dict, labels: list, out: str) -> dict:
     }
 
 
+def breakdown(comp, bins):
+    """Per bin (SN, LN, SW, LW: short/long by length, narrow/wide by width;
+    docs/synthetic.md, `coflowkit.metrics.BINS`): coflows, real and simulated
+    mean CCT, their ratio, the median per-coflow |error| and how many are over 50%.
+    ``comp``: a ``comparison.csv`` frame; ``bins``: each row's bin."""
+    import pandas as pd
+
+    df = comp.assign(bin=bins, abs_error=np.abs(comp["error"]))
+    rows = []
+    for b, g in sorted(df.groupby("bin"), key=lambda x: str(x[0])):
+        rows.append({
+            "bin": b, "coflows": len(g),
+            "real_mean_cct_s": float(g["real_cct_s"].mean()),
+            "sim_mean_cct_s": float(g["sim_cct_s"].mean()),
+            "real_over_sim": float(g["real_cct_s"].mean() / g["sim_cct_s"].mean()),
+            "median_abs_error": float(g["abs_error"].median()),
+            "over_50pct": int((g["abs_error"] > 0.5).sum()),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
 def _compare(w, sim_w, sim, real, prom, policy, params, hosts, gbps, goodput, out) -> dict:
     """Checks the real run (every flow's bytes), writes it as `simulate` writes a
     run, the simulation in ``sim/`` and the comparison; returns the summary."""
@@ -739,6 +770,8 @@ def _compare(w, sim_w, sim, real, prom, policy, params, hosts, gbps, goodput, ou
     comp["sim_cct_s"] = sim_cct
     comp["error"] = (real_cct - sim_cct) / sim_cct
     comp.to_csv(os.path.join(out, "comparison.csv"), index=False)
+    by_bin = breakdown(comp, result.coflows["bin"].to_numpy())
+    by_bin.to_csv(os.path.join(out, "breakdown.csv"), index=False)
     rounds = _prom(prom, "coflowkit_round_seconds_count")
     summary = {
         "policy": policy,
@@ -752,6 +785,7 @@ def _compare(w, sim_w, sim, real, prom, policy, params, hosts, gbps, goodput, ou
         "sim_mean_cct_s": float(np.mean(sim_cct)),
         "mean_cct_error": float(np.mean(real_cct) / np.mean(sim_cct) - 1),
         "median_coflow_error": float(np.median(np.abs(comp["error"]))),
+        "by_bin": by_bin.to_dict(orient="records"),
         "master_round_mean_s": _prom(prom, "coflowkit_round_seconds_sum") / max(rounds, 1),
         "master_round_max_s": _prom(prom, "coflowkit_round_seconds_max"),
         "decisions_sent": _prom(prom, "coflowkit_decisions_sent_total"),
