@@ -70,6 +70,7 @@ def test_a_short_soak_with_churn_loses_nothing(tmp_path):
     assert row["master_bytes_finished"] == row["agent_bytes_done"]
     assert row["master_lost_flows"] == 0
     assert row["rounds"] > 0 and row["rss_end_mib"] > 10
+    assert row["rounds_seen"] == row["rounds_total"]  # no round missed by the polling
 
 
 def test_soak_parameters_are_checked():

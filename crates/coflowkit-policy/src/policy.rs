@@ -19,14 +19,16 @@ impl Info {
     }
 }
 
-/// New indices after a driver compacted its flows and coflows (the runtime's
-/// master drops finished coflows): `flows[old]` and `coflows[old]` are the new
-/// index, or [`Remap::DROPPED`]. Relative order is kept, and a coflow is kept
-/// or dropped with all its flows.
+/// New indices after a driver compacted its flows, coflows and paths (the
+/// runtime's master drops finished coflows, and the paths no flow held uses):
+/// `flows[old]`, `coflows[old]` and `paths[old]` are the new index, or
+/// [`Remap::DROPPED`]. Relative order is kept, and a coflow is kept or dropped
+/// with all its flows.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Remap {
     pub flows: Vec<u32>,
     pub coflows: Vec<u32>,
+    pub paths: Vec<u32>,
 }
 
 impl Remap {

@@ -662,6 +662,7 @@ impl Live {
         let mut m = Remap {
             flows: vec![Remap::DROPPED; self.state.len()],
             coflows: vec![Remap::DROPPED; nc],
+            paths: Vec::new(),
         };
         let mut kept = 0u32;
         for k in 0..nc {
@@ -684,6 +685,7 @@ impl Live {
             }
         }
         self.apply(&m);
+        m.paths = self.compact_paths();
         self.done = 0;
         self.compactions += 1;
         if !self.policy.remap(&m) {
@@ -692,6 +694,54 @@ impl Live {
             // A fresh policy has no per-path state: every path is news to it.
             self.d.changed_paths = self.d.active_paths.clone();
         }
+    }
+
+    /// A fresh fabric with only the paths of the flows held, numbered in the
+    /// order of their old ids (a big switch interns a path per host pair ever
+    /// used: 10,000 hosts have 10^8 of them); returns old path -> new.
+    fn compact_paths(&mut self) -> Vec<u32> {
+        let old = self.fabric.num_paths();
+        let mut ends: Vec<Option<(u32, u32)>> = vec![None; old];
+        for (i, &p) in self.d.flow_path.iter().enumerate() {
+            ends[p as usize] = Some((self.d.flow_src[i], self.d.flow_dst[i]));
+        }
+        let mut fabric = self.fabric.cleared();
+        let map: Vec<u32> = ends
+            .iter()
+            .map(|e| match *e {
+                Some((s, d)) => fabric
+                    .route(s, d, 0)
+                    .expect("these hosts were routed on this fabric before"),
+                None => Remap::DROPPED,
+            })
+            .collect();
+        self.fabric = fabric;
+        let d = &mut self.d;
+        for p in d.flow_path.iter_mut() {
+            *p = map[*p as usize];
+        }
+        for list in [&mut d.active_paths, &mut d.changed_paths] {
+            list.retain_mut(|p| match Remap::get(&map, *p) {
+                Some(q) => {
+                    *p = q;
+                    true
+                }
+                None => false,
+            });
+        }
+        for v in [
+            &mut d.path_base,
+            &mut d.path_rate,
+            &mut d.path_since,
+            &mut self.path_rate,
+        ] {
+            Remap::compact(&map, v);
+        }
+        Remap::compact(&map, &mut d.path_count);
+        let np = self.fabric.num_paths();
+        d.path_count.resize(np, 0);
+        self.path_rate.resize(np, 0.0);
+        map
     }
 
     fn apply(&mut self, m: &Remap) {
@@ -1307,6 +1357,12 @@ mod tests {
             }
             assert!(a.compactions() > 10, "{}: {}", spec.name, a.compactions());
             assert!(a.num_flows() < b.num_flows() / 2, "{}", spec.name);
+            // Only the paths of the flows held stay interned.
+            let mut held: Vec<u32> = a.d.flow_path.clone();
+            held.sort_unstable();
+            held.dedup();
+            assert_eq!(held, (0..a.fabric.num_paths() as u32).collect::<Vec<_>>());
+            assert!(a.fabric.num_paths() < b.fabric.num_paths(), "{}", spec.name);
             assert_eq!(b.compactions(), 0);
             // Both list the same coflows (b has all; a the last HISTORY dropped).
             let (ra, rb): (Vec<_>, Vec<_>) = (a.coflows().collect(), b.coflows().collect());
