@@ -252,14 +252,14 @@ def links(master, snap: dict, rounds: list) -> dict:
 
 def round_times(master, snap: dict, rounds: list) -> dict:
     """``GET /api/rounds``: the round count, Δ, the longest and mean round, and the
-    latest rounds as (seconds since the master started, round seconds)."""
+    latest rounds as (round number, seconds since the master started, round seconds)."""
     m = master.metrics
     return {
         "rounds": m["rounds"],
         "interval_s": master.interval,
         "max_s": m["round_seconds_max"],
         "mean_s": m["round_seconds_sum"] / m["rounds"] if m["rounds"] else None,
-        "history": [{"t_s": t, "round_s": d} for t, d in rounds],
+        "history": [{"round": n, "t_s": t, "round_s": d} for n, t, d in rounds],
     }
 
 

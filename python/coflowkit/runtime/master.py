@@ -725,7 +725,7 @@ class Master(HubLoop):
         m["round_seconds_last"] = dt
         m["round_seconds_max"] = max(m["round_seconds_max"], dt)
         with self.lock:
-            self.round_log.append((round(time.time() - self.wall0, 3), dt))
+            self.round_log.append((m["rounds"], round(time.time() - self.wall0, 3), dt))
         return dt
 
     def _push(self, out: list[tuple[int, list[tuple[int, int, float]]]]) -> None:

@@ -367,8 +367,7 @@ def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
     start = time.monotonic()
     end = start + 60 * soak.minutes
     next_churn, next_poll, next_rss = start + soak.churn_every_s, start, start
-    warm_t = None  # the master's clock (t_s) when the measurement starts
-    warm_rounds = 0
+    warm = None  # the master's round count when the measurement starts
     try:
         while (now := time.monotonic()) < end:
             emu.collect()
@@ -383,12 +382,11 @@ def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
                 next_churn += soak.churn_every_s
             if now >= next_poll:
                 got = master_rounds(emu.http)
-                if warm_t is None and got["rounds"] >= cfg.warmup and got["history"]:
-                    warm_t = got["history"][-1]["t_s"]
-                    warm_rounds = got["rounds"]
+                if warm is None and got["rounds"] >= cfg.warmup and got["history"]:
+                    warm = got["history"][-1]["round"]
                 for h in got["history"]:
-                    if warm_t is not None and h["t_s"] > warm_t:
-                        rounds[h["t_s"]] = h["round_s"]
+                    if warm is not None and h["round"] > warm:
+                        rounds[h["round"]] = h["round_s"]
                 next_poll += 3
             if now >= next_rss:
                 rss.append((now - start, proc_cpu_rss(pid)[1] / 2**20))
@@ -407,8 +405,8 @@ def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
             time.sleep(0.25)
         got = master_rounds(emu.http)
         for h in got["history"]:
-            if warm_t is not None and h["t_s"] > warm_t:
-                rounds[h["t_s"]] = h["round_s"]
+            if warm is not None and h["round"] > warm:
+                rounds[h["round"]] = h["round_s"]
         rss.append((time.monotonic() - start, proc_cpu_rss(pid)[1] / 2**20))
         emu.swarm.pause(False)
     finally:
@@ -422,7 +420,7 @@ def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
         "churn_hosts": soak.churn_hosts, "away_s": soak.away_s,
         "rounds": len(hist), "round_median_ms": 1000 * sorted(hist)[len(hist) // 2],
         "round_max_ms": 1000 * max(hist),
-        "rounds_seen": len(hist), "rounds_total": got["rounds"] - warm_rounds,
+        "rounds_seen": len(hist), "rounds_total": got["history"][-1]["round"] - (warm or 0),
         "round_max_all_ms": 1000 * got["max_s"],
         "rounds_over_2delta": sum(1 for x in hist if x > 2 * dt),
         "rss_minute1_mib": minute1, "rss_end_mib": rss[-1][1],
