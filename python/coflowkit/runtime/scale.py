@@ -156,6 +156,8 @@ class Emulation:
         self.rng = random.Random(cfg.seed)
         self.sizes = sizes_from_trace(cfg.trace, cfg.seed)
         self.swarm = None  # _core.AgentSwarm, once the master is up
+        self.pool = None  # registers new coflows off the loop (launch)
+        self.pending: list = []  # their registrations in flight
         self.next_fid = 1
         self.next_coflow = 1
         self.live: dict[int, int] = {}  # coflow -> flows (running until it ends)
@@ -209,6 +211,54 @@ class Emulation:
             if self.live.pop(cid, None) is not None:
                 self.finished += 1
 
+    def launch(self) -> float:
+        """Registers the first coflows, connects every agent (a swarm of real TLS
+        sessions on tokio threads, ``_core.AgentSwarm``) and starts those
+        coflows; returns the seconds the agents took to connect."""
+        import concurrent.futures
+
+        from coflowkit import _core
+
+        cfg = self.cfg
+        first = [self.new_coflow() for _ in range(cfg.coflows)]
+        for cid, flows in first:
+            self.post(cid, flows)
+        t0 = time.monotonic()
+        hosts = list(range(cfg.agents))
+        self.swarm = _core.AgentSwarm(
+            self.master[0], self.master[1], self.pki, hosts, [addr_of(h) for h in hosts],
+            cfg.interval_ms / 1000, workers=cfg.emulator_threads,
+        )  # fmt: skip
+        while (st := self.swarm.stats())["connected"] + st["failed"] < cfg.agents:
+            if time.monotonic() - t0 > 60 + cfg.agents / 50:
+                raise CoflowkitError(f"agents did not connect in time ({st})")
+            time.sleep(0.05)
+        if st["failed"]:
+            raise CoflowkitError(f"{st['failed']} agents could not connect: {st['first_error']}")
+        connect_s = time.monotonic() - t0
+        for _, flows in first:
+            self.start(flows)
+        self.pool = concurrent.futures.ThreadPoolExecutor(4)
+        return connect_s
+
+    def refill(self) -> None:
+        """Done coflows out; coflows whose registration came back start; new ones
+        are registered off the loop (a registration waits for a master round)
+        until ``coflows`` run."""
+        self.collect()
+        for fut in [f for f in self.pending if f.done()]:
+            self.pending.remove(fut)
+            self.start(fut.result())
+        while len(self.live) < self.cfg.coflows:
+            cid, flows = self.new_coflow()
+            self.pending.append(self.pool.submit(lambda c=cid, f=flows: self.post(c, f) or f))
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+        if self.swarm is not None:
+            self.swarm.stop()
+
 
 def api_get(http: tuple[str, int], path: str):
     """The master's answer to ``GET path`` (JSON, or text for /metrics)."""
@@ -234,57 +284,23 @@ def proc_cpu_rss(pid: int) -> tuple[float, int]:
 
 
 def drive(cfg: Config, emu: Emulation, pid: int) -> dict:
-    """Registers the first coflows, connects the agents (a swarm of real TLS
-    sessions on tokio threads, ``_core.AgentSwarm``), then keeps ``coflows``
-    coflows running; new ones are registered off the loop (a registration
-    waits for a master round). Measures the master's rounds after warm-up."""
-    import concurrent.futures
-
-    from coflowkit import _core
-
+    """Launches the workload (:meth:`Emulation.launch`), keeps ``coflows``
+    coflows running, and measures the master's rounds after warm-up."""
     dt = cfg.interval_ms / 1000
-    first = [emu.new_coflow() for _ in range(cfg.coflows)]
-    for cid, flows in first:
-        emu.post(cid, flows)
-    t0 = time.monotonic()
-    hosts = list(range(cfg.agents))
-    emu.swarm = _core.AgentSwarm(
-        emu.master[0], emu.master[1], emu.pki, hosts, [addr_of(h) for h in hosts], dt,
-        workers=cfg.emulator_threads,
-    )  # fmt: skip
-    while True:
-        st = emu.swarm.stats()
-        if st["connected"] + st["failed"] >= cfg.agents:
-            break
-        if time.monotonic() - t0 > 60 + cfg.agents / 50:
-            raise CoflowkitError(f"agents did not connect in time ({st})")
-        time.sleep(0.05)
-    if st["failed"]:
-        raise CoflowkitError(f"{st['failed']} agents could not connect: {st['first_error']}")
-    connect_s = time.monotonic() - t0
-    for _, flows in first:
-        emu.start(flows)
-    pool = concurrent.futures.ThreadPoolExecutor(4)
-    pending: list[concurrent.futures.Future] = []
     start_rounds = None
     cpu0 = rss1 = 0.0
-    wall0 = time.monotonic()
     reports0 = 0
     active_sum = ticks = 0
     try:
+        connect_s = emu.launch()
+        wall0 = time.monotonic()
         while True:
             tick_start = time.monotonic()
-            emu.collect()
+            emu.refill()
             st = emu.swarm.stats()
             if start_rounds is not None:
                 active_sum += st["active_flows"]
                 ticks += 1
-            for fut in [f for f in pending if f.done()]:
-                pending.remove(fut)
-                emu.start(fut.result())
-            while len(emu.live) < cfg.coflows:
-                cid, flows = emu.new_coflow()
-                pending.append(pool.submit(lambda c=cid, f=flows: emu.post(c, f) or f))
             time.sleep(max(0.0, dt - (time.monotonic() - tick_start)))
             r = master_rounds(emu.http)["rounds"]
             if start_rounds is None and r >= cfg.warmup:
@@ -299,8 +315,7 @@ def drive(cfg: Config, emu: Emulation, pid: int) -> dict:
         return summary(cfg, emu, time.monotonic() - wall0, cpu1 - cpu0, rss1, rss_end,
                        active_sum / max(ticks, 1), st["reports"] - reports0, connect_s)  # fmt: skip
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
-        emu.swarm.stop()
+        emu.close()
 
 
 @dataclass
@@ -337,46 +352,19 @@ def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
     the master's /api/rounds (its latest 600, polled every 3 s: up to 200 rounds
     a second); ``rounds_seen`` against ``rounds_total`` says whether any were
     missed, and ``round_max_all_ms`` is the master's own maximum over the run."""
-    import concurrent.futures
-
-    from coflowkit import _core
-
     dt = cfg.interval_ms / 1000
     rng = random.Random(cfg.seed + 1)
-    first = [emu.new_coflow() for _ in range(cfg.coflows)]
-    for cid, flows in first:
-        emu.post(cid, flows)
     hosts = list(range(cfg.agents))
-    emu.swarm = _core.AgentSwarm(
-        emu.master[0], emu.master[1], emu.pki, hosts, [addr_of(h) for h in hosts], dt,
-        workers=cfg.emulator_threads,
-    )  # fmt: skip
-    t0 = time.monotonic()
-    while (st := emu.swarm.stats())["connected"] + st["failed"] < cfg.agents:
-        if time.monotonic() - t0 > 60 + cfg.agents / 50:
-            raise CoflowkitError(f"agents did not connect in time ({st})")
-        time.sleep(0.05)
-    if st["failed"]:
-        raise CoflowkitError(f"{st['failed']} agents could not connect: {st['first_error']}")
-    for _, flows in first:
-        emu.start(flows)
-    pool = concurrent.futures.ThreadPoolExecutor(4)
-    pending: list[concurrent.futures.Future] = []
-    rounds: dict[float, float] = {}
+    rounds: dict[int, float] = {}
     rss: list[tuple[float, float]] = []
-    start = time.monotonic()
-    end = start + 60 * soak.minutes
-    next_churn, next_poll, next_rss = start + soak.churn_every_s, start, start
     warm = None  # the master's round count when the measurement starts
     try:
+        emu.launch()
+        start = time.monotonic()
+        end = start + 60 * soak.minutes
+        next_churn, next_poll, next_rss = start + soak.churn_every_s, start, start
         while (now := time.monotonic()) < end:
-            emu.collect()
-            for fut in [f for f in pending if f.done()]:
-                pending.remove(fut)
-                emu.start(fut.result())
-            while len(emu.live) < cfg.coflows:
-                cid, flows = emu.new_coflow()
-                pending.append(pool.submit(lambda c=cid, f=flows: emu.post(c, f) or f))
+            emu.refill()
             if now >= next_churn and soak.churn_hosts:
                 emu.swarm.churn(rng.sample(hosts, min(soak.churn_hosts, len(hosts))), soak.away_s)
                 next_churn += soak.churn_every_s
@@ -410,8 +398,7 @@ def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
         rss.append((time.monotonic() - start, proc_cpu_rss(pid)[1] / 2**20))
         emu.swarm.pause(False)
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
-        emu.swarm.stop()
+        emu.close()
     hist = [rounds[t] for t in sorted(rounds)]
     minute1 = next((r for t, r in rss if t >= 60), rss[-1][1])
     return {
