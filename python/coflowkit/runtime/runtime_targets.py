@@ -220,6 +220,29 @@ while not stop.is_set():
     time.sleep(max(0.0, t - time.monotonic()))
 """
 
+# Short connections: ``per_s`` a second, each sending ``size`` bytes, staying
+# open ``hold`` seconds and closing (the RPCs of a real cluster), beside the
+# long flows of _SENDER.
+_SHORT = """
+import socket, sys, threading, time
+dst, port, per_s, size, hold = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+stop = threading.Event()
+threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+print("ready", flush=True)
+data, t, n = b"x" * size, time.monotonic(), 0
+def one():
+    c = socket.create_connection((dst, port))
+    c.sendall(data)
+    time.sleep(hold)
+    c.close()
+while not stop.is_set():
+    threading.Thread(target=one, daemon=True).start()
+    n += 1
+    t += 1.0 / per_s
+    time.sleep(max(0.0, t - time.monotonic()))
+print(n, flush=True)
+"""
+
 
 def _cpu_ns(pid: int) -> int:
     """CPU time (ns, user + system) of every thread of ``pid`` (schedstat)."""
@@ -236,6 +259,10 @@ def agent_cpu(
     rate: float = 125_000.0,
     own_tables: bool = True,
     discover_every: int | None = None,
+    threshold: int | None = None,
+    short_per_s: float = 0.0,
+    short_bytes: int = 20_000,
+    short_hold_s: float = 0.1,
 ) -> dict:
     """The CPU of a whole `coflowkit agent` process, observing ``flows`` TCP flows.
 
@@ -246,35 +273,64 @@ def agent_cpu(
     ``seconds``, after the flows are reported. ``own_tables``: the namespaces
     have TCP hash tables of their own (as testbed hosts do), or share the
     machine's, which every dump then walks. ``discover_every``: the agent's
-    ``--discover-every`` (None: its default, from the table's size)."""
+    ``--discover-every`` (None: its default, from the table's size).
+    ``threshold``: the agents' ``--threshold`` (None: their default, 100 KB).
+    ``short_per_s``: also that many short connections a second, of
+    ``short_bytes`` each, open ``short_hold_s``; the row then counts the flows
+    the master saw end."""
     a, ips = "cfkbench-a", ("10.79.1.1", "10.79.1.2")
-    with _two_hosts(ips, own_tables, discover_every=discover_every) as (env, agent, procs):
+    with _two_hosts(ips, own_tables, discover_every=discover_every, threshold=threshold) as (
+        env, agent, procs,
+    ):  # fmt: skip
         sender = subprocess.Popen(
             _ns(a, sys.executable, "-c", _SENDER, ips[1], "7999", str(flows), str(rate)),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
         procs.append(sender)
         if sender.stdout.readline().strip() != "ready":
             raise RuntimeError(f"the sender failed ({sender.wait()})")
+        short = None
+        if short_per_s > 0:
+            short = subprocess.Popen(
+                _ns(a, sys.executable, "-c", _SHORT, ips[1], "7999", str(short_per_s),
+                    str(short_bytes), str(short_hold_s)),
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
+            procs.append(short)
+            if short.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"the short-connection sender failed ({short.wait()})")
         time.sleep(2.0)  # the flows cross the threshold and are reported
         pid = _agent_pid(agent.pid)
-        d0 = _metric(a, "http://127.0.0.1:7471/metrics", "coflowkit_decisions_sent_total")
+        url = "http://127.0.0.1:7471/metrics"
+        d0 = _metric(a, url, "coflowkit_decisions_sent_total")
+        f0 = _metric(a, url, "coflowkit_flows_finished_total")
         c0, t0 = _cpu_ns(pid), time.monotonic()
         time.sleep(seconds)
         c1, t1 = _cpu_ns(pid), time.monotonic()
-        d1 = _metric(a, "http://127.0.0.1:7471/metrics", "coflowkit_decisions_sent_total")
+        d1 = _metric(a, url, "coflowkit_decisions_sent_total")
+        f1 = _metric(a, url, "coflowkit_flows_finished_total")
         tracked = _count_flows(a, ips[0])
         sender.stdin.close()
+        opened = None
+        if short is not None:
+            short.stdin.close()
+            opened = int(short.stdout.readline().strip() or 0)
         return {
             "flows": flows,
             "sockets_sending": tracked,
             "seconds": t1 - t0,
             "cpu_share": (c1 - c0) / 1e9 / (t1 - t0),
             "decisions": d1 - d0,
+            "threshold": threshold,
+            "short_per_s": short_per_s,
+            "short_opened": opened,
+            "flows_finished_at_master": f1 - f0,
         }
 
 
 @contextlib.contextmanager
-def _two_hosts(ips: tuple[str, str], own_tables: bool = True, master_log=None, discover_every=None):
+def _two_hosts(
+    ips: tuple[str, str], own_tables: bool = True, master_log=None, discover_every=None,
+    threshold=None,
+):  # fmt: skip
     """Hosts ``cfkbench-a`` (0) and ``cfkbench-b`` (1) joined by a veth; a
     receiver sink on b (port 7999); a master (``fair``, every flow alone, links
     of 1 Gbit/s, HTTP on a's loopback port 7471) on a; an agent on each host. Yields the
@@ -304,6 +360,7 @@ def _two_hosts(ips: tuple[str, str], own_tables: bool = True, master_log=None, d
             # the flows go and decides (and the agent enforces) their rates.
             for ns, host in ((a, 0), (b, 1)):
                 extra = [] if discover_every is None else ["--discover-every", str(discover_every)]
+                extra += [] if threshold is None else ["--threshold", str(threshold)]
                 procs.append(subprocess.Popen(
                     _ns(ns, *py, "agent", "--master", f"{ips[0]}:7470", "--host", str(host), "--dev", "eth0",
                         "--gbps", "1", "--tls-dir", pki, "--log-level", "warning", *extra),
