@@ -156,80 +156,92 @@ def cmd_testbed(args) -> int:
         n = testbed.down()
         print(f"testbed down: removed {n} namespaces")
     elif args.action == "emulate":
-        from coflowkit.runtime import scale
-
-        out = args.out or "emulate"
-        rows = scale.sweep(
-            [int(n) for n in args.agents.split(",")], args.policy.split(","),
-            parse_kv(args.param), args.flows_per_agent, args.concurrent_coflows,
-            args.interval_ms, args.rounds, out, args.gbps, args.io,
-        )  # fmt: skip
-        for r in rows:
-            print(
-                f"{r['policy']:>8} {r['agents']:>6} agents: round median {r['round_median_ms']:.1f} ms, "
-                f"p99 {r['round_p99_ms']:.1f}, max {r['round_max_ms']:.1f} (Δ {r['interval_ms']:g} ms); "
-                f"master CPU {100 * r['master_cpu_share']:.0f}%, RSS {r['master_rss_mib']:.0f} MiB, "
-                f"{r['agents_connected_end']} agents connected at the end (--io {r['io']})"
-            )
-        print(f"wrote {os.path.join(out, 'scale.csv')}")
+        _emulate(args)
     elif args.action == "soak":
-        from coflowkit.runtime import scale
-
-        out = args.out or "soak"
-        os.makedirs(out, exist_ok=True)
-        cfg = scale.Config(
-            int(args.agents), args.flows_per_agent, args.concurrent_coflows, args.policy,
-            tuple(sorted(parse_kv(args.param).items())), args.interval_ms, gbps=args.gbps,
-            io=args.io,
-        )  # fmt: skip
-        soak = scale.Soak(args.minutes, args.churn_every_s, args.churn_hosts, args.away_s)
-        row = scale.run(cfg, soak=soak)
-        with open(os.path.join(out, "soak.json"), "w") as fh:
-            json.dump(row, fh, indent=1)
-        print(
-            f"{row['agents']} agents, {row['minutes']:g} min, Δ {row['interval_ms']:g} ms: "
-            f"{row['rounds']} rounds, median {row['round_median_ms']:.1f} ms, max "
-            f"{row['round_max_ms']:.1f} ms ({row['rounds_over_2delta']} over 2Δ); RSS "
-            f"{row['rss_minute1_mib']:.0f} MiB at minute 1, {row['rss_end_mib']:.0f} at the end "
-            f"({100 * row['rss_growth']:+.1f}%); flows ended: agents {row['agent_flows_done']}, "
-            f"master {row['master_flows_finished']:.0f}; bytes: agents {row['agent_bytes_done']}, "
-            f"master {row['master_bytes_finished']:.0f}; lost {row['master_lost_flows']:.0f}"
-        )
-        print(f"wrote {os.path.join(out, 'soak.json')}")
+        _soak(args)
     elif args.action == "bench":
         from coflowkit.runtime import runtime_targets as bench
 
         print(bench.run(args.out))
     else:
-        trace = args.trace or default_trace()
-        args.out = args.out or "testbed-run"
-        s = testbed.run(
-            trace, args.policy, parse_kv(args.param), args.out, hosts=args.hosts, gbps=args.gbps,
-            coflows=args.coflows, bytes_scale=args.bytes_scale, time_scale=args.time_scale,
-            interval_ms=args.interval_ms, membership=args.membership,
-            threshold=args.agent_threshold,
-        )  # fmt: skip
-        print(
-            f"testbed run: {s['policy']} on {s['hosts']} hosts, {s['coflows']} coflows, {s['flows']} flows"
-        )
-        print(f"  measured goodput   {s['goodput_bytes_per_s'] * 8 / 1e6:.1f} Mbit/s per link")
-        print(f"  mean CCT real      {s['real_mean_cct_s']:.3f} s")
-        print(f"  mean CCT simulated {s['sim_mean_cct_s']:.3f} s")
-        print(
-            f"  error              {100 * s['mean_cct_error']:+.1f}% (median per-coflow |error| {100 * s['median_coflow_error']:.1f}%)"
-        )
-        print(
-            f"  master round       mean {1e3 * s['master_round_mean_s']:.2f} ms, max {1e3 * s['master_round_max_s']:.2f} ms"
-        )
-        if "identification" in s:
-            q = s["identification"]
-            print(
-                f"  identification     accuracy {100 * q['accuracy']:.1f}% (precision {100 * q['precision']:.1f}%, recall {100 * q['recall']:.1f}%), {q['labels']} labels for {q['coflows']} coflows"
-            )
-        print(
-            f"  wrote {args.out}/coflows.csv, summary.json, sim/, comparison.csv, comparison.json"
-        )
+        _run(args)
     return 0
+
+
+def _emulate(args) -> None:
+    from coflowkit.runtime import scale
+
+    out = args.out or "emulate"
+    rows = scale.sweep(
+        [int(n) for n in args.agents.split(",")], args.policy.split(","),
+        parse_kv(args.param), args.flows_per_agent, args.concurrent_coflows,
+        args.interval_ms, args.rounds, out, args.gbps, args.io,
+    )  # fmt: skip
+    for r in rows:
+        print(
+            f"{r['policy']:>8} {r['agents']:>6} agents: round median {r['round_median_ms']:.1f} ms, "
+            f"p99 {r['round_p99_ms']:.1f}, max {r['round_max_ms']:.1f} (Δ {r['interval_ms']:g} ms); "
+            f"master CPU {100 * r['master_cpu_share']:.0f}%, RSS {r['master_rss_mib']:.0f} MiB, "
+            f"{r['agents_connected_end']} agents connected at the end (--io {r['io']})"
+        )
+    print(f"wrote {os.path.join(out, 'scale.csv')}")
+
+
+def _soak(args) -> None:
+    from coflowkit.runtime import scale
+
+    out = args.out or "soak"
+    os.makedirs(out, exist_ok=True)
+    cfg = scale.Config(
+        int(args.agents), args.flows_per_agent, args.concurrent_coflows, args.policy,
+        tuple(sorted(parse_kv(args.param).items())), args.interval_ms, gbps=args.gbps,
+        io=args.io,
+    )  # fmt: skip
+    soak = scale.Soak(args.minutes, args.churn_every_s, args.churn_hosts, args.away_s)
+    row = scale.run(cfg, soak=soak)
+    with open(os.path.join(out, "soak.json"), "w") as fh:
+        json.dump(row, fh, indent=1)
+    print(
+        f"{row['agents']} agents, {row['minutes']:g} min, Δ {row['interval_ms']:g} ms: "
+        f"{row['rounds']} rounds, median {row['round_median_ms']:.1f} ms, max "
+        f"{row['round_max_ms']:.1f} ms ({row['rounds_over_2delta']} over 2Δ); RSS "
+        f"{row['rss_minute1_mib']:.0f} MiB at minute 1, {row['rss_end_mib']:.0f} at the end "
+        f"({100 * row['rss_growth']:+.1f}%); flows ended: agents {row['agent_flows_done']}, "
+        f"master {row['master_flows_finished']:.0f}; bytes: agents {row['agent_bytes_done']}, "
+        f"master {row['master_bytes_finished']:.0f}; lost {row['master_lost_flows']:.0f}"
+    )
+    print(f"wrote {os.path.join(out, 'soak.json')}")
+
+
+def _run(args) -> None:
+    from coflowkit.runtime import testbed
+
+    trace = args.trace or default_trace()
+    args.out = args.out or "testbed-run"
+    s = testbed.run(
+        trace, args.policy, parse_kv(args.param), args.out, hosts=args.hosts, gbps=args.gbps,
+        coflows=args.coflows, bytes_scale=args.bytes_scale, time_scale=args.time_scale,
+        interval_ms=args.interval_ms, membership=args.membership,
+        threshold=args.agent_threshold,
+    )  # fmt: skip
+    print(
+        f"testbed run: {s['policy']} on {s['hosts']} hosts, {s['coflows']} coflows, {s['flows']} flows"
+    )
+    print(f"  measured goodput   {s['goodput_bytes_per_s'] * 8 / 1e6:.1f} Mbit/s per link")
+    print(f"  mean CCT real      {s['real_mean_cct_s']:.3f} s")
+    print(f"  mean CCT simulated {s['sim_mean_cct_s']:.3f} s")
+    print(
+        f"  error              {100 * s['mean_cct_error']:+.1f}% (median per-coflow |error| {100 * s['median_coflow_error']:.1f}%)"
+    )
+    print(
+        f"  master round       mean {1e3 * s['master_round_mean_s']:.2f} ms, max {1e3 * s['master_round_max_s']:.2f} ms"
+    )
+    if "identification" in s:
+        q = s["identification"]
+        print(
+            f"  identification     accuracy {100 * q['accuracy']:.1f}% (precision {100 * q['precision']:.1f}%, recall {100 * q['recall']:.1f}%), {q['labels']} labels for {q['coflows']} coflows"
+        )
+    print(f"  wrote {args.out}/coflows.csv, summary.json, sim/, comparison.csv, comparison.json")
 
 
 def add_testbed(sub) -> None:
