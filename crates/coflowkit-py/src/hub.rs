@@ -16,6 +16,15 @@ fn ip(a: &[u8; 4]) -> String {
     Ipv4Addr::from(*a).to_string()
 }
 
+/// The first address `host:port` resolves to.
+fn resolve(host: &str, port: u16) -> PyResult<SocketAddr> {
+    (host, port)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .ok_or_else(|| CoflowkitError::new_err(format!("cannot resolve {host}:{port}")))
+}
+
 fn duration(s: f64, what: &str) -> PyResult<Duration> {
     if s.is_finite() && s > 0.0 {
         Ok(Duration::from_secs_f64(s))
@@ -62,11 +71,7 @@ impl AgentHub {
         heartbeat: f64,
         workers: usize,
     ) -> PyResult<Self> {
-        let listen: SocketAddr = (host, port)
-            .to_socket_addrs()
-            .ok()
-            .and_then(|mut a| a.next())
-            .ok_or_else(|| CoflowkitError::new_err(format!("cannot resolve {host}:{port}")))?;
+        let listen = resolve(host, port)?;
         let cfg = HubConfig {
             listen,
             tls_dir: tls_dir.into(),
@@ -369,11 +374,7 @@ impl AgentSwarm {
         workers: usize,
         connecting: usize,
     ) -> PyResult<Self> {
-        let master: SocketAddr = (master_host, master_port)
-            .to_socket_addrs()
-            .ok()
-            .and_then(|mut a| a.next())
-            .ok_or_else(|| CoflowkitError::new_err(format!("cannot resolve {master_host}")))?;
+        let master = resolve(master_host, master_port)?;
         if hosts.len() != addrs.len() {
             return Err(CoflowkitError::new_err("swarm: one address per host"));
         }
