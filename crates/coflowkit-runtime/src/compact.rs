@@ -17,8 +17,9 @@ impl Live {
         true
     }
 
-    /// Drops every finished coflow and its flows, keeping order.
-    pub fn compact(&mut self) {
+    /// Drops every finished coflow and its flows, keeping order (only for a
+    /// compactable policy: see `compact_if_due`).
+    fn compact(&mut self) {
         let nc = self.d.coflow_id.len();
         let mut m = Remap {
             flows: vec![Remap::DROPPED; self.state.len()],
