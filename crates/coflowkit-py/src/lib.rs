@@ -5,6 +5,7 @@ mod hub;
 mod ident;
 mod live;
 mod observe;
+mod stream;
 mod wire;
 
 use coflowkit_model::{Fabric, ModelError, Workload as RsWorkload};
@@ -608,6 +609,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(wire::decode_report, m)?)?;
     m.add_function(wrap_pyfunction!(wire::encode_decisions, m)?)?;
     m.add_function(wrap_pyfunction!(wire::decode_decisions, m)?)?;
+    m.add_function(wrap_pyfunction!(wire::encode_classes, m)?)?;
+    m.add_function(wrap_pyfunction!(wire::decode_classes, m)?)?;
+    m.add_function(wrap_pyfunction!(wire::encode_units, m)?)?;
+    m.add_function(wrap_pyfunction!(wire::decode_units, m)?)?;
+    m.add_class::<stream::StreamRule>()?;
+    m.add_function(wrap_pyfunction!(stream::stream_internal_id, m)?)?;
     m.add("CoflowkitError", m.py().get_type::<CoflowkitError>())?;
     m.add("ProtocolError", m.py().get_type::<ProtocolError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;

@@ -2,6 +2,7 @@
 //! `coflowkit.runtime.proto`: conversions only.
 
 use crate::ProtocolError;
+use coflowkit_runtime::peer;
 use coflowkit_runtime::wire::{self, Decision, Hello, NewFlow, Report, WireError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -176,4 +177,75 @@ pub fn encode_decisions(py: Python<'_>, items: Vec<(u32, u8, f64)>) -> Py<PyByte
         .map(|(fid, kind, value)| Decision { fid, kind, value })
         .collect();
     PyBytes::new(py, &wire::encode_decisions(&d)).unbind()
+}
+
+/// CLASSES payload (coflowkit-runtime's `peer`) from `(src, sport, dst, dport,
+/// coflow, stage, class, x)` tuples.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn encode_classes(
+    py: Python<'_>,
+    items: Vec<(String, u16, String, u16, u64, u32, u8, u64)>,
+) -> PyResult<Py<PyBytes>> {
+    let mut recs = Vec::with_capacity(items.len());
+    for (src, sport, dst, dport, coflow, stage, class, x) in items {
+        recs.push(peer::ClassRecord {
+            src: parse_ip(&src)?,
+            sport,
+            dst: parse_ip(&dst)?,
+            dport,
+            coflow,
+            stage,
+            class,
+            x,
+        });
+    }
+    Ok(PyBytes::new(py, &peer::encode_classes(&recs)).unbind())
+}
+
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn decode_classes(p: &[u8]) -> PyResult<Vec<(String, u16, String, u16, u64, u32, u8, u64)>> {
+    let r = peer::decode_classes(p).map_err(perr)?;
+    Ok(r.into_iter()
+        .map(|r| {
+            (
+                ip(&r.src),
+                r.sport,
+                ip(&r.dst),
+                r.dport,
+                r.coflow,
+                r.stage,
+                r.class,
+                r.x,
+            )
+        })
+        .collect())
+}
+
+/// UNITS payload from `(kind, coflow, stage, receiver, x)` tuples.
+#[pyfunction]
+pub fn encode_units(
+    py: Python<'_>,
+    items: Vec<(u8, u64, u32, String, u64)>,
+) -> PyResult<Py<PyBytes>> {
+    let mut recs = Vec::with_capacity(items.len());
+    for (kind, coflow, stage, receiver, x) in items {
+        recs.push(peer::UnitRecord {
+            kind,
+            coflow,
+            stage,
+            receiver: parse_ip(&receiver)?,
+            x,
+        });
+    }
+    Ok(PyBytes::new(py, &peer::encode_units(&recs)).unbind())
+}
+
+#[pyfunction]
+pub fn decode_units(p: &[u8]) -> PyResult<Vec<(u8, u64, u32, String, u64)>> {
+    let r = peer::decode_units(p).map_err(perr)?;
+    Ok(r.into_iter()
+        .map(|r| (r.kind, r.coflow, r.stage, ip(&r.receiver), r.x))
+        .collect())
 }

@@ -26,6 +26,7 @@ pub mod enforce;
 pub mod hub;
 pub mod nlio;
 pub mod observe;
+pub mod peer;
 pub mod sockdiag;
 pub mod swarm;
 pub mod wire;

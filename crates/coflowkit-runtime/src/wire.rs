@@ -25,6 +25,7 @@
 //! Sequence numbers count 0, 1, 2, ... per direction and session; a gap, a
 //! repeat or a reordering is an error. An error of any kind ends the session.
 
+use crate::peer;
 use std::fmt;
 
 pub const MAGIC: [u8; 2] = *b"CK";
@@ -56,6 +57,8 @@ pub fn type_name(t: u8) -> String {
         REPORT => "REPORT".into(),
         DECISIONS => "DECISIONS".into(),
         ERROR => "ERROR".into(),
+        crate::peer::CLASSES => "CLASSES".into(),
+        crate::peer::UNITS => "UNITS".into(),
         other => format!("type {other}"),
     }
 }
@@ -72,7 +75,7 @@ impl fmt::Display for WireError {
 
 impl std::error::Error for WireError {}
 
-fn err<T>(msg: impl Into<String>) -> Result<T, WireError> {
+pub(crate) fn err<T>(msg: impl Into<String>) -> Result<T, WireError> {
     Err(WireError(msg.into()))
 }
 
@@ -237,18 +240,18 @@ impl FrameReader {
 }
 
 /// A little-endian cursor over a payload; every read names what it was reading.
-struct Cursor<'a> {
+pub(crate) struct Cursor<'a> {
     p: &'a [u8],
     off: usize,
     what: &'static str,
 }
 
 impl<'a> Cursor<'a> {
-    fn new(p: &'a [u8], what: &'static str) -> Self {
+    pub(crate) fn new(p: &'a [u8], what: &'static str) -> Self {
         Cursor { p, off: 0, what }
     }
 
-    fn take(&mut self, n: usize, field: &str) -> Result<&'a [u8], WireError> {
+    pub(crate) fn take(&mut self, n: usize, field: &str) -> Result<&'a [u8], WireError> {
         match self.off.checked_add(n) {
             Some(end) if end <= self.p.len() => {
                 let s = &self.p[self.off..end];
@@ -264,28 +267,28 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn u8(&mut self, field: &str) -> Result<u8, WireError> {
+    pub(crate) fn u8(&mut self, field: &str) -> Result<u8, WireError> {
         Ok(self.take(1, field)?[0])
     }
-    fn u16(&mut self, field: &str) -> Result<u16, WireError> {
+    pub(crate) fn u16(&mut self, field: &str) -> Result<u16, WireError> {
         Ok(u16::from_le_bytes(self.take(2, field)?.try_into().unwrap()))
     }
-    fn u32(&mut self, field: &str) -> Result<u32, WireError> {
+    pub(crate) fn u32(&mut self, field: &str) -> Result<u32, WireError> {
         Ok(u32::from_le_bytes(self.take(4, field)?.try_into().unwrap()))
     }
-    fn u64(&mut self, field: &str) -> Result<u64, WireError> {
+    pub(crate) fn u64(&mut self, field: &str) -> Result<u64, WireError> {
         Ok(u64::from_le_bytes(self.take(8, field)?.try_into().unwrap()))
     }
-    fn f64(&mut self, field: &str) -> Result<f64, WireError> {
+    pub(crate) fn f64(&mut self, field: &str) -> Result<f64, WireError> {
         Ok(f64::from_le_bytes(self.take(8, field)?.try_into().unwrap()))
     }
-    fn ipv4(&mut self, field: &str) -> Result<[u8; 4], WireError> {
+    pub(crate) fn ipv4(&mut self, field: &str) -> Result<[u8; 4], WireError> {
         Ok(self.take(4, field)?.try_into().unwrap())
     }
 
     /// A count of records of `size` bytes each, checked against the bytes left
     /// before anything is allocated for them.
-    fn count(&mut self, size: usize, field: &str) -> Result<usize, WireError> {
+    pub(crate) fn count(&mut self, size: usize, field: &str) -> Result<usize, WireError> {
         let n = self.u32(field)? as usize;
         let left = self.p.len() - self.off;
         if n.saturating_mul(size) > left {
@@ -298,7 +301,7 @@ impl<'a> Cursor<'a> {
         Ok(n)
     }
 
-    fn end(&self) -> Result<(), WireError> {
+    pub(crate) fn end(&self) -> Result<(), WireError> {
         if self.off != self.p.len() {
             return err(format!(
                 "{}: {} trailing bytes",
@@ -535,7 +538,7 @@ pub fn exercise(data: &[u8]) {
     let mut reader = FrameReader::with_first(
         MAX_FRAME_BEFORE_HELLO,
         MAX_FRAME,
-        &[HELLO, REPORT, DECISIONS, ERROR],
+        &[HELLO, REPORT, DECISIONS, ERROR, peer::CLASSES, peer::UNITS],
     );
     for part in rest.chunks(chunk) {
         match reader.feed(part) {
@@ -547,7 +550,7 @@ pub fn exercise(data: &[u8]) {
             Err(_) => break,
         }
     }
-    for t in [HELLO, REPORT, DECISIONS, ERROR] {
+    for t in [HELLO, REPORT, DECISIONS, ERROR, peer::CLASSES, peer::UNITS] {
         decode_any(t, rest);
     }
 }
@@ -567,6 +570,16 @@ fn decode_any(t: u8, p: &[u8]) {
         DECISIONS => {
             if let Ok(d) = decode_decisions(p) {
                 assert_eq!(encode_decisions(&d), p);
+            }
+        }
+        peer::CLASSES => {
+            if let Ok(r) = peer::decode_classes(p) {
+                assert_eq!(peer::encode_classes(&r), p);
+            }
+        }
+        peer::UNITS => {
+            if let Ok(r) = peer::decode_units(p) {
+                assert_eq!(peer::encode_units(&r), p);
             }
         }
         _ => {

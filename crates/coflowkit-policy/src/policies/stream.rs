@@ -147,6 +147,10 @@ impl Stream {
         }
     }
 
+    pub fn config(&self) -> &StreamConfig {
+        &self.cfg
+    }
+
     fn tau(&self, q: u8) -> f64 {
         self.cfg.first_threshold * self.cfg.multiplier.powi(q as i32)
     }
@@ -587,7 +591,14 @@ pub const PARAMS: &[ParamSpec] = &[
 ];
 
 fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
-    non_clairvoyant(Stream::new(StreamConfig {
+    non_clairvoyant(Stream::new(config(p)?))
+}
+
+/// Stream's parameters, checked (the policy's and the decentralized agents'
+/// `coflowkit agent --decentralized stream`, which share eq. (5) through
+/// [`Stream::class`]).
+pub fn config(p: &Params) -> Result<StreamConfig, ModelError> {
+    Ok(StreamConfig {
         queues: p.usize_in("queues", 1, 64)? as u32,
         first_threshold: p.f64_in("first_threshold_mb", 1e-9, 1e12)?
             / p.f64_in("unit_mb", 1e-9, 1e12)?,
@@ -600,7 +611,7 @@ fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
         weighted: p.bool("weighted")?,
         relay: p.bool("relay")?,
         child_to_parent: p.bool("child_to_parent")?,
-    }))
+    })
 }
 
 pub const SPEC: PolicySpec = PolicySpec {
