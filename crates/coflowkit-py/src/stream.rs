@@ -42,20 +42,41 @@ impl StreamRule {
         self.rule.config().child_to_parent
     }
 
-    /// The class eq. (5) gives a receiver unit now in class `q` that has
-    /// received `x` bytes, with `s` relayed and child bytes, `known` flows seen
-    /// and `finished` of them done, of a sub-coflow with internal id `m`. The
-    /// caller keeps the class monotone (never below `q`).
+    /// The class of a receiver unit now in class `q` once it has received `x`
+    /// bytes, with `s` relayed and child bytes, `known` flows seen and
+    /// `finished` of them done, of a sub-coflow with internal id `m`.
+    ///
+    /// Eq. (5) is evaluated in the τ of the unit's current class, and the
+    /// simulator demotes a unit at each class boundary as its bytes cross it
+    /// (`Stream::crossing`). An agent sees bytes once per round, perhaps past
+    /// several boundaries, so this moves one class at a time while (5) gives a
+    /// class above the current one: the class the simulator reaches with the
+    /// same inputs. Never below `q`.
     fn classify(&self, q: u8, x: f64, s: f64, known: u32, finished: u32, m: u32) -> PyResult<u8> {
         if !(x.is_finite() && x >= 0.0 && s.is_finite() && s >= 0.0) {
             return Err(CoflowkitError::new_err(format!(
                 "stream: bytes must be finite and >= 0, got x={x}, s={s}"
             )));
         }
+        let cfg = self.rule.config();
+        let (unit, last) = (cfg.unit_bytes, cfg.queues.saturating_sub(1) as u8);
+        let mut q = q.min(last);
+        while q < last
+            && self
+                .rule
+                .class(q, x / unit, s / unit, known, finished, m.max(1))
+                > q
+        {
+            q += 1;
+        }
+        Ok(q)
+    }
+
+    /// Eq. (5) itself, in class `q`'s τ (one evaluation, no settling).
+    fn equation_five(&self, q: u8, x: f64, s: f64, known: u32, finished: u32, m: u32) -> u8 {
         let unit = self.rule.config().unit_bytes;
-        Ok(self
-            .rule
-            .class(q, x / unit, s / unit, known, finished, m.max(1)))
+        self.rule
+            .class(q, x / unit, s / unit, known, finished, m.max(1))
     }
 }
 

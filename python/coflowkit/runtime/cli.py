@@ -31,6 +31,10 @@ def cmd_agent(args) -> int:
     from coflowkit.runtime import agent
 
     _log_setup(args.log_level)
+    if args.decentralized is not None and not args.cleanup:
+        from coflowkit.runtime import peering
+
+        return peering.main(args)
     return agent.main(args)
 
 
@@ -63,6 +67,24 @@ def add_agent(sub) -> None:
         "buckets, at most 10)",
     )
     a.add_argument("--observe-only", action="store_true", help="report but never touch tc")
+    a.add_argument(
+        "--decentralized", choices=["stream"], default=None,
+        help="run Stream with no master: classes from this host's receivers, enforced by "
+        "senders, exchanged between agents (docs/runtime.md, Decentralized Stream)",
+    )  # fmt: skip
+    a.add_argument(
+        "--param", action="append", metavar="K=V",
+        help="with --decentralized: a parameter of `--policy stream` (repeatable)",
+    )  # fmt: skip
+    a.add_argument(
+        "--peer-port", type=int, default=7472,
+        help="with --decentralized: the agents' port for each other (default 7472)",
+    )  # fmt: skip
+    a.add_argument(
+        "--registration", default="127.0.0.1:7473", metavar="HOST:PORT",
+        help="with --decentralized: the loopback port where this host's jobs register "
+        "coflows (the master's JSON; default 127.0.0.1:7473)",
+    )  # fmt: skip
     a.add_argument(
         "--cleanup", action="store_true",
         help="remove the agent's traffic-control tree from --dev and exit "
