@@ -170,7 +170,7 @@ def cmd_testbed(args) -> int:
     from coflowkit.runtime import testbed
 
     if args.action == "up":
-        st = testbed.up(args.hosts, args.gbps)
+        st = testbed.up(args.hosts, args.gbps, _switch_queues(args))
         print(
             f"testbed up: {st['hosts']} hosts at {st['gbps']} Gbit/s ({st['ips'][0]} .. {st['ips'][-1]})"
         )
@@ -235,6 +235,12 @@ def _soak(args) -> None:
     print(f"wrote {os.path.join(out, 'soak.json')}")
 
 
+def _switch_queues(args) -> int:
+    if args.switch_queues is not None:
+        return args.switch_queues
+    return 8 if getattr(args, "decentralized", False) else 1
+
+
 def _run(args) -> None:
     from coflowkit.runtime import testbed
 
@@ -244,10 +250,11 @@ def _run(args) -> None:
         trace, args.policy, parse_kv(args.param), args.out, hosts=args.hosts, gbps=args.gbps,
         coflows=args.coflows, bytes_scale=args.bytes_scale, time_scale=args.time_scale,
         interval_ms=args.interval_ms, membership=args.membership,
-        threshold=args.agent_threshold,
+        threshold=args.agent_threshold, decentralized=args.decentralized,
+        observe_only=args.observe_only, switch_queues=_switch_queues(args),
     )  # fmt: skip
     print(
-        f"testbed run: {s['policy']} on {s['hosts']} hosts, {s['coflows']} coflows, {s['flows']} flows"
+        f"testbed run: {s.get('decentralized', s['policy'])} on {s['hosts']} hosts, {s['coflows']} coflows, {s['flows']} flows"
     )
     print(f"  measured goodput   {s['goodput_bytes_per_s'] * 8 / 1e6:.1f} Mbit/s per link")
     print(f"  mean CCT real      {s['real_mean_cct_s']:.3f} s")
@@ -255,9 +262,13 @@ def _run(args) -> None:
     print(
         f"  error              {100 * s['mean_cct_error']:+.1f}% (median per-coflow |error| {100 * s['median_coflow_error']:.1f}%)"
     )
-    print(
-        f"  master round       mean {1e3 * s['master_round_mean_s']:.2f} ms, max {1e3 * s['master_round_max_s']:.2f} ms"
-    )
+    if s.get("decentralized"):
+        sent = sum(a["sent"]["classes"] for a in s["agents"])
+        print(f"  no master: {len(s['agents'])} agents sent {sent} CLASSES messages")
+    else:
+        print(
+            f"  master round       mean {1e3 * s['master_round_mean_s']:.2f} ms, max {1e3 * s['master_round_max_s']:.2f} ms"
+        )
     if "identification" in s:
         q = s["identification"]
         print(
@@ -294,6 +305,21 @@ def add_testbed(sub) -> None:
     t.add_argument(
         "--agent-threshold", type=int, default=100_000, metavar="BYTES",
         help="run: bytes a flow has acknowledged before its agent reports it (default 100000)",
+    )  # fmt: skip
+    t.add_argument(
+        "--decentralized", action="store_true",
+        help="run: no master, `coflowkit agent --decentralized stream` on every host "
+        "(--policy stream); classes marked in DSCP for the switch's priority queues",
+    )  # fmt: skip
+    t.add_argument(
+        "--observe-only", action="store_true",
+        help="run --decentralized: the agents enforce nothing (plain TCP, compared with "
+        "simulated fair sharing): the Stream paper's TCP baseline",
+    )  # fmt: skip
+    t.add_argument(
+        "--switch-queues", type=int, default=None, metavar="N",
+        help="up/run: strict-priority queues per switch port, chosen by DSCP "
+        "(default 8 with --decentralized, as the Stream paper's testbed; else 1)",
     )  # fmt: skip
     t.add_argument("--out", help="output directory (run: default testbed-run)")
     e = t.add_argument_group("emulate: a real master and N emulated agents over loopback")

@@ -21,9 +21,11 @@ Every agent runs three things (the rules are :mod:`coflowkit.runtime.decentral`)
   receivers, and HTB ``prio`` classes for the flows it sends
   (:class:`coflowkit.runtime.tc.TcPlan`, the decision kind ``CLASS``).
 
-Switch queues: the paper's switches serve a DSCP-marked class in a strict
-priority queue. The agent does not mark DSCP; the class is enforced at the
-sender's egress only (documented in docs/runtime.md).
+Switch queues: the paper's switches serve each class in a strict-priority
+queue chosen by the packets' DSCP. The sender marks DSCP = class (0..7) with
+nf_tables (:mod:`coflowkit.runtime.dscp`; the tc actions that could rewrite it
+are missing from many kernels); without the ``nft`` program it says so at start
+and the class is enforced at its own egress only.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from coflowkit._core import (
 from coflowkit.runtime import proto, sockdiag, tls
 from coflowkit.runtime.agent import device_addrs
 from coflowkit.runtime.decentral import StreamNode
+from coflowkit.runtime.dscp import DscpMarker
 from coflowkit.runtime.registration import Registration
 from coflowkit.runtime.session import Conn, SendQueueFull
 from coflowkit.runtime.tc import TcBatch, TcPlan, remove_tree
@@ -137,6 +140,7 @@ class StreamAgent:
         self.enforce = enforce
         self.tc: TcBatch | None = None
         self.tree = False
+        self.dscp = DscpMarker() if enforce else None
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.sel = selectors.DefaultSelector()
@@ -316,6 +320,8 @@ class StreamAgent:
             decisions = self.node.decisions()
         for fid in gone:
             self._tc(self.plan.forget(fid))
+        if self.dscp is not None:
+            self.dscp.apply({k: c for _, c, k in decisions})
         if decisions:
             if not self.tree:
                 self._tc(self.plan.setup())
@@ -334,6 +340,11 @@ class StreamAgent:
             self.api_thread.start()
         if self.enforce and remove_tree(self.dev):
             log.warning("removed the tree a previous agent left on %s", self.dev)
+        if self.dscp is not None and not self.dscp.setup():
+            log.warning(
+                "DSCP marking unavailable (%s): classes are enforced at this host's egress only",
+                "no nft program (package nftables)" if not self.dscp.available else "nft failed",
+            )
         next_round = time.monotonic()
         try:
             while not self.stop.is_set() and (end is None or time.monotonic() < end):
@@ -375,6 +386,8 @@ class StreamAgent:
             if self.api is not None:
                 self.api.shutdown()
                 self.api.server_close()
+            if self.dscp is not None:
+                self.dscp.teardown()
             if self.tree:
                 self._tc(self.plan.teardown())
                 self.tree = False
@@ -431,3 +444,66 @@ def main(args) -> int:
     gc.freeze()
     agent.run()
     return 0
+
+
+def _local(api: str, path: str, body: bytes | None, wait_s: float):
+    """A request to this host's agent API, retried until it answers or
+    ``wait_s`` passes (the agent may still be starting)."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    end = time.monotonic() + wait_s
+    while True:
+        req = urllib.request.Request(f"http://{api}{path}", data=body,
+                                     method="POST" if body is not None else "GET")  # fmt: skip
+        try:
+            with urllib.request.urlopen(req, timeout=5) as r:
+                return json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            raise CoflowkitError(
+                f"{api}{path}: {e.code} {e.read().decode(errors='replace')}"
+            ) from None
+        except OSError:
+            if time.monotonic() > end:
+                raise CoflowkitError(
+                    f"the agent's API at {api} did not answer in {wait_s} s"
+                ) from None
+            time.sleep(0.1)
+
+
+def local_main(argv: list[str] | None = None) -> int:
+    """``python -m coflowkit.runtime.peering register FILE | health``, run on a
+    host (inside its namespace on the testbed): what a job framework does on
+    the host. ``register`` posts each registration of the JSON list in FILE to
+    the agent's loopback API; ``health`` prints the agent's /api/health."""
+    import argparse
+    import json
+
+    ap = argparse.ArgumentParser(prog="python -m coflowkit.runtime.peering")
+    ap.add_argument("action", choices=["register", "health"])
+    ap.add_argument("file", nargs="?")
+    ap.add_argument("--api", default=f"127.0.0.1:{API_PORT}")
+    ap.add_argument("--wait-s", type=float, default=30.0)
+    a = ap.parse_args(argv)
+    if a.action == "health":
+        print(json.dumps(_local(a.api, "/api/health", None, a.wait_s)))
+        return 0
+    if a.file is None:
+        raise CoflowkitError("register: give the registrations' JSON file")
+    with open(a.file, encoding="utf-8") as fh:
+        regs = json.load(fh)
+    for r in regs:
+        _local(a.api, "/api/coflows", json.dumps(r).encode(), a.wait_s)
+    print(json.dumps({"registered": len(regs)}))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    try:
+        sys.exit(local_main())
+    except CoflowkitError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)

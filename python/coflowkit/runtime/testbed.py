@@ -107,13 +107,31 @@ def down() -> int:
     return len(names)
 
 
-def _shape(ns: str, dev: str, bits: int) -> list[list[str]]:
-    return [
-        ["tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1"],
-        ["tc", "-n", ns, "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
+def _shape(ns: str, dev: str, bits: int, queues: int = 1) -> list[list[str]]:
+    """A switch port shaped to ``bits``/s. With ``queues`` > 1 it has strict
+    priority queues chosen by DSCP, as the Stream paper's switch (DSCP d goes to
+    queue min(d, queues - 1), 0 first): one HTB leaf per queue under the port's
+    rate, ``prio`` = queue, each assured only 0.1 % of the port, so HTB lends
+    the rest to the lowest ``prio`` with packets (this kernel has no prio qdisc)."""
+    tc = ["tc", "-n", ns]
+    cmds = [
+        [*tc, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1" if queues == 1 else "10"],
+        [*tc, "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
          "rate", f"{bits}bit", "ceil", f"{bits}bit", "quantum", "30280"],
-        ["tc", "-n", ns, "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "pfifo", "limit", "100"],
     ]  # fmt: skip
+    if queues == 1:
+        return cmds + [[*tc, "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "pfifo", "limit", "100"]]  # fmt: skip
+    floor = max(8000, bits // 1000)
+    for q in range(queues):
+        cmds += [
+            [*tc, "class", "add", "dev", dev, "parent", "1:1", "classid", f"1:{10 + q:x}", "htb",
+             "rate", f"{floor}bit", "ceil", f"{bits}bit", "prio", str(q), "quantum", "30280"],
+            [*tc, "qdisc", "add", "dev", dev, "parent", f"1:{10 + q:x}", "handle", f"{10 + q:x}:", "pfifo", "limit", "100"],
+        ]  # fmt: skip
+    for d in range(1, 8):
+        cmds.append([*tc, "filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32",
+                     "match", "ip", "dsfield", f"{d << 2:#04x}", "0xfc", "flowid", f"1:{10 + min(d, queues - 1):x}"])  # fmt: skip
+    return cmds
 
 
 @contextlib.contextmanager
@@ -169,7 +187,7 @@ def _switch_commands() -> list[list[str]]:
     return cmds
 
 
-def _host_commands(i: int, bits: int) -> list[list[str]]:
+def _host_commands(i: int, bits: int, queues: int = 1) -> list[list[str]]:
     """Host `i`'s namespace: its data and control links to the switch, with its
     port shaped to `bits` per second both ways (egress HTB, ingress through an ifb)."""
     ns = host_ns(i)
@@ -197,17 +215,21 @@ def _host_commands(i: int, bits: int) -> list[list[str]]:
         [*sw, "link", "set", f"c{i}", "master", "brc", "up"],
         [*sw, "link", "add", f"ifb{i}", "type", "ifb"],
         [*sw, "link", "set", f"ifb{i}", "txqueuelen", "1000", "up"],
-        *_shape(SWITCH, f"p{i}", bits),
-        *_shape(SWITCH, f"ifb{i}", bits),
+        *_shape(SWITCH, f"p{i}", bits, queues),
+        *_shape(SWITCH, f"ifb{i}", bits, queues),
         ["tc", "-n", SWITCH, "qdisc", "add", "dev", f"p{i}", "handle", "ffff:", "ingress"],
         ["tc", "-n", SWITCH, "filter", "add", "dev", f"p{i}", "parent", "ffff:", "protocol", "all", "u32",
          "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", f"ifb{i}"],
     ]  # fmt: skip
 
 
-def up(hosts: int, gbps: float) -> dict:
-    """Builds the testbed (removing any leftover first); returns its description."""
+def up(hosts: int, gbps: float, switch_queues: int = 1) -> dict:
+    """Builds the testbed (removing any leftover first); returns its description.
+    ``switch_queues`` > 1: the switch's ports have that many strict-priority
+    queues, chosen by DSCP (:func:`_shape`)."""
     _need_tools()
+    if not 1 <= switch_queues <= 8:
+        raise CoflowkitError(f"testbed: --switch-queues must be in 1..8, got {switch_queues}")
     if not 2 <= hosts <= 200:
         raise CoflowkitError(f"testbed: --hosts must be in 2..200, got {hosts}")
     if not 0.001 <= gbps <= 40:
@@ -216,7 +238,7 @@ def up(hosts: int, gbps: float) -> dict:
     bits = int(round(gbps * 1e9))
     cmds = _switch_commands()
     for i in range(hosts):
-        cmds += _host_commands(i, bits)
+        cmds += _host_commands(i, bits, switch_queues)
     try:
         with own_tcp_tables() as buckets:
             for c in cmds:
@@ -227,6 +249,7 @@ def up(hosts: int, gbps: float) -> dict:
     state = {
         "hosts": hosts,
         "gbps": gbps,
+        "switch_queues": switch_queues,
         "tcp_ehash_buckets_per_host": buckets,
         "ips": [host_ip(i) for i in range(hosts)],
         "master": MASTER_IP,
@@ -608,13 +631,15 @@ def run(
     interval_ms: int = 20,
     membership: str = "registry",
     threshold: int = 100_000,
+    **kw,
 ) -> dict:
     """Replays the scaled workload for real under ``policy`` and simulates it; see the
     module doc. ``threshold``: the agents' ``--threshold`` (bytes acknowledged
-    before a flow is reported)."""
+    before a flow is reported); ``kw``: :func:`run_workload`'s decentralized
+    options."""
     w = workload(trace, hosts, coflows, bytes_scale, time_scale, min_flow)
     return run_workload(w, policy, params, out, hosts, gbps, interval_ms, membership=membership,
-                        threshold=threshold)  # fmt: skip
+                        threshold=threshold, **kw)  # fmt: skip
 
 
 def run_workload(
@@ -628,6 +653,9 @@ def run_workload(
     sample_s: float | None = None,
     membership: str = "registry",
     threshold: int = 100_000,
+    decentralized: bool = False,
+    observe_only: bool = False,
+    switch_queues: int = 1,
 ) -> dict:
     """Replays ``w`` (flows between distinct hosts ``0..hosts-1``, each at least
     100 KB so the agents see it) for real under ``policy`` on the testbed, simulates
@@ -637,32 +665,56 @@ def run_workload(
     from the replay's start. ``membership="none"``: no coflow is registered, so
     the master sees every flow as a coflow of its own; a policy that identifies
     coflows itself (``coda`` with ``labels=identify``) groups them, and its labels
-    are scored against the workload's coflows (``identification.json``)."""
+    are scored against the workload's coflows (``identification.json``).
+    ``decentralized``: no master; every host runs ``coflowkit agent
+    --decentralized stream`` (``policy`` must be stream) and registers its
+    coflows on its own agent; with ``observe_only`` the agents enforce nothing
+    (plain TCP, simulated as ``fair``). ``switch_queues``: strict-priority
+    queues per switch port, by DSCP (:func:`up`)."""
     if membership not in ("registry", "none"):
         raise CoflowkitError(f"testbed: membership must be registry or none, got {membership!r}")
+    if decentralized and policy != "stream":
+        raise CoflowkitError(f"testbed: only stream runs decentralized, not {policy}")
+    if observe_only and not decentralized:
+        raise CoflowkitError("testbed: --observe-only is for --decentralized runs")
     os.makedirs(out, exist_ok=True)
     st = state()
-    if st is None or st["hosts"] != hosts or st["gbps"] != gbps:
-        st = up(hosts, gbps)
+    if (st is None or st["hosts"] != hosts or st["gbps"] != gbps
+            or st.get("switch_queues", 1) != switch_queues):  # fmt: skip
+        st = up(hosts, gbps, switch_queues)
     goodput = measure_goodput(st["ips"], gbps, out)
-    cluster = Cluster(policy, params, hosts, gbps, goodput, out, interval_ms, membership,
-                      threshold)  # fmt: skip
+    if observe_only:
+        policy, params = "fair", {}
+    if decentralized:
+        from coflowkit.runtime.testbed_stream import DecentralCluster
+
+        cluster = DecentralCluster(params, hosts, gbps, out, interval_ms, observe_only)
+    else:
+        cluster = Cluster(policy, params, hosts, gbps, goodput, out, interval_ms, membership,
+                          threshold)  # fmt: skip
     sampler = None
     ident = None
+    agents = None
     try:
         sim_w = w.with_fabric(sim_fabric(hosts, goodput))
         sim = api.simulate(sim_w, policy, params)
         makespan = float(np.nanmax(sim.coflows["finish_s"].to_numpy()))
         p = plan(w, time.time() + 3.0, st["ips"], deadline_s=max(60.0, 4 * makespan))
-        if membership == "registry":
-            cluster.register(w, p)
-        if sample_s:
-            sampler = ProgressSampler(cluster, p["t0"], sample_s)
-        real = _run_workers(p, out, "traffic", hosts)
-        prom = cluster.metrics()
-        labels = cluster.get("/api/labels")
-        if any(True for _ in labels):
-            ident = identification(p, labels, out)
+        if decentralized:
+            cluster.register(p)
+            real = _run_workers(p, out, "traffic", hosts)
+            prom = ""
+            agents = cluster.health()
+        else:
+            if membership == "registry":
+                cluster.register(w, p)
+            if sample_s:
+                sampler = ProgressSampler(cluster, p["t0"], sample_s)
+            real = _run_workers(p, out, "traffic", hosts)
+            prom = cluster.metrics()
+            labels = cluster.get("/api/labels")
+            if any(True for _ in labels):
+                ident = identification(p, labels, out)
     finally:
         if sampler is not None:
             sampler.stop(os.path.join(out, "progress.csv"))
@@ -672,6 +724,10 @@ def run_workload(
     summary["agent_threshold_bytes"] = threshold
     if ident is not None:
         summary["identification"] = ident
+    summary["switch_queues"] = switch_queues
+    if decentralized:
+        summary["decentralized"] = "tcp (agents observe only)" if observe_only else "stream"
+        summary["agents"] = agents
     with open(os.path.join(out, "comparison.json"), "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=2, sort_keys=True)
         fh.write("\n")
