@@ -59,7 +59,10 @@ SENDING_STATES = (
 MAX_COFLOWS = 10_000  # registered coflows held (finished ones are evicted first)
 MAX_PENDING_CLASSES = 65_536  # classes for flows this host has not seen yet
 MAX_PENDING_CHILD = 65_536  # child reports for coflows not registered yet
-FINISHED_KEEP = 1_000  # finished coflows kept for child reports and the API
+FINISHED_KEEP = 1_000
+# X goes to senders (for relays) when it grew by an eighth since last told, and
+# by at least this many bytes: a few messages per flow rather than one per round.
+TELL_BYTES = 64 << 10  # finished coflows kept for child reports and the API
 
 Key = tuple[str, int, str, int]  # (src ip, sport, dst ip, dport)
 
@@ -267,7 +270,16 @@ class StreamNode:
                 )
                 u.q = max(u.q, p)
                 for key in u.conns:
-                    if key not in u.done and u.told.get(key) != (u.q, x):
+                    if key in u.done:
+                        continue
+                    told = u.told.get(key)
+                    # A class is told at once; X (for the senders' relays) when it
+                    # grew by an eighth, and at least TELL_BYTES, since last told.
+                    if (
+                        told is None
+                        or told[0] != u.q
+                        or x - told[1] >= max(TELL_BYTES, told[1] >> 3)
+                    ):
                         u.told[key] = (u.q, x)
                         out.setdefault(key[0], []).append((*key, co.id, u.stage, u.q, x))
         return out

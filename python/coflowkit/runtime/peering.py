@@ -151,6 +151,7 @@ class StreamAgent:
         self.sent = {CLASSES: 0, UNITS: 0}
         self.received = {CLASSES: 0, UNITS: 0}
         self.dropped_peers = 0
+        self.spent = {"observe": 0.0, "decide": 0.0, "enforce": 0.0, "send": 0.0, "receive": 0.0}
         self.listener = self._listen()
         self.api = None
         if api is not None:
@@ -186,6 +187,8 @@ class StreamAgent:
             "received": {"classes": self.received[CLASSES], "units": self.received[UNITS]},
             "refused_records": self.node.refused, "dropped_peers": self.dropped_peers,
             "enforced_flows": len(self.plan.installed),
+            "cpu_s": {k: round(v, 3) for k, v in self.spent.items()},
+            "cpu_total_s": round(time.process_time(), 3),
         }  # fmt: skip
 
     # -- sessions -------------------------------------------------------------------
@@ -303,12 +306,14 @@ class StreamAgent:
 
     def _round(self, diag: sockdiag.SockDiag) -> None:
         self.rounds += 1
+        t0 = time.thread_time()
         try:
             conns = diag.dump()
         except sockdiag.SockDiagError as e:
             log.warning("observation round %d skipped: %s", self.rounds, e)
             return
         now = time.monotonic()
+        t1 = time.thread_time()
         with self.lock:
             self.node.observe(conns)
             self.node.expire_pending(now)
@@ -318,6 +323,7 @@ class StreamAgent:
                 units.setdefault(addr, []).extend(recs)
             gone = self.node.gone
             decisions = self.node.decisions()
+        t2 = time.thread_time()
         for fid in gone:
             self._tc(self.plan.forget(fid))
         if self.dscp is not None:
@@ -328,10 +334,19 @@ class StreamAgent:
                 self.tree = True
             self._tc(self.plan.apply([(f, proto.CLASS, float(c)) for f, c, _ in decisions],
                                      {f: k for f, _, k in decisions}))  # fmt: skip
+        t3 = time.thread_time()
         for addr, recs in sorted(classes.items()):
             self._send(addr, CLASSES, encode_classes(recs))
         for addr, recs in sorted(units.items()):
             self._send(addr, UNITS, encode_units(recs))
+        t4 = time.thread_time()
+        for k, a, b in (
+            ("observe", t0, t1),
+            ("decide", t1, t2),
+            ("enforce", t2, t3),
+            ("send", t3, t4),
+        ):
+            self.spent[k] += b - a
 
     def run(self, duration: float | None = None) -> None:
         end = None if duration is None else time.monotonic() + duration
@@ -369,10 +384,12 @@ class StreamAgent:
                         self._accept()
                         continue
                     p = key.data
+                    t0 = time.thread_time()
                     try:
                         self._service(p, events)
                     except FAILURES as e:
                         self._drop(p, str(e))
+                    self.spent["receive"] += time.thread_time() - t0
                 for p in [p for p in self.peers.values() if p.conn.readable_now]:
                     try:
                         self._service(p, 0)

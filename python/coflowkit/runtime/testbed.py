@@ -44,6 +44,9 @@ CTL_NET = "10.78.0"
 MASTER_IP = f"{CTL_NET}.254"
 MASTER_PORT = 7470
 STATE_FILE = "/run/coflowkit-testbed.json"
+# Bumped whenever `up` builds something different: a testbed of an older layout
+# is rebuilt rather than reused.
+LAYOUT = 2
 # The default host link rate, Gbit/s: 8 hosts at 25 Mbit/s is what this 2-core
 # machine carries faithfully (docs/results/testbed/README.md).
 DEFAULT_GBPS = 0.025
@@ -112,10 +115,12 @@ def _shape(ns: str, dev: str, bits: int, queues: int = 1) -> list[list[str]]:
     priority queues chosen by DSCP, as the Stream paper's switch (DSCP d goes to
     queue min(d, queues - 1), 0 first): one HTB leaf per queue under the port's
     rate, ``prio`` = queue, each assured only 0.1 % of the port, so HTB lends
-    the rest to the lowest ``prio`` with packets (this kernel has no prio qdisc)."""
+    the rest to the lowest ``prio`` with packets (this kernel has no prio qdisc).
+    Class minors are hexadecimal in tc: queue q is class 1:(10 + q), written
+    ``1:a`` for queue 0, the default of unmarked packets."""
     tc = ["tc", "-n", ns]
     cmds = [
-        [*tc, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1" if queues == 1 else "10"],
+        [*tc, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1" if queues == 1 else "a"],
         [*tc, "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
          "rate", f"{bits}bit", "ceil", f"{bits}bit", "quantum", "30280"],
     ]  # fmt: skip
@@ -250,6 +255,7 @@ def up(hosts: int, gbps: float, switch_queues: int = 1) -> dict:
         "hosts": hosts,
         "gbps": gbps,
         "switch_queues": switch_queues,
+        "layout": LAYOUT,
         "tcp_ehash_buckets_per_host": buckets,
         "ips": [host_ip(i) for i in range(hosts)],
         "master": MASTER_IP,
@@ -680,7 +686,7 @@ def run_workload(
     os.makedirs(out, exist_ok=True)
     st = state()
     if (st is None or st["hosts"] != hosts or st["gbps"] != gbps
-            or st.get("switch_queues", 1) != switch_queues):  # fmt: skip
+            or st.get("switch_queues", 1) != switch_queues or st.get("layout") != LAYOUT):  # fmt: skip
         st = up(hosts, gbps, switch_queues)
     goodput = measure_goodput(st["ips"], gbps, out)
     if observe_only:
@@ -701,7 +707,10 @@ def run_workload(
         makespan = float(np.nanmax(sim.coflows["finish_s"].to_numpy()))
         p = plan(w, time.time() + 3.0, st["ips"], deadline_s=max(60.0, 4 * makespan))
         if decentralized:
+            # Registering runs a process in each host's namespace (seconds): the
+            # replay's clock starts after it.
             cluster.register(p)
+            p["t0"] = time.time() + 3.0
             real = _run_workers(p, out, "traffic", hosts)
             prom = ""
             agents = cluster.health()
@@ -814,7 +823,7 @@ def _compare(w, sim_w, sim, real, prom, policy, params, hosts, gbps, goodput, ou
         {
             "finish_s": finish,
             "events": 0,
-            "policy_calls": int(_prom(prom, "coflowkit_round_seconds_count")),
+            "policy_calls": int(np.nan_to_num(_prom(prom, "coflowkit_round_seconds_count"))),
         },
     )
     api.write_result(result, out)

@@ -66,11 +66,18 @@ class DecentralCluster:
                 for f in flows]}  # fmt: skip
             for h in sorted({f["dst"] for f in flows}):
                 per_host.setdefault(h, []).append(body)
+        procs = []
         for h, regs in sorted(per_host.items()):
             path = os.path.join(self.out, f"registrations-host{h}.json")
             with open(path, "w", encoding="utf-8") as fh:
                 json.dump(regs, fh)
-            self._local(h, "register", path)
+            procs.append((h, subprocess.Popen(
+                _python(host_ns(h), "coflowkit.runtime.peering", "register", path), env=child_env(),
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))  # fmt: skip
+        for h, proc in procs:
+            _, err = proc.communicate(timeout=60)
+            if proc.returncode != 0:
+                raise CoflowkitError(f"testbed: registering on host {h}: {err.strip()[-300:]}")
 
     def health(self) -> list[dict]:
         return [self._local(i, "health") for i in range(self.hosts)]
