@@ -13,6 +13,7 @@ import math
 import re
 import struct
 
+from coflowkit import _core
 from coflowkit.runtime import http_api, proto, registration
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -81,10 +82,13 @@ def test_random_bytes_are_refused_as_bad_json_or_parsed(data):
 
 
 @SETTINGS
-@given(st.binary(max_size=200), st.sampled_from(["hello", "report", "decisions"]))
+@given(
+    st.binary(max_size=200), st.sampled_from(["hello", "report", "decisions", "classes", "units"])
+)
 def test_payload_decoders_raise_only_protocol_errors(data, kind):
     decode = {"hello": proto.decode_hello, "report": proto.decode_report,
-              "decisions": proto.decode_decisions}[kind]  # fmt: skip
+              "decisions": proto.decode_decisions, "classes": _core.decode_classes,
+              "units": _core.decode_units}[kind]  # fmt: skip
     try:
         decode(data)
     except proto.ProtocolError:

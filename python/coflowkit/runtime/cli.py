@@ -251,7 +251,8 @@ def _run(args) -> None:
         coflows=args.coflows, bytes_scale=args.bytes_scale, time_scale=args.time_scale,
         interval_ms=args.interval_ms, membership=args.membership,
         threshold=args.agent_threshold, decentralized=args.decentralized,
-        observe_only=args.observe_only, switch_queues=_switch_queues(args),
+        observe_only=args.observe_only, switch_queues=_switch_queues(args), layout=args.layout,
+        min_flow=args.min_flow_bytes,
     )  # fmt: skip
     print(
         f"testbed run: {s.get('decentralized', s['policy'])} on {s['hosts']} hosts, {s['coflows']} coflows, {s['flows']} flows"
@@ -320,6 +321,16 @@ def add_testbed(sub) -> None:
         "--switch-queues", type=int, default=None, metavar="N",
         help="up/run: strict-priority queues per switch port, chosen by DSCP "
         "(default 8 with --decentralized, as the Stream paper's testbed; else 1)",
+    )  # fmt: skip
+    t.add_argument(
+        "--layout", default="shuffle", choices=["shuffle", "many-to-one"],
+        help="run: the trace's racks spread on the hosts (shuffle, default), or every flow "
+        "into one host from N-2 senders (many-to-one, the Stream paper's testbed)",
+    )  # fmt: skip
+    t.add_argument(
+        "--min-flow-bytes", type=float, default=300e3, metavar="BYTES",
+        help="run: smaller flows are raised to this (default 300000: above the agents' "
+        "100 KB report threshold; decentralized agents have none)",
     )  # fmt: skip
     t.add_argument("--out", help="output directory (run: default testbed-run)")
     e = t.add_argument_group("emulate: a real master and N emulated agents over loopback")

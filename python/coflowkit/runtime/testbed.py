@@ -276,7 +276,13 @@ def state() -> dict | None:
 
 
 def workload(
-    trace: str, hosts: int, coflows: int, bytes_scale: float, time_scale: float, min_flow: float
+    trace: str,
+    hosts: int,
+    coflows: int,
+    bytes_scale: float,
+    time_scale: float,
+    min_flow: float,
+    layout: str = "shuffle",
 ) -> Workload:
     """The testbed's workload: the first ``coflows`` coflows of ``trace``, sizes ×
     ``bytes_scale``, times × ``time_scale``, racks spread on ``hosts`` ports with
@@ -284,7 +290,16 @@ def workload(
     (coflow, source host, destination host) carrying their bytes (a host opens one
     connection per peer and shuffle), no flow from a host to itself (it would not
     cross the network), and every flow at least ``min_flow`` bytes (so the agents,
-    which ignore flows below 100 KB, see all of them)."""
+    which ignore flows below 100 KB, see all of them).
+
+    ``layout="many-to-one"``: the Stream paper's testbed (§IV-A: senders on
+    six machines, receivers on one): every flow goes to host ``hosts - 2``
+    and comes from host ``src mod (hosts - 2)``; the last host stays idle
+    (the paper ran background iperf traffic from it, which this does not)."""
+    if layout not in ("shuffle", "many-to-one"):
+        raise CoflowkitError(f"testbed: layout must be shuffle or many-to-one, got {layout!r}")
+    if layout == "many-to-one" and hosts < 3:
+        raise CoflowkitError("testbed: many-to-one needs at least 3 hosts")
     w = api.load_trace(trace)
     w = T.apply(
         T.apply(w, "head", count=coflows),
@@ -295,6 +310,9 @@ def workload(
         mapping="balanced",
     )
     f = T.Flows(w)
+    if layout == "many-to-one":
+        f.src = f.src % (hosts - 2)
+        f.dst = np.full_like(f.dst, hosts - 2)
     f.keep(f.src != f.dst)
     if f.num_flows == 0:
         raise CoflowkitError(
@@ -643,7 +661,9 @@ def run(
     module doc. ``threshold``: the agents' ``--threshold`` (bytes acknowledged
     before a flow is reported); ``kw``: :func:`run_workload`'s decentralized
     options."""
-    w = workload(trace, hosts, coflows, bytes_scale, time_scale, min_flow)
+    w = workload(
+        trace, hosts, coflows, bytes_scale, time_scale, min_flow, kw.pop("layout", "shuffle")
+    )
     return run_workload(w, policy, params, out, hosts, gbps, interval_ms, membership=membership,
                         threshold=threshold, **kw)  # fmt: skip
 
