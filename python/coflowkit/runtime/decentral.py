@@ -135,6 +135,7 @@ class StreamNode:
         self.pending_child: OrderedDict[tuple[int, int, str], int] = OrderedDict()
         self.next_fid = 1
         self.refused = 0
+        self.max_class = 0  # the highest class this host's units reached
 
     # -- registration ------------------------------------------------------------
     def register(self, reg: Registration) -> dict:
@@ -269,6 +270,7 @@ class StreamNode:
                     u.q, float(x), float(self._s(co, u)), len(u.conns), len(u.done), u.m
                 )
                 u.q = max(u.q, p)
+                self.max_class = max(self.max_class, u.q)
                 for key in u.conns:
                     if key in u.done:
                         continue

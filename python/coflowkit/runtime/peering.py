@@ -187,6 +187,7 @@ class StreamAgent:
             "received": {"classes": self.received[CLASSES], "units": self.received[UNITS]},
             "refused_records": self.node.refused, "dropped_peers": self.dropped_peers,
             "enforced_flows": len(self.plan.installed),
+            "max_class": self.node.max_class,
             "cpu_s": {k: round(v, 3) for k, v in self.spent.items()},
             "cpu_total_s": round(time.process_time(), 3),
         }  # fmt: skip
