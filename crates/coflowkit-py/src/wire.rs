@@ -179,14 +179,15 @@ pub fn encode_decisions(py: Python<'_>, items: Vec<(u32, u8, f64)>) -> Py<PyByte
     PyBytes::new(py, &wire::encode_decisions(&d)).unbind()
 }
 
+/// A CLASSES record: (src, sport, dst, dport, coflow, stage, class, x).
+type ClassTuple = (String, u16, String, u16, u64, u32, u8, u64);
+/// A UNITS record: (kind, coflow, stage, receiver, x).
+type UnitTuple = (u8, u64, u32, String, u64);
+
 /// CLASSES payload (coflowkit-runtime's `peer`) from `(src, sport, dst, dport,
 /// coflow, stage, class, x)` tuples.
 #[pyfunction]
-#[allow(clippy::type_complexity)]
-pub fn encode_classes(
-    py: Python<'_>,
-    items: Vec<(String, u16, String, u16, u64, u32, u8, u64)>,
-) -> PyResult<Py<PyBytes>> {
+pub fn encode_classes(py: Python<'_>, items: Vec<ClassTuple>) -> PyResult<Py<PyBytes>> {
     let mut recs = Vec::with_capacity(items.len());
     for (src, sport, dst, dport, coflow, stage, class, x) in items {
         recs.push(peer::ClassRecord {
@@ -204,8 +205,7 @@ pub fn encode_classes(
 }
 
 #[pyfunction]
-#[allow(clippy::type_complexity)]
-pub fn decode_classes(p: &[u8]) -> PyResult<Vec<(String, u16, String, u16, u64, u32, u8, u64)>> {
+pub fn decode_classes(p: &[u8]) -> PyResult<Vec<ClassTuple>> {
     let r = peer::decode_classes(p).map_err(perr)?;
     Ok(r.into_iter()
         .map(|r| {
@@ -243,7 +243,7 @@ pub fn encode_units(
 }
 
 #[pyfunction]
-pub fn decode_units(p: &[u8]) -> PyResult<Vec<(u8, u64, u32, String, u64)>> {
+pub fn decode_units(p: &[u8]) -> PyResult<Vec<UnitTuple>> {
     let r = peer::decode_units(p).map_err(perr)?;
     Ok(r.into_iter()
         .map(|r| (r.kind, r.coflow, r.stage, ip(&r.receiver), r.x))
