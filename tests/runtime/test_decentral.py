@@ -75,8 +75,10 @@ def test_a_receiver_classes_its_flows_and_tells_their_sender():
     r.observe([rx(R1, 20000, S, 40000, 1 * MIB)])
     assert r.classes() == {S: [(S, 40000, R1, 20000, 7, 0, 0, 1 * MIB)]}
     assert r.classes() == {}, "nothing moved: nothing is sent again"
-    r.observe([rx(R1, 20000, S, 40000, 3 * MIB)])
-    assert r.classes() == {S: [(S, 40000, R1, 20000, 7, 0, 1, 3 * MIB)]}
+    r.observe([rx(R1, 20000, S, 40000, 3 * MIB)], now=5.0)
+    assert r.classes(now=5.0) == {S: [(S, 40000, R1, 20000, 7, 0, 1, 3 * MIB)]}
+    # The demotion is recorded with its time, X and S (docs/runtime.md).
+    assert r.status()[0]["demotions"] == [[5.0, 1, 3 * MIB, 0]]
     # The flow ends (FIN received): the unit is done and tells nobody.
     r.observe([rx(R1, 20000, S, 40000, 4 * MIB, TCP_CLOSE_WAIT)])
     assert r.classes() == {}
@@ -269,9 +271,17 @@ def test_two_agents_exchange_a_class_over_their_authenticated_session(two_agents
         send(22 * MIB)
         drain(25 * MIB)
         wait_for(lambda: cls() == 2, "class 2 at the sender")
-        with receiver.lock:
-            [unit] = receiver.node.status()
-        assert (unit["class"], unit["bytes_received"]) == (2, 25 * MIB)
+
+        def unit():
+            with receiver.lock:
+                return receiver.node.status()[0]
+
+        # The class may change before the receiver's round sees the last bytes.
+        wait_for(lambda: unit()["bytes_received"] == 25 * MIB, "the receiver to see 25 MiB")
+        assert unit()["class"] == 2
+        # Demoted once per class: to 1 past T* = 2 MiB, to 2 past 20.95 MiB.
+        [(_, c1, x1, _), (_, c2, x2, _)] = unit()["demotions"]
+        assert (c1, c2) == (1, 2) and 2 * MIB <= x1 <= 3 * MIB and 20.95 * MIB <= x2 <= 25 * MIB
         assert receiver.health()["sent"]["classes"] >= 2
         assert sender.health()["received"]["classes"] >= 2
         assert sender.health()["refused_records"] == 0
@@ -280,6 +290,25 @@ def test_two_agents_exchange_a_class_over_their_authenticated_session(two_agents
         conn.close()
         srv.close()
     wait_for(lambda: cls() is None, "the sender to forget the finished flow")
+
+
+def test_the_local_api_refuses_bad_registrations_and_stays_on_loopback(two_agents, peer_pki):
+    _, receiver = two_agents
+    status, body = post(receiver, {"id": 1, "flows": [{"src": SENDER, "dst": RECEIVER}]})
+    assert (status, body) == (400, {"error": "flows[0]: missing dst_port"})
+    status, body = post(receiver, {"id": 2, "flows": [], "extra": 1})
+    assert status == 400 and "unknown key 'extra'" in body["error"]
+    assert (
+        post(receiver, {"id": 3, "flows": [{"src": SENDER, "dst": RECEIVER, "dst_port": 9}]})[0]
+        == 201
+    )
+    from coflowkit.runtime.peering import StreamAgent
+
+    with pytest.raises(CoflowkitError, match="must be on loopback"):
+        StreamAgent(
+            1, tls.host_server_context(peer_pki, 1), tls.host_client_context(peer_pki, 1), "lo",
+            1e9, addrs=["127.0.0.13"], peer_port=free_port(), api=("0.0.0.0", 0), enforce=False,
+        )  # fmt: skip
 
 
 def test_a_peer_sending_a_bad_record_loses_its_session_only(two_agents, peer_pki):

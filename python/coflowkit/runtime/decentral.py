@@ -80,6 +80,8 @@ class Unit:
     senders: set[str] = field(default_factory=set)
     q: int = 0
     told: dict[Key, tuple[int, int]] = field(default_factory=dict)  # (class, X) sent
+    history: list[tuple[float, int, int, int]] = field(default_factory=list)  # (t, class, X, S)
+    first_seen: float | None = None
     reported: bool = False  # child report sent
 
     @property
@@ -196,8 +198,8 @@ class StreamNode:
                 del self.by_key[k]
 
     # -- observation -------------------------------------------------------------
-    def observe(self, conns: list[sockdiag.TcpConn]) -> None:
-        """One round of this host's sockets (a sock_diag dump)."""
+    def observe(self, conns: list[sockdiag.TcpConn], now: float = 0.0) -> None:
+        """One round of this host's sockets (a sock_diag dump) at time ``now``."""
         sending: set[Key] = set()
         present: set[Key] = set()  # receiving connections, named as their sender does
         for c in conns:
@@ -213,6 +215,8 @@ class StreamNode:
                 if key not in u.done:
                     u.conns[key] = max(u.conns.get(key, 0), c.bytes_received)
                     u.senders.add(c.dst)
+                    if u.first_seen is None:
+                        u.first_seen = now
                     if c.state not in RECEIVING_STATES:
                         u.done.add(key)
                 continue
@@ -257,7 +261,7 @@ class StreamNode:
                 peers[(v.stage, "")] = v.x
         return s + sum(peers.values())
 
-    def classes(self) -> dict[str, list[tuple]]:
+    def classes(self, now: float = 0.0) -> dict[str, list[tuple]]:
         """Eq. (5) for every unit still receiving; the CLASSES records to send,
         by sender address (only units whose class or X moved)."""
         out: dict[str, list[tuple]] = {}
@@ -269,8 +273,11 @@ class StreamNode:
                 p = self.rule.classify(
                     u.q, float(x), float(self._s(co, u)), len(u.conns), len(u.done), u.m
                 )
-                u.q = max(u.q, p)
-                self.max_class = max(self.max_class, u.q)
+                if p > u.q:
+                    u.q = p
+                    self.max_class = max(self.max_class, p)
+                    # At most one entry per class: bounded by the number of queues.
+                    u.history.append((now, p, x, self._s(co, u)))
                 for key in u.conns:
                     if key in u.done:
                         continue
@@ -412,6 +419,8 @@ class StreamNode:
                         "bytes_received": u.x, "flows_seen": len(u.conns),
                         "flows_finished": len(u.done), "flows_registered": u.expected,
                         "s": self._s(co, u), "senders": sorted(u.senders),
+                        "first_seen": u.first_seen,
+                        "demotions": [list(h) for h in u.history],
                     }
                 )  # fmt: skip
         return rows

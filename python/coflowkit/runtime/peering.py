@@ -316,9 +316,10 @@ class StreamAgent:
         now = time.monotonic()
         t1 = time.thread_time()
         with self.lock:
-            self.node.observe(conns)
+            wall = time.time()
+            self.node.observe(conns, wall)
             self.node.expire_pending(now)
-            classes = self.node.classes()
+            classes = self.node.classes(wall)
             units = self.node.child_reports()
             for addr, recs in self.node.relays().items():
                 units.setdefault(addr, []).extend(recs)
@@ -492,20 +493,21 @@ def _local(api: str, path: str, body: bytes | None, wait_s: float):
 
 def local_main(argv: list[str] | None = None) -> int:
     """``python -m coflowkit.runtime.peering register FILE | health``, run on a
-    host (inside its namespace on the testbed): what a job framework does on
-    the host. ``register`` posts each registration of the JSON list in FILE to
-    the agent's loopback API; ``health`` prints the agent's /api/health."""
+        host (inside its namespace on the testbed): what a job framework does on
+        the host. ``register`` posts each registration of the JSON list in FILE to
+        the agent's loopback API; ``health`` and ``units`` print the agent's
+    /api/health and /api/units."""
     import argparse
     import json
 
     ap = argparse.ArgumentParser(prog="python -m coflowkit.runtime.peering")
-    ap.add_argument("action", choices=["register", "health"])
+    ap.add_argument("action", choices=["register", "health", "units"])
     ap.add_argument("file", nargs="?")
     ap.add_argument("--api", default=f"127.0.0.1:{API_PORT}")
     ap.add_argument("--wait-s", type=float, default=30.0)
     a = ap.parse_args(argv)
-    if a.action == "health":
-        print(json.dumps(_local(a.api, "/api/health", None, a.wait_s)))
+    if a.action in ("health", "units"):
+        print(json.dumps(_local(a.api, f"/api/{a.action}", None, a.wait_s)))
         return 0
     if a.file is None:
         raise CoflowkitError("register: give the registrations' JSON file")

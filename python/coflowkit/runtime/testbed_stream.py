@@ -80,6 +80,11 @@ class DecentralCluster:
                 raise CoflowkitError(f"testbed: registering on host {h}: {err.strip()[-300:]}")
 
     def health(self) -> list[dict]:
+        """Every agent's /api/health; also writes each one's receiver units
+        (classes, and when each demotion happened: ``units-hostN.json``)."""
+        for i in range(self.hosts):
+            with open(os.path.join(self.out, f"units-host{i}.json"), "w", encoding="utf-8") as fh:
+                json.dump(self._local(i, "units"), fh)
         return [self._local(i, "health") for i in range(self.hosts)]
 
     def stop(self) -> None:
