@@ -475,6 +475,17 @@ def _run_workers(p: dict, out: str, tag: str, hosts: int) -> dict:
     return traffic.collect(results, p)
 
 
+def stop_all(procs: list[subprocess.Popen], timeout: float = 10.0) -> None:
+    """SIGTERM to every process, then a kill for any still running after ``timeout``."""
+    for p in procs:
+        p.send_signal(signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
 class Cluster:
     """A master and one agent per host, started and stopped together."""
 
@@ -571,13 +582,7 @@ class Cluster:
         return self.get("/metrics")
 
     def stop(self) -> None:
-        for a in self.agents:
-            a.send_signal(signal.SIGTERM)
-        for a in self.agents:
-            try:
-                a.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                a.kill()
+        stop_all(self.agents)
         self.master.send_signal(signal.SIGTERM)
         try:
             self.master.wait(timeout=10)

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 
 from coflowkit._core import CoflowkitError
 from coflowkit.runtime.peering import API_PORT, PEER_PORT
-from coflowkit.runtime.testbed import _python, child_env, host_ns, make_identities
+from coflowkit.runtime.testbed import _python, child_env, host_ns, make_identities, stop_all
 
 
 class DecentralCluster:
@@ -88,12 +87,6 @@ class DecentralCluster:
         return [self._local(i, "health") for i in range(self.hosts)]
 
     def stop(self) -> None:
-        for a in self.agents:
-            a.send_signal(signal.SIGTERM)
-        for a in self.agents:
-            try:
-                a.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                a.kill()
+        stop_all(self.agents)
         for log in self.logs:
             log.close()
