@@ -311,6 +311,43 @@ def test_the_local_api_refuses_bad_registrations_and_stays_on_loopback(two_agent
         )  # fmt: skip
 
 
+def test_a_peer_that_never_finishes_its_handshake_is_dropped_in_time(peer_pki, monkeypatch):
+    """A 'peer' that accepts TCP but never speaks TLS: the agent's session to it
+    ends at the handshake deadline, and the agent keeps its rounds and its API."""
+    from coflowkit.runtime import peering
+
+    monkeypatch.setattr(peering, "HANDSHAKE_S", 0.5)
+    port = free_port()
+    mute = socket.create_server(("127.0.0.15", port))  # never accepts: the kernel completes TCP
+    agent = peering.StreamAgent(
+        1, tls.host_server_context(peer_pki, 1), tls.host_client_context(peer_pki, 1), "lo",
+        1e9, PARAMS, addrs=[RECEIVER], peer_port=port, api=("127.0.0.1", 0), enforce=False,
+    )  # fmt: skip
+    t = threading.Thread(target=agent.run, daemon=True)
+    t.start()
+    srv = socket.create_server((RECEIVER, 0))
+    dport = srv.getsockname()[1]
+    body = {"id": 4, "flows": [{"src": "127.0.0.15", "dst": RECEIVER, "dst_port": dport}]}
+    assert post(agent, body)[0] == 201
+    # A flow from the mute host: the agent classes it and must tell that host.
+    cli = socket.create_connection((RECEIVER, dport), source_address=("127.0.0.15", 0))
+    conn, _ = srv.accept()
+    try:
+        cli.sendall(b"x" * 1000)
+        wait_for(lambda: agent.dropped_peers >= 1, "the mute peer to be dropped")
+        rounds = agent.rounds
+        wait_for(lambda: agent.rounds > rounds, "more rounds")
+        assert (
+            post(agent, {"id": 1, "flows": [{"src": SENDER, "dst": RECEIVER, "dst_port": 9}]})[0]
+            == 201
+        )
+    finally:
+        agent.close()
+        t.join(10)
+        for s in (cli, conn, srv, mute):
+            s.close()
+
+
 def test_a_peer_sending_a_bad_record_loses_its_session_only(two_agents, peer_pki):
     sender, receiver = two_agents
     ctx = tls.host_client_context(peer_pki, 0)

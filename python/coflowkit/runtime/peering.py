@@ -33,6 +33,7 @@ from __future__ import annotations
 import errno
 import gc
 import logging
+import os
 import selectors
 import signal
 import socket
@@ -65,8 +66,7 @@ API_PORT = 7473
 PEER_FRAME = 1 << 20  # a peer's frame: at most 1 MiB (about 31,000 class records)
 PEER_QUEUE = 4 << 20  # bytes queued for one peer before its session is dropped
 MAX_PEERS = 4096  # inbound sessions held; the least recently heard goes first
-HANDSHAKE_S = 5.0
-CONNECT_S = 0.2  # the TCP connect to a peer blocks at most this long
+HANDSHAKE_S = 5.0  # connect and TLS handshake with a peer, either direction
 RETRY_S = 1.0
 FAILURES = (OSError, ConnectionError, ssl.SSLError, ProtocolError, CoflowkitError)
 
@@ -83,6 +83,7 @@ class Peer:
         self.outbound = outbound  # the peer address we connected to, or None
         self.addrs: frozenset[str] = frozenset()
         self.host: int | None = None
+        self.tried = False  # a handshake step was taken
 
 
 class LocalApi:
@@ -226,15 +227,18 @@ class StreamAgent:
             return self.outbound[addr]
         if time.monotonic() < self.retry_at.get(addr, 0.0):
             return None
-        try:
-            raw = socket.create_connection((addr, self.peer_port), timeout=CONNECT_S)
-        except OSError as e:
-            log.info("peer %s:%d unreachable: %s", addr, self.peer_port, e)
+        # A non-blocking connect: the TLS handshake waits for it (its first write
+        # would block), and the session's deadline bounds both.
+        raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        raw.setblocking(False)
+        raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock = self.client_ctx.wrap_socket(raw, server_side=False, do_handshake_on_connect=False)
+        rc = sock.connect_ex((addr, self.peer_port))
+        if rc not in (0, errno.EINPROGRESS):
+            sock.close()
+            log.info("peer %s:%d unreachable: %s", addr, self.peer_port, os.strerror(rc))
             self.retry_at[addr] = time.monotonic() + RETRY_S
             return None
-        raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        raw.setblocking(False)
-        sock = self.client_ctx.wrap_socket(raw, server_side=False, do_handshake_on_connect=False)
         conn = Conn(sock, peer_channel(), f"{addr}:{self.peer_port}", PEER_QUEUE,
                     deadline=time.monotonic() + HANDSHAKE_S)  # fmt: skip
         p = Peer(conn, addr)
@@ -269,6 +273,7 @@ class StreamAgent:
 
     def _service(self, p: Peer, events: int) -> None:
         c = p.conn
+        p.tried = True
         if not c.open:
             if not c.handshake():
                 return
@@ -372,8 +377,10 @@ class StreamAgent:
                 for p in list(self.peers.values()):
                     c = p.conn
                     if not c.open and c.deadline is not None and now > c.deadline:
-                        self._drop(p, "no TLS handshake in time")
-                    elif c.open:
+                        self._drop(p, "no connection and TLS handshake in time")
+                    elif c.open or p.tried:
+                        # Before the first step a new session waits for writability
+                        # (an outbound connect completing); then only for what TLS wants.
                         want = selectors.EVENT_READ | (
                             selectors.EVENT_WRITE if c.wants_write else 0
                         )
