@@ -51,7 +51,10 @@ def test_refuses_to_overwrite_and_names_a_bad_line(tmp_path):
     assert r.returncode == 1 and "bad host index 'zero'" in r.stderr
 
 
-@pytest.mark.parametrize("unit", ["coflowkit-master.service", "coflowkit-agent.service"])
+@pytest.mark.parametrize(
+    "unit",
+    ["coflowkit-master.service", "coflowkit-agent.service", "coflowkit-stream-agent.service"],
+)
 def test_units_name_only_options_the_cli_has(unit):
     """Every --option of a unit's command lines is one `coflowkit master|agent` takes."""
     text = (SCRIPT.parent / unit).read_text()
