@@ -22,6 +22,7 @@
 //! (lowest priority, work-conserving).
 
 mod compact;
+mod cursor;
 pub mod enforce;
 pub mod hub;
 pub mod nlio;

@@ -24,7 +24,7 @@
 //! stage ≥ 2^31 as in a registration, a class ≥ 64, an unknown kind) refuses the
 //! whole payload with a [`WireError`] naming the record; the session ends.
 
-use crate::wire::{err, Cursor, WireError};
+use crate::cursor::{err, Cursor, WireError};
 
 pub const CLASSES: u8 = 6;
 pub const UNITS: u8 = 7;

@@ -23,10 +23,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -36,12 +34,21 @@ import numpy as np
 from coflowkit import api
 from coflowkit import transforms as T
 from coflowkit._core import CoflowkitError, Workload
+from coflowkit.runtime.testbed_hosts import (  # noqa: F401 (the testbed's names, re-exported)
+    CONTROL_PRIORITY,
+    CTL_NET,
+    DATA_NET,
+    MASTER_IP,
+    PREFIX,
+    SWITCH,
+    _python,
+    child_env,
+    host_ip,
+    host_ns,
+    make_identities,
+    stop_all,
+)
 
-PREFIX = "cfk"
-SWITCH = f"{PREFIX}-sw"
-DATA_NET = "10.77.0"
-CTL_NET = "10.78.0"
-MASTER_IP = f"{CTL_NET}.254"
 MASTER_PORT = 7470
 STATE_FILE = "/run/coflowkit-testbed.json"
 # Bumped whenever `up` builds something different: a testbed of an older layout
@@ -59,14 +66,6 @@ CC_FILE = "/proc/sys/net/ipv4/tcp_congestion_control"
 # docs/results/runtime/bench.md).
 EHASH_SYSCTL = "/proc/sys/net/ipv4/tcp_child_ehash_entries"
 HOST_EHASH_BUCKETS = 4096
-
-
-def host_ns(i: int) -> str:
-    return f"{PREFIX}-h{i}"
-
-
-def host_ip(i: int) -> str:
-    return f"{DATA_NET}.{i + 1}"
 
 
 def _sh(args: list[str], check: bool = True) -> subprocess.CompletedProcess:
@@ -357,54 +356,6 @@ def plan(w: Workload, t0: float, ips: list[str], deadline_s: float) -> dict:
 # -- processes ----------------------------------------------------------------
 
 
-# The control plane (master and agents) runs at a real-time priority. On a
-# cluster the master has a machine of its own and an agent needs ~2 % of a
-# core; here every host's applications and packets share this machine's cores,
-# and a starved master falls silent long enough for agents to fail open. The
-# kernel's real-time throttling (sched_rt_runtime_us) still bounds them.
-CONTROL_PRIORITY = ["chrt", "--rr", "10"]
-
-
-def _python(ns: str | None, *args: str, control: bool = False) -> list[str]:
-    base = [sys.executable, "-m", *args]
-    if control and shutil.which("chrt"):
-        base = CONTROL_PRIORITY + base
-    return (["ip", "netns", "exec", ns] if ns else []) + base
-
-
-def child_env() -> dict:
-    """Environment for child processes: they import this very coflowkit package
-    (installed or a source tree), whatever the working directory."""
-    env = dict(os.environ)
-    pkg = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = pkg + os.pathsep + env.get("PYTHONPATH", "")
-    return env
-
-
-def make_identities(
-    directory: str,
-    hosts: int,
-    host_ips: list[list[str]] | None = None,
-    master_ips: list[str] | None = None,
-) -> str:
-    """A fresh cluster CA in ``directory``, the master's certificate, one per
-    host (with its addresses: by default the testbed's data and management
-    addresses), and an API token file (read, register)."""
-    from coflowkit.runtime import tls
-
-    if os.path.exists(directory):
-        shutil.rmtree(directory)
-    tls.init_ca(directory)
-    tls.issue(directory, None, master_ips or [MASTER_IP])
-    for i in range(hosts):
-        ips = host_ips[i] if host_ips else [host_ip(i), f"{CTL_NET}.{i + 1}"]
-        tls.issue(directory, i, ips)
-    fd = os.open(os.path.join(directory, "tokens"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(f"{tls.new_token()} read,register\n")
-    return directory
-
-
 def read_token(directory: str) -> str:
     with open(os.path.join(directory, "tokens"), encoding="utf-8") as fh:
         return fh.read().split()[0]
@@ -473,17 +424,6 @@ def _run_workers(p: dict, out: str, tag: str, hosts: int) -> dict:
         with open(res, encoding="utf-8") as fh:
             results.append(json.load(fh))
     return traffic.collect(results, p)
-
-
-def stop_all(procs: list[subprocess.Popen], timeout: float = 10.0) -> None:
-    """SIGTERM to every process, then a kill for any still running after ``timeout``."""
-    for p in procs:
-        p.send_signal(signal.SIGTERM)
-    for p in procs:
-        try:
-            p.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            p.kill()
 
 
 class Cluster:

@@ -11,7 +11,7 @@ import subprocess
 
 from coflowkit._core import CoflowkitError
 from coflowkit.runtime.peering import API_PORT, PEER_PORT
-from coflowkit.runtime.testbed import _python, child_env, host_ns, make_identities, stop_all
+from coflowkit.runtime.testbed_hosts import _python, child_env, host_ns, make_identities, stop_all
 
 
 class DecentralCluster:
