@@ -86,6 +86,34 @@ def test_a_receiver_classes_its_flows_and_tells_their_sender():
     assert r.status()[0]["bytes_received"] == 4 * MIB
 
 
+def test_a_starved_unit_is_raised_one_class_until_eq5_demotes_it_again():
+    """``starvation_s`` = 10 ms, as the simulator's rule: no new bytes for 10 ms
+    raises the unit one class (not above class 0); the next demotion by eq. (5)
+    clears the raise. The sender takes the lowered class."""
+    r = StreamNode([R1], {**PARAMS, "starvation_s": "0.01"})
+    r.register(reg(7, [(S, R1, 20000, 0)]))
+    key = (S, 40000, R1, 20000)
+    r.observe([rx(R1, 20000, S, 40000, 3 * MIB)], now=1.0)
+    assert r.classes(now=1.0) == {S: [(*key, 7, 0, 1, 3 * MIB)]}
+    r.observe([rx(R1, 20000, S, 40000, 3 * MIB)], now=1.005)
+    assert r.classes(now=1.005) == {}, "5 ms without bytes: not yet starved"
+    r.observe([rx(R1, 20000, S, 40000, 3 * MIB)], now=1.02)
+    assert r.classes(now=1.02) == {S: [(*key, 7, 0, 0, 3 * MIB)]}
+    [u] = r.status()
+    assert (u["class"], u["class_eq5"], u["boost"]) == (0, 1, 1)
+    r.observe([rx(R1, 20000, S, 40000, 3 * MIB)], now=1.04)
+    assert r.classes(now=1.04) == {}, "class 0 cannot be raised"
+    # 25 MiB: eq. (5) demotes to class 2 (T* = 20.95 MiB in class 1); the boost goes.
+    r.observe([rx(R1, 20000, S, 40000, 25 * MIB)], now=1.05)
+    assert r.classes(now=1.05) == {S: [(*key, 7, 0, 2, 25 * MIB)]}
+    assert r.status()[0]["starvation_boosts"] == 1
+    s = StreamNode([S], PARAMS)
+    s.on_classes(frozenset([R1]), [(*key, 7, 0, 1, 3 * MIB)], now=0.0)
+    s.on_classes(frozenset([R1]), [(*key, 7, 0, 0, 3 * MIB)], now=0.0)
+    s.observe([tx(S, 40000, R1, 20000)])
+    assert [c for _, c, _ in s.decisions()] == [0]
+
+
 def test_a_sender_enforces_classes_of_its_own_flows_only():
     s = StreamNode([S], PARAMS)
     key = (S, 40000, R1, 20000)

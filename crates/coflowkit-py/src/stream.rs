@@ -42,6 +42,12 @@ impl StreamRule {
         self.rule.config().child_to_parent
     }
 
+    /// Seconds without new bytes after which a unit is raised one class (0: off).
+    #[getter]
+    fn starvation_s(&self) -> f64 {
+        self.rule.config().starvation_s
+    }
+
     /// The class of a receiver unit now in class `q` once it has received `x`
     /// bytes, with `s` relayed and child bytes, `known` flows seen and
     /// `finished` of them done, of a sub-coflow with internal id `m`.

@@ -82,6 +82,16 @@ class Unit:
     told: dict[Key, tuple[int, int]] = field(default_factory=dict)  # (class, X) sent
     history: list[tuple[float, int, int, int]] = field(default_factory=list)  # (t, class, X, S)
     first_seen: float | None = None
+    boost: int = 0  # classes raised by starvation mitigation
+    x_seen: int = 0  # X when it last grew, and when
+    progress_t: float = 0.0
+    boosts: int = 0
+
+    @property
+    def cls(self) -> int:
+        """The class its flows get: eq. (5)'s, less the starvation boost."""
+        return self.q - self.boost
+
     reported: bool = False  # child report sent
 
     @property
@@ -275,9 +285,12 @@ class StreamNode:
                 )
                 if p > u.q:
                     u.q = p
+                    u.boost = 0  # a demotion clears the starvation boost
                     self.max_class = max(self.max_class, p)
                     # At most one entry per class: bounded by the number of queues.
                     u.history.append((now, p, x, self._s(co, u)))
+                self._starvation(u, x, now)
+                cls = u.cls
                 for key in u.conns:
                     if key in u.done:
                         continue
@@ -286,12 +299,26 @@ class StreamNode:
                     # grew by an eighth, and at least TELL_BYTES, since last told.
                     if (
                         told is None
-                        or told[0] != u.q
+                        or told[0] != cls
                         or x - told[1] >= max(TELL_BYTES, told[1] >> 3)
                     ):
-                        u.told[key] = (u.q, x)
-                        out.setdefault(key[0], []).append((*key, co.id, u.stage, u.q, x))
+                        u.told[key] = (cls, x)
+                        out.setdefault(key[0], []).append((*key, co.id, u.stage, cls, x))
         return out
+
+    def _starvation(self, u: Unit, x: int, now: float) -> None:
+        """Starvation mitigation (the paper's §III-D, the simulator's
+        ``starvation_s``): a unit whose bytes have not grown for
+        ``starvation_s`` is raised one class, at most back to class 0; a
+        demotion by eq. (5) clears the boost. Off when ``starvation_s`` is 0."""
+        if x > u.x_seen or u.progress_t == 0.0:
+            u.x_seen, u.progress_t = x, now
+            return
+        starve = self.rule.starvation_s
+        if starve > 0.0 and u.boost < u.q and now - u.progress_t >= starve:
+            u.boost += 1
+            u.boosts += 1
+            u.progress_t = now
 
     def child_reports(self) -> dict[str, list[tuple]]:
         """UNITS records of kind CHILD for units that just completed."""
@@ -327,7 +354,9 @@ class StreamNode:
                 self.pending[key] = (o, now)
                 while len(self.pending) > MAX_PENDING_CLASSES:
                     self.pending.popitem(last=False)
-            o.coflow, o.stage, o.cls = cid, stage, max(o.cls, cls)
+            # The receiver owns the class: monotone by eq. (5), lowered only by
+            # its starvation boost.
+            o.coflow, o.stage, o.cls = cid, stage, cls
             self.served.setdefault(cid, {})[(stage, dst)] = x
 
     def expire_pending(self, now: float, ttl: float = 5.0) -> None:
@@ -415,9 +444,10 @@ class StreamNode:
             for u in co.units.values():
                 rows.append(
                     {
-                        "coflow": co.id, "stage": u.stage, "m": u.m, "class": u.q,
+                        "coflow": co.id, "stage": u.stage, "m": u.m, "class": u.cls, "class_eq5": u.q,
                         "bytes_received": u.x, "flows_seen": len(u.conns),
                         "flows_finished": len(u.done), "flows_registered": u.expected,
+                        "boost": u.boost, "starvation_boosts": u.boosts,
                         "s": self._s(co, u), "senders": sorted(u.senders),
                         "first_seen": u.first_seen,
                         "demotions": [list(h) for h in u.history],
