@@ -649,10 +649,7 @@ def run_workload(
     if observe_only and not decentralized:
         raise CoflowkitError("testbed: --observe-only is for --decentralized runs")
     os.makedirs(out, exist_ok=True)
-    st = state()
-    if (st is None or st["hosts"] != hosts or st["gbps"] != gbps
-            or st.get("switch_queues", 1) != switch_queues or st.get("layout") != LAYOUT):  # fmt: skip
-        st = up(hosts, gbps, switch_queues)
+    st = _bed(hosts, gbps, switch_queues)
     goodput = measure_goodput(st["ips"], gbps, out)
     if observe_only:
         policy, params = "fair", {}
@@ -663,49 +660,65 @@ def run_workload(
     else:
         cluster = Cluster(policy, params, hosts, gbps, goodput, out, interval_ms, membership,
                           threshold)  # fmt: skip
-    sampler = None
-    ident = None
-    agents = None
     try:
         sim_w = w.with_fabric(sim_fabric(hosts, goodput))
         sim = api.simulate(sim_w, policy, params)
         makespan = float(np.nanmax(sim.coflows["finish_s"].to_numpy()))
         p = plan(w, time.time() + 3.0, st["ips"], deadline_s=max(60.0, 4 * makespan))
         if decentralized:
-            # Registering runs a process in each host's namespace (seconds): the
-            # replay's clock starts after it.
-            cluster.register(p)
-            p["t0"] = time.time() + 3.0
-            real = _run_workers(p, out, "traffic", hosts)
-            prom = ""
-            agents = cluster.health()
+            real, prom, extra = _replay_decentralized(cluster, p, out, hosts)
+            extra["decentralized"] = "tcp (agents observe only)" if observe_only else "stream"
         else:
-            if membership == "registry":
-                cluster.register(w, p)
-            if sample_s:
-                sampler = ProgressSampler(cluster, p["t0"], sample_s)
-            real = _run_workers(p, out, "traffic", hosts)
-            prom = cluster.metrics()
-            labels = cluster.get("/api/labels")
-            if any(True for _ in labels):
-                ident = identification(p, labels, out)
+            real, prom, extra = _replay_with_master(cluster, w, p, out, hosts, membership, sample_s)
     finally:
-        if sampler is not None:
-            sampler.stop(os.path.join(out, "progress.csv"))
         cluster.stop()
     summary = _compare(w, sim_w, sim, real, prom, policy, params, hosts, gbps, goodput, out)
-    summary["membership"] = membership
-    summary["agent_threshold_bytes"] = threshold
-    if ident is not None:
-        summary["identification"] = ident
-    summary["switch_queues"] = switch_queues
-    if decentralized:
-        summary["decentralized"] = "tcp (agents observe only)" if observe_only else "stream"
-        summary["agents"] = agents
+    summary.update(extra, membership=membership, agent_threshold_bytes=threshold,
+                   switch_queues=switch_queues)  # fmt: skip
     with open(os.path.join(out, "comparison.json"), "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=2, sort_keys=True)
         fh.write("\n")
     return summary
+
+
+def _bed(hosts: int, gbps: float, switch_queues: int) -> dict:
+    """The testbed of this shape: the one that is up, or a new one."""
+    st = state()
+    if (st is None or st["hosts"] != hosts or st["gbps"] != gbps
+            or st.get("switch_queues", 1) != switch_queues or st.get("layout") != LAYOUT):  # fmt: skip
+        st = up(hosts, gbps, switch_queues)
+    return st
+
+
+def _replay_with_master(cluster, w, p, out, hosts, membership, sample_s) -> tuple:
+    """Registers the coflows (unless ``membership`` is none), replays ``p``, and
+    reads the master's metrics and labels: ``(real, metrics text, extra summary)``."""
+    sampler = None
+    try:
+        if membership == "registry":
+            cluster.register(w, p)
+        if sample_s:
+            sampler = ProgressSampler(cluster, p["t0"], sample_s)
+        real = _run_workers(p, out, "traffic", hosts)
+    finally:
+        if sampler is not None:
+            sampler.stop(os.path.join(out, "progress.csv"))
+    extra = {}
+    prom = cluster.metrics()
+    labels = cluster.get("/api/labels")
+    if any(True for _ in labels):
+        extra["identification"] = identification(p, labels, out)
+    return real, prom, extra
+
+
+def _replay_decentralized(cluster, p, out, hosts) -> tuple:
+    """Registers each coflow on its receivers' agents, then replays ``p`` (its
+    clock starts after the registrations, which run a process per host), and
+    reads every agent's health: ``(real, "", extra summary)``."""
+    cluster.register(p)
+    p["t0"] = time.time() + 3.0
+    real = _run_workers(p, out, "traffic", hosts)
+    return real, "", {"agents": cluster.health()}
 
 
 def identification(p: dict, labels: list, out: str) -> dict:
