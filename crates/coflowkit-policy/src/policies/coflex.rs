@@ -13,6 +13,7 @@
 //! stage 2 of `naive-tradeoff`, with per-coflow caps.
 
 use crate::policies::drf::DrfStage;
+use crate::support::buckets::Buckets;
 use crate::support::cuts::Cuts;
 use crate::decision::Decision;
 use crate::policy::ClairvoyantPolicy;
@@ -29,6 +30,7 @@ use coflowkit_model::ModelError;
 pub(crate) struct Sebf {
     order: Vec<usize>,
     cuts: Cuts,
+    buckets: Buckets,
 }
 
 impl Sebf {
@@ -64,11 +66,16 @@ impl Sebf {
                 }
             }
         }
-        // Backfilling: flows in order take what their path (and cap) allows.
+        // Backfilling: flows in order take what their path (and cap) allows;
+        // a flow behind a saturated first or last link is not visited.
+        self.buckets.begin(v);
         for &g in &self.order {
-            if !self.cuts.blocked(v, g, residual) {
-                backfill(v, stage, g, residual, rates, caps.as_deref_mut());
+            if self.cuts.blocked(v, g, residual) {
+                continue;
             }
+            self.buckets.visit(v, g, residual, |i, residual| {
+                backfill(v, stage, g, i, residual, rates, caps.as_deref_mut());
+            });
         }
     }
 }
@@ -113,35 +120,37 @@ fn madd(
     }
 }
 
-/// Backfilling for group `g`: its flows in order take what their path (and the
-/// group's caps, when given) still allows.
+/// Backfilling of flow `i` (active position) of group `g`: it takes what its
+/// path (and the group's caps, when given) still allows.
 fn backfill(
     v: &ClairvoyantView,
     stage: &DrfStage,
     g: usize,
+    i: usize,
     residual: &mut [f64],
     rates: &mut [f64],
-    mut caps: Option<&mut [f64]>,
+    caps: Option<&mut [f64]>,
 ) {
     let fab = v.fabric;
+    let p = v.flow_path[v.active[i] as usize];
+    let mut extra = path_avail(fab, residual, p);
+    if extra <= 0.0 {
+        return;
+    }
     let base = stage.start[g] as usize;
     let entries = stage.group_links(g);
-    for i in v.groups[g].range() {
-        let p = v.flow_path[v.active[i] as usize];
-        let mut extra = path_avail(fab, residual, p);
-        if let Some(h) = caps.as_deref() {
-            for &l in fab.path(p) {
-                extra = extra.min(h[base + entry(entries, l)]);
-            }
+    if let Some(h) = caps.as_deref() {
+        for &l in fab.path(p) {
+            extra = extra.min(h[base + entry(entries, l)]);
         }
-        if extra > 0.0 {
-            rates[i] += extra;
-            consume(fab, residual, p, extra);
-            if let Some(h) = caps.as_deref_mut() {
-                for &l in fab.path(p) {
-                    let x = &mut h[base + entry(entries, l)];
-                    *x = (*x - extra).max(0.0);
-                }
+    }
+    if extra > 0.0 {
+        rates[i] += extra;
+        consume(fab, residual, p, extra);
+        if let Some(h) = caps {
+            for &l in fab.path(p) {
+                let x = &mut h[base + entry(entries, l)];
+                *x = (*x - extra).max(0.0);
             }
         }
     }

@@ -17,7 +17,7 @@
 //!
 //! [`DrfStage`] is the first stage of `hug`, `coflex` and `naive-tradeoff` too.
 
-use crate::support::loads::accumulate_links;
+use crate::support::loads::LinkIndex;
 use crate::decision::Decision;
 use crate::policy::ClairvoyantPolicy;
 use crate::view::ClairvoyantView;
@@ -41,8 +41,7 @@ pub(crate) struct DrfStage {
     pub rem: Vec<f64>,
     /// Σ_k d'_k(l) per link.
     sum: Vec<f64>,
-    acc: Vec<f64>,
-    touched: Vec<u32>,
+    index: LinkIndex,
 }
 
 impl DrfStage {
@@ -50,8 +49,6 @@ impl DrfStage {
     pub fn compute(&mut self, v: &ClairvoyantView) {
         let caps = &v.fabric.capacities;
         let nl = v.fabric.num_links();
-        self.acc.clear();
-        self.acc.resize(nl, 0.0);
         self.sum.clear();
         self.sum.resize(nl, 0.0);
         self.gamma.clear();
@@ -60,19 +57,17 @@ impl DrfStage {
         self.start.push(0);
         self.rem.clear();
         self.rem.resize(v.active.len(), 0.0);
+        self.index.begin(v);
         for g in 0..v.groups.len() {
             let rem = &mut self.rem;
-            accumulate_links(v, g, &mut self.acc, &mut self.touched, |i| {
+            let from = self.links.len();
+            self.index.sums(v, g, &mut self.links, |i| {
                 rem[i] = v.remaining(v.active[i]);
                 rem[i]
             });
-            self.touched.sort_unstable();
             let mut gamma: f64 = 0.0;
-            for &l in &self.touched {
-                let li = l as usize;
-                gamma = gamma.max(self.acc[li] / caps[li]);
-                self.links.push((l, self.acc[li]));
-                self.acc[li] = 0.0;
+            for &(l, s) in &self.links[from..] {
+                gamma = gamma.max(s / caps[l as usize]);
             }
             self.start.push(self.links.len() as u32);
             self.gamma.push(gamma);

@@ -12,6 +12,7 @@
 //! `ordering=dynamic` (default) recomputes Γ from remaining bytes at every event;
 //! `ordering=static` is CoflowSim's choice: Γ from the coflow's full sizes, once.
 
+use crate::support::buckets::Buckets;
 use crate::support::cuts::Cuts;
 use crate::support::loads::LoadCache;
 use crate::decision::Decision;
@@ -36,6 +37,7 @@ pub struct Varys {
     rem: Vec<f64>,
     tmp: Vec<f64>,
     cuts: Cuts,
+    buckets: Buckets,
     cache: LoadCache,
 }
 
@@ -53,6 +55,7 @@ impl Varys {
             rem: Vec::new(),
             tmp: Vec::new(),
             cuts: Cuts::default(),
+            buckets: Buckets::default(),
             cache: LoadCache::default(),
         }
     }
@@ -151,21 +154,24 @@ impl Varys {
         }
     }
 
-    /// Backfilling for group `gi`: its flows in order take what their path leaves.
+    /// Backfilling for group `gi`: its flows in order take what their path
+    /// leaves (a flow behind a saturated first or last link is not visited).
     fn backfill_group(&mut self, v: &ClairvoyantView, gi: usize, out: &mut Decision) {
         if self.cuts.blocked(v, gi, &self.residual) {
             return;
         }
-        for i in v.groups[gi].range() {
+        let coflow = v.groups[gi].coflow;
+        let cache = &mut self.cache;
+        self.buckets.visit(v, gi, &mut self.residual, |i, residual| {
             let p = v.flow_path[v.active[i] as usize];
-            let extra = path_avail(v.fabric, &self.residual, p);
+            let extra = path_avail(v.fabric, residual, p);
             if extra > 0.0 {
                 out.rates[i] += extra;
                 out.touch(i);
-                consume(v.fabric, &mut self.residual, p, extra);
-                self.cache.moved(v.groups[gi].coflow);
+                consume(v.fabric, residual, p, extra);
+                cache.moved(coflow);
             }
-        }
+        });
     }
 }
 
@@ -185,6 +191,7 @@ impl ClairvoyantPolicy for Varys {
         for j in 0..self.order.len() {
             self.madd_group(v, self.order[j].2, out);
         }
+        self.buckets.begin(v);
         for j in 0..self.order.len() {
             self.backfill_group(v, self.order[j].2, out);
         }

@@ -131,28 +131,155 @@ impl LinkCounts {
     }
 }
 
-/// Adds `value(i)` over the active flows of group `g` (`i` their positions in
-/// `c.active`) to `acc[l]` for every link `l` they cross, listing each link the
-/// first time in `touched` (cleared first). `value` must be positive (a zero
-/// `acc[l]` marks an untouched link); the caller reads the sums and resets them to
-/// zero.
-pub fn accumulate_links(
-    c: &Common,
-    g: usize,
-    acc: &mut [f64],
-    touched: &mut Vec<u32>,
-    mut value: impl FnMut(usize) -> f64,
-) {
-    touched.clear();
-    for i in c.groups[g].range() {
-        let f = c.active[i] as usize;
-        let x = value(i);
-        for &l in c.fabric.path(c.flow_path[f]) {
-            let li = l as usize;
-            if acc[li] == 0.0 {
-                touched.push(l);
+/// Per coflow, the links its active flows cross (ascending) and, per flow, the
+/// positions of its links in that list; kept across calls and rebuilt when the
+/// coflow starts or finishes flows (`coflow_started` and the active count name
+/// the set). Summing a value per link over a coflow's flows then costs no path
+/// look-up, no link list and no sort per call ([`LinkIndex::sums`]).
+#[derive(Default)]
+pub struct LinkIndex {
+    entries: Vec<Indexed>,
+    sweep: Sweep,
+    /// Per link: position + 1 in the coflow being built (0: not yet).
+    slot: Vec<u32>,
+}
+
+#[derive(Default, Clone)]
+struct Indexed {
+    key: Option<(u32, u32)>,
+    links: Vec<u32>,
+    /// Flow `j`'s links are `local[start[j]..start[j + 1]]`, positions in `links`.
+    start: Vec<u32>,
+    local: Vec<u32>,
+}
+
+/// How often (in calls of [`Sweep::begin`]) per-coflow caches drop the entries
+/// of coflows that are no longer active.
+pub(crate) const SWEEP_EVERY: u32 = 64;
+
+/// Which coflows a per-coflow cache holds entries for, and the periodic sweep
+/// that drops those no longer active, so the cache's memory follows the active
+/// flows rather than every flow ever seen.
+#[derive(Default)]
+pub struct Sweep {
+    live: Vec<u32>,
+    calls: u32,
+    seen: Vec<bool>,
+}
+
+impl Sweep {
+    /// Coflow `k` now has an entry.
+    pub fn track(&mut self, k: u32) {
+        self.live.push(k);
+    }
+
+    /// Once per policy call: every [`SWEEP_EVERY`] calls, `drop(k)` for each
+    /// tracked coflow `k` that is not among `c.groups`.
+    pub fn begin(&mut self, c: &Common, mut drop: impl FnMut(u32)) {
+        self.calls = self.calls.wrapping_add(1);
+        if !self.calls.is_multiple_of(SWEEP_EVERY) || self.live.is_empty() {
+            return;
+        }
+        let n = self.live.iter().copied().max().unwrap_or(0) as usize + 1;
+        self.seen.clear();
+        self.seen.resize(n, false);
+        for g in c.groups {
+            if let Some(s) = self.seen.get_mut(g.coflow as usize) {
+                *s = true;
             }
-            acc[li] += x;
+        }
+        let seen = &self.seen;
+        self.live.retain(|&k| {
+            let keep = seen[k as usize];
+            if !keep {
+                drop(k);
+            }
+            keep
+        });
+    }
+
+    #[cfg(test)]
+    pub fn tracked(&self) -> &[u32] {
+        &self.live
+    }
+}
+
+impl LinkIndex {
+    /// Once per policy call (see [`Sweep::begin`]).
+    pub fn begin(&mut self, c: &Common) {
+        let entries = &mut self.entries;
+        self.sweep
+            .begin(c, |k| entries[k as usize] = Indexed::default());
+    }
+
+    fn entry(&mut self, c: &Common, g: usize) -> &Indexed {
+        let grp = c.groups[g];
+        let k = grp.coflow as usize;
+        if self.entries.len() <= k {
+            self.entries
+                .resize(c.coflow_started.len().max(k + 1), Indexed::default());
+        }
+        let key = (c.coflow_started[k], grp.end - grp.start);
+        if self.entries[k].key != Some(key) {
+            if self.entries[k].key.is_none() {
+                self.sweep.track(k as u32);
+            }
+            let nl = c.fabric.num_links();
+            if self.slot.len() < nl {
+                self.slot.resize(nl, 0);
+            }
+            let e = &mut self.entries[k];
+            e.links.clear();
+            let flows = &c.active[grp.range()];
+            for &f in flows {
+                for &l in c.fabric.path(c.flow_path[f as usize]) {
+                    if self.slot[l as usize] == 0 {
+                        self.slot[l as usize] = 1;
+                        e.links.push(l);
+                    }
+                }
+            }
+            e.links.sort_unstable();
+            for (j, &l) in e.links.iter().enumerate() {
+                self.slot[l as usize] = j as u32 + 1;
+            }
+            e.start.clear();
+            e.local.clear();
+            e.start.push(0);
+            for &f in flows {
+                for &l in c.fabric.path(c.flow_path[f as usize]) {
+                    e.local.push(self.slot[l as usize] - 1);
+                }
+                e.start.push(e.local.len() as u32);
+            }
+            for &l in &e.links {
+                self.slot[l as usize] = 0;
+            }
+            e.key = Some(key);
+        }
+        &self.entries[k]
+    }
+
+    /// `out` (cleared) gets, for each link group `g`'s active flows cross in
+    /// ascending order, `(link, Σ value(i))` over its flows `i` (positions in
+    /// `c.active`), added in flow order, as a pass over the flows would.
+    pub fn sums(
+        &mut self,
+        c: &Common,
+        g: usize,
+        out: &mut Vec<(u32, f64)>,
+        mut value: impl FnMut(usize) -> f64,
+    ) {
+        let base = c.groups[g].start as usize;
+        let e = self.entry(c, g);
+        let from = out.len();
+        out.extend(e.links.iter().map(|&l| (l, 0.0)));
+        let acc = &mut out[from..];
+        for (j, w) in e.start.windows(2).enumerate() {
+            let x = value(base + j);
+            for &t in &e.local[w[0] as usize..w[1] as usize] {
+                acc[t as usize].1 += x;
+            }
         }
     }
 }
@@ -166,8 +293,8 @@ mod tests {
     fn link_sums_add_every_flow_on_each_link_once_listed() {
         // 4 ports (up 0..4, down 4..8). Coflow 0: 0→1 (1), 0→2 (2), 0→2 (4), 3→2
         // (8), 1→1 (16).
-        // up0 = 7, up3 = 8, up1 = 16, down5 = 1 + 16 = 17, down6 = 14.
-        let c = Case::new(
+        // up0 = 7, up1 = 16, up3 = 8, down5 = 1 + 16 = 17, down6 = 14.
+        let mut c = Case::new(
             4,
             1.0,
             &[
@@ -178,12 +305,34 @@ mod tests {
                 (0, 1, 1, 16.0, 0.0),
             ],
         );
+        let mut index = LinkIndex::default();
+        let mut out = vec![(99, 1.0)];
         let v = c.clairvoyant();
-        let (mut acc, mut touched) = (vec![0.0; 8], Vec::new());
-        accumulate_links(&v, 0, &mut acc, &mut touched, |i| v.remaining(v.active[i]));
-        assert_eq!(acc, vec![7.0, 16.0, 0.0, 8.0, 0.0, 17.0, 14.0, 0.0]);
-        touched.sort_unstable();
-        assert_eq!(touched, vec![0, 1, 3, 5, 6]);
+        index.sums(&v, 0, &mut out, |i| v.remaining(v.active[i]));
+        let want = [(0, 7.0), (1, 16.0), (3, 8.0), (5, 17.0), (6, 14.0)];
+        assert_eq!(out[0], (99, 1.0), "appended after what out held");
+        assert_eq!(&out[1..], &want);
+        // Same flows, new bytes: the index is kept, the sums follow the values.
+        c.set_remaining(4, 6.0);
+        let v = c.clairvoyant();
+        out.clear();
+        index.sums(&v, 0, &mut out, |i| v.remaining(v.active[i]));
+        assert_eq!(out, vec![(0, 7.0), (1, 6.0), (3, 8.0), (5, 7.0), (6, 14.0)]);
+        // 3→2 finished: the index is rebuilt without up3.
+        c.active = vec![0, 1, 2, 4];
+        c.groups[0].end = 4;
+        let v = c.clairvoyant();
+        out.clear();
+        index.sums(&v, 0, &mut out, |i| v.remaining(v.active[i]));
+        assert_eq!(out, vec![(0, 7.0), (1, 6.0), (5, 7.0), (6, 6.0)]);
+        assert_eq!(index.sweep.tracked(), &[0]);
+        // Once no longer active, it is dropped by the sweep.
+        c.active.clear();
+        c.groups.clear();
+        for _ in 0..crate::support::loads::SWEEP_EVERY {
+            index.begin(&c.common());
+        }
+        assert!(index.sweep.tracked().is_empty() && index.entries[0].key.is_none());
     }
 
     #[test]

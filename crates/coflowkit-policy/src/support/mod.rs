@@ -1,5 +1,6 @@
 //! What several policies share.
 
+pub mod buckets;
 pub mod cuts;
 pub mod drive;
 pub mod flowsync;

@@ -1,0 +1,345 @@
+//! Buckets: per coflow, its active flows grouped by the first link and by the last
+//! link of their paths, so that a pass that gives flows "what their path leaves"
+//! (backfilling) visits only the flows whose first (or last) link is still open.
+
+use crate::support::loads::Sweep;
+use crate::view::Common;
+use coflowkit_alloc::avail;
+
+/// One side of a coflow's buckets: the distinct links, and for bucket `b` the
+/// offsets (within the coflow's group, ascending) of its flows,
+/// `items[start[b]..start[b + 1]]`.
+#[derive(Default, Clone)]
+struct Side {
+    links: Vec<u32>,
+    start: Vec<u32>,
+    items: Vec<u32>,
+}
+
+#[derive(Default, Clone)]
+struct Entry {
+    /// (`coflow_started`, active count) when built; `None`: not built.
+    key: Option<(u32, u32)>,
+    sides: [Side; 2],
+    /// Per flow (offset): its bucket on each side (`u32::MAX`: no link).
+    bucket: Vec<[u32; 2]>,
+}
+
+/// Per coflow, its active flows bucketed by first link and by last link, kept
+/// across calls and rebuilt when the coflow starts or finishes flows
+/// (`coflow_started` and the active count name the set). [`Buckets::open`] picks
+/// the side whose open buckets hold the fewest flows. Residuals only fall during a
+/// filling pass, so a flow whose first or last link is saturated when its group's
+/// turn comes gets nothing in that pass: skipping it changes no rate.
+#[derive(Default)]
+pub struct Buckets {
+    entries: Vec<Entry>,
+    sweep: Sweep,
+    /// Per link: bucket index + 1 during a build (0: none yet).
+    slot: Vec<u32>,
+    count: Vec<u32>,
+    out: Vec<u32>,
+    /// Per bucket of the group being opened, on each side: is its link open.
+    flags: [Vec<bool>; 2],
+}
+
+impl Buckets {
+    /// Once per policy call (see [`Sweep::begin`]).
+    pub fn begin(&mut self, c: &Common) {
+        let entries = &mut self.entries;
+        self.sweep
+            .begin(c, |k| entries[k as usize] = Entry::default());
+    }
+
+    fn build(&mut self, c: &Common, g: usize) {
+        let grp = c.groups[g];
+        let k = grp.coflow as usize;
+        let nl = c.fabric.num_links();
+        if self.slot.len() < nl {
+            self.slot.resize(nl, 0);
+        }
+        let mut e = std::mem::take(&mut self.entries[k]);
+        let flows = &c.active[grp.range()];
+        e.bucket.clear();
+        e.bucket.resize(flows.len(), [u32::MAX; 2]);
+        for (s, side) in e.sides.iter_mut().enumerate() {
+            side.links.clear();
+            self.count.clear();
+            let link = |f: u32| {
+                let p = c.fabric.path(c.flow_path[f as usize]);
+                if s == 0 {
+                    p.first().copied()
+                } else {
+                    p.last().copied()
+                }
+            };
+            for &f in flows {
+                if let Some(l) = link(f) {
+                    let b = &mut self.slot[l as usize];
+                    if *b == 0 {
+                        side.links.push(l);
+                        self.count.push(0);
+                        *b = side.links.len() as u32;
+                    }
+                    self.count[*b as usize - 1] += 1;
+                }
+            }
+            side.start.clear();
+            side.start.push(0);
+            for &n in &self.count {
+                let last = *side.start.last().unwrap();
+                side.start.push(last + n);
+            }
+            // Fill: `count[b]` becomes bucket b's next free position.
+            self.count.copy_from_slice(&side.start[..side.links.len()]);
+            side.items.clear();
+            side.items.resize(*side.start.last().unwrap() as usize, 0);
+            for (j, &f) in flows.iter().enumerate() {
+                if let Some(l) = link(f) {
+                    let b = self.slot[l as usize] as usize - 1;
+                    e.bucket[j][s] = b as u32;
+                    side.items[self.count[b] as usize] = j as u32;
+                    self.count[b] += 1;
+                }
+            }
+            for &l in &side.links {
+                self.slot[l as usize] = 0;
+            }
+        }
+        e.key = Some((c.coflow_started[k], grp.end - grp.start));
+        self.entries[k] = e;
+    }
+
+    /// Calls `fill(i, residual)`, in order, for each flow of group `g` (active
+    /// position `i`) whose first and last links are open on `residual` when its
+    /// turn comes; `fill` may take capacity from `residual`. A bucket's flag is
+    /// refreshed after each of its flows, so once a link saturates its remaining
+    /// flows cost one check each. When the open buckets of one side hold few
+    /// flows they are gathered and sorted instead of scanning the group.
+    pub fn visit(
+        &mut self,
+        c: &Common,
+        g: usize,
+        residual: &mut [f64],
+        mut fill: impl FnMut(usize, &mut [f64]),
+    ) {
+        let grp = c.groups[g];
+        let k = grp.coflow as usize;
+        if self.entries.len() <= k {
+            self.entries
+                .resize(c.coflow_started.len().max(k + 1), Entry::default());
+        }
+        let key = (c.coflow_started[k], grp.end - grp.start);
+        match self.entries[k].key {
+            Some(x) if x == key => {}
+            was => {
+                if was.is_none() {
+                    self.sweep.track(k as u32);
+                }
+                self.build(c, g);
+            }
+        }
+        let caps = &c.fabric.capacities;
+        let Buckets {
+            entries,
+            out,
+            flags,
+            ..
+        } = self;
+        let e = &entries[k];
+        let n = (grp.end - grp.start) as usize;
+        let mut counts = [0usize; 2];
+        for (s, side) in e.sides.iter().enumerate() {
+            flags[s].clear();
+            for (b, &l) in side.links.iter().enumerate() {
+                let open = avail(residual, caps, l as usize) > 0.0;
+                flags[s].push(open);
+                if open {
+                    counts[s] += (side.start[b + 1] - side.start[b]) as usize;
+                }
+            }
+        }
+        let s = if counts[0] <= counts[1] { 0 } else { 1 };
+        let m = counts[s];
+        if m == 0 {
+            return;
+        }
+        let gather = m * (1 + m.ilog2() as usize) <= n;
+        if gather {
+            out.clear();
+            let side = &e.sides[s];
+            let mut buckets = 0;
+            for (b, _) in flags[s].iter().enumerate().filter(|x| *x.1) {
+                let r = side.start[b] as usize..side.start[b + 1] as usize;
+                out.extend_from_slice(&side.items[r]);
+                buckets += 1;
+            }
+            if buckets > 1 {
+                out.sort_unstable();
+            }
+        }
+        let mut step = |j: usize, residual: &mut [f64]| {
+            let [a, z] = e.bucket[j];
+            let open = |f: &[bool], b: u32| f.get(b as usize).copied().unwrap_or(false);
+            if open(&flags[0], a) && open(&flags[1], z) {
+                fill(grp.start as usize + j, residual);
+                for (side, b) in [(0, a), (1, z)] {
+                    let l = e.sides[side].links[b as usize] as usize;
+                    flags[side][b as usize] = avail(residual, caps, l) > 0.0;
+                }
+            }
+        };
+        if gather {
+            for &j in out.iter() {
+                step(j as usize, residual);
+            }
+        } else {
+            for j in 0..n {
+                step(j, residual);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::Case;
+
+    /// Offsets (within group `g`) visited on `r`; `close_up` makes each visit
+    /// saturate the flow's first link (its sender's uplink on the big switch).
+    fn visited(b: &mut Buckets, c: &Common, g: usize, r: &[f64], close_up: bool) -> Vec<usize> {
+        let mut r = r.to_vec();
+        let mut seen = Vec::new();
+        let start = c.groups[g].start as usize;
+        b.visit(c, g, &mut r, |i, res| {
+            seen.push(i - start);
+            if close_up {
+                let l = c.fabric.path(c.flow_path[c.active[i] as usize])[0];
+                res[l as usize] = 0.0;
+            }
+        });
+        seen
+    }
+
+    #[test]
+    fn only_flows_whose_first_and_last_links_are_open_are_visited_in_order() {
+        // 3 ports: up0..up2 = links 0..3, down0..down2 = 3..6. Coflow 0's flows
+        // (offsets): 0: 0→1, 1: 1→2, 2: 0→2, 3: 2→1, 4: 1→1.
+        let c = Case::new(
+            3,
+            10.0,
+            &[
+                (0, 0, 1, 1.0, 0.0),
+                (0, 1, 2, 1.0, 0.0),
+                (0, 0, 2, 1.0, 0.0),
+                (0, 2, 1, 1.0, 0.0),
+                (0, 1, 1, 1.0, 0.0),
+            ],
+        );
+        let v = c.common();
+        let mut b = Buckets::default();
+        let mut r = vec![10.0; 6];
+        assert_eq!(visited(&mut b, &v, 0, &r, false), vec![0, 1, 2, 3, 4]);
+        // up1 full: flows 1 and 4 are behind it.
+        r[1] = 0.0;
+        assert_eq!(visited(&mut b, &v, 0, &r, false), vec![0, 2, 3]);
+        // Also down1 full (within the 1e-9·C tolerance): only 0→2 is left.
+        r[4] = 1e-12;
+        assert_eq!(visited(&mut b, &v, 0, &r, false), vec![2]);
+        // Every sender full: nothing is visited.
+        r[0] = 0.0;
+        r[2] = 0.0;
+        assert!(visited(&mut b, &v, 0, &r, false).is_empty());
+    }
+
+    #[test]
+    fn a_link_saturated_by_a_visit_stops_the_flows_behind_it() {
+        // Coflow 0: 0: 0→1, 1: 0→2, 2: 1→2, 3: 0→0. Each visit fills the
+        // sender's uplink: 0→1 closes up0, so 0→2 and 0→0 are skipped.
+        let c = Case::new(
+            3,
+            10.0,
+            &[
+                (0, 0, 1, 1.0, 0.0),
+                (0, 0, 2, 1.0, 0.0),
+                (0, 1, 2, 1.0, 0.0),
+                (0, 0, 0, 1.0, 0.0),
+            ],
+        );
+        let mut b = Buckets::default();
+        let r = vec![10.0; 6];
+        assert_eq!(visited(&mut b, &c.common(), 0, &r, true), vec![0, 2]);
+    }
+
+    #[test]
+    fn few_open_flows_are_gathered_in_order() {
+        // 20 ports; coflow 0 has 20 senders × 2 receivers, sender-major (offset
+        // 2s + d). Only up3 and up17 open: 4 flows of 40 by the first side, so
+        // they are gathered from two buckets and sorted.
+        let mut flows = Vec::new();
+        for s in 0..20 {
+            for d in 0..2 {
+                flows.push((0, s, d, 1.0, 0.0));
+            }
+        }
+        let c = Case::new(20, 10.0, &flows);
+        let mut r = vec![10.0; 40];
+        for (l, x) in r.iter_mut().enumerate().take(20) {
+            if l != 3 && l != 17 {
+                *x = 0.0;
+            }
+        }
+        let mut b = Buckets::default();
+        assert_eq!(
+            visited(&mut b, &c.common(), 0, &r, false),
+            vec![6, 7, 34, 35]
+        );
+        // Filling up17 on the first visit behind it skips its second flow.
+        assert_eq!(visited(&mut b, &c.common(), 0, &r, true), vec![6, 34]);
+    }
+
+    #[test]
+    fn buckets_follow_the_flow_set_and_finished_coflows_are_dropped() {
+        // Coflow 0: 0→1, 2→1; coflow 1: 1→2. At first only 0→1 of coflow 0.
+        let mut c = Case::new(
+            3,
+            10.0,
+            &[
+                (0, 0, 1, 1.0, 0.0),
+                (0, 2, 1, 1.0, 0.0),
+                (1, 1, 2, 1.0, 0.0),
+            ],
+        );
+        let full = (c.active.clone(), c.groups.clone());
+        c.active = vec![0, 2];
+        c.groups[0].end = 1;
+        c.groups[1].start = 1;
+        c.groups[1].end = 2;
+        c.coflow_started[0] = 1;
+        let mut b = Buckets::default();
+        let mut r = vec![10.0; 6];
+        r[0] = 0.0; // up0 full
+        assert!(visited(&mut b, &c.common(), 0, &r, false).is_empty());
+        // 2→1 starts (offset 1): rebuilt, and it is open through up2.
+        (c.active, c.groups) = full;
+        c.coflow_started[0] = 2;
+        assert_eq!(visited(&mut b, &c.common(), 0, &r, false), vec![1]);
+        assert_eq!(b.sweep.tracked(), &[0]);
+        assert_eq!(visited(&mut b, &c.common(), 1, &r, false), vec![0]);
+        assert_eq!(b.sweep.tracked(), &[0, 1]);
+        // Coflow 0 finishes; the sweep after SWEEP_EVERY calls drops it only.
+        c.active = vec![2];
+        c.groups = vec![crate::view::ActiveCoflow {
+            coflow: 1,
+            start: 0,
+            end: 1,
+        }];
+        for _ in 0..crate::support::loads::SWEEP_EVERY {
+            b.begin(&c.common());
+        }
+        assert_eq!(b.sweep.tracked(), &[1]);
+        assert!(b.entries[0].key.is_none() && b.entries[0].bucket.is_empty());
+        assert!(b.entries[1].key.is_some());
+    }
+}
