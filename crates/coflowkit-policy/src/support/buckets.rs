@@ -2,12 +2,12 @@
 //! link of their paths, so that a pass that gives flows "what their path leaves"
 //! (backfilling) visits only the flows whose first (or last) link is still open.
 
-use crate::support::loads::Sweep;
+use crate::support::loads::{seen, Seen, Sweep, DEAD};
 use crate::view::Common;
 use coflowkit_alloc::avail;
 
 /// One side of a coflow's buckets: the distinct links, and for bucket `b` the
-/// offsets (within the coflow's group, ascending) of its flows,
+/// entries (positions in [`Entry::flows`], ascending) of its flows,
 /// `items[start[b]..start[b + 1]]`.
 #[derive(Default, Clone)]
 struct Side {
@@ -18,19 +18,24 @@ struct Side {
 
 #[derive(Default, Clone)]
 struct Entry {
-    /// (`coflow_started`, active count) when built; `None`: not built.
+    /// (`coflow_started`, active count) when last seen; `None`: not built.
     key: Option<(u32, u32)>,
     sides: [Side; 2],
-    /// Per flow (offset): its bucket on each side (`u32::MAX`: no link).
+    /// Per entry: its bucket on each side (`u32::MAX`: no link).
     bucket: Vec<[u32; 2]>,
+    /// The flows bucketed (global indices, ascending; [`DEAD`] once found gone).
+    flows: Vec<u32>,
+    /// Entries whose flow finished (found or not).
+    dead: u32,
 }
 
 /// Per coflow, its active flows bucketed by first link and by last link, kept
-/// across calls and rebuilt when the coflow starts or finishes flows
-/// (`coflow_started` and the active count name the set). [`Buckets::open`] picks
-/// the side whose open buckets hold the fewest flows. Residuals only fall during a
-/// filling pass, so a flow whose first or last link is saturated when its group's
-/// turn comes gets nothing in that pass: skipping it changes no rate.
+/// across calls. Finished flows stay until they are half of the entries
+/// (skipped, and marked once found gone); a coflow that starts flows is bucketed
+/// afresh. [`Buckets::visit`] walks the side whose open buckets hold fewer
+/// flows. Residuals only fall during a filling pass, so a flow whose first or
+/// last link is saturated when its turn comes gets nothing in that pass:
+/// skipping it changes no rate.
 #[derive(Default)]
 pub struct Buckets {
     entries: Vec<Entry>,
@@ -39,7 +44,7 @@ pub struct Buckets {
     slot: Vec<u32>,
     count: Vec<u32>,
     out: Vec<u32>,
-    /// Per bucket of the group being opened, on each side: is its link open.
+    /// Per bucket of the group being visited, on each side: is its link open.
     flags: [Vec<bool>; 2],
 }
 
@@ -106,6 +111,9 @@ impl Buckets {
                 self.slot[l as usize] = 0;
             }
         }
+        e.flows.clear();
+        e.flows.extend_from_slice(flows);
+        e.dead = 0;
         e.key = Some((c.coflow_started[k], grp.end - grp.start));
         self.entries[k] = e;
     }
@@ -115,7 +123,7 @@ impl Buckets {
     /// turn comes; `fill` may take capacity from `residual`. A bucket's flag is
     /// refreshed after each of its flows, so once a link saturates its remaining
     /// flows cost one check each. When the open buckets of one side hold few
-    /// flows they are gathered and sorted instead of scanning the group.
+    /// flows they are gathered and sorted instead of walking the group.
     pub fn visit(
         &mut self,
         c: &Common,
@@ -129,11 +137,17 @@ impl Buckets {
             self.entries
                 .resize(c.coflow_started.len().max(k + 1), Entry::default());
         }
-        let key = (c.coflow_started[k], grp.end - grp.start);
-        match self.entries[k].key {
-            Some(x) if x == key => {}
-            was => {
-                if was.is_none() {
+        let now = (c.coflow_started[k], grp.end - grp.start);
+        let e = &self.entries[k];
+        match seen(e.key, now, e.flows.len(), e.dead) {
+            Seen::Keep => {}
+            Seen::Lazy(n) => {
+                let e = &mut self.entries[k];
+                e.dead += n;
+                e.key = Some(now);
+            }
+            Seen::Rebuild => {
+                if e.key.is_none() {
                     self.sweep.track(k as u32);
                 }
                 self.build(c, g);
@@ -146,10 +160,14 @@ impl Buckets {
             flags,
             ..
         } = self;
-        let e = &entries[k];
-        let n = (grp.end - grp.start) as usize;
+        let Entry {
+            sides,
+            bucket,
+            flows,
+            ..
+        } = &mut entries[k];
         let mut counts = [0usize; 2];
-        for (s, side) in e.sides.iter().enumerate() {
+        for (s, side) in sides.iter().enumerate() {
             flags[s].clear();
             for (b, &l) in side.links.iter().enumerate() {
                 let open = avail(residual, caps, l as usize) > 0.0;
@@ -164,10 +182,10 @@ impl Buckets {
         if m == 0 {
             return;
         }
-        let gather = m * (1 + m.ilog2() as usize) <= n;
+        let gather = m * (1 + m.ilog2() as usize) <= flows.len();
         if gather {
             out.clear();
-            let side = &e.sides[s];
+            let side = &sides[s];
             let mut buckets = 0;
             for (b, _) in flags[s].iter().enumerate().filter(|x| *x.1) {
                 let r = side.start[b] as usize..side.start[b + 1] as usize;
@@ -178,24 +196,43 @@ impl Buckets {
                 out.sort_unstable();
             }
         }
-        let mut step = |j: usize, residual: &mut [f64]| {
-            let [a, z] = e.bucket[j];
+        // Entry j, of the flow at active position i.
+        let mut step = |j: usize, i: usize, residual: &mut [f64]| {
+            let [a, z] = bucket[j];
             let open = |f: &[bool], b: u32| f.get(b as usize).copied().unwrap_or(false);
             if open(&flags[0], a) && open(&flags[1], z) {
-                fill(grp.start as usize + j, residual);
+                fill(grp.start as usize + i, residual);
                 for (side, b) in [(0, a), (1, z)] {
-                    let l = e.sides[side].links[b as usize] as usize;
+                    let l = sides[side].links[b as usize] as usize;
                     flags[side][b as usize] = avail(residual, caps, l) > 0.0;
                 }
             }
         };
+        let act = &c.active[grp.range()];
         if gather {
             for &j in out.iter() {
-                step(j as usize, residual);
+                let j = j as usize;
+                if flows[j] == DEAD {
+                    continue;
+                }
+                match act.binary_search(&flows[j]) {
+                    Ok(i) => step(j, i, residual),
+                    Err(_) => flows[j] = DEAD,
+                }
             }
         } else {
-            for j in 0..n {
-                step(j, residual);
+            let mut i = 0;
+            for j in 0..flows.len() {
+                let f = flows[j];
+                if f == DEAD {
+                    continue;
+                }
+                if i < act.len() && act[i] == f {
+                    step(j, i, residual);
+                    i += 1;
+                } else {
+                    flows[j] = DEAD;
+                }
             }
         }
     }
@@ -341,5 +378,69 @@ mod tests {
         assert_eq!(b.sweep.tracked(), &[1]);
         assert!(b.entries[0].key.is_none() && b.entries[0].bucket.is_empty());
         assert!(b.entries[1].key.is_some());
+    }
+
+    #[test]
+    fn finished_flows_are_skipped_until_half_are_gone_then_rebucketed() {
+        // The flows of the first test; up1 full. Then 0→2 (offset 2) finishes:
+        // 2→1 moves to offset 2, 1→1 to offset 3.
+        let mut c = Case::new(
+            3,
+            10.0,
+            &[
+                (0, 0, 1, 1.0, 0.0),
+                (0, 1, 2, 1.0, 0.0),
+                (0, 0, 2, 1.0, 0.0),
+                (0, 2, 1, 1.0, 0.0),
+                (0, 1, 1, 1.0, 0.0),
+            ],
+        );
+        let mut b = Buckets::default();
+        let mut r = vec![10.0; 6];
+        r[1] = 0.0;
+        assert_eq!(visited(&mut b, &c.common(), 0, &r, false), vec![0, 2, 3]);
+        c.active = vec![0, 1, 3, 4];
+        c.groups[0].end = 4;
+        assert_eq!(visited(&mut b, &c.common(), 0, &r, false), vec![0, 2]);
+        // It stays in the buckets, marked once found gone.
+        assert_eq!(b.entries[0].flows, vec![0, 1, DEAD, 3, 4]);
+        assert_eq!(b.entries[0].dead, 1);
+        // 0→1 and 2→1 finish too: 3 of 5 entries would be gone, so the
+        // coflow is bucketed afresh; 1→2 and 1→1 sit behind the full up1.
+        c.active = vec![1, 4];
+        c.groups[0].end = 2;
+        assert!(visited(&mut b, &c.common(), 0, &r, false).is_empty());
+        assert_eq!(b.entries[0].flows, vec![1, 4]);
+        assert_eq!(b.entries[0].dead, 0);
+    }
+
+    #[test]
+    fn kept_buckets_visit_as_fresh_ones_do_as_flows_finish() {
+        // A coflow of 60 random flows on 8 ports loses random flows call after
+        // call; residuals are random with some links full. The kept buckets
+        // (updated as flows finish) visit exactly what buckets built afresh
+        // visit, with and without visits filling uplinks.
+        let mut rng = coflowkit_model::Pcg32::new(7, 1);
+        let flows: Vec<(u32, u32, u32, f64, f64)> = (0..60)
+            .map(|_| (0, rng.below(8), rng.below(8), 1.0, 0.0))
+            .collect();
+        let mut c = Case::new(8, 10.0, &flows);
+        let mut kept = Buckets::default();
+        while !c.active.is_empty() {
+            let r: Vec<f64> = (0..16)
+                .map(|_| if rng.below(3) == 0 { 0.0 } else { 10.0 })
+                .collect();
+            for close in [false, true] {
+                let mut fresh = Buckets::default();
+                let want = visited(&mut fresh, &c.common(), 0, &r, close);
+                assert_eq!(visited(&mut kept, &c.common(), 0, &r, close), want);
+            }
+            let gone = rng.below(c.active.len() as u32) as usize;
+            c.active.remove(gone);
+            c.groups[0].end -= 1;
+            if c.active.is_empty() {
+                break;
+            }
+        }
     }
 }
