@@ -222,16 +222,15 @@ impl Buckets {
             }
         } else {
             let mut i = 0;
-            for j in 0..flows.len() {
-                let f = flows[j];
-                if f == DEAD {
+            for (j, f) in flows.iter_mut().enumerate() {
+                if *f == DEAD {
                     continue;
                 }
-                if i < act.len() && act[i] == f {
+                if i < act.len() && act[i] == *f {
                     step(j, i, residual);
                     i += 1;
                 } else {
-                    flows[j] = DEAD;
+                    *f = DEAD;
                 }
             }
         }
