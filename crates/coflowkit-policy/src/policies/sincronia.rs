@@ -211,6 +211,7 @@ impl Sincronia {
     }
 
     fn loads(&mut self, v: &ClairvoyantView) {
+        self.cache.begin(v);
         self.loads.clear();
         self.spans.clear();
         for g in 0..v.groups.len() {

@@ -179,6 +179,7 @@ impl ClairvoyantPolicy for Varys {
     /// SEBF order by Γ, then MADD per coflow, then backfilling per coflow.
     fn decide(&mut self, v: &ClairvoyantView, out: &mut Decision) {
         out.sparse = true;
+        self.cache.begin(v);
         self.order.clear();
         for (gi, g) in v.groups.iter().enumerate() {
             let gamma = self.gamma_of(v, gi);

@@ -22,12 +22,15 @@ pub struct LoadCache {
     /// Per coflow: (`coflow_started`, active count, `coflow_sent` bits) when built.
     built: Vec<Key>,
     loads: Vec<Vec<(u32, f64)>>,
-    acc: Vec<f64>,
-    mark: Vec<bool>,
-    touched: Vec<u32>,
+    index: LinkIndex,
 }
 
 impl LoadCache {
+    /// Once per policy call (the index's sweep, [`Sweep::begin`]).
+    pub fn begin(&mut self, c: &Common) {
+        self.index.begin(c);
+    }
+
     /// The loads of group `g` of `v`.
     pub fn get(&mut self, v: &ClairvoyantView, g: usize) -> &[(u32, f64)] {
         let grp = v.groups[g];
@@ -43,32 +46,9 @@ impl LoadCache {
             v.coflow_sent(k as u32).to_bits(),
         );
         if self.built[k] != key {
-            let nl = v.fabric.num_links();
-            if self.acc.len() < nl {
-                self.acc.resize(nl, 0.0);
-                self.mark.resize(nl, false);
-            }
-            self.touched.clear();
-            for &f in &v.active[grp.range()] {
-                let rem = v.remaining(f);
-                for &l in v.fabric.path(v.flow_path[f as usize]) {
-                    let li = l as usize;
-                    if !self.mark[li] {
-                        self.mark[li] = true;
-                        self.touched.push(l);
-                    }
-                    self.acc[li] += rem;
-                }
-            }
-            self.touched.sort_unstable();
             let out = &mut self.loads[k];
             out.clear();
-            for &l in &self.touched {
-                let li = l as usize;
-                out.push((l, self.acc[li]));
-                self.acc[li] = 0.0;
-                self.mark[li] = false;
-            }
+            self.index.sums(v, g, out, |i| v.remaining(v.active[i]));
             self.built[k] = key;
         }
         &self.loads[k]
