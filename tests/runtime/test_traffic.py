@@ -46,12 +46,16 @@ def write_plan(tmp_path: Path, flows: list[dict], *, hosts=(H0, H1), t0=None, de
     return path, plan
 
 
-def start_worker(plan_path: Path, host: int, tmp_path: Path) -> tuple[subprocess.Popen, Path, Path]:
+def start_worker(
+    plan_path: Path, host: int, tmp_path: Path, go: Path | None = None
+) -> tuple[subprocess.Popen, Path, Path]:
     out, ready = tmp_path / f"out{host}.json", tmp_path / f"ready{host}"
     env = testbed.child_env()  # the workers import the coflowkit these tests import
+    extra = ["--go", str(go)] if go is not None else []
     proc = subprocess.Popen(
         [sys.executable, "-m", "coflowkit.runtime.traffic"]
-        + ["--plan", str(plan_path), "--host", str(host), "--out", str(out), "--ready", str(ready)],
+        + ["--plan", str(plan_path), "--host", str(host), "--out", str(out), "--ready", str(ready)]
+        + extra,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -161,6 +165,47 @@ def test_two_hosts_three_flows(tmp_path):
         assert co["start"] <= co["end"]
         assert co["end"] - co["start"] > 0
     assert co0["end"] == max(c["flows"][0]["end"], c["flows"][1]["end"])
+
+
+def test_go_file_sets_the_start_once_every_worker_listens(tmp_path):
+    # The plan's t0 is an hour away; the go file, written once both workers
+    # listen, moves the start to now: flows start at the go time plus their
+    # start_s, never before it, and times are relative to the go file's t0.
+    flows = [
+        flow(0, 0, 0, 1, free_port(H1), 500_000, 0.0),
+        flow(1, 1, 1, 0, free_port(H0), 400_000, 0.2),
+    ]
+    path, plan = write_plan(tmp_path, flows, t0=time.time() + 3600)
+    go = tmp_path / "go.json"
+    workers = [start_worker(path, h, tmp_path, go) for h in (0, 1)]
+    for proc, _, ready in workers:
+        wait_ready(proc, ready)
+    t0 = time.time() + 0.3
+    (tmp_path / "go.tmp").write_text(json.dumps({"t0": t0}))
+    (tmp_path / "go.tmp").rename(go)
+    results = []
+    for proc, out, _ in workers:
+        rc, err = finish(proc)
+        assert rc == 0, err
+        results.append(json.loads(out.read_text()))
+    by = {(r["id"], r["role"]): r for res in results for r in res["flows"]}
+    for f in flows:
+        assert by[(f["id"], "send")]["start"] >= t0 + f["start_s"] - 0.01
+    c = traffic.collect(results, dict(plan, t0=t0))
+    assert c["errors"] == 0
+    assert all(0.0 <= f["start"] - flows[f["id"]]["start_s"] for f in c["flows"])
+
+
+def test_a_bad_go_file_is_one_clear_error(tmp_path):
+    path, _ = write_plan(tmp_path, [flow(0, 0, 0, 1, free_port(H1), 1000)], t0=time.time() + 3600)
+    go = tmp_path / "go.json"
+    proc, out, ready = start_worker(path, 1, tmp_path, go)
+    wait_ready(proc, ready)
+    go.write_text(json.dumps({"t0": "soon"}))
+    rc, err = finish(proc)
+    assert rc == traffic.EXIT_BAD_PLAN
+    assert "'t0' is not a finite number" in err and str(go) in err
+    assert not out.exists()
 
 
 def test_wrong_content_names_flow_and_offset(tmp_path):

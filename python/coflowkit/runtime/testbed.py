@@ -396,22 +396,50 @@ def measure_goodput(ips: list[str], gbps: float, out: str, seconds: float = 2.0)
     return sum(rates) / len(rates)
 
 
+GO_MARGIN_S = 0.5
+"""Time from the moment every traffic worker listens to the replay's start."""
+
+
 def _run_workers(p: dict, out: str, tag: str, hosts: int) -> dict:
+    """Starts one traffic worker per host, waits until every one listens, then
+    sets ``p["t0"]`` to :data:`GO_MARGIN_S` from then and tells them (the
+    worker's ``--go`` file), so the replay starts on time however slowly the
+    workers started. Returns :func:`traffic.collect` of their results."""
     from coflowkit.runtime import traffic
 
     path = os.path.join(out, f"{tag}-plan.json")
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(p, fh)
+    go = os.path.join(out, f"{tag}-go.json")
+    if os.path.exists(go):
+        os.unlink(go)
     procs = []
     for i in range(hosts):
         res = os.path.join(out, f"{tag}-host{i}.json")
+        ready = os.path.join(out, f"{tag}-ready{i}")
+        if os.path.exists(ready):
+            os.unlink(ready)
         procs.append(
-            (res, subprocess.Popen(
-                _python(host_ns(i), "coflowkit.runtime.traffic", "--plan", path, "--host", str(i), "--out", res),
+            (res, ready, subprocess.Popen(
+                _python(host_ns(i), "coflowkit.runtime.traffic", "--plan", path, "--host", str(i),
+                        "--out", res, "--ready", ready, "--go", go),
                 env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
         )  # fmt: skip
+    try:
+        _await_ready(procs)
+    except BaseException:
+        for _, _, proc in procs:
+            proc.kill()
+        raise
+    p["t0"] = time.time() + GO_MARGIN_S
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(p, fh)
+    tmp = go + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump({"t0": p["t0"]}, fh)
+    os.replace(tmp, go)
     results = []
-    for res, proc in procs:
+    for res, _, proc in procs:
         try:
             _, err = proc.communicate(timeout=p["deadline_s"] + (p["t0"] - time.time()) + 30)
         except subprocess.TimeoutExpired:
@@ -424,6 +452,26 @@ def _run_workers(p: dict, out: str, tag: str, hosts: int) -> dict:
         with open(res, encoding="utf-8") as fh:
             results.append(json.load(fh))
     return traffic.collect(results, p)
+
+
+def _await_ready(procs: list, timeout_s: float = 60.0) -> None:
+    """Waits until every worker of ``procs`` (result, ready file, process) listens;
+    a :class:`CoflowkitError` naming the host if one exits first or is not ready
+    in ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    for i, (_, ready, proc) in enumerate(procs):
+        while not os.path.exists(ready):
+            if proc.poll() is not None:
+                err = proc.stderr.read().strip() if proc.stderr else ""
+                raise CoflowkitError(
+                    f"testbed: traffic worker of host {i} exited ({proc.returncode}) "
+                    f"before listening: {err}"
+                )
+            if time.monotonic() > deadline:
+                raise CoflowkitError(
+                    f"testbed: traffic worker of host {i} not listening after {timeout_s:g} s"
+                )
+            time.sleep(0.01)
 
 
 class Cluster:
@@ -537,7 +585,7 @@ class ProgressSampler:
     and keeps ``(time from t0, coflow, bytes_sent)``. A failed poll (the master busy
     for a moment) is skipped, and counted."""
 
-    def __init__(self, cluster: Cluster, t0: float, every_s: float):
+    def __init__(self, cluster: Cluster, plan: dict, every_s: float):
         import threading
 
         self.rows: list[tuple[float, int, float]] = []
@@ -546,7 +594,7 @@ class ProgressSampler:
 
         def loop() -> None:
             while not self._halt.wait(every_s):
-                now = time.time() - t0
+                now = time.time() - plan["t0"]
                 try:
                     coflows = cluster.get("/api/coflows", timeout=1.0)
                 except (OSError, ValueError, CoflowkitError):
@@ -698,7 +746,7 @@ def _replay_with_master(cluster, w, p, out, hosts, membership, sample_s) -> tupl
         if membership == "registry":
             cluster.register(w, p)
         if sample_s:
-            sampler = ProgressSampler(cluster, p["t0"], sample_s)
+            sampler = ProgressSampler(cluster, p, sample_s)
         real = _run_workers(p, out, "traffic", hosts)
     finally:
         if sampler is not None:
@@ -713,10 +761,9 @@ def _replay_with_master(cluster, w, p, out, hosts, membership, sample_s) -> tupl
 
 def _replay_decentralized(cluster, p, out, hosts) -> tuple:
     """Registers each coflow on its receivers' agents, then replays ``p`` (its
-    clock starts after the registrations, which run a process per host), and
+    clock starts once every traffic worker listens, after the registrations), and
     reads every agent's health: ``(real, "", extra summary)``."""
     cluster.register(p)
-    p["t0"] = time.time() + 3.0
     real = _run_workers(p, out, "traffic", hosts)
     return real, "", {"agents": cluster.health()}
 
@@ -783,6 +830,28 @@ def breakdown(comp, bins):
     return pd.DataFrame(rows)
 
 
+def _start_lateness(flows: list[dict], out: str) -> dict:
+    """Writes ``flows.csv`` (per flow: planned start, the sender's actual start,
+    how late it was, and its last byte; seconds from t0) and returns the
+    lateness's median, 95th percentile and maximum. A late sender delays its
+    coflow in the real run but not in the simulation, so this is the harness's
+    own share of the error."""
+    late = np.array([f["start"] - f["planned"] for f in flows], dtype=float)
+    with open(os.path.join(out, "flows.csv"), "w", encoding="utf-8") as fh:
+        fh.write("flow,coflow,planned_s,start_s,late_s,end_s\n")
+        for f, d in zip(flows, late, strict=True):
+            fh.write(
+                f"{f['id']},{f['coflow']},{f['planned']:.6f},{f['start']:.6f},{d:.6f},{f['end']:.6f}\n"
+            )
+    if not len(late):
+        return {"median": 0.0, "p95": 0.0, "max": 0.0}
+    return {
+        "median": float(np.median(late)),
+        "p95": float(np.percentile(late, 95)),
+        "max": float(np.max(late)),
+    }
+
+
 def _compare(w, sim_w, sim, real, prom, policy, params, hosts, gbps, goodput, out) -> dict:
     """Checks the real run (every flow's bytes), writes it as `simulate` writes a
     run, the simulation in ``sim/`` and the comparison; returns the summary."""
@@ -815,6 +884,7 @@ def _compare(w, sim_w, sim, real, prom, policy, params, hosts, gbps, goodput, ou
     comp.to_csv(os.path.join(out, "comparison.csv"), index=False)
     by_bin = breakdown(comp, result.coflows["bin"].to_numpy())
     by_bin.to_csv(os.path.join(out, "breakdown.csv"), index=False)
+    late = _start_lateness(real["flows"], out)
     rounds = _prom(prom, "coflowkit_round_seconds_count")
     summary = {
         "policy": policy,
@@ -832,6 +902,7 @@ def _compare(w, sim_w, sim, real, prom, policy, params, hosts, gbps, goodput, ou
         "master_round_mean_s": _prom(prom, "coflowkit_round_seconds_sum") / max(rounds, 1),
         "master_round_max_s": _prom(prom, "coflowkit_round_seconds_max"),
         "decisions_sent": _prom(prom, "coflowkit_decisions_sent_total"),
+        "sender_start_late_s": late,
     }
     with open(os.path.join(out, "comparison.json"), "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=2, sort_keys=True)

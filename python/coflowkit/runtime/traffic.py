@@ -16,11 +16,14 @@ The plan (one JSON file for all hosts, written by the orchestrator)::
 per (dst, port). Command line::
 
     python -m coflowkit.runtime.traffic --plan PLAN.json --host I --out RESULT.json \\
-        [--ready FILE]
+        [--ready FILE] [--go FILE]
 
 The worker binds and listens on ``(hosts[I], port)`` for each flow it receives, then
 writes ``ok`` to the ``--ready`` file (atomically, by rename; also when a bind failed,
-which errors that flow). At ``t0 + start_s`` it
+which errors that flow). With ``--go``, it then waits for that file, ``{"t0": T}``,
+and replays from ``T`` instead of the plan's ``t0``: the orchestrator writes it once
+every host listens, so no flow starts before its receiver, and none starts late
+because a worker was slow to start. At ``t0 + start_s`` it
 connects from ``hosts[I]`` to each flow's receiver, sends the flow's bytes of
 :func:`pattern` and half-closes; the receiver reads to EOF, checks the peer address,
 the byte count and the content, and closes. When every flow is done (or errored), at
@@ -70,6 +73,13 @@ CONNECT_RETRY_S = 2.0
 """How long a sender retries a refused connection (its receiver may start late)."""
 
 EXIT_OK, EXIT_BAD_PLAN, EXIT_FLOW_ERRORS = 0, 2, 3
+
+LEAD_S = 0.2
+"""A sender's thread is started this long before its flow's start and sleeps
+until it: a thread started late (the GIL, a loaded host) no longer delays a flow."""
+
+GO_WAIT_S = 120.0
+"""How long a worker given ``--go`` waits for that file before giving up."""
 
 _POLL_S = 0.2  # main loop wake-up: bounds the latency of SIGTERM handling
 _THREAD_STACK = 512 * 1024  # hundreds of flow threads: keep their reserved stacks small
@@ -296,21 +306,44 @@ class Worker:
 
     # -- the run
 
-    def run(self, ready: str | None = None) -> list[dict[str, Any]]:
-        """Listen, signal readiness, send and receive; return the records (as JSON
-        objects, plan order) once all flows are done, at the deadline, or on stop."""
+    def run(self, ready: str | None = None, go: str | None = None) -> list[dict[str, Any]]:
+        """Listen, signal readiness, (with ``go``) wait for the start time, send and
+        receive; return the records (as JSON objects, plan order) once all flows are
+        done, at the deadline, or on stop."""
         _raise_fd_limit(len(self.records) + 64)
         old_stack = threading.stack_size(_THREAD_STACK)
         try:
             listeners = self._listen()
             if ready:
                 _write_atomic(ready, "ok")
+            if go:
+                self._await_go(go)
             self._spawn("accept", "recv", self._accept_loop, listeners)
             self._spawn("launch", "send", self._launch_senders)
             reason = self._wait()
         finally:
             threading.stack_size(old_stack)
         return self._finalize(reason)
+
+    def _await_go(self, path: str) -> None:
+        """Waits for ``path`` (``{"t0": T}``, written atomically) and replays from
+        ``T``; a :class:`ValueError` after :data:`GO_WAIT_S` or on a bad file."""
+        give_up = time.monotonic() + GO_WAIT_S
+        while not os.path.exists(path):
+            if self.stop[0]:
+                return
+            if time.monotonic() > give_up:
+                raise ValueError(f"no start time in {path} after {GO_WAIT_S:g} s")
+            time.sleep(0.002)
+        with open(path, encoding="utf-8") as fh:
+            try:
+                t0 = json.load(fh).get("t0")
+            except (ValueError, AttributeError):
+                t0 = None
+        if not _is_number(t0):
+            raise ValueError(f"{path}: 't0' is not a finite number")
+        self.t0 = float(t0)
+        self.deadline = self.t0 + float(self.plan["deadline_s"])
 
     def _wait(self) -> str | None:
         """Block until all flows are done (``None``), the deadline (``"deadline"``) or a
@@ -446,9 +479,10 @@ class Worker:
     # -- senders
 
     def _launch_senders(self) -> None:
-        """Start each sending thread at its flow's ``t0 + start_s``."""
+        """Start each sending thread :data:`LEAD_S` before its flow's
+        ``t0 + start_s``; the thread sleeps until then."""
         for f in sorted(self.sends, key=lambda f: (f["start_s"], f["id"])):
-            at = self.t0 + f["start_s"]
+            at = self.t0 + f["start_s"] - LEAD_S
             while True:
                 if self.stop[0] or self._final:
                     return
@@ -491,6 +525,10 @@ class Worker:
     def _send(self, f: dict[str, Any], rec: FlowRecord) -> None:
         fid, total = f["id"], f["bytes"]
         dst = f"{self.hosts[f['dst']]}:{f['port']}"
+        pattern(fid)  # computed before the start, not on the flow's time
+        at = self.t0 + f["start_s"]
+        while not self.stop[0] and (delay := at - time.time()) > 0:
+            time.sleep(min(delay, _POLL_S))
         rec.start = time.time()
         try:
             sock = self._connect(f)
@@ -550,11 +588,12 @@ def _write_atomic(path: str, text: str) -> None:
 def collect(results: list[dict[str, Any]], plan: dict[str, Any]) -> dict[str, Any]:
     """Merge all hosts' result files into times relative to ``plan["t0"]``::
 
-        {"flows":   [{"id", "coflow", "start", "end", "bytes", "error"}, ...],  # plan order
+        {"flows":   [{"id", "coflow", "planned", "start", "end", "bytes", "error"}, ...],  # plan order
          "coflows": [{"coflow", "start", "end", "error"}, ...],                # by coflow id
          "errors":  number of flows with an error}
 
-    A flow's ``start`` is its sender's connect time, ``end`` the receiver's last byte,
+    A flow's ``planned`` is its ``start_s``, ``start`` its sender's connect time, ``end``
+    the receiver's last byte,
     ``bytes`` the bytes received, ``error`` its send and receive errors joined by
     ``"; "`` (a missing record is an error). A coflow's ``start`` is its scheduled
     release (min ``start_s`` of its flows), ``end`` the max of its flows' ends (``None``
@@ -586,6 +625,7 @@ def collect(results: list[dict[str, Any]], plan: dict[str, Any]) -> dict[str, An
         row = {
             "id": fid,
             "coflow": f["coflow"],
+            "planned": float(f["start_s"]),
             "start": rel(snd["start"]) if snd else None,
             "end": rel(rcv["end"]) if rcv else None,
             "bytes": rcv["bytes"] if rcv else None,
@@ -635,6 +675,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--host", required=True, type=int, help="this host's index in 'hosts'")
     ap.add_argument("--out", required=True, help="where to write this host's results (JSON)")
     ap.add_argument("--ready", help="file to write 'ok' to once every receiver listens")
+    ap.add_argument("--go", help='file to wait for after --ready: {"t0": T}, the start time')
     args = ap.parse_args(argv)
 
     stop = [False]
@@ -659,7 +700,11 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return EXIT_BAD_PLAN
-        records = Worker(plan, args.host, stop).run(args.ready)
+        try:
+            records = Worker(plan, args.host, stop).run(args.ready, args.go)
+        except ValueError as e:
+            print(f"coflowkit.runtime.traffic: {e}", file=sys.stderr)
+            return EXIT_BAD_PLAN
         errors = sum(1 for r in records if r["error"] is not None)
         result = {"host": args.host, "flows": records, "errors": errors}
         _write_atomic(args.out, json.dumps(result, indent=1) + "\n")
