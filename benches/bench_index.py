@@ -82,6 +82,13 @@ PREFACE = [
     "bitset) with c6d2ba4 on the first 100 FB coflows with Spark starts (CODA's",
     "scenario): pias 1.04x, coda 1.12x, the same events and CCTs;",
     "side-by-side-spark100 is the same with the test suite running beside it (noise).",
+    "exactness-buckets, -2 and -3 (2026-11-27) are Buckets (backfilling",
+    "visits only flows behind open first and last links) and LinkIndex (per-link sums",
+    "with no path look-up; the DRF stage and LoadCache), the binary built from commit",
+    "dbc38f3, old time side by side with the build of 3de1019 (just before them;",
+    "-3 has no side-by-side old time). Their runs overlapped short profiling runs",
+    "and a test build, so their old / new column is noisy (varys on fattree:k=8: 0.85",
+    "here, 0.92 in a killed earlier run; on its own, 28.7 s against 26.8 s).",
     "Whole-command times of every policy are in bench-fb.md.",
     "",
 ]
