@@ -2,7 +2,7 @@
 //! link of their paths, so that a pass that gives flows "what their path leaves"
 //! (backfilling) visits only the flows whose first (or last) link is still open.
 
-use crate::support::loads::{seen, Seen, Sweep, DEAD};
+use crate::support::loads::{mark_finished, seen, Seen, Sweep, DEAD};
 use crate::view::Common;
 use coflowkit_alloc::avail;
 
@@ -25,8 +25,9 @@ struct Entry {
     bucket: Vec<[u32; 2]>,
     /// The flows bucketed (global indices, ascending; [`DEAD`] once found gone).
     flows: Vec<u32>,
-    /// Entries whose flow finished (found or not).
+    /// Entries whose flow finished (found or not), and those found.
     dead: u32,
+    marked: u32,
 }
 
 /// Per coflow, its active flows bucketed by first link and by last link, kept
@@ -114,6 +115,7 @@ impl Buckets {
         e.flows.clear();
         e.flows.extend_from_slice(flows);
         e.dead = 0;
+        e.marked = 0;
         e.key = Some((c.coflow_started[k], grp.end - grp.start));
         self.entries[k] = e;
     }
@@ -164,6 +166,8 @@ impl Buckets {
             sides,
             bucket,
             flows,
+            dead,
+            marked,
             ..
         } = &mut entries[k];
         let mut counts = [0usize; 2];
@@ -208,29 +212,27 @@ impl Buckets {
                 }
             }
         };
-        let act = &c.active[grp.range()];
+        if *dead != *marked {
+            mark_finished(flows, &c.active[grp.range()], marked, |_| {});
+        }
         if gather {
+            let act = &c.active[grp.range()];
             for &j in out.iter() {
                 let j = j as usize;
-                if flows[j] == DEAD {
-                    continue;
-                }
-                match act.binary_search(&flows[j]) {
-                    Ok(i) => step(j, i, residual),
-                    Err(_) => flows[j] = DEAD,
+                if *dead == 0 {
+                    step(j, j, residual);
+                } else if flows[j] != DEAD {
+                    let i = act.binary_search(&flows[j]);
+                    step(j, i.expect("an unmarked entry is active"), residual);
                 }
             }
         } else {
+            // Every finished flow is marked: the others are the active ones, in order.
             let mut i = 0;
-            for (j, f) in flows.iter_mut().enumerate() {
-                if *f == DEAD {
-                    continue;
-                }
-                if i < act.len() && act[i] == *f {
+            for (j, &f) in flows.iter().enumerate() {
+                if f != DEAD {
                     step(j, i, residual);
                     i += 1;
-                } else {
-                    *f = DEAD;
                 }
             }
         }

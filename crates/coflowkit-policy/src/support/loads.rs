@@ -192,6 +192,30 @@ pub(crate) fn seen(key: Option<(u32, u32)>, now: (u32, u32), len: usize, dead: u
     }
 }
 
+/// Marks [`DEAD`] the entries of `flows` (a coflow's indexed flows, ascending,
+/// some already marked) that are not in `active` (its active flows, a subset),
+/// counting them in `marked` and calling `gone(j)` for each entry `j` marked.
+pub(crate) fn mark_finished(
+    flows: &mut [u32],
+    active: &[u32],
+    marked: &mut u32,
+    mut gone: impl FnMut(usize),
+) {
+    let mut i = 0;
+    for (j, f) in flows.iter_mut().enumerate() {
+        if *f == DEAD {
+            continue;
+        }
+        if i < active.len() && active[i] == *f {
+            i += 1;
+        } else {
+            *f = DEAD;
+            *marked += 1;
+            gone(j);
+        }
+    }
+}
+
 /// Per coflow, the links its active flows cross (ascending) and, per flow, the
 /// positions of its links in that list; kept across calls. Flows that finish
 /// stay in the index, marked [`DEAD`] when a walk finds them gone, until they
@@ -213,8 +237,9 @@ struct Indexed {
     key: Option<(u32, u32)>,
     /// The flows indexed (global indices, ascending; [`DEAD`] once found gone).
     flows: Vec<u32>,
-    /// Flows of `flows` that finished (found or not).
+    /// Flows of `flows` that finished (found or not), and those found.
     dead: u32,
+    marked: u32,
     links: Vec<u32>,
     /// Per link: the indexed flows not found gone that cross it.
     live: Vec<u32>,
@@ -273,6 +298,7 @@ impl LinkIndex {
         e.flows.clear();
         e.flows.extend_from_slice(flows);
         e.dead = 0;
+        e.marked = 0;
         e.key = Some((c.coflow_started[k], grp.end - grp.start));
     }
 
@@ -311,28 +337,30 @@ impl LinkIndex {
         let e = &mut self.entries[k];
         self.acc.clear();
         self.acc.resize(e.links.len(), 0.0);
-        let act = &c.active[grp.range()];
-        let mut i = 0;
-        for j in 0..e.flows.len() {
-            let f = e.flows[j];
-            if f == DEAD {
-                continue;
-            }
-            let locals = &e.local[e.start[j] as usize..e.start[j + 1] as usize];
-            if i < act.len() && act[i] == f {
-                let x = value(grp.start as usize + i);
-                for &t in locals {
-                    self.acc[t as usize] += x;
-                }
-                i += 1;
-            } else {
-                e.flows[j] = DEAD;
-                for &t in locals {
+        if e.dead != e.marked {
+            mark_finished(&mut e.flows, &c.active[grp.range()], &mut e.marked, |j| {
+                for &t in &e.local[e.start[j] as usize..e.start[j + 1] as usize] {
                     e.live[t as usize] -= 1;
                 }
+            });
+        }
+        // Every finished flow is marked: the others are the active ones, in order.
+        let mut i = 0;
+        for j in 0..e.flows.len() {
+            if e.flows[j] == DEAD {
+                continue;
+            }
+            let x = value(grp.start as usize + i);
+            i += 1;
+            for &t in &e.local[e.start[j] as usize..e.start[j + 1] as usize] {
+                self.acc[t as usize] += x;
             }
         }
-        debug_assert_eq!(i, act.len(), "every active flow is indexed");
+        debug_assert_eq!(
+            i,
+            grp.end as usize - grp.start as usize,
+            "every active flow is indexed"
+        );
         for (li, &l) in e.links.iter().enumerate() {
             if e.live[li] > 0 {
                 out.push((l, self.acc[li]));
