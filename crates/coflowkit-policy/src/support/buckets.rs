@@ -2,7 +2,7 @@
 //! link of their paths, so that a pass that gives flows "what their path leaves"
 //! (backfilling) visits only the flows whose first (or last) link is still open.
 
-use crate::support::loads::{mark_finished, seen, Seen, Sweep, DEAD};
+use crate::support::loads::{mark_finished, refresh, Kept, Sweep, DEAD};
 use crate::view::Common;
 use coflowkit_alloc::avail;
 
@@ -18,16 +18,11 @@ struct Side {
 
 #[derive(Default, Clone)]
 struct Entry {
-    /// (`coflow_started`, active count) when last seen; `None`: not built.
-    key: Option<(u32, u32)>,
+    kept: Kept,
     sides: [Side; 2],
-    /// Per entry: its bucket on each side (`u32::MAX`: no link).
+    /// Per entry (position in `kept.flows`): its bucket on each side
+    /// (`u32::MAX`: no link).
     bucket: Vec<[u32; 2]>,
-    /// The flows bucketed (global indices, ascending; [`DEAD`] once found gone).
-    flows: Vec<u32>,
-    /// Entries whose flow finished (found or not), and those found.
-    dead: u32,
-    marked: u32,
 }
 
 /// Per coflow, its active flows bucketed by first link and by last link, kept
@@ -112,11 +107,8 @@ impl Buckets {
                 self.slot[l as usize] = 0;
             }
         }
-        e.flows.clear();
-        e.flows.extend_from_slice(flows);
-        e.dead = 0;
-        e.marked = 0;
-        e.key = Some((c.coflow_started[k], grp.end - grp.start));
+        e.kept
+            .reset(flows, (c.coflow_started[k], grp.end - grp.start));
         self.entries[k] = e;
     }
 
@@ -135,25 +127,8 @@ impl Buckets {
     ) {
         let grp = c.groups[g];
         let k = grp.coflow as usize;
-        if self.entries.len() <= k {
-            self.entries
-                .resize(c.coflow_started.len().max(k + 1), Entry::default());
-        }
-        let now = (c.coflow_started[k], grp.end - grp.start);
-        let e = &self.entries[k];
-        match seen(e.key, now, e.flows.len(), e.dead) {
-            Seen::Keep => {}
-            Seen::Lazy(n) => {
-                let e = &mut self.entries[k];
-                e.dead += n;
-                e.key = Some(now);
-            }
-            Seen::Rebuild => {
-                if e.key.is_none() {
-                    self.sweep.track(k as u32);
-                }
-                self.build(c, g);
-            }
+        if refresh(&mut self.entries, &mut self.sweep, c, g, |e| &mut e.kept) {
+            self.build(c, g);
         }
         let caps = &c.fabric.capacities;
         let Buckets {
@@ -165,10 +140,13 @@ impl Buckets {
         let Entry {
             sides,
             bucket,
-            flows,
-            dead,
-            marked,
-            ..
+            kept:
+                Kept {
+                    flows,
+                    dead,
+                    marked,
+                    ..
+                },
         } = &mut entries[k];
         let mut counts = [0usize; 2];
         for (s, side) in sides.iter().enumerate() {
@@ -377,8 +355,8 @@ mod tests {
             b.begin(&c.common());
         }
         assert_eq!(b.sweep.tracked(), &[1]);
-        assert!(b.entries[0].key.is_none() && b.entries[0].bucket.is_empty());
-        assert!(b.entries[1].key.is_some());
+        assert!(b.entries[0].kept.key.is_none() && b.entries[0].bucket.is_empty());
+        assert!(b.entries[1].kept.key.is_some());
     }
 
     #[test]
@@ -404,15 +382,15 @@ mod tests {
         c.groups[0].end = 4;
         assert_eq!(visited(&mut b, &c.common(), 0, &r, false), vec![0, 2]);
         // It stays in the buckets, marked once found gone.
-        assert_eq!(b.entries[0].flows, vec![0, 1, DEAD, 3, 4]);
-        assert_eq!(b.entries[0].dead, 1);
+        assert_eq!(b.entries[0].kept.flows, vec![0, 1, DEAD, 3, 4]);
+        assert_eq!(b.entries[0].kept.dead, 1);
         // 0→1 and 2→1 finish too: 3 of 5 entries would be gone, so the
         // coflow is bucketed afresh; 1→2 and 1→1 sit behind the full up1.
         c.active = vec![1, 4];
         c.groups[0].end = 2;
         assert!(visited(&mut b, &c.common(), 0, &r, false).is_empty());
-        assert_eq!(b.entries[0].flows, vec![1, 4]);
-        assert_eq!(b.entries[0].dead, 0);
+        assert_eq!(b.entries[0].kept.flows, vec![1, 4]);
+        assert_eq!(b.entries[0].kept.dead, 0);
     }
 
     #[test]

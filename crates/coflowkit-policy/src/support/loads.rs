@@ -165,30 +165,66 @@ impl Sweep {
 /// A finished flow's mark in a per-coflow index kept with finished flows in it.
 pub(crate) const DEAD: u32 = u32::MAX;
 
-/// When a coflow whose flows are indexed (`key`: `coflow_started` and active
-/// count when last seen) is seen again with `now`: `Keep` when nothing changed,
-/// `Lazy(n)` when `n` of its flows finished and no flow started, and the index,
-/// `len` entries of which `dead` are finished, may keep the finished ones
-/// (found and marked [`DEAD`] as the index is walked); `Rebuild` otherwise, and
-/// once finished flows would be more than half the entries.
-pub(crate) enum Seen {
-    Keep,
-    Lazy(u32),
-    Rebuild,
+/// What a per-coflow index of active flows ([`LinkIndex`], `Buckets`) keeps to
+/// know whether it still describes the coflow: the flows it indexed and how many
+/// of them have finished since.
+#[derive(Default, Clone)]
+pub(crate) struct Kept {
+    /// (`coflow_started`, active count) when last seen; `None`: not built.
+    pub key: Option<(u32, u32)>,
+    /// The flows indexed (global indices, ascending; [`DEAD`] once found gone).
+    pub flows: Vec<u32>,
+    /// Indexed flows that finished (found or not), and those marked.
+    pub dead: u32,
+    pub marked: u32,
 }
 
-pub(crate) fn seen(key: Option<(u32, u32)>, now: (u32, u32), len: usize, dead: u32) -> Seen {
-    match key {
-        Some(k) if k == now => Seen::Keep,
+impl Kept {
+    /// Indexed afresh: `flows` are the coflow's active flows, `key` their key.
+    pub fn reset(&mut self, flows: &[u32], key: (u32, u32)) {
+        self.flows.clear();
+        self.flows.extend_from_slice(flows);
+        self.dead = 0;
+        self.marked = 0;
+        self.key = Some(key);
+    }
+}
+
+/// Brings the entry of group `g`'s coflow up to date, growing `entries` as
+/// needed; true when it must be built afresh. Nothing changed: kept. Only
+/// flows finished: kept with them in it (`dead` counts them; a walk marks them
+/// [`DEAD`] with [`mark_finished`]) unless they would be more than half of it.
+/// A flow started, or a new entry (tracked by `sweep`): rebuilt.
+pub(crate) fn refresh<E: Default + Clone>(
+    entries: &mut Vec<E>,
+    sweep: &mut Sweep,
+    c: &Common,
+    g: usize,
+    kept: impl Fn(&mut E) -> &mut Kept,
+) -> bool {
+    let grp = c.groups[g];
+    let k = grp.coflow as usize;
+    if entries.len() <= k {
+        entries.resize(c.coflow_started.len().max(k + 1), E::default());
+    }
+    let now = (c.coflow_started[k], grp.end - grp.start);
+    let e = kept(&mut entries[k]);
+    match e.key {
+        Some(key) if key == now => false,
         Some((started, n)) if started == now.0 && now.1 < n => {
-            let d = dead + (n - now.1);
-            if 2 * d as usize <= len {
-                Seen::Lazy(n - now.1)
-            } else {
-                Seen::Rebuild
+            let dead = e.dead + (n - now.1);
+            if 2 * dead as usize > e.flows.len() {
+                return true;
             }
+            e.dead = dead;
+            e.key = Some(now);
+            false
         }
-        _ => Seen::Rebuild,
+        Some(_) => true,
+        None => {
+            sweep.track(k as u32);
+            true
+        }
     }
 }
 
@@ -233,13 +269,7 @@ pub struct LinkIndex {
 
 #[derive(Default, Clone)]
 struct Indexed {
-    /// (`coflow_started`, active count) when last seen.
-    key: Option<(u32, u32)>,
-    /// The flows indexed (global indices, ascending; [`DEAD`] once found gone).
-    flows: Vec<u32>,
-    /// Flows of `flows` that finished (found or not), and those found.
-    dead: u32,
-    marked: u32,
+    kept: Kept,
     links: Vec<u32>,
     /// Per link: the indexed flows not found gone that cross it.
     live: Vec<u32>,
@@ -295,11 +325,8 @@ impl LinkIndex {
         for &l in &e.links {
             self.slot[l as usize] = 0;
         }
-        e.flows.clear();
-        e.flows.extend_from_slice(flows);
-        e.dead = 0;
-        e.marked = 0;
-        e.key = Some((c.coflow_started[k], grp.end - grp.start));
+        e.kept
+            .reset(flows, (c.coflow_started[k], grp.end - grp.start));
     }
 
     /// `out` gets appended, for each link group `g`'s active flows cross in
@@ -314,40 +341,29 @@ impl LinkIndex {
     ) {
         let grp = c.groups[g];
         let k = grp.coflow as usize;
-        if self.entries.len() <= k {
-            self.entries
-                .resize(c.coflow_started.len().max(k + 1), Indexed::default());
-        }
-        let now = (c.coflow_started[k], grp.end - grp.start);
-        let e = &self.entries[k];
-        match seen(e.key, now, e.flows.len(), e.dead) {
-            Seen::Keep => {}
-            Seen::Lazy(n) => {
-                let e = &mut self.entries[k];
-                e.dead += n;
-                e.key = Some(now);
-            }
-            Seen::Rebuild => {
-                if e.key.is_none() {
-                    self.sweep.track(k as u32);
-                }
-                self.build(c, g);
-            }
+        if refresh(&mut self.entries, &mut self.sweep, c, g, |e| &mut e.kept) {
+            self.build(c, g);
         }
         let e = &mut self.entries[k];
         self.acc.clear();
         self.acc.resize(e.links.len(), 0.0);
-        if e.dead != e.marked {
-            mark_finished(&mut e.flows, &c.active[grp.range()], &mut e.marked, |j| {
-                for &t in &e.local[e.start[j] as usize..e.start[j + 1] as usize] {
-                    e.live[t as usize] -= 1;
-                }
-            });
+        if e.kept.dead != e.kept.marked {
+            let kept = &mut e.kept;
+            mark_finished(
+                &mut kept.flows,
+                &c.active[grp.range()],
+                &mut kept.marked,
+                |j| {
+                    for &t in &e.local[e.start[j] as usize..e.start[j + 1] as usize] {
+                        e.live[t as usize] -= 1;
+                    }
+                },
+            );
         }
         // Every finished flow is marked: the others are the active ones, in order.
         let mut i = 0;
-        for j in 0..e.flows.len() {
-            if e.flows[j] == DEAD {
+        for j in 0..e.kept.flows.len() {
+            if e.kept.flows[j] == DEAD {
                 continue;
             }
             let x = value(grp.start as usize + i);
@@ -417,7 +433,7 @@ mod tests {
         for _ in 0..crate::support::loads::SWEEP_EVERY {
             index.begin(&c.common());
         }
-        assert!(index.sweep.tracked().is_empty() && index.entries[0].key.is_none());
+        assert!(index.sweep.tracked().is_empty() && index.entries[0].kept.key.is_none());
     }
 
     #[test]
