@@ -407,12 +407,15 @@ def test_collect_hand_computed():
     assert flows[10] == {
         "id": 10,
         "coflow": 1,
+        "planned": 0.5,
         "start": pytest.approx(0.6),
         "end": pytest.approx(1.5),
         "bytes": 100,
         "error": None,
     }
     assert flows[11]["start"] == pytest.approx(0.26) and flows[11]["end"] == pytest.approx(2.0)
+    # 10 ms after its planned 0.25 s: the lateness testbed runs record
+    assert flows[11]["start"] - flows[11]["planned"] == pytest.approx(0.01)
     assert flows[12]["bytes"] == 250 and flows[12]["error"] == "flow 12 recv: received 250 bytes"
     assert flows[13]["start"] is None and flows[13]["end"] is None
     assert "flow 13 send: no result from host 0" in flows[13]["error"]

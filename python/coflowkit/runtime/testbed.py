@@ -582,7 +582,9 @@ class Cluster:
 
 class ProgressSampler:
     """Polls the master's ``GET /api/coflows`` every ``every_s`` seconds in a thread
-    and keeps ``(time from t0, coflow, bytes_sent)``. A failed poll (the master busy
+    and keeps ``(wall time, coflow, bytes_sent)``; :meth:`stop` writes the times
+    from ``plan["t0"]`` as it is then (the replay's start is set only once every
+    traffic worker listens, after sampling began). A failed poll (the master busy
     for a moment) is skipped, and counted."""
 
     def __init__(self, cluster: Cluster, plan: dict, every_s: float):
@@ -590,11 +592,12 @@ class ProgressSampler:
 
         self.rows: list[tuple[float, int, float]] = []
         self.failed = 0
+        self._plan = plan
         self._halt = threading.Event()
 
         def loop() -> None:
             while not self._halt.wait(every_s):
-                now = time.time() - plan["t0"]
+                now = time.time()
                 try:
                     coflows = cluster.get("/api/coflows", timeout=1.0)
                 except (OSError, ValueError, CoflowkitError):
@@ -612,9 +615,9 @@ class ProgressSampler:
 
         self._halt.set()
         self._thread.join(timeout=5)
-        pd.DataFrame(self.rows, columns=["time_s", "coflow_id", "bytes_sent"]).to_csv(
-            path, index=False
-        )
+        t0 = float(self._plan["t0"])
+        rows = [(t - t0, k, b) for t, k, b in self.rows]
+        pd.DataFrame(rows, columns=["time_s", "coflow_id", "bytes_sent"]).to_csv(path, index=False)
 
 
 def _prom(text: str, name: str) -> float:
