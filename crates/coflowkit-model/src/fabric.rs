@@ -287,6 +287,19 @@ impl Fabric {
         self.path_offsets.len() - 1
     }
 
+    /// Where path `p`'s links start in the concatenation of every interned
+    /// path's links: `path_start(p) + i` numbers the `i`-th hop of `p` among all
+    /// `path_link_slots()` hops (per-hop tables of a policy are indexed by it).
+    #[inline]
+    pub fn path_start(&self, p: PathId) -> usize {
+        self.path_offsets[p as usize] as usize
+    }
+
+    /// The number of hops over every interned path (see [`Fabric::path_start`]).
+    pub fn path_link_slots(&self) -> usize {
+        self.path_links.len()
+    }
+
     /// The links of an interned path, in order.
     #[inline]
     pub fn path(&self, p: PathId) -> &[LinkId] {

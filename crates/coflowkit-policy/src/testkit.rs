@@ -28,7 +28,11 @@ impl DerefMut for Case {
 
 impl Case {
     pub fn new(ports: u32, cap: f64, flows: &[(u32, u32, u32, f64, f64)]) -> Case {
-        let mut fabric = Fabric::big_switch(ports, cap).unwrap();
+        Case::on(Fabric::big_switch(ports, cap).unwrap(), flows)
+    }
+
+    /// The same on any fabric: flow `i` is routed with ECMP hash `i`.
+    pub fn on(mut fabric: Fabric, flows: &[(u32, u32, u32, f64, f64)]) -> Case {
         let n_cf = flows.iter().map(|f| f.0).max().unwrap() as usize + 1;
         let n = flows.len();
         let mut d = ViewData {
@@ -56,7 +60,7 @@ impl Case {
             d.flow_coflow.push(k as u32);
             d.flow_index.push(d.width[k]);
             d.width[k] += 1;
-            d.flow_path.push(fabric.route(s, dst, 0).unwrap());
+            d.flow_path.push(fabric.route(s, dst, i as u64).unwrap());
             d.flow_src.push(s);
             d.flow_dst.push(dst);
             d.flow_src_port.push(NO_PORT);

@@ -852,8 +852,10 @@ impl<'w> Engine<'w> {
         };
         self.skipped_call |= !call;
         if self.d.active.is_empty() {
+            // No call while idle; `changed_paths` (like `started` and `finished`)
+            // keeps what changed for the next one, which incremental policies
+            // (fair) need to forget the paths that emptied.
             self.timers.clear();
-            self.d.changed_paths.clear();
         } else if call {
             self.ask(policy, policy_name)?;
         }

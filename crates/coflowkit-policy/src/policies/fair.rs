@@ -17,7 +17,7 @@ use crate::policy::{Info, NonClairvoyantPolicy};
 use crate::spec::{non_clairvoyant, PolicySpec};
 use crate::view::NonClairvoyantView;
 use coflowkit_alloc::MaxMin;
-use coflowkit_model::PathId;
+use coflowkit_model::{Fabric, PathId};
 
 #[derive(Default)]
 pub struct Fair {
@@ -27,19 +27,37 @@ pub struct Fair {
     rate: Vec<f64>,
     /// Per link: `Σ n_p r_p` over the paths of the solution in force.
     used: Vec<f64>,
-    /// The solution's paths (count > 0) with their rates, by non-decreasing rate
-    /// (the solver's freeze order, so no sorting is needed).
-    by_rate: Vec<(f64, PathId)>,
-    /// Scratch: the tail's paths and their old rates; the paths solved, their
-    /// counts and new rates; the residual capacities.
-    tail: Vec<PathId>,
-    before: Vec<f64>,
+    /// Per link: the solution's paths crossing it; per hop of every interned
+    /// path (`Fabric::path_start`), the path's position in its link's list.
+    members: Vec<Vec<PathId>>,
+    slot: Vec<u32>,
+    /// Per link: whether it bounded a rate when it was last solved.
+    bound: Vec<bool>,
+    /// This call's set `S` of paths solved again, in order of entry, with each
+    /// one's count and rate in force when it entered; per path whether it is in
+    /// `S`; how many of `S` have had their use taken from `used`.
+    set: Vec<PathId>,
+    old_count: Vec<u32>,
+    old_rate: Vec<f64>,
+    in_set: Vec<bool>,
+    taken: usize,
+    /// Per link: the call (stamp) in which the search went through it, and in
+    /// which the check recorded its level (`level`).
+    seen: Vec<u32>,
+    checked: Vec<u32>,
+    level: Vec<f64>,
+    stamp: u32,
+    check_stamp: u32,
+    /// Scratch: the paths solved with their counts and new rates; residuals;
+    /// links that bound a rate of `S` for the first time.
     paths: Vec<PathId>,
     counts: Vec<u32>,
     rates: Vec<f64>,
     residual: Vec<f64>,
-    /// Per path: whether it is in `tail` (cleared after each call).
-    in_tail: Vec<bool>,
+    fresh: Vec<u32>,
+    /// Calls answered by a local solve and by the whole tail (for profiles).
+    pub local_solves: u64,
+    pub tail_solves: u64,
 }
 
 impl Fair {
@@ -48,11 +66,20 @@ impl Fair {
         if self.count.len() < np {
             self.count.resize(np, 0);
             self.rate.resize(np, 0.0);
-            self.in_tail.resize(np, false);
+            self.in_set.resize(np, false);
         }
         if self.used.len() < nl {
             self.used.resize(nl, 0.0);
             self.residual.resize(nl, 0.0);
+            self.members.resize_with(nl, Vec::new);
+            self.bound.resize(nl, false);
+            self.seen.resize(nl, 0);
+            self.checked.resize(nl, 0);
+            self.level.resize(nl, 0.0);
+        }
+        let slots = v.fabric.path_link_slots();
+        if self.slot.len() < slots {
+            self.slot.resize(slots, u32::MAX);
         }
     }
 
@@ -68,47 +95,66 @@ impl Fair {
         level
     }
 
-    /// Takes the paths at or above `level` out of the solution (they are solved
-    /// again) and lists the tail in `self.tail`, each with its old rate in
-    /// `self.before`: those in the solution, then the paths new to it.
-    fn take_tail(&mut self, v: &NonClairvoyantView, level: f64) {
-        self.tail.clear();
-        self.before.clear();
-        let keep = self.by_rate.partition_point(|&(r, _)| r < level);
-        for &(r, p) in &self.by_rate[keep..] {
-            let n = self.count[p as usize] as f64;
-            for &l in v.fabric.path(p) {
-                self.used[l as usize] -= n * r;
-            }
-            self.count[p as usize] = 0;
-            self.rate[p as usize] = 0.0;
-            self.in_tail[p as usize] = true;
-            self.tail.push(p);
-            self.before.push(r);
+    /// Puts path `p` into `S` (once).
+    fn enter(&mut self, p: PathId) {
+        let i = p as usize;
+        if !self.in_set[i] {
+            self.in_set[i] = true;
+            self.set.push(p);
+            self.old_count.push(self.count[i]);
+            self.old_rate.push(self.rate[i]);
         }
-        self.by_rate.truncate(keep);
-        if self.by_rate.is_empty() {
-            // Nothing is kept: start the link sums afresh (no rounding drift).
-            self.used.iter_mut().for_each(|u| *u = 0.0);
-        }
-        // Paths new to the solution (they gained flows, so the level is 0 and
-        // every old path is in the tail already).
-        for &p in v.changed_paths {
-            let i = p as usize;
-            if self.count[i] == 0 && v.path_count[i] > 0 && !self.in_tail[i] {
-                self.in_tail[i] = true;
-                self.tail.push(p);
-                self.before.push(0.0);
+    }
+
+    /// Grows `S` from its members at `from..`: on every link of theirs that
+    /// bounded a rate, the paths at the link's level (the highest rate on it:
+    /// the paths it bounded) join when at or above `floor`. A path below the
+    /// level of every such link it shares with `S` is bounded elsewhere, where
+    /// nothing changed; `check` catches a link that now bounds it lower.
+    fn search(&mut self, fabric: &Fabric, from: usize, floor: f64) {
+        let mut i = from;
+        while i < self.set.len() {
+            let p = self.set[i];
+            i += 1;
+            for &l in fabric.path(p) {
+                let li = l as usize;
+                if !self.bound[li] || self.seen[li] == self.stamp {
+                    continue;
+                }
+                self.seen[li] = self.stamp;
+                let top = self.members[li]
+                    .iter()
+                    .map(|&q| self.rate[q as usize])
+                    .fold(f64::NEG_INFINITY, f64::max);
+                if top < floor {
+                    continue;
+                }
+                for j in 0..self.members[li].len() {
+                    let q = self.members[li][j];
+                    if self.rate[q as usize] == top {
+                        self.enter(q);
+                    }
+                }
             }
         }
     }
 
-    /// Solves the tail's paths that have flows on what the kept paths leave, and
-    /// puts them into the solution.
-    fn solve_tail(&mut self, v: &NonClairvoyantView) {
+    /// Takes the use of the members of `S` not yet taken out of `used`.
+    fn take(&mut self, fabric: &Fabric) {
+        for j in self.taken..self.set.len() {
+            let u = self.old_count[j] as f64 * self.old_rate[j];
+            for &l in fabric.path(self.set[j]) {
+                self.used[l as usize] -= u;
+            }
+        }
+        self.taken = self.set.len();
+    }
+
+    /// Solves the members of `S` that have flows on what the other paths leave.
+    fn solve_set(&mut self, v: &NonClairvoyantView) {
         self.paths.clear();
         self.counts.clear();
-        for &p in &self.tail {
+        for &p in &self.set {
             let n = v.path_count[p as usize];
             if n > 0 {
                 self.paths.push(p);
@@ -122,47 +168,180 @@ impl Fair {
         self.rates.clear();
         self.rates.resize(self.paths.len(), 0.0);
         self.mm.solve_counted(v.fabric, &mut self.residual, &self.paths, &self.counts, &mut self.rates);
-        for ((&p, &n), &r) in self.paths.iter().zip(&self.counts).zip(&self.rates) {
-            self.count[p as usize] = n;
-            self.rate[p as usize] = r;
-            for &l in v.fabric.path(p) {
-                self.used[l as usize] += n as f64 * r;
+    }
+
+    /// Checks the solve of `S` against the paths outside it: a link that bounded
+    /// a rate of `S` (at level `λ`) may carry a path outside `S` faster than `λ`,
+    /// which then must join `S` (returns whether any did). Returns `None` when the local solve cannot stand on its own: a path
+    /// of `S` was blocked, or got less than `floor` (then the whole tail is solved).
+    fn check(&mut self, fabric: &Fabric, floor: f64) -> Option<bool> {
+        self.check_stamp = self.check_stamp.wrapping_add(1);
+        if self.check_stamp == 0 {
+            self.checked.iter_mut().for_each(|s| *s = 0);
+            self.check_stamp = 1;
+        }
+        self.fresh.clear();
+        for (&p, &r) in self.paths.iter().zip(&self.rates) {
+            if r <= 0.0 || r < floor {
+                return None;
+            }
+            for &l in fabric.path(p) {
+                let li = l as usize;
+                if !self.mm.tight(fabric, l) {
+                    continue;
+                }
+                if self.checked[li] != self.check_stamp {
+                    self.checked[li] = self.check_stamp;
+                    self.level[li] = r;
+                    self.fresh.push(l);
+                } else if r > self.level[li] {
+                    self.level[li] = r;
+                }
             }
         }
-        // Append the tail by rate: the paths the solver left at 0 (blocked), then
-        // those it froze, in order. Every tail rate is at least the restart level
-        // (see the module docs), so the whole list stays sorted; a rounding hair
-        // below it, or a solve with no filling (one path), sorts the list instead.
-        let start = self.by_rate.len();
-        let rate = &self.rate;
-        self.by_rate.extend(self.paths.iter().filter(|&&p| rate[p as usize] == 0.0).map(|&p| (0.0, p)));
-        self.by_rate.extend(self.mm.frozen_paths().map(|p| (rate[p as usize], p)));
-        let sorted = self.by_rate.len() - start == self.paths.len()
-            && self.by_rate.windows(2).skip(start.saturating_sub(1)).all(|w| w[0].0 <= w[1].0);
-        if !sorted {
-            self.by_rate.truncate(start);
-            self.by_rate.extend(self.paths.iter().map(|&p| (rate[p as usize], p)));
-            self.by_rate.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let before = self.set.len();
+        for j in 0..self.fresh.len() {
+            let li = self.fresh[j] as usize;
+            for k in 0..self.members[li].len() {
+                let q = self.members[li][k];
+                if !self.in_set[q as usize] && self.rate[q as usize] > self.level[li] {
+                    self.enter(q);
+                }
+            }
+        }
+        Some(self.set.len() > before)
+    }
+
+    /// A new stamp for the search's `seen` (one per call).
+    fn stamp_next(&mut self) {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.seen.iter_mut().for_each(|s| *s = 0);
+            self.stamp = 1;
+        }
+    }
+
+    /// Every path of the solution at or above `floor` joins `S` (the tail).
+    fn take_whole_tail(&mut self, v: &NonClairvoyantView, floor: f64) {
+        for &p in v.active_paths {
+            if self.count[p as usize] > 0 && self.rate[p as usize] >= floor {
+                self.enter(p);
+            }
+        }
+    }
+
+    fn add_member(&mut self, fabric: &Fabric, p: PathId) {
+        let s0 = fabric.path_start(p);
+        for (h, &l) in fabric.path(p).iter().enumerate() {
+            let m = &mut self.members[l as usize];
+            self.slot[s0 + h] = m.len() as u32;
+            m.push(p);
+        }
+    }
+
+    fn remove_member(&mut self, fabric: &Fabric, p: PathId) {
+        let s0 = fabric.path_start(p);
+        for (h, &l) in fabric.path(p).iter().enumerate() {
+            let at = self.slot[s0 + h] as usize;
+            let m = &mut self.members[l as usize];
+            m.swap_remove(at);
+            if let Some(&q) = m.get(at) {
+                let h2 = fabric.path(q).iter().position(|&x| x == l).expect("a member crosses its link");
+                self.slot[fabric.path_start(q) + h2] = at as u32;
+            }
+        }
+    }
+
+    /// Puts the solve of `S` into the solution and lists the rates that moved.
+    fn commit(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+        let fabric = v.fabric;
+        for (&p, &r) in self.paths.iter().zip(&self.rates) {
+            let n = v.path_count[p as usize];
+            for &l in fabric.path(p) {
+                self.used[l as usize] += n as f64 * r;
+                self.bound[l as usize] = self.mm.tight(fabric, l);
+            }
+        }
+        for j in 0..self.set.len() {
+            let p = self.set[j];
+            let i = p as usize;
+            let n = v.path_count[i];
+            let was = self.old_count[j];
+            self.in_set[i] = false;
+            if n == 0 {
+                self.rate[i] = 0.0;
+                if was > 0 {
+                    self.remove_member(fabric, p);
+                }
+                self.count[i] = 0;
+                out.path_rates.push((p, 0.0));
+                continue;
+            }
+            if was == 0 {
+                self.add_member(fabric, p);
+            }
+            self.count[i] = n;
+        }
+        for (&p, &r) in self.paths.iter().zip(&self.rates) {
+            self.rate[p as usize] = r;
+        }
+        for j in 0..self.set.len() {
+            let p = self.set[j];
+            let (n, r) = (v.path_count[p as usize], self.rate[p as usize]);
+            if n > 0 && r != self.old_rate[j] {
+                out.path_rates.push((p, r));
+            }
         }
     }
 }
 
 impl NonClairvoyantPolicy for Fair {
+    /// Max-min fair rates, solved again only where a change can reach (see the
+    /// module docs): the paths that changed, then, through the links that bound
+    /// a rate, every path at or above the restart level sharing such a link,
+    /// and so on; a path outside that set stands when the links it shares with
+    /// the set still let it keep its rate (`check`). Otherwise, or when the
+    /// local solve cannot stand on its own, the whole tail is solved.
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
         self.grow(v);
-        let Some(level) = self.restart_level(v) else {
+        let Some(floor) = self.restart_level(v) else {
             return;
         };
-        self.take_tail(v, level);
-        self.solve_tail(v);
-        // Report the tail paths whose rate changed, and those left empty.
-        for (&p, &old) in self.tail.iter().zip(&self.before) {
-            self.in_tail[p as usize] = false;
-            let new = self.rate[p as usize];
-            if new != old || v.path_count[p as usize] == 0 {
-                out.path_rates.push((p, new));
+        self.set.clear();
+        self.old_count.clear();
+        self.old_rate.clear();
+        self.taken = 0;
+        self.stamp_next();
+        for &p in v.changed_paths {
+            self.enter(p);
+        }
+        let mut from = 0;
+        let mut whole = false;
+        loop {
+            if !whole {
+                self.search(v.fabric, from, floor);
+                from = self.set.len();
+            }
+            self.take(v.fabric);
+            self.solve_set(v);
+            if whole {
+                break;
+            }
+            match self.check(v.fabric, floor) {
+                Some(false) => break,
+                Some(true) => {}
+                None => {
+                    whole = true;
+                    self.take_whole_tail(v, floor);
+                }
             }
         }
+        if whole {
+            self.tail_solves += 1;
+        } else {
+            self.local_solves += 1;
+        }
+        self.commit(v, out);
     }
 
     fn path_mode(&self) -> bool {
@@ -270,6 +449,56 @@ mod tests {
             for (g, w) in got.iter().zip(&want) {
                 assert!((g - w).abs() <= 1e-12, "step {step}: {got:?} vs {want:?}");
             }
+        }
+    }
+
+    /// Random flows on `fabric` toggled at random, a few at a time: the kept
+    /// policy must give, at every step, what a fresh one gives.
+    fn kept_equals_fresh(fabric: coflowkit_model::Fabric, n: u32, steps: usize, seed: u64) {
+        let ports = fabric.ports();
+        let mut seed = seed;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as u32
+        };
+        let flows: Vec<(u32, u32, u32, f64, f64)> = (0..n)
+            .map(|i| {
+                let s = next() % ports;
+                let d = (s + 1 + next() % (ports - 1)) % ports;
+                (i, s, d, 9.0, 0.0)
+            })
+            .collect();
+        let mut c = Case::on(fabric, &flows);
+        let mut on: Vec<bool> = (0..n).map(|_| next() % 2 == 0).collect();
+        let mut kept = Fair::default();
+        let mut in_force = vec![];
+        decide(&mut kept, &c, &mut in_force);
+        for step in 0..steps {
+            let burst = if next() % 10 == 0 { 8 } else { 1 + next() % 3 };
+            for _ in 0..burst {
+                let f = (next() % n) as usize;
+                on[f] = !on[f];
+            }
+            let active: Vec<u32> = (0..n).filter(|&f| on[f as usize]).collect();
+            c.set_active(&active);
+            let got = decide(&mut kept, &c, &mut in_force);
+            let mut fresh_case = c.clone();
+            fresh_case.changed_paths = fresh_case.active_paths.clone();
+            let want = decide(&mut Fair::default(), &fresh_case, &mut vec![]);
+            for (g, w) in got.iter().zip(&want) {
+                assert!((g - w).abs() <= 1e-9 * w.abs().max(1.0), "step {step}: {got:?} vs {want:?}");
+            }
+        }
+        assert!(kept.local_solves > 0, "no call was solved locally");
+    }
+
+    #[test]
+    fn incremental_solutions_equal_fresh_ones_on_fat_trees() {
+        // k = 4 (16 hosts): host links 1, fabric links 0.6 (so the fabric also
+        // bounds rates) and 1 (non-blocking), several seeds.
+        for (fabric_cap, seed) in [(0.6, 1u64), (0.6, 2), (1.0, 3), (1.0, 4), (0.3, 5)] {
+            let f = coflowkit_model::Fabric::fat_tree(4, 16, 1.0, fabric_cap, coflowkit_model::Placement::Spread, 1).unwrap();
+            kept_equals_fresh(f, 80, 400, seed);
         }
     }
 }
