@@ -15,7 +15,7 @@
 //! touched; only the links the group uses are touched.
 
 use crate::avail;
-use coflowkit_model::{Fabric, PathId};
+use coflowkit_model::{Fabric, LinkId, PathId};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -32,6 +32,8 @@ pub struct MaxMin {
     item_w: Vec<f64>,
     item_rate: Vec<f64>,
     item_frozen: Vec<bool>,
+    /// Per entity: the link whose saturation froze it.
+    item_link: Vec<LinkId>,
     link_stamp: Vec<u32>,
     link_rem: Vec<f64>,
     link_w: Vec<f64>,
@@ -50,7 +52,7 @@ pub struct MaxMin {
     /// Per link: `epoch` when the last solve's filling saturated it (bounded a rate).
     link_tight: Vec<u32>,
     /// The path of the last solve when it took the one-path shortcut, and its rate.
-    lone: Option<(PathId, f64)>,
+    lone: Option<(PathId, f64, LinkId)>,
 }
 
 /// Groups touching more links than this fill with a heap, fewer with a scan (both
@@ -124,7 +126,7 @@ impl MaxMin {
     /// solve set `residual[l] = max(residual[l] − took(l), 0)`, bit for bit.
     pub fn took(&self, fabric: &Fabric, l: u32) -> f64 {
         match self.lone {
-            Some((p, r)) if r > 0.0 && fabric.path(p).contains(&l) => r,
+            Some((p, r, _)) if r > 0.0 && fabric.path(p).contains(&l) => r,
             Some(_) => 0.0,
             None if self.link_stamp.get(l as usize) == Some(&self.epoch) => {
                 self.link_used[l as usize]
@@ -142,9 +144,28 @@ impl MaxMin {
     /// `(c − taken so far) / W ≥ (took − taken so far) / W` never falls below it.
     pub fn tight(&self, fabric: &Fabric, l: u32) -> bool {
         match self.lone {
-            Some((p, _)) => fabric.path(p).contains(&l),
+            Some((p, _, _)) => fabric.path(p).contains(&l),
             None => self.link_tight.get(l as usize) == Some(&self.epoch),
         }
+    }
+
+    /// The link that bounded path `p`'s rate in the last solve: the one whose
+    /// saturation froze it (for a one-path solve, its first link of least
+    /// residual). `None` for a path the solve did not fill (absent, or blocked
+    /// by a saturated link).
+    pub fn bottleneck(&self, p: PathId) -> Option<LinkId> {
+        if let Some((q, _, l)) = self.lone {
+            return (q == p).then_some(l);
+        }
+        let pi = p as usize;
+        if self.path_stamp.get(pi) != Some(&self.epoch) {
+            return None;
+        }
+        let it = self.path_item[pi];
+        if it == BLOCKED || !self.item_frozen[it as usize] {
+            return None;
+        }
+        Some(self.item_link[it as usize])
     }
 
     /// Max-min fair per-flow rates for one group of flows (given by their paths) on
@@ -194,9 +215,18 @@ impl MaxMin {
         }
         if paths.len() == 1 && weight(0) == 1.0 {
             let r = crate::path_avail(fabric, residual, paths[0]);
+            let links = fabric.path(paths[0]);
+            let least = links
+                .iter()
+                .copied()
+                .reduce(|a, b| {
+                    let (x, y) = (residual[a as usize], residual[b as usize]);
+                    if y < x { b } else { a }
+                })
+                .unwrap_or(0);
             rates[0] = r;
             crate::consume(fabric, residual, paths[0], r);
-            self.lone = Some((paths[0], r));
+            self.lone = Some((paths[0], r, least));
             return;
         }
         let n_items = self.aggregate(fabric, residual, paths, weight);
@@ -208,6 +238,8 @@ impl MaxMin {
         self.item_rate.resize(n_items, 0.0);
         self.item_frozen.clear();
         self.item_frozen.resize(n_items, false);
+        self.item_link.clear();
+        self.item_link.resize(n_items, 0);
         self.order.clear();
         self.touch_links(fabric, residual);
         self.index_by_link(fabric);
@@ -344,6 +376,7 @@ impl MaxMin {
                 continue;
             }
             self.item_frozen[i] = true;
+            self.item_link[i] = li as LinkId;
             self.order.push(i as u32);
             frozen += 1;
             self.item_rate[i] = level;

@@ -14,10 +14,14 @@
 
 use crate::decision::Decision;
 use crate::policy::{Info, NonClairvoyantPolicy};
+use crate::support::forms::FormChoice;
 use crate::spec::{non_clairvoyant, PolicySpec};
 use crate::view::NonClairvoyantView;
 use coflowkit_alloc::MaxMin;
 use coflowkit_model::{Fabric, PathId};
+
+/// "No link": a path with no bottleneck (not in the solution, or blocked).
+const NONE: u32 = u32::MAX;
 
 #[derive(Default)]
 pub struct Fair {
@@ -31,8 +35,12 @@ pub struct Fair {
     /// path (`Fabric::path_start`), the path's position in its link's list.
     members: Vec<Vec<PathId>>,
     slot: Vec<u32>,
-    /// Per link: whether it bounded a rate when it was last solved.
-    bound: Vec<bool>,
+    /// Per link: the paths it bounds (their bottleneck, where they froze) and
+    /// its level (their rate); per path, its bottleneck and position there.
+    held: Vec<Vec<PathId>>,
+    level: Vec<f64>,
+    neck: Vec<u32>,
+    neck_slot: Vec<u32>,
     /// This call's set `S` of paths solved again, in order of entry, with each
     /// one's count and rate in force when it entered; per path whether it is in
     /// `S`; how many of `S` have had their use taken from `used`.
@@ -41,24 +49,31 @@ pub struct Fair {
     old_rate: Vec<f64>,
     in_set: Vec<bool>,
     taken: usize,
-    /// Per link: the call (stamp) in which the search went through it, and in
-    /// which the check recorded its level (`level`).
+    /// Members scanned by this call's checks.
+    scanned: u64,
+    /// Per link: the call in which the search went through it, and the check
+    /// in which it was looked at; the call and check counters.
     seen: Vec<u32>,
     checked: Vec<u32>,
-    level: Vec<f64>,
     stamp: u32,
     check_stamp: u32,
-    /// Scratch: the paths solved with their counts and new rates; residuals;
-    /// links that bound a rate of `S` for the first time.
+    /// Scratch: the paths solved with their counts and new rates; residuals.
     paths: Vec<PathId>,
     counts: Vec<u32>,
     rates: Vec<f64>,
     residual: Vec<f64>,
-    fresh: Vec<u32>,
+    /// Local solves or whole tails (see `decide`); `None` until the first call.
+    form: Option<FormChoice>,
     /// Calls answered by a local solve and by the whole tail (for profiles).
     pub local_solves: u64,
     pub tail_solves: u64,
 }
+
+/// Local solves are kept while, over a window, the paths they solve (summed
+/// over their rounds) and a quarter of the members their checks scan are at
+/// most 3/5 of the tail's paths: about where, measured on `fattree:k=8`, a
+/// local solve costs what a whole tail costs.
+const LOCAL_SHARE: (u64, u64) = (3, 5);
 
 impl Fair {
     fn grow(&mut self, v: &NonClairvoyantView) {
@@ -67,15 +82,17 @@ impl Fair {
             self.count.resize(np, 0);
             self.rate.resize(np, 0.0);
             self.in_set.resize(np, false);
+            self.neck.resize(np, NONE);
+            self.neck_slot.resize(np, 0);
         }
         if self.used.len() < nl {
             self.used.resize(nl, 0.0);
             self.residual.resize(nl, 0.0);
             self.members.resize_with(nl, Vec::new);
-            self.bound.resize(nl, false);
+            self.held.resize_with(nl, Vec::new);
+            self.level.resize(nl, 0.0);
             self.seen.resize(nl, 0);
             self.checked.resize(nl, 0);
-            self.level.resize(nl, 0.0);
         }
         let slots = v.fabric.path_link_slots();
         if self.slot.len() < slots {
@@ -106,11 +123,10 @@ impl Fair {
         }
     }
 
-    /// Grows `S` from its members at `from..`: on every link of theirs that
-    /// bounded a rate, the paths at the link's level (the highest rate on it:
-    /// the paths it bounded) join when at or above `floor`. A path below the
-    /// level of every such link it shares with `S` is bounded elsewhere, where
-    /// nothing changed; `check` catches a link that now bounds it lower.
+    /// Grows `S` from its members at `from..`: the paths bounded by a link of
+    /// theirs join, when at or above `floor`. A path that only crosses such a
+    /// link below its level is bounded elsewhere, where nothing changed;
+    /// `check` catches a link whose level falls under it.
     fn search(&mut self, fabric: &Fabric, from: usize, floor: f64) {
         let mut i = from;
         while i < self.set.len() {
@@ -118,22 +134,16 @@ impl Fair {
             i += 1;
             for &l in fabric.path(p) {
                 let li = l as usize;
-                if !self.bound[li] || self.seen[li] == self.stamp {
+                if self.seen[li] == self.stamp {
                     continue;
                 }
                 self.seen[li] = self.stamp;
-                let top = self.members[li]
-                    .iter()
-                    .map(|&q| self.rate[q as usize])
-                    .fold(f64::NEG_INFINITY, f64::max);
-                if top < floor {
+                if self.held[li].is_empty() || self.level[li] < floor {
                     continue;
                 }
-                for j in 0..self.members[li].len() {
-                    let q = self.members[li][j];
-                    if self.rate[q as usize] == top {
-                        self.enter(q);
-                    }
+                for j in 0..self.held[li].len() {
+                    let q = self.held[li][j];
+                    self.enter(q);
                 }
             }
         }
@@ -170,46 +180,72 @@ impl Fair {
         self.mm.solve_counted(v.fabric, &mut self.residual, &self.paths, &self.counts, &mut self.rates);
     }
 
-    /// Checks the solve of `S` against the paths outside it: a link that bounded
-    /// a rate of `S` (at level `λ`) may carry a path outside `S` faster than `λ`,
-    /// which then must join `S` (returns whether any did). Returns `None` when the local solve cannot stand on its own: a path
-    /// of `S` was blocked, or got less than `floor` (then the whole tail is solved).
+    /// Checks the solve of `S` against the paths outside it: a link that now
+    /// bounds paths of `S` at level `λ` may carry a path outside `S` faster than
+    /// `λ`, which then must join `S` (returns whether any did). Only a link that
+    /// bounded nothing before, or whose level fell, can: every path crossing a
+    /// bounding link is at most its level. Returns `None` when the local solve
+    /// cannot stand on its own: a path of `S` was blocked, or got less than
+    /// `floor` (then the whole tail is solved).
     fn check(&mut self, fabric: &Fabric, floor: f64) -> Option<bool> {
         self.check_stamp = self.check_stamp.wrapping_add(1);
         if self.check_stamp == 0 {
             self.checked.iter_mut().for_each(|s| *s = 0);
             self.check_stamp = 1;
         }
-        self.fresh.clear();
-        for (&p, &r) in self.paths.iter().zip(&self.rates) {
-            if r <= 0.0 || r < floor {
+        let before = self.set.len();
+        for j in 0..self.paths.len() {
+            let (p, r) = (self.paths[j], self.rates[j]);
+            if r <= 0.0 {
+                // Blocked by a link the paths outside `S` fill (bounded
+                // elsewhere, in a tie): they join.
+                if !self.unblock(fabric, p) {
+                    return None;
+                }
+                continue;
+            }
+            if r < floor {
                 return None;
             }
-            for &l in fabric.path(p) {
-                let li = l as usize;
-                if !self.mm.tight(fabric, l) {
-                    continue;
-                }
-                if self.checked[li] != self.check_stamp {
-                    self.checked[li] = self.check_stamp;
-                    self.level[li] = r;
-                    self.fresh.push(l);
-                } else if r > self.level[li] {
-                    self.level[li] = r;
-                }
+            let Some(l) = self.mm.bottleneck(p) else {
+                return None;
+            };
+            let li = l as usize;
+            if self.checked[li] == self.check_stamp {
+                continue;
             }
-        }
-        let before = self.set.len();
-        for j in 0..self.fresh.len() {
-            let li = self.fresh[j] as usize;
+            self.checked[li] = self.check_stamp;
+            if !self.held[li].is_empty() && r >= self.level[li] {
+                continue;
+            }
+            self.scanned += self.members[li].len() as u64;
             for k in 0..self.members[li].len() {
                 let q = self.members[li][k];
-                if !self.in_set[q as usize] && self.rate[q as usize] > self.level[li] {
+                if !self.in_set[q as usize] && self.rate[q as usize] > r {
                     self.enter(q);
                 }
             }
         }
         Some(self.set.len() > before)
+    }
+
+    /// For a path of `S` the solve blocked: the paths outside `S` on each link
+    /// of it they fill join `S`. False when there are none (then the local
+    /// solve cannot stand).
+    fn unblock(&mut self, fabric: &Fabric, p: PathId) -> bool {
+        let before = self.set.len();
+        for &l in fabric.path(p) {
+            let li = l as usize;
+            let cap = fabric.capacities[li];
+            if cap - self.used[li] > coflowkit_model::CAPACITY_EPS * cap {
+                continue;
+            }
+            for k in 0..self.members[li].len() {
+                let q = self.members[li][k];
+                self.enter(q);
+            }
+        }
+        self.set.len() > before
     }
 
     /// A new stamp for the search's `seen` (one per call).
@@ -252,14 +288,70 @@ impl Fair {
         }
     }
 
+    /// Makes `l` path `p`'s bottleneck (`NONE`: none).
+    fn set_neck(&mut self, p: PathId, l: u32) {
+        let i = p as usize;
+        let old = self.neck[i];
+        if old == l {
+            return;
+        }
+        if old != NONE {
+            let at = self.neck_slot[i] as usize;
+            let h = &mut self.held[old as usize];
+            h.swap_remove(at);
+            if let Some(&q) = h.get(at) {
+                self.neck_slot[q as usize] = at as u32;
+            }
+        }
+        if l != NONE {
+            let h = &mut self.held[l as usize];
+            self.neck_slot[i] = h.len() as u32;
+            h.push(p);
+        }
+        self.neck[i] = l;
+    }
+
+    /// Grows `S` and solves it until no path outside it is hurt (`check`), and
+    /// records the work against the tail's size. False when the local solve
+    /// cannot stand on its own (then the whole tail must be solved).
+    fn solve_locally(&mut self, v: &NonClairvoyantView, floor: f64) -> bool {
+        let mut from = 0;
+        let mut work = 0u64;
+        self.scanned = 0;
+        let ok = loop {
+            self.search(v.fabric, from, floor);
+            from = self.set.len();
+            self.take(v.fabric);
+            self.solve_set(v);
+            work += self.paths.len() as u64;
+            match self.check(v.fabric, floor) {
+                Some(false) => break true,
+                Some(true) => {}
+                None => break false,
+            }
+        };
+        let tail = v
+            .active_paths
+            .iter()
+            .filter(|&&p| self.count[p as usize] > 0 && self.rate[p as usize] >= floor)
+            .count();
+        let form = self.form.as_mut().expect("set by decide");
+        form.record(work + self.scanned / 4, tail, false);
+        ok
+    }
+
     /// Puts the solve of `S` into the solution and lists the rates that moved.
     fn commit(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
         let fabric = v.fabric;
-        for (&p, &r) in self.paths.iter().zip(&self.rates) {
-            let n = v.path_count[p as usize];
+        for j in 0..self.paths.len() {
+            let (p, r, n) = (self.paths[j], self.rates[j], self.counts[j]);
             for &l in fabric.path(p) {
                 self.used[l as usize] += n as f64 * r;
-                self.bound[l as usize] = self.mm.tight(fabric, l);
+            }
+            let l = self.mm.bottleneck(p).unwrap_or(NONE);
+            self.set_neck(p, l);
+            if l != NONE {
+                self.level[l as usize] = r;
             }
         }
         for j in 0..self.set.len() {
@@ -273,6 +365,7 @@ impl Fair {
                 if was > 0 {
                     self.remove_member(fabric, p);
                 }
+                self.set_neck(p, NONE);
                 self.count[i] = 0;
                 out.path_rates.push((p, 0.0));
                 continue;
@@ -297,11 +390,11 @@ impl Fair {
 
 impl NonClairvoyantPolicy for Fair {
     /// Max-min fair rates, solved again only where a change can reach (see the
-    /// module docs): the paths that changed, then, through the links that bound
-    /// a rate, every path at or above the restart level sharing such a link,
-    /// and so on; a path outside that set stands when the links it shares with
-    /// the set still let it keep its rate (`check`). Otherwise, or when the
-    /// local solve cannot stand on its own, the whole tail is solved.
+    /// module docs): the paths that changed, then every path at or above the
+    /// restart level bounded by a link they cross, and so on; a path outside
+    /// that set stands when the links it shares with the set still let it keep
+    /// its rate (`check`). Otherwise, or when the local solve cannot stand on
+    /// its own, the whole tail is solved.
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
         self.grow(v);
         let Some(floor) = self.restart_level(v) else {
@@ -315,28 +408,13 @@ impl NonClairvoyantPolicy for Fair {
         for &p in v.changed_paths {
             self.enter(p);
         }
-        let mut from = 0;
-        let mut whole = false;
-        loop {
-            if !whole {
-                self.search(v.fabric, from, floor);
-                from = self.set.len();
-            }
+        let form = self.form.get_or_insert_with(|| FormChoice::with_share(LOCAL_SHARE.0, LOCAL_SHARE.1));
+        let local = form.incremental(true);
+        let whole = !local || !self.solve_locally(v, floor);
+        if whole {
+            self.take_whole_tail(v, floor);
             self.take(v.fabric);
             self.solve_set(v);
-            if whole {
-                break;
-            }
-            match self.check(v.fabric, floor) {
-                Some(false) => break,
-                Some(true) => {}
-                None => {
-                    whole = true;
-                    self.take_whole_tail(v, floor);
-                }
-            }
-        }
-        if whole {
             self.tail_solves += 1;
         } else {
             self.local_solves += 1;
@@ -454,7 +532,7 @@ mod tests {
 
     /// Random flows on `fabric` toggled at random, a few at a time: the kept
     /// policy must give, at every step, what a fresh one gives.
-    fn kept_equals_fresh(fabric: coflowkit_model::Fabric, n: u32, steps: usize, seed: u64) {
+    fn kept_equals_fresh(fabric: coflowkit_model::Fabric, n: u32, steps: usize, seed: u64, local_only: bool) {
         let ports = fabric.ports();
         let mut seed = seed;
         let mut next = move || {
@@ -471,6 +549,9 @@ mod tests {
         let mut c = Case::on(fabric, &flows);
         let mut on: Vec<bool> = (0..n).map(|_| next() % 2 == 0).collect();
         let mut kept = Fair::default();
+        if local_only {
+            kept.form = Some(FormChoice::with_share(u64::MAX, 1));
+        }
         let mut in_force = vec![];
         decide(&mut kept, &c, &mut in_force);
         for step in 0..steps {
@@ -490,6 +571,9 @@ mod tests {
             }
         }
         assert!(kept.local_solves > 0, "no call was solved locally");
+        if local_only {
+            assert!(kept.tail_solves * 20 <= kept.local_solves, "local solves fell back {} times in {}", kept.tail_solves, kept.local_solves);
+        }
     }
 
     #[test]
@@ -498,7 +582,8 @@ mod tests {
         // bounds rates) and 1 (non-blocking), several seeds.
         for (fabric_cap, seed) in [(0.6, 1u64), (0.6, 2), (1.0, 3), (1.0, 4), (0.3, 5)] {
             let f = coflowkit_model::Fabric::fat_tree(4, 16, 1.0, fabric_cap, coflowkit_model::Placement::Spread, 1).unwrap();
-            kept_equals_fresh(f, 80, 400, seed);
+            kept_equals_fresh(f.clone(), 80, 400, seed, true);
+            kept_equals_fresh(f, 80, 400, seed, false);
         }
     }
 }

@@ -24,9 +24,23 @@ pub struct FormChoice {
     retry: u64,
     /// Entries visited, active flows, and calls, in this window.
     window: (u64, u64, u64),
+    /// The incremental form is kept while `work / active ≤ num / den` over a
+    /// window (`(0, 0)`: the default 1/16).
+    share: (u64, u64),
 }
 
 impl FormChoice {
+    /// A choice that keeps the incremental form while, over a window, its work
+    /// is at most `num / den` of the `active` count passed to
+    /// [`FormChoice::record`] (for a policy whose two forms cost about the same
+    /// per entry, that count is the from-scratch form's work).
+    pub fn with_share(num: u64, den: u64) -> Self {
+        FormChoice {
+            share: (num, den),
+            ..FormChoice::default()
+        }
+    }
+
     /// Counts a call; true when it may run the incremental form (the driver takes
     /// delta decisions and the from-scratch form's turn is over).
     pub fn incremental(&mut self, delta_ok: bool) -> bool {
@@ -46,7 +60,8 @@ impl FormChoice {
         if self.window.2 < WINDOW {
             return true;
         }
-        let keep = 16 * self.window.0 <= self.window.1;
+        let (num, den) = if self.share.1 == 0 { (1, 16) } else { self.share };
+        let keep = den as u128 * self.window.0 as u128 <= num as u128 * self.window.1 as u128;
         if keep {
             self.retry = RETRY;
         } else {
