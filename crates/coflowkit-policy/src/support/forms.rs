@@ -27,17 +27,29 @@ pub struct FormChoice {
     /// The incremental form is kept while `work / active ≤ num / den` over a
     /// window (`(0, 0)`: the default 1/16).
     share: (u64, u64),
+    /// The first hand-over's length (0: `RETRY`).
+    first_retry: u64,
 }
 
 impl FormChoice {
     /// A choice that keeps the incremental form while, over a window, its work
     /// is at most `num / den` of the `active` count passed to
     /// [`FormChoice::record`] (for a policy whose two forms cost about the same
-    /// per entry, that count is the from-scratch form's work).
-    pub fn with_share(num: u64, den: u64) -> Self {
+    /// per entry, that count is the from-scratch form's work), and whose first
+    /// hand-over lasts `retry` calls (doubled after each further bad window).
+    pub fn with_share(num: u64, den: u64, retry: u64) -> Self {
         FormChoice {
             share: (num, den),
+            first_retry: retry,
             ..FormChoice::default()
+        }
+    }
+
+    fn first_retry(&self) -> u64 {
+        if self.first_retry == 0 {
+            RETRY
+        } else {
+            self.first_retry
         }
     }
 
@@ -63,9 +75,9 @@ impl FormChoice {
         let (num, den) = if self.share.1 == 0 { (1, 16) } else { self.share };
         let keep = den as u128 * self.window.0 as u128 <= num as u128 * self.window.1 as u128;
         if keep {
-            self.retry = RETRY;
+            self.retry = self.first_retry();
         } else {
-            let retry = self.retry.max(RETRY);
+            let retry = self.retry.max(self.first_retry());
             self.scratch_until = self.calls + retry;
             self.retry = (2 * retry).min(RETRY_MAX);
         }
