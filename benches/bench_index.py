@@ -89,6 +89,10 @@ PREFACE = [
     "-3 has no side-by-side old time). Their runs overlapped short profiling runs",
     "and a test build, so their old / new column is noisy (varys on fattree:k=8: 0.85",
     "here, 0.92 in a killed earlier run; on its own, 28.7 s against 26.8 s).",
+    "exactness-local (2026-11-27, an Intel Xeon) is fair's local solves (only",
+    "the paths a change reaches through the links that bound them), the binary",
+    "built from commit 4a1002f, old time side by side with the build of",
+    "6f85e7d (before them); fair-local.md has the FatTree measurements.",
     "Whole-command times of every policy are in bench-fb.md.",
     "",
 ]

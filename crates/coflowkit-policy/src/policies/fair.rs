@@ -30,13 +30,12 @@
 //! A local solve does the work where a change reaches, not everything above
 //! `λ*`: on `fattree:k=48` a completion re-solves about 200 paths where the
 //! tail holds 1,600. Where changes cascade through the whole tail (a loaded
-//! `fattree:k=8`), the search and checks cost more than they save, so a
-//! `FormChoice` solves the whole tail instead after a window in which the local
-//! solves' work exceeded it.
+//! `fattree:k=8`), the search and checks cost about 5% more than they save
+//! (docs/results/bench/fair-local.md). A local solve whose work passes twice
+//! the active paths (`LOCAL_BUDGET`) stops and solves the whole tail.
 
 use crate::decision::Decision;
 use crate::policy::{Info, NonClairvoyantPolicy};
-use crate::support::forms::FormChoice;
 use crate::spec::{non_clairvoyant, PolicySpec};
 use crate::view::NonClairvoyantView;
 use coflowkit_alloc::MaxMin;
@@ -84,23 +83,20 @@ pub struct Fair {
     counts: Vec<u32>,
     rates: Vec<f64>,
     residual: Vec<f64>,
-    /// Local solves or whole tails (see `decide`); `None` until the first call.
-    form: Option<FormChoice>,
     /// Calls answered by a local solve and by the whole tail (for profiles).
     pub local_solves: u64,
     pub tail_solves: u64,
 }
 
-/// Local solves are kept while, over a window, the paths they solve (summed
-/// over their rounds) and a quarter of the members their checks scan are at
-/// most the tail's paths; after a bad window the whole tail is solved for
-/// `LOCAL_RETRY` calls (doubled while windows stay bad). A path costs a whole
-/// tail more than a local solve (it fills over every link the tail touches),
-/// so a short hand-over: on `fattree:k=48` a bad window is a burst, and the
-/// first 60,000 events took 23 s with 4,096-call hand-overs against 2 s
-/// with none; on `fattree:k=8` bad windows come in long runs.
-const LOCAL_SHARE: (u64, u64) = (1, 1);
-const LOCAL_RETRY: u64 = 256;
+/// A local solve stops, and the whole tail is solved, once its work (paths
+/// solved, summed over its rounds, and a quarter of the members its checks
+/// scanned) passes this many times the active paths: past that, solving
+/// everything above the restart level costs less. A hand-over chosen per
+/// window of calls (`FormChoice`) was measured instead and cost more: on
+/// `fattree:k=48` the windows it judged bad were bursts, and each handed
+/// calls to whole tails that cost far more per path there (a heap over
+/// thousands of links) than a local solve (docs/results/bench/fair-local.md).
+const LOCAL_BUDGET: u64 = 2;
 
 impl Fair {
     fn grow(&mut self, v: &NonClairvoyantView) {
@@ -338,33 +334,29 @@ impl Fair {
         self.neck[i] = l;
     }
 
-    /// Grows `S` and solves it until no path outside it is hurt (`check`), and
-    /// records the work against the tail's size. False when the local solve
-    /// cannot stand on its own (then the whole tail must be solved).
+    /// Grows `S` and solves it until no path outside it is hurt (`check`).
+    /// False when the local solve cannot stand on its own or passes its budget
+    /// (then the whole tail must be solved).
     fn solve_locally(&mut self, v: &NonClairvoyantView, floor: f64) -> bool {
+        let budget = LOCAL_BUDGET * v.active_paths.len() as u64 + 64;
         let mut from = 0;
         let mut work = 0u64;
         self.scanned = 0;
-        let ok = loop {
+        loop {
             self.search(v.fabric, from, floor);
             from = self.set.len();
+            if work + self.set.len() as u64 > budget {
+                return false;
+            }
             self.take(v.fabric);
             self.solve_set(v);
             work += self.paths.len() as u64;
             match self.check(v.fabric, floor) {
-                Some(false) => break true,
-                Some(true) => {}
-                None => break false,
+                Some(false) => return true,
+                Some(true) if work + self.scanned / 4 <= budget => {}
+                _ => return false,
             }
-        };
-        let tail = v
-            .active_paths
-            .iter()
-            .filter(|&&p| self.count[p as usize] > 0 && self.rate[p as usize] >= floor)
-            .count();
-        let form = self.form.as_mut().expect("set by decide");
-        form.record(work + self.scanned / 4, tail, false);
-        ok
+        }
     }
 
     /// Puts the solve of `S` into the solution and lists the rates that moved.
@@ -435,9 +427,7 @@ impl NonClairvoyantPolicy for Fair {
         for &p in v.changed_paths {
             self.enter(p);
         }
-        let form = self.form.get_or_insert_with(|| FormChoice::with_share(LOCAL_SHARE.0, LOCAL_SHARE.1, LOCAL_RETRY));
-        let local = form.incremental(true);
-        let whole = !local || !self.solve_locally(v, floor);
+        let whole = !self.solve_locally(v, floor);
         if whole {
             self.take_whole_tail(v, floor);
             self.take(v.fabric);
@@ -559,7 +549,7 @@ mod tests {
 
     /// Random flows on `fabric` toggled at random, a few at a time: the kept
     /// policy must give, at every step, what a fresh one gives.
-    fn kept_equals_fresh(fabric: coflowkit_model::Fabric, n: u32, steps: usize, seed: u64, local_only: bool) {
+    fn kept_equals_fresh(fabric: coflowkit_model::Fabric, n: u32, steps: usize, seed: u64) {
         let ports = fabric.ports();
         let mut seed = seed;
         let mut next = move || {
@@ -576,9 +566,6 @@ mod tests {
         let mut c = Case::on(fabric, &flows);
         let mut on: Vec<bool> = (0..n).map(|_| next() % 2 == 0).collect();
         let mut kept = Fair::default();
-        if local_only {
-            kept.form = Some(FormChoice::with_share(u64::MAX, 1, 1));
-        }
         let mut in_force = vec![];
         decide(&mut kept, &c, &mut in_force);
         for step in 0..steps {
@@ -597,10 +584,12 @@ mod tests {
                 assert!((g - w).abs() <= 1e-9 * w.abs().max(1.0), "step {step}: {got:?} vs {want:?}");
             }
         }
-        assert!(kept.local_solves > 0, "no call was solved locally");
-        if local_only {
-            assert!(kept.tail_solves * 20 <= kept.local_solves, "local solves fell back {} times in {}", kept.tail_solves, kept.local_solves);
-        }
+        assert!(
+            kept.tail_solves * 20 <= kept.local_solves,
+            "local solves fell back {} times in {}",
+            kept.tail_solves,
+            kept.local_solves
+        );
     }
 
     #[test]
@@ -609,8 +598,7 @@ mod tests {
         // bounds rates) and 1 (non-blocking), several seeds.
         for (fabric_cap, seed) in [(0.6, 1u64), (0.6, 2), (1.0, 3), (1.0, 4), (0.3, 5)] {
             let f = coflowkit_model::Fabric::fat_tree(4, 16, 1.0, fabric_cap, coflowkit_model::Placement::Spread, 1).unwrap();
-            kept_equals_fresh(f.clone(), 80, 400, seed, true);
-            kept_equals_fresh(f, 80, 400, seed, false);
+            kept_equals_fresh(f, 80, 400, seed);
         }
     }
 }

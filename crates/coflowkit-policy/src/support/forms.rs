@@ -24,35 +24,9 @@ pub struct FormChoice {
     retry: u64,
     /// Entries visited, active flows, and calls, in this window.
     window: (u64, u64, u64),
-    /// The incremental form is kept while `work / active ≤ num / den` over a
-    /// window (`(0, 0)`: the default 1/16).
-    share: (u64, u64),
-    /// The first hand-over's length (0: `RETRY`).
-    first_retry: u64,
 }
 
 impl FormChoice {
-    /// A choice that keeps the incremental form while, over a window, its work
-    /// is at most `num / den` of the `active` count passed to
-    /// [`FormChoice::record`] (for a policy whose two forms cost about the same
-    /// per entry, that count is the from-scratch form's work), and whose first
-    /// hand-over lasts `retry` calls (doubled after each further bad window).
-    pub fn with_share(num: u64, den: u64, retry: u64) -> Self {
-        FormChoice {
-            share: (num, den),
-            first_retry: retry,
-            ..FormChoice::default()
-        }
-    }
-
-    fn first_retry(&self) -> u64 {
-        if self.first_retry == 0 {
-            RETRY
-        } else {
-            self.first_retry
-        }
-    }
-
     /// Counts a call; true when it may run the incremental form (the driver takes
     /// delta decisions and the from-scratch form's turn is over).
     pub fn incremental(&mut self, delta_ok: bool) -> bool {
@@ -72,12 +46,11 @@ impl FormChoice {
         if self.window.2 < WINDOW {
             return true;
         }
-        let (num, den) = if self.share.1 == 0 { (1, 16) } else { self.share };
-        let keep = den as u128 * self.window.0 as u128 <= num as u128 * self.window.1 as u128;
+        let keep = 16 * self.window.0 <= self.window.1;
         if keep {
-            self.retry = self.first_retry();
+            self.retry = RETRY;
         } else {
-            let retry = self.retry.max(self.first_retry());
+            let retry = self.retry.max(RETRY);
             self.scratch_until = self.calls + retry;
             self.retry = (2 * retry).min(RETRY_MAX);
         }
