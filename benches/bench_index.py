@@ -91,7 +91,7 @@ PREFACE = [
     "here, 0.92 in a killed earlier run; on its own, 28.7 s against 26.8 s).",
     "exactness-local (2026-11-27, an Intel Xeon) is fair's local solves (only",
     "the paths a change reaches through the links that bound them), the binary",
-    "built from commit 4a1002f, old time side by side with the build of",
+    "built from commit 303da41, old time side by side with the build of",
     "6f85e7d (before them); fair-local.md has the FatTree measurements.",
     "Whole-command times of every policy are in bench-fb.md.",
     "",
