@@ -221,7 +221,11 @@ impl MaxMin {
                 .copied()
                 .reduce(|a, b| {
                     let (x, y) = (residual[a as usize], residual[b as usize]);
-                    if y < x { b } else { a }
+                    if y < x {
+                        b
+                    } else {
+                        a
+                    }
                 })
                 .unwrap_or(0);
             rates[0] = r;
@@ -510,6 +514,32 @@ mod tests {
             }
         }
         assert!(entry(0.5, 1, 9) < entry(0.5, 2, 0));
+    }
+
+    #[test]
+    fn bottlenecks_are_the_links_that_froze_each_path() {
+        // C = 10 on a 4-port big switch (up l = l, down l = 4 + l). a: 0→1,
+        // b: 2→1, c: 2→3, d: 2→3. up2 carries b, c, d: share 10/3 < down1's
+        // 10/2, so b, c, d freeze at up2 (10/3); then a takes down1's rest.
+        let (mut f, mut res) = bigswitch(4, 10.0);
+        let p = [
+            f.route(0, 1, 0).unwrap(),
+            f.route(2, 1, 0).unwrap(),
+            f.route(2, 3, 0).unwrap(),
+        ];
+        let mut r = [0.0; 3];
+        let mut mm = MaxMin::new();
+        mm.solve_counted(&f, &mut res, &p, &[1, 1, 2], &mut r);
+        close(&r, &[20.0 / 3.0, 10.0 / 3.0, 10.0 / 3.0]);
+        assert_eq!(mm.bottleneck(p[0]), Some(4 + 1));
+        assert_eq!(mm.bottleneck(p[1]), Some(2));
+        assert_eq!(mm.bottleneck(p[2]), Some(2));
+        // A one-path solve: its link of least residual (the first on a tie).
+        let mut res = f.capacities.clone();
+        res[4 + 3] = 4.0;
+        mm.solve(&f, &mut res, &[p[2]], &mut [0.0]);
+        assert_eq!(mm.bottleneck(p[2]), Some(4 + 3));
+        assert_eq!(mm.bottleneck(p[0]), None);
     }
 
     #[test]
