@@ -26,11 +26,13 @@
 mod filling;
 mod incgreedy;
 mod maxmin;
+mod reach;
 mod tail;
 
 pub use filling::Filling;
 pub use incgreedy::IncGreedy;
 pub use maxmin::MaxMin;
+pub use reach::Reach;
 pub use tail::TailMaxMin;
 
 use coflowkit_model::{Fabric, PathId, CAPACITY_EPS};

@@ -13,19 +13,9 @@
 //!   below `r_p` involves links and paths it does not touch, so the solution
 //!   below `λ* = min r_p` over such paths stands (a path that gains flows sets
 //!   `λ* = 0`). Only paths at or above `λ*` can move.
-//! * **Where a change reaches** (local solves). Each path of the solution has a
-//!   bottleneck, the link whose saturation froze it (`MaxMin::bottleneck`). The
-//!   set `S` solved again starts with the changed paths and takes in, for every
-//!   link a member of `S` crosses, the paths that link bounds (at or above
-//!   `λ*`), and so on. `S` is solved on what the other paths leave. The result
-//!   is max-min fair when every path has a bottleneck: a path outside `S` keeps
-//!   its own (every path that link bounds is outside `S`, so its load is
-//!   unchanged), and a path of `S` has one from the solve unless a path
-//!   outside `S` crosses it faster than its new level. That can only happen on
-//!   a link that bounded nothing before or whose level fell, so `check` scans
-//!   those links' members and brings any such path into `S`, which is solved
-//!   again; a path of `S` blocked by a link that paths outside `S` fill (a tie)
-//!   brings them in the same way.
+//! * **Where a change reaches** (local solves, [`coflowkit_alloc::Reach`]): the
+//!   set solved again grows from the changed paths through the links that bound
+//!   them, and is checked against the paths outside it.
 //!
 //! A local solve does the work where a change reaches, not everything above
 //! `λ*`: on `fattree:k=48` a completion re-solves about 200 paths where the
@@ -38,51 +28,18 @@ use crate::decision::Decision;
 use crate::policy::{Info, NonClairvoyantPolicy};
 use crate::spec::{non_clairvoyant, PolicySpec};
 use crate::view::NonClairvoyantView;
-use coflowkit_alloc::MaxMin;
-use coflowkit_model::{Fabric, PathId};
-
-/// "No link": a path with no bottleneck (not in the solution, or blocked).
-const NONE: u32 = u32::MAX;
+use coflowkit_alloc::{MaxMin, Reach};
+use coflowkit_model::PathId;
 
 #[derive(Default)]
 pub struct Fair {
     mm: MaxMin,
+    reach: Reach,
     /// Per path: the flow count and per-flow rate of the solution in force.
     count: Vec<u32>,
     rate: Vec<f64>,
     /// Per link: `Σ n_p r_p` over the paths of the solution in force.
     used: Vec<f64>,
-    /// Per link: the solution's paths crossing it; per hop of every interned
-    /// path (`Fabric::path_start`), the path's position in its link's list.
-    members: Vec<Vec<PathId>>,
-    slot: Vec<u32>,
-    /// Per link: the paths it bounds (their bottleneck, where they froze) and
-    /// its level (their rate); per path, its bottleneck and position there.
-    held: Vec<Vec<PathId>>,
-    level: Vec<f64>,
-    neck: Vec<u32>,
-    neck_slot: Vec<u32>,
-    /// This call's set `S` of paths solved again, in order of entry, with each
-    /// one's count and rate in force when it entered; per path whether it is in
-    /// `S`; how many of `S` have had their use taken from `used`.
-    set: Vec<PathId>,
-    old_count: Vec<u32>,
-    old_rate: Vec<f64>,
-    in_set: Vec<bool>,
-    taken: usize,
-    /// Members scanned by this call's checks.
-    scanned: u64,
-    /// Per link: the call in which the search went through it, and the check
-    /// in which it was looked at; the call and check counters.
-    seen: Vec<u32>,
-    checked: Vec<u32>,
-    stamp: u32,
-    check_stamp: u32,
-    /// Scratch: the paths solved with their counts and new rates; residuals.
-    paths: Vec<PathId>,
-    counts: Vec<u32>,
-    rates: Vec<f64>,
-    residual: Vec<f64>,
     /// Calls answered by a local solve and by the whole tail (for profiles).
     pub local_solves: u64,
     pub tail_solves: u64,
@@ -104,23 +61,11 @@ impl Fair {
         if self.count.len() < np {
             self.count.resize(np, 0);
             self.rate.resize(np, 0.0);
-            self.in_set.resize(np, false);
-            self.neck.resize(np, NONE);
-            self.neck_slot.resize(np, 0);
         }
         if self.used.len() < nl {
             self.used.resize(nl, 0.0);
-            self.residual.resize(nl, 0.0);
-            self.members.resize_with(nl, Vec::new);
-            self.held.resize_with(nl, Vec::new);
-            self.level.resize(nl, 0.0);
-            self.seen.resize(nl, 0);
-            self.checked.resize(nl, 0);
         }
-        let slots = v.fabric.path_link_slots();
-        if self.slot.len() < slots {
-            self.slot.resize(slots, u32::MAX);
-        }
+        self.reach.grow(v.fabric);
     }
 
     /// The level from which the solution must be redone: the lowest old rate of a
@@ -135,271 +80,23 @@ impl Fair {
         level
     }
 
-    /// Puts path `p` into `S` (once).
-    fn enter(&mut self, p: PathId) {
-        let i = p as usize;
-        if !self.in_set[i] {
-            self.in_set[i] = true;
-            self.set.push(p);
-            self.old_count.push(self.count[i]);
-            self.old_rate.push(self.rate[i]);
-        }
-    }
-
-    /// Grows `S` from its members at `from..`: the paths bounded by a link of
-    /// theirs join, when at or above `floor`. A path that only crosses such a
-    /// link below its level is bounded elsewhere, where nothing changed;
-    /// `check` catches a link whose level falls under it.
-    fn search(&mut self, fabric: &Fabric, from: usize, floor: f64) {
-        let mut i = from;
-        while i < self.set.len() {
-            let p = self.set[i];
-            i += 1;
-            for &l in fabric.path(p) {
-                let li = l as usize;
-                if self.seen[li] == self.stamp {
-                    continue;
-                }
-                self.seen[li] = self.stamp;
-                if self.held[li].is_empty() || self.level[li] < floor {
-                    continue;
-                }
-                for j in 0..self.held[li].len() {
-                    let q = self.held[li][j];
-                    self.enter(q);
-                }
-            }
-        }
-    }
-
-    /// Takes the use of the members of `S` not yet taken out of `used`.
-    fn take(&mut self, fabric: &Fabric) {
-        for j in self.taken..self.set.len() {
-            let u = self.old_count[j] as f64 * self.old_rate[j];
-            for &l in fabric.path(self.set[j]) {
-                self.used[l as usize] -= u;
-            }
-        }
-        self.taken = self.set.len();
-    }
-
-    /// Solves the members of `S` that have flows on what the other paths leave.
-    fn solve_set(&mut self, v: &NonClairvoyantView) {
-        self.paths.clear();
-        self.counts.clear();
-        for &p in &self.set {
-            let n = v.path_count[p as usize];
-            if n > 0 {
-                self.paths.push(p);
-                self.counts.push(n);
-                for &l in v.fabric.path(p) {
-                    let li = l as usize;
-                    self.residual[li] = (v.fabric.capacities[li] - self.used[li]).max(0.0);
-                }
-            }
-        }
-        self.rates.clear();
-        self.rates.resize(self.paths.len(), 0.0);
-        self.mm.solve_counted(v.fabric, &mut self.residual, &self.paths, &self.counts, &mut self.rates);
-    }
-
-    /// Checks the solve of `S` against the paths outside it: a link that now
-    /// bounds paths of `S` at level `λ` may carry a path outside `S` faster than
-    /// `λ`, which then must join `S` (returns whether any did). Only a link that
-    /// bounded nothing before, or whose level fell, can: every path crossing a
-    /// bounding link is at most its level. Returns `None` when the local solve
-    /// cannot stand on its own: a path of `S` was blocked, or got less than
-    /// `floor` (then the whole tail is solved).
-    fn check(&mut self, fabric: &Fabric, floor: f64) -> Option<bool> {
-        self.check_stamp = self.check_stamp.wrapping_add(1);
-        if self.check_stamp == 0 {
-            self.checked.iter_mut().for_each(|s| *s = 0);
-            self.check_stamp = 1;
-        }
-        let before = self.set.len();
-        for j in 0..self.paths.len() {
-            let (p, r) = (self.paths[j], self.rates[j]);
-            if r <= 0.0 {
-                // Blocked by a link the paths outside `S` fill (bounded
-                // elsewhere, in a tie): they join.
-                if !self.unblock(fabric, p) {
-                    return None;
-                }
-                continue;
-            }
-            if r < floor {
-                return None;
-            }
-            let l = self.mm.bottleneck(p)?;
-            let li = l as usize;
-            if self.checked[li] == self.check_stamp {
-                continue;
-            }
-            self.checked[li] = self.check_stamp;
-            if !self.held[li].is_empty() && r >= self.level[li] {
-                continue;
-            }
-            self.scanned += self.members[li].len() as u64;
-            for k in 0..self.members[li].len() {
-                let q = self.members[li][k];
-                if !self.in_set[q as usize] && self.rate[q as usize] > r {
-                    self.enter(q);
-                }
-            }
-        }
-        Some(self.set.len() > before)
-    }
-
-    /// For a path of `S` the solve blocked: the paths outside `S` on each link
-    /// of it they fill join `S`. False when there are none (then the local
-    /// solve cannot stand).
-    fn unblock(&mut self, fabric: &Fabric, p: PathId) -> bool {
-        let before = self.set.len();
-        for &l in fabric.path(p) {
-            let li = l as usize;
-            let cap = fabric.capacities[li];
-            if cap - self.used[li] > coflowkit_model::CAPACITY_EPS * cap {
-                continue;
-            }
-            for k in 0..self.members[li].len() {
-                let q = self.members[li][k];
-                self.enter(q);
-            }
-        }
-        self.set.len() > before
-    }
-
-    /// A new stamp for the search's `seen` (one per call).
-    fn stamp_next(&mut self) {
-        self.stamp = self.stamp.wrapping_add(1);
-        if self.stamp == 0 {
-            self.seen.iter_mut().for_each(|s| *s = 0);
-            self.stamp = 1;
-        }
-    }
-
-    /// Every path of the solution at or above `floor` joins `S` (the tail).
-    fn take_whole_tail(&mut self, v: &NonClairvoyantView, floor: f64) {
-        for &p in v.active_paths {
-            if self.count[p as usize] > 0 && self.rate[p as usize] >= floor {
-                self.enter(p);
-            }
-        }
-    }
-
-    fn add_member(&mut self, fabric: &Fabric, p: PathId) {
-        let s0 = fabric.path_start(p);
-        for (h, &l) in fabric.path(p).iter().enumerate() {
-            let m = &mut self.members[l as usize];
-            self.slot[s0 + h] = m.len() as u32;
-            m.push(p);
-        }
-    }
-
-    fn remove_member(&mut self, fabric: &Fabric, p: PathId) {
-        let s0 = fabric.path_start(p);
-        for (h, &l) in fabric.path(p).iter().enumerate() {
-            let at = self.slot[s0 + h] as usize;
-            let m = &mut self.members[l as usize];
-            m.swap_remove(at);
-            if let Some(&q) = m.get(at) {
-                let h2 = fabric.path(q).iter().position(|&x| x == l).expect("a member crosses its link");
-                self.slot[fabric.path_start(q) + h2] = at as u32;
-            }
-        }
-    }
-
-    /// Makes `l` path `p`'s bottleneck (`NONE`: none).
-    fn set_neck(&mut self, p: PathId, l: u32) {
-        let i = p as usize;
-        let old = self.neck[i];
-        if old == l {
-            return;
-        }
-        if old != NONE {
-            let at = self.neck_slot[i] as usize;
-            let h = &mut self.held[old as usize];
-            h.swap_remove(at);
-            if let Some(&q) = h.get(at) {
-                self.neck_slot[q as usize] = at as u32;
-            }
-        }
-        if l != NONE {
-            let h = &mut self.held[l as usize];
-            self.neck_slot[i] = h.len() as u32;
-            h.push(p);
-        }
-        self.neck[i] = l;
-    }
-
-    /// Grows `S` and solves it until no path outside it is hurt (`check`).
-    /// False when the local solve cannot stand on its own or passes its budget
-    /// (then the whole tail must be solved).
-    fn solve_locally(&mut self, v: &NonClairvoyantView, floor: f64) -> bool {
-        let budget = LOCAL_BUDGET * v.active_paths.len() as u64 + 64;
-        let mut from = 0;
-        let mut work = 0u64;
-        self.scanned = 0;
-        loop {
-            self.search(v.fabric, from, floor);
-            from = self.set.len();
-            if work + self.set.len() as u64 > budget {
-                return false;
-            }
-            self.take(v.fabric);
-            self.solve_set(v);
-            work += self.paths.len() as u64;
-            match self.check(v.fabric, floor) {
-                Some(false) => return true,
-                Some(true) if work + self.scanned / 4 <= budget => {}
-                _ => return false,
-            }
-        }
-    }
-
-    /// Puts the solve of `S` into the solution and lists the rates that moved.
+    /// Puts the solve into the solution and lists the rates that moved.
     fn commit(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
-        let fabric = v.fabric;
-        for j in 0..self.paths.len() {
-            let (p, r, n) = (self.paths[j], self.rates[j], self.counts[j]);
-            for &l in fabric.path(p) {
-                self.used[l as usize] += n as f64 * r;
-            }
-            let l = self.mm.bottleneck(p).unwrap_or(NONE);
-            self.set_neck(p, l);
-            if l != NONE {
-                self.level[l as usize] = r;
-            }
+        let now = |p: PathId| v.path_count[p as usize];
+        self.reach.settle(v.fabric, &self.mm, &mut self.used, now);
+        let r = &self.reach;
+        for (&p, &x) in r.paths.iter().zip(&r.rates) {
+            self.rate[p as usize] = x;
         }
-        for j in 0..self.set.len() {
-            let p = self.set[j];
+        for (j, &p) in r.set.iter().enumerate() {
             let i = p as usize;
             let n = v.path_count[i];
-            let was = self.old_count[j];
-            self.in_set[i] = false;
+            self.count[i] = n;
             if n == 0 {
                 self.rate[i] = 0.0;
-                if was > 0 {
-                    self.remove_member(fabric, p);
-                }
-                self.set_neck(p, NONE);
-                self.count[i] = 0;
                 out.path_rates.push((p, 0.0));
-                continue;
-            }
-            if was == 0 {
-                self.add_member(fabric, p);
-            }
-            self.count[i] = n;
-        }
-        for (&p, &r) in self.paths.iter().zip(&self.rates) {
-            self.rate[p as usize] = r;
-        }
-        for j in 0..self.set.len() {
-            let p = self.set[j];
-            let (n, r) = (v.path_count[p as usize], self.rate[p as usize]);
-            if n > 0 && r != self.old_rate[j] {
-                out.path_rates.push((p, r));
+            } else if self.rate[i] != r.old_rate[j] {
+                out.path_rates.push((p, self.rate[i]));
             }
         }
     }
@@ -417,22 +114,26 @@ impl NonClairvoyantPolicy for Fair {
         let Some(floor) = self.restart_level(v) else {
             return;
         };
-        self.set.clear();
-        self.old_count.clear();
-        self.old_rate.clear();
-        self.taken = 0;
-        self.stamp_next();
+        let r = &mut self.reach;
+        r.begin();
         for &p in v.changed_paths {
-            self.enter(p);
+            r.enter(p, &self.count, &self.rate);
         }
-        let whole = !self.solve_locally(v, floor);
-        if whole {
-            self.take_whole_tail(v, floor);
-            self.take(v.fabric);
-            self.solve_set(v);
-            self.tail_solves += 1;
-        } else {
+        let budget = LOCAL_BUDGET * v.active_paths.len() as u64 + 64;
+        let caps = &v.fabric.capacities;
+        let now = |p: PathId| v.path_count[p as usize];
+        let (count, rate) = (&self.count, &self.rate);
+        let local = r.solve_local(v.fabric, &mut self.mm, caps, &mut self.used, count, rate, now, floor, budget);
+        if local {
             self.local_solves += 1;
+        } else {
+            let tail = v
+                .active_paths
+                .iter()
+                .copied()
+                .filter(|&p| count[p as usize] > 0 && rate[p as usize] >= floor);
+            r.solve_tail(v.fabric, &mut self.mm, caps, &mut self.used, count, rate, now, tail);
+            self.tail_solves += 1;
         }
         self.commit(v, out);
     }
