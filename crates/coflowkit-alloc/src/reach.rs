@@ -119,6 +119,17 @@ impl Reach {
         }
     }
 
+    /// Puts into `S` every member of link `l` with a rate of at least `floor`
+    /// (its input moved where the solution cannot take it).
+    pub fn enter_members(&mut self, l: LinkId, floor: f64, count: &[u32], rate: &[f64]) {
+        for k in 0..self.members[l as usize].len() {
+            let q = self.members[l as usize][k];
+            if rate[q as usize] >= floor {
+                self.enter(q, count, rate);
+            }
+        }
+    }
+
     /// Whether path `p` is in `S`.
     pub fn in_set(&self, p: PathId) -> bool {
         self.in_set[p as usize]
@@ -389,6 +400,16 @@ impl Reach {
     pub fn forget(&mut self, fabric: &Fabric, p: PathId) {
         self.remove_member(fabric, p);
         self.set_neck(p, NONE);
+    }
+
+    /// Registers path `p`, solved outside a local solve (from scratch) with
+    /// bottleneck `l` (`NONE`: none) at rate `r`, as a member of its links.
+    pub fn place(&mut self, fabric: &Fabric, p: PathId, l: u32, r: f64) {
+        self.add_member(fabric, p);
+        self.set_neck(p, l);
+        if l != NONE {
+            self.level[l as usize] = r;
+        }
     }
 
     /// The link bounding path `p` in the kept structure (`NONE`: none).

@@ -19,7 +19,8 @@
 //! paths whose rate changed, so that a call costs what changed and what is
 //! re-solved, never the untouched flows. One solver uses one of the two.
 
-use crate::MaxMin;
+use crate::reach::NONE;
+use crate::{MaxMin, Reach};
 use coflowkit_model::{Fabric, PathId, CAPACITY_EPS};
 
 /// A moved residual on a link that bounded no rate keeps the solution only when
@@ -31,6 +32,8 @@ const SLACK_MARGIN: f64 = 1e-9;
 #[derive(Default)]
 pub struct TailMaxMin {
     mm: MaxMin,
+    /// Where a change reaches: tails are solved locally (see [`Reach`]).
+    reach: Reach,
     valid: bool,
     /// Per path: flows of the solution in force and their per-flow rate.
     count: Vec<u32>,
@@ -54,6 +57,9 @@ pub struct TailMaxMin {
     solve_paths: Vec<PathId>,
     solve_counts: Vec<u32>,
     solve_rates: Vec<f64>,
+    /// Scratch of local solves: the solved paths by rate, and the merge.
+    fresh: Vec<(f64, PathId)>,
+    merged: Vec<(f64, PathId)>,
     /// Calls answered by solving only a tail (or nothing), and from scratch.
     pub tail_solves: u64,
     pub full_solves: u64,
@@ -213,15 +219,16 @@ impl TailMaxMin {
                 }
             }
         }
-        // The rates in force of the paths about to be solved again.
         if level > 0.0 {
-            let keep = self.by_rate.partition_point(|&(r, _)| r < level);
-            for &(r, p) in &self.by_rate[keep..] {
-                self.prev[p as usize] = r;
-                self.prev_call[p as usize] = self.calls;
-            }
             self.tail_solves += 1;
             self.solve_tail(fabric, residual, level, true);
+            let r = &self.reach;
+            for (j, &p) in r.set.iter().enumerate() {
+                let pi = p as usize;
+                if self.count[pi] > 0 && self.rate[pi].to_bits() != r.old_rate[j].to_bits() {
+                    changed.push((p, self.rate[pi]));
+                }
+            }
         } else {
             for &p in &self.list {
                 self.prev[p as usize] = self.rate[p as usize];
@@ -229,16 +236,16 @@ impl TailMaxMin {
             }
             self.full_solves += 1;
             self.solve_full(fabric, residual);
-        }
-        for &p in &self.solve_paths {
-            let pi = p as usize;
-            let old = if self.prev_call[pi] == self.calls {
-                self.prev[pi]
-            } else {
-                0.0
-            };
-            if self.rate[pi].to_bits() != old.to_bits() {
-                changed.push((p, self.rate[pi]));
+            for &p in &self.solve_paths {
+                let pi = p as usize;
+                let old = if self.prev_call[pi] == self.calls {
+                    self.prev[pi]
+                } else {
+                    0.0
+                };
+                if self.rate[pi].to_bits() != old.to_bits() {
+                    changed.push((p, self.rate[pi]));
+                }
             }
         }
         self.choose_form(level > 0.0);
@@ -257,6 +264,7 @@ impl TailMaxMin {
             // Leave the kept form; `rate` stays: it holds the rates in force.
             for &(_, p) in &self.by_rate {
                 self.count[p as usize] = 0;
+                self.reach.forget(fabric, p);
             }
             self.by_rate.clear();
             self.forget_links();
@@ -342,6 +350,7 @@ impl TailMaxMin {
 
     /// Sizes the per-path and per-link arrays for `fabric`.
     fn grow(&mut self, fabric: &Fabric) {
+        self.reach.grow(fabric);
         let (np, nl) = (fabric.num_paths(), fabric.num_links());
         if self.count.len() < np {
             self.count.resize(np, 0);
@@ -505,6 +514,7 @@ impl TailMaxMin {
         for &(_, p) in &self.by_rate {
             self.count[p as usize] = 0;
             self.rate[p as usize] = 0.0;
+            self.reach.forget(fabric, p);
         }
         self.by_rate.clear();
         self.forget_links();
@@ -524,44 +534,114 @@ impl TailMaxMin {
         self.valid = true;
     }
 
-    /// Keeps the paths below `level`, takes the others out of the solution and
-    /// solves those that still have flows on what the kept ones leave.
-    /// With `fresh` (delta form), the paths of `pending` that had no flows in
-    /// the solution and have some now are solved too, their links added.
+    /// Solves again what the changes since the last call reach, from `level`
+    /// up (see [`Reach`]): the paths whose flows changed (in the delta form,
+    /// `pending`, new paths included, with `fresh`; otherwise the paths that
+    /// lost flows) and, on a link whose residual moved where it matters, every
+    /// path at or above `level`; then the paths their links bound, and so on. A
+    /// local solve that cannot stand on its own, or costs more than twice the
+    /// solution's paths, solves every path at or above `level` instead (the
+    /// tail). Kept rates below `level` stand (module docs).
     fn solve_tail(&mut self, fabric: &Fabric, residual: &mut [f64], level: f64, fresh: bool) {
-        let keep = self.by_rate.partition_point(|&(r, _)| r < level);
-        self.solve_paths.clear();
+        self.reach.begin();
+        let (count, rate) = (&self.count, &self.rate);
         if fresh {
             for &p in &self.pending {
-                if self.count[p as usize] == 0 && self.flows_now(p) > 0 {
-                    self.solve_paths.push(p);
+                if self.count[p as usize] == self.flows_now(p) {
+                    continue; // unchanged, or blocked with its new count
+                }
+                self.reach.enter(p, count, rate);
+                if self.count[p as usize] == 0 {
                     for &l in fabric.path(p) {
                         let li = l as usize;
                         if !self.on[li] {
                             self.on[li] = true;
                             self.links.push(l);
+                            self.input[li] = residual[li];
                         }
                     }
                 }
             }
-        }
-        for &(r, p) in &self.by_rate[keep..] {
-            let pi = p as usize;
-            let n = self.count[pi] as f64;
-            for &l in fabric.path(p) {
-                let li = l as usize;
-                self.used[li] -= n * r;
-                if self.low[li] >= level {
-                    self.low[li] = f64::INFINITY; // set again by the re-solved paths
+        } else {
+            for &(_, p) in &self.by_rate {
+                if self.flows_now(p) < self.count[p as usize] {
+                    self.reach.enter(p, count, rate);
                 }
             }
-            self.count[pi] = 0;
-            self.rate[pi] = 0.0;
-            if self.flows_now(p) > 0 {
-                self.solve_paths.push(p);
+        }
+        for &l in &self.links {
+            let li = l as usize;
+            let x = residual[li];
+            if x.to_bits() == self.input[li].to_bits()
+                || self.slack(fabric, li, x)
+                || self.closed(fabric, li, residual)
+            {
+                continue;
+            }
+            self.reach.enter_members(l, level, count, rate);
+        }
+        let (stamp, newc, epoch) = (&self.stamp, &self.newc, self.epoch);
+        let now = |p: PathId| {
+            if stamp[p as usize] == epoch {
+                newc[p as usize]
+            } else {
+                0
+            }
+        };
+        let budget = 2 * self.by_rate.len() as u64 + 64;
+        let local = self.reach.solve_local(
+            fabric,
+            &mut self.mm,
+            residual,
+            &mut self.used,
+            count,
+            rate,
+            now,
+            level,
+            budget,
+        );
+        if !local {
+            let keep = self.by_rate.partition_point(|&(r, _)| r < level);
+            let tail = self.by_rate[keep..].iter().map(|&(_, p)| p);
+            self.reach.solve_tail(
+                fabric,
+                &mut self.mm,
+                residual,
+                &mut self.used,
+                count,
+                rate,
+                now,
+                tail,
+            );
+        }
+        self.paths_solved += self.reach.paths.len() as u64;
+        // The rate order loses the paths of `S` (found before `settle`
+        // forgets who is in `S`) and takes them back with their new rates.
+        let reach = &self.reach;
+        self.by_rate.retain(|&(_, p)| !reach.in_set(p));
+        self.reach.settle(fabric, &self.mm, &mut self.used, now);
+        let r = &self.reach;
+        for &p in &r.set {
+            self.rate[p as usize] = 0.0;
+            self.count[p as usize] = now(p);
+        }
+        self.fresh.clear();
+        for (&p, &x) in r.paths.iter().zip(&r.rates) {
+            let pi = p as usize;
+            self.rate[pi] = x;
+            self.fresh.push((x, p));
+            if x > 0.0 {
+                for &l in fabric.path(p) {
+                    let low = &mut self.low[l as usize];
+                    *low = low.min(x); // a bound from below: see `low`
+                }
+            }
+            let neck = r.neck(p);
+            if neck != NONE {
+                self.tight[neck as usize] = true;
             }
         }
-        self.by_rate.truncate(keep);
+        merge_by_rate(&mut self.by_rate, &mut self.fresh, &mut self.merged);
         for &l in &self.links {
             let li = l as usize;
             let x = residual[li];
@@ -571,7 +651,6 @@ impl TailMaxMin {
             }
             residual[li] = (x - self.used[li].max(0.0)).max(0.0);
         }
-        self.solve_and_keep(fabric, residual);
     }
 
     /// One counted max-min of `solve_paths` with the current counts, on
@@ -601,6 +680,8 @@ impl TailMaxMin {
             let (n, r) = (self.solve_counts[i], self.solve_rates[i]);
             self.count[p as usize] = n;
             self.rate[p as usize] = r;
+            let neck = self.mm.bottleneck(p).unwrap_or(NONE);
+            self.reach.place(fabric, p, neck, r);
             for &l in fabric.path(p) {
                 let li = l as usize;
                 self.used[li] += n as f64 * r;
@@ -658,6 +739,30 @@ impl TailMaxMin {
                 .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         }
     }
+}
+
+/// Merges `fresh` (sorted here) into `by_rate`, both by `(rate, path)`.
+fn merge_by_rate(
+    by_rate: &mut Vec<(f64, PathId)>,
+    fresh: &mut [(f64, PathId)],
+    merged: &mut Vec<(f64, PathId)>,
+) {
+    let key = |a: &(f64, PathId), b: &(f64, PathId)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
+    fresh.sort_unstable_by(key);
+    merged.clear();
+    let (mut i, mut j) = (0, 0);
+    while i < by_rate.len() && j < fresh.len() {
+        if key(&by_rate[i], &fresh[j]).is_le() {
+            merged.push(by_rate[i]);
+            i += 1;
+        } else {
+            merged.push(fresh[j]);
+            j += 1;
+        }
+    }
+    merged.extend_from_slice(&by_rate[i..]);
+    merged.extend_from_slice(&fresh[j..]);
+    std::mem::swap(by_rate, merged);
 }
 
 #[cfg(test)]
