@@ -158,6 +158,13 @@ impl TailMaxMin {
         self.window = (0, 0);
     }
 
+    /// The links the last call may have written in the residual: every link of
+    /// the kept solution; `None` after a plain solve (then any link of its
+    /// paths). A driver that reuses one residual array puts these back.
+    pub fn written_links(&self) -> Option<&[u32]> {
+        self.valid.then_some(&self.links[..])
+    }
+
     /// Forgets the solution in force (the next call solves from scratch).
     pub fn clear(&mut self) {
         self.valid = false;

@@ -255,6 +255,10 @@ struct Engine<'w> {
     decision: Decision,
     /// One kept max-min per strict-priority class (class decisions).
     class_mm: Vec<TailMaxMin>,
+    /// Scratch of `classes_to_rates`: the active flows' paths, and a residual
+    /// that is all capacities between calls (only written links are put back).
+    class_paths: Vec<PathId>,
+    class_residual: Vec<f64>,
 }
 
 impl<'w> Engine<'w> {
@@ -320,6 +324,8 @@ impl<'w> Engine<'w> {
             bits: Vec::new(),
             decision: Decision::default(),
             class_mm: Vec::new(),
+            class_paths: Vec::new(),
+            class_residual: Vec::new(),
         }
     }
 
@@ -648,22 +654,43 @@ impl<'w> Engine<'w> {
 
     /// Strict priority across classes, max-min fair within a class.
     fn classes_to_rates(&mut self) {
-        let paths: Vec<PathId> = self
-            .d
-            .active
-            .iter()
-            .map(|&f| self.d.flow_path[f as usize])
-            .collect();
-        let mut residual = self.w.fabric.capacities.clone();
+        let caps = &self.w.fabric.capacities;
+        self.class_paths.clear();
+        let paths = self.d.active.iter().map(|&f| self.d.flow_path[f as usize]);
+        self.class_paths.extend(paths);
+        if self.class_residual.len() != caps.len() {
+            self.class_residual.clear();
+            self.class_residual.extend_from_slice(caps);
+        }
         let d = &mut self.decision;
         class_rates_kept(
             &mut self.class_mm,
             &self.w.fabric,
-            &mut residual,
-            &paths,
+            &mut self.class_residual,
+            &self.class_paths,
             &d.classes,
             &mut d.rates,
         );
+        // Back to all capacities: the links each class present wrote, or all.
+        let mut present = [false; 256];
+        for &c in &d.classes {
+            present[c as usize] = true;
+        }
+        let res = &mut self.class_residual;
+        for (c, s) in self.class_mm.iter().enumerate() {
+            if !present[c] {
+                continue;
+            }
+            match s.written_links() {
+                Some(links) => links
+                    .iter()
+                    .for_each(|&l| res[l as usize] = caps[l as usize]),
+                None => {
+                    res.copy_from_slice(caps);
+                    break;
+                }
+            }
+        }
     }
 
     /// The rate of coflow `k` now (the sum of its flows').
