@@ -54,14 +54,20 @@ pub struct CoflowPriority {
     old_tight: Vec<bool>,
     kept: Vec<f64>,
     link_j: Vec<u32>,
+    /// Kept max-min solutions of the largest coflows (see [`BIG_COFLOW`]): per
+    /// entry the coflow index it serves (`u32::MAX`: none), the call that last
+    /// used it, and the solver.
+    pool: Vec<(u32, u64, TailMaxMin)>,
     /// How many coflows were replayed rather than solved (for tests and profiles).
     pub replays: u64,
+    /// How many coflows were answered by a kept solution of the pool.
+    pub pooled: u64,
     /// How many coflows were solved from a level up rather than whole.
     pub tail_solves: u64,
 }
 
 /// One coflow's last solve in [`CoflowPriority::run`].
-#[derive(Default, Clone)]
+#[derive(Clone)]
 struct Memo {
     /// False until solved, and after the coflow was left out of an order (its
     /// flows were then stopped).
@@ -82,6 +88,9 @@ struct Memo {
     /// positive.
     rates: Vec<f64>,
     moving: bool,
+    /// The pool entry solving the coflow (`NOT_POOLED`: its memo solves it;
+    /// then `links`, `input`, `took`, `tight` and the buckets are its own).
+    pool: u32,
     /// Its flows by the last link of their path: the distinct last links, and
     /// the flows' offsets in the coflow's range, `by_last[last_start[j]..
     /// last_start[j + 1]]` for `last_links[j]`. Most flows of a coflow that is
@@ -132,6 +141,29 @@ impl Memo {
     }
 }
 
+const NOT_POOLED: u32 = u32::MAX;
+
+impl Default for Memo {
+    fn default() -> Self {
+        Memo {
+            valid: false,
+            members: (0, 0),
+            flows: Vec::new(),
+            links: Vec::new(),
+            input: Vec::new(),
+            output: Vec::new(),
+            took: Vec::new(),
+            tight: Vec::new(),
+            rates: Vec::new(),
+            moving: false,
+            pool: NOT_POOLED,
+            last_links: Vec::new(),
+            last_start: Vec::new(),
+            by_last: Vec::new(),
+        }
+    }
+}
+
 /// Drops finished flows from `m`'s buckets in place: `new_of[o]` is the new
 /// offset of the flow at old offset `o`, `u32::MAX` for a finished one.
 fn filter_buckets(m: &mut Memo, new_of: &[u32]) {
@@ -153,6 +185,16 @@ fn filter_buckets(m: &mut Memo, new_of: &[u32]) {
     m.last_start[n] = at;
     m.by_last.truncate(at as usize);
 }
+
+/// A coflow with at least this many active flows is solved by a [`TailMaxMin`]
+/// kept for it (one of `POOL` kept at a time, the least recently used given to
+/// a new one) rather than by its memo: a memo solves again every flow at or
+/// above the lowest rate of a finished one (a tail) and walks every link of the
+/// coflow, where the kept solution solves again what a completion reaches
+/// ([`coflowkit_alloc::Reach`]). A shuffle of thousands of flows on a large
+/// FatTree crosses tens of thousands of links.
+const BIG_COFLOW: usize = 512;
+const POOL: usize = 2;
 
 /// A slack link is replayed only with a residual above `took · (1 + SLACK_MARGIN)`:
 /// near equality a fresh solve could saturate it in a tie, and only re-solving
@@ -207,6 +249,12 @@ impl CoflowPriority {
         let range = c.groups[g].range();
         let k = c.groups[g].coflow as usize;
         self.seen[k] = self.calls;
+        if range.len() >= BIG_COFLOW || self.memo[k].pool != NOT_POOLED {
+            if let Some(e) = self.pool_entry(k, range.len()) {
+                self.visit_pooled(c, g, e, out);
+                return;
+            }
+        }
         let same = self.memo[k].same_flows(c, k, range.len());
         if same && self.memo[k].fits(c, &self.residual) {
             self.replays += 1;
@@ -271,6 +319,103 @@ impl CoflowPriority {
             }
         }
         self.memo[k] = m;
+    }
+
+    /// The pool entry for coflow `k` with `n` active flows: its own, or, for a
+    /// coflow of at least [`BIG_COFLOW`] flows, a new one (a free entry or the
+    /// least recently used, unless that one served another coflow in this
+    /// call). A coflow that drops under [`BIG_COFLOW`] keeps its entry until
+    /// another takes it. `None`: its memo solves it.
+    fn pool_entry(&mut self, k: usize, n: usize) -> Option<usize> {
+        let own = self.memo[k].pool;
+        if own != NOT_POOLED {
+            self.pool[own as usize].1 = self.calls;
+            return Some(own as usize);
+        }
+        if n < BIG_COFLOW {
+            return None;
+        }
+        if self.pool.len() < POOL {
+            self.pool.push((u32::MAX, 0, TailMaxMin::new()));
+        }
+        let e = (0..self.pool.len()).min_by_key(|&e| self.pool[e].1)?;
+        if self.pool[e].1 == self.calls {
+            return None;
+        }
+        let prev = self.pool[e].0;
+        if prev != u32::MAX {
+            // Back to its memo, which solves it from scratch next time (its
+            // links and buckets are built again; its rates stay those in force).
+            let m = &mut self.memo[prev as usize];
+            m.pool = NOT_POOLED;
+            m.members.0 = u32::MAX;
+        }
+        self.pool[e].0 = k as u32;
+        self.pool[e].1 = self.calls;
+        self.pool[e].2.clear();
+        self.memo[k].pool = e as u32;
+        Some(e)
+    }
+
+    /// Gives group `g` its rates from pool entry `e` (a [`TailMaxMin`] kept for
+    /// its coflow: rates equal to a fresh max-min of its flows on
+    /// `self.residual`, up to float sums) and writes those that moved.
+    fn visit_pooled(&mut self, c: &Common, g: usize, e: usize, out: &mut Decision) {
+        let range = c.groups[g].range();
+        let k = c.groups[g].coflow as usize;
+        self.pooled += 1;
+        let mut m = std::mem::take(&mut self.memo[k]);
+        self.old_rates(c, range.clone(), &m);
+        m.valid = true;
+        m.members = (c.coflow_started[k], range.len());
+        m.flows.clear();
+        m.flows.extend_from_slice(&c.active[range.clone()]);
+        m.rates.clear();
+        m.rates.resize(range.len(), 0.0);
+        if !self.cuts.blocked(c, g, &self.residual) {
+            self.paths.clear();
+            let paths = c.active[range.clone()].iter().map(|&f| c.flow_path[f as usize]);
+            self.paths.extend(paths);
+            self.pool[e]
+                .2
+                .solve(c.fabric, &mut self.residual, &self.paths, &mut m.rates);
+        }
+        m.moving = m.rates.iter().any(|&r| r > 0.0);
+        for (i, (&r, j)) in range.zip(m.rates.iter().zip(0..)) {
+            let write = if !out.delta {
+                r != 0.0
+            } else {
+                self.old[j].to_bits() != r.to_bits()
+            };
+            if write {
+                out.rates[i] = r;
+                out.touched.push(i as u32);
+            }
+        }
+        self.memo[k] = m;
+    }
+
+    /// Puts in `self.old` the rate in force of each flow at `range` of a
+    /// coflow whose last solve is `m` (0 for a flow it did not have, or when
+    /// it is not valid: its flows were stopped).
+    fn old_rates(&mut self, c: &Common, range: std::ops::Range<usize>, m: &Memo) {
+        let flows = &c.active[range];
+        self.old.clear();
+        self.old.resize(flows.len(), 0.0);
+        if !m.valid {
+            return;
+        }
+        // Both lists are sorted by flow index.
+        let mut a = 0;
+        for (j, &f) in flows.iter().enumerate() {
+            while a < m.flows.len() && m.flows[a] < f {
+                a += 1;
+            }
+            if a < m.flows.len() && m.flows[a] == f {
+                self.old[j] = m.rates[a];
+                a += 1;
+            }
+        }
     }
 
     /// Delta decisions: stops the flows of every active coflow that an earlier
