@@ -636,7 +636,6 @@ impl TailMaxMin {
         for (&p, &x) in r.paths.iter().zip(&r.rates) {
             let pi = p as usize;
             self.rate[pi] = x;
-            self.fresh.push((x, p));
             if x > 0.0 {
                 for &l in fabric.path(p) {
                     let low = &mut self.low[l as usize];
@@ -647,6 +646,20 @@ impl TailMaxMin {
             if neck != NONE {
                 self.tight[neck as usize] = true;
             }
+        }
+        // The solved paths by rate: blocked ones (0), then in the order they
+        // froze, which is by rate unless a rounding hair or a one-path solve
+        // says otherwise (then sorted).
+        self.fresh.clear();
+        let rate = &self.rate;
+        let zeros = r.paths.iter().filter(|&&p| rate[p as usize] == 0.0);
+        self.fresh.extend(zeros.map(|&p| (0.0, p)));
+        let frozen = self.mm.frozen_paths().map(|p| (rate[p as usize], p));
+        self.fresh.extend(frozen);
+        if self.fresh.len() != r.paths.len() {
+            self.fresh.clear();
+            self.fresh
+                .extend(r.paths.iter().map(|&p| (rate[p as usize], p)));
         }
         merge_by_rate(&mut self.by_rate, &mut self.fresh, &mut self.merged);
         for &l in &self.links {
@@ -748,14 +761,17 @@ impl TailMaxMin {
     }
 }
 
-/// Merges `fresh` (sorted here) into `by_rate`, both by `(rate, path)`.
+/// Merges `fresh` into `by_rate`, both by rate (`fresh` is sorted here
+/// unless it already is).
 fn merge_by_rate(
     by_rate: &mut Vec<(f64, PathId)>,
     fresh: &mut [(f64, PathId)],
     merged: &mut Vec<(f64, PathId)>,
 ) {
-    let key = |a: &(f64, PathId), b: &(f64, PathId)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
-    fresh.sort_unstable_by(key);
+    let key = |a: &(f64, PathId), b: &(f64, PathId)| a.0.total_cmp(&b.0);
+    if !fresh.windows(2).all(|w| key(&w[0], &w[1]).is_le()) {
+        fresh.sort_unstable_by(key);
+    }
     merged.clear();
     let (mut i, mut j) = (0, 0);
     while i < by_rate.len() && j < fresh.len() {

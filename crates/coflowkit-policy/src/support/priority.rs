@@ -374,7 +374,9 @@ impl CoflowPriority {
         m.rates.resize(range.len(), 0.0);
         if !self.cuts.blocked(c, g, &self.residual) {
             self.paths.clear();
-            let paths = c.active[range.clone()].iter().map(|&f| c.flow_path[f as usize]);
+            let paths = c.active[range.clone()]
+                .iter()
+                .map(|&f| c.flow_path[f as usize]);
             self.paths.extend(paths);
             self.pool[e]
                 .2
