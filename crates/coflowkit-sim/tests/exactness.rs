@@ -29,6 +29,10 @@ const CI_SUBSET: &[(&str, &str)] = &[
     ("fb100-fattree8", "pfp"),
     ("fb100-fattree8", "sincronia"),
     ("fb100-fattree8", "ncdrf"),
+    // Local solves of kept groups (`Reach` in TailMaxMin): strict-priority
+    // classes, and the pool of kept solutions of large coflows.
+    ("fb100-fattree8", "spq"),
+    ("fb100-fattree8", "aalo"),
     ("fb-bigswitch", "drf"),
     ("fb-bigswitch", "fair"),
 ];

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::testkit::Case;
-use coflowkit_model::Pcg32;
+use coflowkit_model::{Fabric, Pcg32};
 
 /// One call of `p` on `c` with coflows in `order` (coflow indices): the rates.
 fn call(p: &mut CoflowPriority, c: &Case, order: &[u32]) -> Vec<f64> {
@@ -256,4 +256,62 @@ fn a_changed_residual_is_solved_again() {
     assert_eq!(call(&mut p, &c, &[0, 1]), vec![10.0, 0.0, 10.0]);
     assert_eq!(call(&mut p, &c, &[1, 0]), vec![5.0, 5.0, 5.0]);
     assert_eq!(call(&mut p, &c, &[0, 1]), vec![10.0, 0.0, 10.0]);
+}
+
+#[test]
+fn large_coflows_answer_from_kept_solutions_as_fresh_solves_do() {
+    // A FatTree of k = 4 (16 hosts; fabric links 0.6 of the host links, so
+    // both bound rates). Coflow 0: 3 flows; coflows 1-3: BIG_COFLOW + 40
+    // random flows each, more large coflows than the pool keeps, so entries
+    // pass from one to another. At each of 30 calls the order is reshuffled,
+    // now and then a coflow is left out, and 15 random flows finish. A reused
+    // solver (and one answering in delta form, applied to the rates in
+    // force) must give what a fresh one gives, to 1e-9 relative.
+    let mut rng = Pcg32::new(4242, 11);
+    let f = Fabric::fat_tree(4, 16, 1.0, 0.6, coflowkit_model::Placement::Spread, 1).unwrap();
+    let mut flows = vec![
+        (0, 0, 1, 1.0, 0.0),
+        (0, 2, 5, 1.0, 0.0),
+        (0, 3, 9, 1.0, 0.0),
+    ];
+    for k in 1..4u32 {
+        for _ in 0..BIG_COFLOW + 40 {
+            let s = rng.below(16);
+            let d = (s + 1 + rng.below(15)) % 16;
+            flows.push((k, s, d, 1.0, 0.0));
+        }
+    }
+    let mut c = Case::on(f, &flows);
+    let mut active: Vec<u32> = (0..flows.len() as u32).collect();
+    c.set_active(&active);
+    let mut order: Vec<u32> = (0..4).collect();
+    let (mut reused, mut delta) = (CoflowPriority::default(), CoflowPriority::default());
+    let mut in_force = vec![0.0; flows.len()];
+    for call_no in 0..30 {
+        rng.shuffle(&mut order);
+        let listed: Vec<u32> = if call_no % 7 == 3 {
+            order[1..].to_vec()
+        } else {
+            order.clone()
+        };
+        let want = call(&mut CoflowPriority::default(), &c, &listed);
+        let got = call(&mut reused, &c, &listed);
+        apply_delta(&mut delta, &c, &listed, &mut in_force);
+        let by_delta: Vec<f64> = active.iter().map(|&f| in_force[f as usize]).collect();
+        for (i, &w) in want.iter().enumerate() {
+            for (what, g) in [("reused", got[i]), ("delta", by_delta[i])] {
+                assert!(
+                    (g - w).abs() <= 1e-9 * w.abs().max(1e-12),
+                    "{what}, call {call_no}, position {i}: {g} vs {w}"
+                );
+            }
+        }
+        for _ in 0..15 {
+            let gone = active.remove(rng.below(active.len() as u32) as usize);
+            in_force[gone as usize] = 0.0;
+        }
+        c.set_active(&active);
+    }
+    assert!(reused.pooled >= 40, "{} pooled answers", reused.pooled);
+    assert!(delta.pooled >= 40, "{} pooled delta answers", delta.pooled);
 }
