@@ -535,6 +535,9 @@ impl TailMaxMin {
                 }
             }
         }
+        // By link number: the per-call walks over them then read the residual
+        // and the per-link tables in memory order.
+        self.links.sort_unstable();
         self.solve_paths.clear();
         self.solve_paths.extend_from_slice(&self.list);
         self.solve_and_keep(fabric, residual);

@@ -25,6 +25,10 @@ pub struct CoflowPriority {
     /// The levels [`CoflowPriority::serve_level`] solves, kept across calls.
     served: Vec<TailMaxMin>,
     pub residual: Vec<f64>,
+    /// The links written in `residual` since it was last all capacities
+    /// (repeats allowed), or `dirty_all`: put back at the next start.
+    dirty: Vec<u32>,
+    dirty_all: bool,
     cuts: Cuts,
     paths: Vec<PathId>,
     tmp: Vec<f64>,
@@ -212,8 +216,7 @@ impl CoflowPriority {
         out.sparse = true;
         out.delta = out.delta_ok;
         self.calls += 1;
-        self.residual.clear();
-        self.residual.extend_from_slice(&c.fabric.capacities);
+        self.fresh_residual(c);
         let nc = c.coflow_started.len();
         if self.memo.len() < nc {
             self.memo.resize(nc, Memo::default());
@@ -260,6 +263,7 @@ impl CoflowPriority {
             self.replays += 1;
             let m = &mut self.memo[k];
             m.replay(&mut self.residual);
+            self.dirty.extend_from_slice(&m.links);
             if !out.delta {
                 for (i, &r) in range.zip(&m.rates) {
                     if r != 0.0 {
@@ -306,6 +310,7 @@ impl CoflowPriority {
         }
         m.output
             .extend(m.links.iter().map(|&l| self.residual[l as usize]));
+        self.dirty.extend_from_slice(&m.links);
         m.moving = m.rates.iter().any(|&r| r > 0.0);
         for (i, (&r, j)) in range.zip(m.rates.iter().zip(0..)) {
             let write = if !out.delta {
@@ -378,9 +383,9 @@ impl CoflowPriority {
                 .iter()
                 .map(|&f| c.flow_path[f as usize]);
             self.paths.extend(paths);
-            self.pool[e]
-                .2
-                .solve(c.fabric, &mut self.residual, &self.paths, &mut m.rates);
+            let s = &mut self.pool[e].2;
+            s.solve(c.fabric, &mut self.residual, &self.paths, &mut m.rates);
+            wrote(&mut self.dirty, &mut self.dirty_all, s);
         }
         m.moving = m.rates.iter().any(|&r| r > 0.0);
         for (i, (&r, j)) in range.zip(m.rates.iter().zip(0..)) {
@@ -677,9 +682,26 @@ impl CoflowPriority {
     /// Starts a round: the whole fabric is free again.
     pub fn begin(&mut self, c: &Common, out: &mut Decision) {
         out.sparse = true;
-        self.residual.clear();
-        self.residual.extend_from_slice(&c.fabric.capacities);
+        self.fresh_residual(c);
     }
+
+    /// Makes `residual` all capacities again: the links written since, or a
+    /// copy of every capacity (the first time, or after a write not listed).
+    fn fresh_residual(&mut self, c: &Common) {
+        let caps = &c.fabric.capacities;
+        if self.dirty_all || self.residual.len() != caps.len() {
+            self.residual.clear();
+            self.residual.extend_from_slice(caps);
+        } else {
+            for &l in &self.dirty {
+                self.residual[l as usize] = caps[l as usize];
+            }
+        }
+        self.dirty.clear();
+        self.dirty_all = false;
+    }
+
+
 
     /// Gives the active flows at `positions` (indices into `c.active`) max-min fair
     /// rates on what is left in `self.residual`, writes them and takes them from
@@ -727,8 +749,14 @@ impl CoflowPriority {
         self.tmp.resize(self.paths.len(), 0.0);
         let (fab, res) = (c.fabric, &mut self.residual);
         match level {
-            Some(x) => self.served[x].solve(fab, res, &self.paths, &mut self.tmp),
-            None => self.mm.solve(fab, res, &self.paths, &mut self.tmp),
+            Some(x) => {
+                self.served[x].solve(fab, res, &self.paths, &mut self.tmp);
+                wrote(&mut self.dirty, &mut self.dirty_all, &self.served[x]);
+            }
+            None => {
+                self.mm.solve(fab, res, &self.paths, &mut self.tmp);
+                self.dirty_all = true;
+            }
         }
         for (i, &r) in positions.zip(&self.tmp) {
             out.rates[i] = r;
@@ -738,6 +766,15 @@ impl CoflowPriority {
                 out.touch(i);
             }
         }
+    }
+}
+
+/// Lists in `dirty` what kept solver `s` wrote in a residual: its links, or
+/// every link (`all`) after a plain solve.
+fn wrote(dirty: &mut Vec<u32>, all: &mut bool, s: &TailMaxMin) {
+    match s.written_links() {
+        Some(links) => dirty.extend_from_slice(links),
+        None => *all = true,
     }
 }
 
