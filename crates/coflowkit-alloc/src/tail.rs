@@ -60,6 +60,8 @@ pub struct TailMaxMin {
     /// Scratch of local solves: the solved paths by rate, and the merge.
     fresh: Vec<(f64, PathId)>,
     merged: Vec<(f64, PathId)>,
+    /// The paths that lost flows (from `restart_level`, the plain form).
+    losers: Vec<PathId>,
     /// Calls answered by solving only a tail (or nothing), and from scratch.
     pub tail_solves: u64,
     pub full_solves: u64,
@@ -387,7 +389,9 @@ impl TailMaxMin {
 
     /// The lowest old rate of a path that lost flows; 0 when a path gained flows
     /// or a residual moved where it matters; infinite when nothing changed.
-    fn restart_level(&self, fabric: &Fabric, residual: &[f64]) -> f64 {
+    /// The paths that lost flows are listed in `losers`.
+    fn restart_level(&mut self, fabric: &Fabric, residual: &[f64]) -> f64 {
+        self.losers.clear();
         if self.gained(&self.list) || self.residual_moved(fabric, residual) {
             return 0.0;
         }
@@ -395,6 +399,7 @@ impl TailMaxMin {
         for &(r, p) in &self.by_rate {
             if self.flows_now(p) < self.count[p as usize] {
                 level = level.min(r);
+                self.losers.push(p);
             }
         }
         level
@@ -572,23 +577,23 @@ impl TailMaxMin {
                     }
                 }
             }
-        } else {
-            for &(_, p) in &self.by_rate {
-                if self.flows_now(p) < self.count[p as usize] {
-                    self.reach.enter(p, count, rate);
+            // A residual moved where it matters (only the delta form gets
+            // here with one: the plain form solves from scratch).
+            for &l in &self.links {
+                let li = l as usize;
+                let x = residual[li];
+                if x.to_bits() == self.input[li].to_bits()
+                    || self.slack(fabric, li, x)
+                    || self.closed(fabric, li, residual)
+                {
+                    continue;
                 }
+                self.reach.enter_members(l, level, count, rate);
             }
-        }
-        for &l in &self.links {
-            let li = l as usize;
-            let x = residual[li];
-            if x.to_bits() == self.input[li].to_bits()
-                || self.slack(fabric, li, x)
-                || self.closed(fabric, li, residual)
-            {
-                continue;
+        } else {
+            for &p in &self.losers {
+                self.reach.enter(p, count, rate);
             }
-            self.reach.enter_members(l, level, count, rate);
         }
         let (stamp, newc, epoch) = (&self.stamp, &self.newc, self.epoch);
         let now = |p: PathId| {
@@ -625,34 +630,18 @@ impl TailMaxMin {
             );
         }
         self.paths_solved += self.reach.paths.len() as u64;
-        // The rate order loses the paths of `S` (found before `settle`
-        // forgets who is in `S`) and takes them back with their new rates.
-        let reach = &self.reach;
-        self.by_rate.retain(|&(_, p)| !reach.in_set(p));
-        self.reach.settle(fabric, &self.mm, &mut self.used, now);
         let r = &self.reach;
         for &p in &r.set {
             self.rate[p as usize] = 0.0;
             self.count[p as usize] = now(p);
         }
-        self.fresh.clear();
         for (&p, &x) in r.paths.iter().zip(&r.rates) {
-            let pi = p as usize;
-            self.rate[pi] = x;
-            if x > 0.0 {
-                for &l in fabric.path(p) {
-                    let low = &mut self.low[l as usize];
-                    *low = low.min(x); // a bound from below: see `low`
-                }
-            }
-            let neck = r.neck(p);
-            if neck != NONE {
-                self.tight[neck as usize] = true;
-            }
+            self.rate[p as usize] = x;
         }
         // The solved paths by rate: blocked ones (0), then in the order they
         // froze, which is by rate unless a rounding hair or a one-path solve
-        // says otherwise (then sorted).
+        // says otherwise (then sorted). They replace the paths of `S` in the
+        // rate order (before `settle` forgets who is in `S`).
         self.fresh.clear();
         let rate = &self.rate;
         let zeros = r.paths.iter().filter(|&&p| rate[p as usize] == 0.0);
@@ -664,7 +653,22 @@ impl TailMaxMin {
             self.fresh
                 .extend(r.paths.iter().map(|&p| (rate[p as usize], p)));
         }
-        merge_by_rate(&mut self.by_rate, &mut self.fresh, &mut self.merged);
+        let kept = |p: PathId| !r.in_set(p);
+        merge_by_rate(&mut self.by_rate, kept, &mut self.fresh, &mut self.merged);
+        self.reach.settle(fabric, &self.mm, &mut self.used, now);
+        let r = &self.reach;
+        for (&p, &x) in r.paths.iter().zip(&r.rates) {
+            if x > 0.0 {
+                for &l in fabric.path(p) {
+                    let low = &mut self.low[l as usize];
+                    *low = low.min(x); // a bound from below: see `low`
+                }
+            }
+            let neck = r.neck(p);
+            if neck != NONE {
+                self.tight[neck as usize] = true;
+            }
+        }
         for &l in &self.links {
             let li = l as usize;
             let x = residual[li];
@@ -764,10 +768,11 @@ impl TailMaxMin {
     }
 }
 
-/// Merges `fresh` into `by_rate`, both by rate (`fresh` is sorted here
-/// unless it already is).
+/// Merges `fresh` into the entries of `by_rate` whose path is `kept`, both by
+/// rate (`fresh` is sorted here unless it already is).
 fn merge_by_rate(
     by_rate: &mut Vec<(f64, PathId)>,
+    kept: impl Fn(PathId) -> bool,
     fresh: &mut [(f64, PathId)],
     merged: &mut Vec<(f64, PathId)>,
 ) {
@@ -776,17 +781,18 @@ fn merge_by_rate(
         fresh.sort_unstable_by(key);
     }
     merged.clear();
-    let (mut i, mut j) = (0, 0);
-    while i < by_rate.len() && j < fresh.len() {
-        if key(&by_rate[i], &fresh[j]).is_le() {
-            merged.push(by_rate[i]);
-            i += 1;
-        } else {
+    merged.reserve(by_rate.len() + fresh.len());
+    let mut j = 0;
+    for &e in by_rate.iter() {
+        if !kept(e.1) {
+            continue;
+        }
+        while j < fresh.len() && key(&fresh[j], &e).is_lt() {
             merged.push(fresh[j]);
             j += 1;
         }
+        merged.push(e);
     }
-    merged.extend_from_slice(&by_rate[i..]);
     merged.extend_from_slice(&fresh[j..]);
     std::mem::swap(by_rate, merged);
 }

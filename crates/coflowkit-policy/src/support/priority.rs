@@ -701,8 +701,6 @@ impl CoflowPriority {
         self.dirty_all = false;
     }
 
-
-
     /// Gives the active flows at `positions` (indices into `c.active`) max-min fair
     /// rates on what is left in `self.residual`, writes them and takes them from
     /// the residual: one priority level of a priority max-min. As a sparse
