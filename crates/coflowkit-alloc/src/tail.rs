@@ -187,6 +187,13 @@ impl TailMaxMin {
         self.valid.then_some(&self.links[..])
     }
 
+    /// Whether changes now cascade through nearly whole tails, so that tails
+    /// are solved whole for a while (see `LOCAL_WINDOW`): a driver that has a
+    /// cheaper way to solve whole tails may prefer it.
+    pub fn cascades(&self) -> bool {
+        self.whole_left > 0
+    }
+
     /// Forgets the solution in force (the next call solves from scratch).
     pub fn clear(&mut self) {
         self.valid = false;

@@ -62,6 +62,8 @@ pub struct CoflowPriority {
     /// entry the coflow index it serves (`u32::MAX`: none), the call that last
     /// used it, and the solver.
     pool: Vec<(u32, u64, TailMaxMin)>,
+    /// True until the first coflow of a call is visited.
+    first_visit: bool,
     /// How many coflows were replayed rather than solved (for tests and profiles).
     pub replays: u64,
     /// How many coflows were answered by a kept solution of the pool.
@@ -93,8 +95,10 @@ struct Memo {
     rates: Vec<f64>,
     moving: bool,
     /// The pool entry solving the coflow (`NOT_POOLED`: its memo solves it;
-    /// then `links`, `input`, `took`, `tight` and the buckets are its own).
+    /// then `links`, `input`, `took`, `tight` and the buckets are its own),
+    /// and the first call in which it may take one.
     pool: u32,
+    pool_after: u64,
     /// Its flows by the last link of their path: the distinct last links, and
     /// the flows' offsets in the coflow's range, `by_last[last_start[j]..
     /// last_start[j + 1]]` for `last_links[j]`. Most flows of a coflow that is
@@ -161,6 +165,7 @@ impl Default for Memo {
             rates: Vec::new(),
             moving: false,
             pool: NOT_POOLED,
+            pool_after: 0,
             last_links: Vec::new(),
             last_start: Vec::new(),
             by_last: Vec::new(),
@@ -190,15 +195,23 @@ fn filter_buckets(m: &mut Memo, new_of: &[u32]) {
     m.by_last.truncate(at as usize);
 }
 
-/// A coflow with at least this many active flows is solved by a [`TailMaxMin`]
-/// kept for it (one of `POOL` kept at a time, the least recently used given to
-/// a new one) rather than by its memo: a memo solves again every flow at or
-/// above the lowest rate of a finished one (a tail) and walks every link of the
-/// coflow, where the kept solution solves again what a completion reaches
-/// ([`coflowkit_alloc::Reach`]). A shuffle of thousands of flows on a large
-/// FatTree crosses tens of thousands of links.
+/// The first coflow of a call with at least this many active flows is solved
+/// by a [`TailMaxMin`] kept for it (one of `POOL` kept at a time, the least
+/// recently used given to a new one) rather than by its memo: a memo solves
+/// again every flow at or above the lowest rate of a finished one (a tail) and
+/// walks every link of the coflow, where the kept solution solves again what a
+/// completion reaches ([`coflowkit_alloc::Reach`]). A shuffle of thousands of
+/// flows on a large FatTree crosses tens of thousands of links. Only the first:
+/// its input is every capacity, so only its own flows move its solution; a
+/// later coflow's input moves with the ones before it, and a kept solution
+/// solved from scratch at every call costs more than a memo (on the first
+/// 100 FB coflows on `fattree:k=8`, pooling every large coflow made `aalo`
+/// 1.5x slower). A pooled coflow that is not first goes back to its memo.
 const BIG_COFLOW: usize = 512;
 const POOL: usize = 2;
+/// Calls a coflow whose kept solution cascaded waits before it may take one
+/// again.
+const NO_POOL_CALLS: u64 = 4096;
 
 /// A slack link is replayed only with a residual above `took · (1 + SLACK_MARGIN)`:
 /// near equality a fresh solve could saturate it in a tie, and only re-solving
@@ -217,6 +230,7 @@ impl CoflowPriority {
         out.delta = out.delta_ok;
         self.calls += 1;
         self.fresh_residual(c);
+        self.first_visit = true;
         let nc = c.coflow_started.len();
         if self.memo.len() < nc {
             self.memo.resize(nc, Memo::default());
@@ -252,11 +266,16 @@ impl CoflowPriority {
         let range = c.groups[g].range();
         let k = c.groups[g].coflow as usize;
         self.seen[k] = self.calls;
-        if range.len() >= BIG_COFLOW || self.memo[k].pool != NOT_POOLED {
+        let first = std::mem::replace(&mut self.first_visit, false);
+        let pooled = self.memo[k].pool != NOT_POOLED;
+        let may_pool = self.calls >= self.memo[k].pool_after;
+        if first && may_pool && (range.len() >= BIG_COFLOW || pooled) {
             if let Some(e) = self.pool_entry(k, range.len()) {
                 self.visit_pooled(c, g, e, out);
                 return;
             }
+        } else if pooled {
+            self.release(k);
         }
         let same = self.memo[k].same_flows(c, k, range.len());
         if same && self.memo[k].fits(c, &self.residual) {
@@ -324,6 +343,19 @@ impl CoflowPriority {
             }
         }
         self.memo[k] = m;
+    }
+
+    /// Gives coflow `k`'s pool entry back: its memo solves it from scratch
+    /// next (its links and buckets are built again; its rates stay those in
+    /// force).
+    fn release(&mut self, k: usize) {
+        let m = &mut self.memo[k];
+        let e = m.pool as usize;
+        m.pool = NOT_POOLED;
+        m.members.0 = u32::MAX;
+        self.pool[e].0 = u32::MAX;
+        self.pool[e].1 = 0;
+        self.pool[e].2.clear();
     }
 
     /// The pool entry for coflow `k` with `n` active flows: its own, or, for a
@@ -400,6 +432,13 @@ impl CoflowPriority {
             }
         }
         self.memo[k] = m;
+        if self.pool[e].2.cascades() {
+            // Its completions reach nearly its whole tail: the memo, which
+            // solves only the flows behind open last links, does that for
+            // less. It may try again after a while.
+            self.release(k);
+            self.memo[k].pool_after = self.calls + NO_POOL_CALLS;
+        }
     }
 
     /// Puts in `self.old` the rate in force of each flow at `range` of a

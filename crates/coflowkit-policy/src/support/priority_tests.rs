@@ -261,12 +261,14 @@ fn a_changed_residual_is_solved_again() {
 #[test]
 fn large_coflows_answer_from_kept_solutions_as_fresh_solves_do() {
     // A FatTree of k = 4 (16 hosts; fabric links 0.6 of the host links, so
-    // both bound rates). Coflow 0: 3 flows; coflows 1-3: BIG_COFLOW + 40
+    // both bound rates). Coflow 0: 3 flows; coflows 1-3: BIG_COFLOW + 200
     // random flows each, more large coflows than the pool keeps, so entries
-    // pass from one to another. At each of 30 calls the order is reshuffled,
-    // now and then a coflow is left out, and 15 random flows finish. A reused
-    // solver (and one answering in delta form, applied to the rates in
-    // force) must give what a fresh one gives, to 1e-9 relative.
+    // pass from one to another, and a pooled coflow that is not first goes
+    // back to its memo. At each of 30 calls the order is reshuffled, now and
+    // then a coflow is left out, and 6 random flows finish (the large
+    // coflows stay large). A reused solver (and one answering in delta form,
+    // applied to the rates in force) must give what a fresh one gives, to
+    // 1e-9 relative.
     let mut rng = Pcg32::new(4242, 11);
     let f = Fabric::fat_tree(4, 16, 1.0, 0.6, coflowkit_model::Placement::Spread, 1).unwrap();
     let mut flows = vec![
@@ -275,7 +277,7 @@ fn large_coflows_answer_from_kept_solutions_as_fresh_solves_do() {
         (0, 3, 9, 1.0, 0.0),
     ];
     for k in 1..4u32 {
-        for _ in 0..BIG_COFLOW + 40 {
+        for _ in 0..BIG_COFLOW + 200 {
             let s = rng.below(16);
             let d = (s + 1 + rng.below(15)) % 16;
             flows.push((k, s, d, 1.0, 0.0));
@@ -306,12 +308,13 @@ fn large_coflows_answer_from_kept_solutions_as_fresh_solves_do() {
                 );
             }
         }
-        for _ in 0..15 {
+        for _ in 0..6 {
             let gone = active.remove(rng.below(active.len() as u32) as usize);
             in_force[gone as usize] = 0.0;
         }
         c.set_active(&active);
     }
-    assert!(reused.pooled >= 40, "{} pooled answers", reused.pooled);
-    assert!(delta.pooled >= 40, "{} pooled delta answers", delta.pooled);
+    // A large coflow is first in about 3 calls of 4.
+    assert!(reused.pooled >= 15, "{} pooled answers", reused.pooled);
+    assert!(delta.pooled >= 15, "{} pooled delta answers", delta.pooled);
 }
