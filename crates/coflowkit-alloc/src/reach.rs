@@ -394,6 +394,19 @@ impl Reach {
                 self.add_member(fabric, p);
             }
         }
+        // A link with no path left carries nothing: no rounding residue
+        // either (a solution kept for weeks, as the runtime's, would
+        // otherwise carry it). Checked once every path has joined or left.
+        for j in 0..self.set.len() {
+            let p = self.set[j];
+            if self.old_count[j] > 0 && now(p) == 0 {
+                for &l in fabric.path(p) {
+                    if self.members[l as usize].is_empty() {
+                        used[l as usize] = 0.0;
+                    }
+                }
+            }
+        }
     }
 
     /// Forgets path `p` (it leaves the solution with `count > 0` flows).
