@@ -187,11 +187,13 @@ impl TailMaxMin {
         self.valid.then_some(&self.links[..])
     }
 
-    /// Whether changes now cascade through nearly whole tails, so that tails
-    /// are solved whole for a while (see `LOCAL_WINDOW`): a driver that has a
-    /// cheaper way to solve whole tails may prefer it.
-    pub fn cascades(&self) -> bool {
-        self.whole_left > 0
+    /// Whether keeping the solution pays now: false while changes cascade
+    /// through nearly whole tails (tails are solved whole for a while, see
+    /// `LOCAL_WINDOW`) or while calls are answered plainly (the input moved
+    /// at most calls, see `WINDOW`). A driver with a cheaper way to solve
+    /// from scratch may prefer it then.
+    pub fn pays(&self) -> bool {
+        self.whole_left == 0 && self.plain_left == 0
     }
 
     /// Forgets the solution in force (the next call solves from scratch).

@@ -62,8 +62,6 @@ pub struct CoflowPriority {
     /// entry the coflow index it serves (`u32::MAX`: none), the call that last
     /// used it, and the solver.
     pool: Vec<(u32, u64, TailMaxMin)>,
-    /// True until the first coflow of a call is visited.
-    first_visit: bool,
     /// How many coflows were replayed rather than solved (for tests and profiles).
     pub replays: u64,
     /// How many coflows were answered by a kept solution of the pool.
@@ -195,18 +193,20 @@ fn filter_buckets(m: &mut Memo, new_of: &[u32]) {
     m.by_last.truncate(at as usize);
 }
 
-/// The first coflow of a call with at least this many active flows is solved
-/// by a [`TailMaxMin`] kept for it (one of `POOL` kept at a time, the least
-/// recently used given to a new one) rather than by its memo: a memo solves
-/// again every flow at or above the lowest rate of a finished one (a tail) and
-/// walks every link of the coflow, where the kept solution solves again what a
-/// completion reaches ([`coflowkit_alloc::Reach`]). A shuffle of thousands of
-/// flows on a large FatTree crosses tens of thousands of links. Only the first:
-/// its input is every capacity, so only its own flows move its solution; a
-/// later coflow's input moves with the ones before it, and a kept solution
-/// solved from scratch at every call costs more than a memo (on the first
-/// 100 FB coflows on `fattree:k=8`, pooling every large coflow made `aalo`
-/// 1.5x slower). A pooled coflow that is not first goes back to its memo.
+/// A coflow with at least this many active flows is solved by a [`TailMaxMin`]
+/// kept for it (one of `POOL` kept at a time, the least recently used given to
+/// a new one) rather than by its memo: a memo solves again every flow at or
+/// above the lowest rate of a finished one (a tail) and walks every link of the
+/// coflow, where the kept solution solves again what a completion reaches
+/// ([`coflowkit_alloc::Reach`]). A shuffle of thousands of flows on a large
+/// FatTree crosses tens of thousands of links. Where keeping does not pay
+/// ([`TailMaxMin::pays`]: completions cascade through nearly the whole tail,
+/// or the coflows before it move its input at most calls, so it is solved
+/// from scratch), the coflow goes back to its memo for `NO_POOL_CALLS` calls:
+/// on the first 100 FB coflows on `fattree:k=8`, keeping every large coflow
+/// made `aalo` 1.5x slower; keeping only the first of a call (whose input is
+/// every capacity) made it flap on `fattree:k=48`, where new coflows pass
+/// ahead of a large one (1.75x slower over the whole trace).
 const BIG_COFLOW: usize = 512;
 const POOL: usize = 2;
 /// Calls a coflow whose kept solution cascaded waits before it may take one
@@ -230,7 +230,6 @@ impl CoflowPriority {
         out.delta = out.delta_ok;
         self.calls += 1;
         self.fresh_residual(c);
-        self.first_visit = true;
         let nc = c.coflow_started.len();
         if self.memo.len() < nc {
             self.memo.resize(nc, Memo::default());
@@ -266,16 +265,13 @@ impl CoflowPriority {
         let range = c.groups[g].range();
         let k = c.groups[g].coflow as usize;
         self.seen[k] = self.calls;
-        let first = std::mem::replace(&mut self.first_visit, false);
         let pooled = self.memo[k].pool != NOT_POOLED;
         let may_pool = self.calls >= self.memo[k].pool_after;
-        if first && may_pool && (range.len() >= BIG_COFLOW || pooled) {
+        if pooled || (may_pool && range.len() >= BIG_COFLOW) {
             if let Some(e) = self.pool_entry(k, range.len()) {
                 self.visit_pooled(c, g, e, out);
                 return;
             }
-        } else if pooled {
-            self.release(k);
         }
         let same = self.memo[k].same_flows(c, k, range.len());
         if same && self.memo[k].fits(c, &self.residual) {
@@ -432,8 +428,9 @@ impl CoflowPriority {
             }
         }
         self.memo[k] = m;
-        if self.pool[e].2.cascades() {
-            // Its completions reach nearly its whole tail: the memo, which
+        if !self.pool[e].2.pays() {
+            // Its completions reach nearly its whole tail, or its input moves
+            // at most calls (coflows before it change): the memo, which
             // solves only the flows behind open last links, does that for
             // less. It may try again after a while.
             self.release(k);
