@@ -62,14 +62,6 @@ pub struct TailMaxMin {
     merged: Vec<(f64, PathId)>,
     /// The paths that lost flows (from `restart_level`, the plain form).
     losers: Vec<PathId>,
-    /// Local solves: the current window (calls, paths solved, paths in their
-    /// tails), calls left to solve whole tails without trying, and the length
-    /// of the next such stretch (see `LOCAL_WINDOW`).
-    local_window: (u32, u64, u64),
-    whole_left: u32,
-    whole_next: u32,
-    /// Tails solved whole without a local try (for profiles).
-    pub whole_tails: u64,
     /// Calls answered by solving only a tail (or nothing), and from scratch.
     pub tail_solves: u64,
     pub full_solves: u64,
@@ -108,18 +100,6 @@ pub struct TailMaxMin {
 /// coflows that change every event). Chosen from counts, never timings; both
 /// forms give the same rates up to float sums.
 const WINDOW: u32 = 64;
-
-/// A window of this many local solves whose sets held, together, more than
-/// three quarters of their tails' paths hands the next `WHOLE_FIRST` calls to
-/// whole tails (doubled after each further such window, up to `WHOLE_MAX`):
-/// where a change cascades through nearly the whole tail (a loaded
-/// `fattree:k=8`: 87% of the tail on its first 100 FB coflows under
-/// `baraat`), the search and checks only add to the solve; on
-/// `fattree:k=48` a set holds 2% of its tail. Chosen from counts, never
-/// timings; both give the same rates up to float sums.
-const LOCAL_WINDOW: u32 = 64;
-const WHOLE_FIRST: u32 = 256;
-const WHOLE_MAX: u32 = 1 << 14;
 const PLAIN_FIRST: u32 = 1024;
 const PLAIN_MAX: u32 = 1 << 16;
 
@@ -185,15 +165,6 @@ impl TailMaxMin {
     /// paths). A driver that reuses one residual array puts these back.
     pub fn written_links(&self) -> Option<&[u32]> {
         self.valid.then_some(&self.links[..])
-    }
-
-    /// Whether keeping the solution pays now: false while changes cascade
-    /// through nearly whole tails (tails are solved whole for a while, see
-    /// `LOCAL_WINDOW`) or while calls are answered plainly (the input moved
-    /// at most calls, see `WINDOW`). A driver with a cheaper way to solve
-    /// from scratch may prefer it then.
-    pub fn pays(&self) -> bool {
-        self.whole_left == 0 && self.plain_left == 0
     }
 
     /// Forgets the solution in force (the next call solves from scratch).
@@ -633,25 +604,19 @@ impl TailMaxMin {
             }
         };
         let budget = 2 * self.by_rate.len() as u64 + 64;
-        let keep = self.by_rate.partition_point(|&(r, _)| r < level);
-        let tried = self.whole_left == 0;
-        let local = tried
-            && self.reach.solve_local(
-                fabric,
-                &mut self.mm,
-                residual,
-                &mut self.used,
-                count,
-                rate,
-                now,
-                level,
-                budget,
-            );
-        if !tried {
-            self.whole_left -= 1;
-            self.whole_tails += 1;
-        }
+        let local = self.reach.solve_local(
+            fabric,
+            &mut self.mm,
+            residual,
+            &mut self.used,
+            count,
+            rate,
+            now,
+            level,
+            budget,
+        );
         if !local {
+            let keep = self.by_rate.partition_point(|&(r, _)| r < level);
             let tail = self.by_rate[keep..].iter().map(|&(_, p)| p);
             self.reach.solve_tail(
                 fabric,
@@ -665,15 +630,6 @@ impl TailMaxMin {
             );
         }
         self.paths_solved += self.reach.paths.len() as u64;
-        if tried {
-            let (solved, tail) = (self.reach.paths.len(), self.by_rate.len() - keep);
-            let (w, left, next) = (
-                &mut self.local_window,
-                &mut self.whole_left,
-                &mut self.whole_next,
-            );
-            judge_local(w, left, next, solved, tail);
-        }
         let r = &self.reach;
         for &p in &r.set {
             self.rate[p as usize] = 0.0;
@@ -810,32 +766,6 @@ impl TailMaxMin {
                 .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         }
     }
-}
-
-/// Counts a local try that solved `solved` paths of a tail of `tail` in window
-/// `w`; after a window in which they were over three quarters, the next
-/// stretch of calls (`left`, set from `next`) solves whole tails (see
-/// `LOCAL_WINDOW`).
-fn judge_local(
-    w: &mut (u32, u64, u64),
-    left: &mut u32,
-    next: &mut u32,
-    solved: usize,
-    tail: usize,
-) {
-    w.0 += 1;
-    w.1 += solved as u64;
-    w.2 += tail as u64;
-    if w.0 < LOCAL_WINDOW {
-        return;
-    }
-    if 4 * w.1 > 3 * w.2 {
-        *next = (2 * *next).clamp(WHOLE_FIRST, WHOLE_MAX);
-        *left = *next;
-    } else {
-        *next = 0;
-    }
-    *w = (0, 0, 0);
 }
 
 /// Merges `fresh` into the entries of `by_rate` whose path is `kept`, both by

@@ -93,10 +93,8 @@ struct Memo {
     rates: Vec<f64>,
     moving: bool,
     /// The pool entry solving the coflow (`NOT_POOLED`: its memo solves it;
-    /// then `links`, `input`, `took`, `tight` and the buckets are its own),
-    /// and the first call in which it may take one.
+    /// then `links`, `input`, `took`, `tight` and the buckets are its own).
     pool: u32,
-    pool_after: u64,
     /// Its flows by the last link of their path: the distinct last links, and
     /// the flows' offsets in the coflow's range, `by_last[last_start[j]..
     /// last_start[j + 1]]` for `last_links[j]`. Most flows of a coflow that is
@@ -163,7 +161,6 @@ impl Default for Memo {
             rates: Vec::new(),
             moving: false,
             pool: NOT_POOLED,
-            pool_after: 0,
             last_links: Vec::new(),
             last_start: Vec::new(),
             by_last: Vec::new(),
@@ -199,19 +196,9 @@ fn filter_buckets(m: &mut Memo, new_of: &[u32]) {
 /// above the lowest rate of a finished one (a tail) and walks every link of the
 /// coflow, where the kept solution solves again what a completion reaches
 /// ([`coflowkit_alloc::Reach`]). A shuffle of thousands of flows on a large
-/// FatTree crosses tens of thousands of links. Where keeping does not pay
-/// ([`TailMaxMin::pays`]: completions cascade through nearly the whole tail,
-/// or the coflows before it move its input at most calls, so it is solved
-/// from scratch), the coflow goes back to its memo for `NO_POOL_CALLS` calls:
-/// on the first 100 FB coflows on `fattree:k=8`, keeping every large coflow
-/// made `aalo` 1.5x slower; keeping only the first of a call (whose input is
-/// every capacity) made it flap on `fattree:k=48`, where new coflows pass
-/// ahead of a large one (1.75x slower over the whole trace).
+/// FatTree crosses tens of thousands of links.
 const BIG_COFLOW: usize = 512;
 const POOL: usize = 2;
-/// Calls a coflow whose kept solution cascaded waits before it may take one
-/// again.
-const NO_POOL_CALLS: u64 = 4096;
 
 /// A slack link is replayed only with a residual above `took · (1 + SLACK_MARGIN)`:
 /// near equality a fresh solve could saturate it in a tie, and only re-solving
@@ -265,9 +252,7 @@ impl CoflowPriority {
         let range = c.groups[g].range();
         let k = c.groups[g].coflow as usize;
         self.seen[k] = self.calls;
-        let pooled = self.memo[k].pool != NOT_POOLED;
-        let may_pool = self.calls >= self.memo[k].pool_after;
-        if pooled || (may_pool && range.len() >= BIG_COFLOW) {
+        if range.len() >= BIG_COFLOW || self.memo[k].pool != NOT_POOLED {
             if let Some(e) = self.pool_entry(k, range.len()) {
                 self.visit_pooled(c, g, e, out);
                 return;
@@ -339,19 +324,6 @@ impl CoflowPriority {
             }
         }
         self.memo[k] = m;
-    }
-
-    /// Gives coflow `k`'s pool entry back: its memo solves it from scratch
-    /// next (its links and buckets are built again; its rates stay those in
-    /// force).
-    fn release(&mut self, k: usize) {
-        let m = &mut self.memo[k];
-        let e = m.pool as usize;
-        m.pool = NOT_POOLED;
-        m.members.0 = u32::MAX;
-        self.pool[e].0 = u32::MAX;
-        self.pool[e].1 = 0;
-        self.pool[e].2.clear();
     }
 
     /// The pool entry for coflow `k` with `n` active flows: its own, or, for a
@@ -428,14 +400,6 @@ impl CoflowPriority {
             }
         }
         self.memo[k] = m;
-        if !self.pool[e].2.pays() {
-            // Its completions reach nearly its whole tail, or its input moves
-            // at most calls (coflows before it change): the memo, which
-            // solves only the flows behind open last links, does that for
-            // less. It may try again after a while.
-            self.release(k);
-            self.memo[k].pool_after = self.calls + NO_POOL_CALLS;
-        }
     }
 
     /// Puts in `self.old` the rate in force of each flow at `range` of a

@@ -263,9 +263,8 @@ fn large_coflows_answer_from_kept_solutions_as_fresh_solves_do() {
     // A FatTree of k = 4 (16 hosts; fabric links 0.6 of the host links, so
     // both bound rates). Coflow 0: 3 flows; coflows 1-3: BIG_COFLOW + 200
     // random flows each, more large coflows than the pool keeps, so entries
-    // pass from one to another, and a pooled coflow that is not first goes
-    // back to its memo. At each of 30 calls the order is reshuffled, now and
-    // then a coflow is left out, and 6 random flows finish (the large
+    // pass from one to another. At each of 30 calls the order is reshuffled,
+    // now and then a coflow is left out, and 6 random flows finish (the large
     // coflows stay large). A reused solver (and one answering in delta form,
     // applied to the rates in force) must give what a fresh one gives, to
     // 1e-9 relative.
@@ -314,7 +313,7 @@ fn large_coflows_answer_from_kept_solutions_as_fresh_solves_do() {
         }
         c.set_active(&active);
     }
-    // A large coflow is first in about 3 calls of 4.
-    assert!(reused.pooled >= 15, "{} pooled answers", reused.pooled);
-    assert!(delta.pooled >= 15, "{} pooled delta answers", delta.pooled);
+    // Two of the three large coflows are served from the pool at each call.
+    assert!(reused.pooled >= 40, "{} pooled answers", reused.pooled);
+    assert!(delta.pooled >= 40, "{} pooled delta answers", delta.pooled);
 }
