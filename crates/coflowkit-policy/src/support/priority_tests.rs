@@ -287,6 +287,9 @@ fn large_coflows_answer_from_kept_solutions_as_fresh_solves_do() {
     c.set_active(&active);
     let mut order: Vec<u32> = (0..4).collect();
     let (mut reused, mut delta) = (CoflowPriority::default(), CoflowPriority::default());
+    // This fabric has 48 links: every large coflow may take a kept solution.
+    reused.pool_links = 1;
+    delta.pool_links = 1;
     let mut in_force = vec![0.0; flows.len()];
     for call_no in 0..30 {
         rng.shuffle(&mut order);
