@@ -95,7 +95,7 @@ PREFACE = [
     "6f85e7d (before them); fair-local.md has the FatTree measurements.",
     "exactness-reach and exactness-reach-fb (2026-11-27, an Intel Xeon) are local",
     "solves in TailMaxMin (Reach), the pool of kept solutions of large coflows in",
-    "CoflowPriority and its put-back residual, the binary built from commit 64b1766;",
+    "CoflowPriority and its put-back residual, the binary built from commit adcbfce;",
     "in exactness-reach the old time is the build of 41c558c (before them), side by",
     "side; both ran beside FatTree timing runs on the other core",
     "(tail-local.md has the FatTree measurements).",
