@@ -97,7 +97,7 @@ PREFACE = [
     "solves in TailMaxMin (Reach), the pool of kept solutions of large coflows in",
     "CoflowPriority and its put-back residual, the binary built from commit adcbfce;",
     "in exactness-reach the old time is the build of 41c558c (before them), side by",
-    "side; both ran beside FatTree timing runs on the other core",
+    "side; the two ran beside each other, one per core",
     "(tail-local.md has the FatTree measurements).",
     "Whole-command times of every policy are in bench-fb.md.",
     "",
