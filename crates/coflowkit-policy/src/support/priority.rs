@@ -330,17 +330,7 @@ impl CoflowPriority {
             .extend(m.links.iter().map(|&l| self.residual[l as usize]));
         self.dirty.extend_from_slice(&m.links);
         m.moving = m.rates.iter().any(|&r| r > 0.0);
-        for (i, (&r, j)) in range.zip(m.rates.iter().zip(0..)) {
-            let write = if !out.delta {
-                r != 0.0
-            } else {
-                self.old[j].to_bits() != r.to_bits()
-            };
-            if write {
-                out.rates[i] = r;
-                out.touched.push(i as u32);
-            }
-        }
+        write_rates(&self.old, range, &m.rates, out);
         self.memo[k] = m;
     }
 
@@ -406,17 +396,7 @@ impl CoflowPriority {
             wrote(&mut self.dirty, &mut self.dirty_all, s);
         }
         m.moving = m.rates.iter().any(|&r| r > 0.0);
-        for (i, (&r, j)) in range.zip(m.rates.iter().zip(0..)) {
-            let write = if !out.delta {
-                r != 0.0
-            } else {
-                self.old[j].to_bits() != r.to_bits()
-            };
-            if write {
-                out.rates[i] = r;
-                out.touched.push(i as u32);
-            }
-        }
+        write_rates(&self.old, range, &m.rates, out);
         self.memo[k] = m;
     }
 
@@ -781,6 +761,22 @@ impl CoflowPriority {
             } else {
                 out.touch(i);
             }
+        }
+    }
+}
+
+/// Writes the rates of the flows at `range`: as a sparse decision the positive
+/// ones, as a delta decision those that differ from `old` (bit for bit).
+fn write_rates(old: &[f64], range: std::ops::Range<usize>, rates: &[f64], out: &mut Decision) {
+    for (i, (&r, j)) in range.zip(rates.iter().zip(0..)) {
+        let write = if !out.delta {
+            r != 0.0
+        } else {
+            old[j].to_bits() != r.to_bits()
+        };
+        if write {
+            out.rates[i] = r;
+            out.touched.push(i as u32);
         }
     }
 }
