@@ -29,6 +29,10 @@ pub struct CoflowPriority {
     /// (repeats allowed), or `dirty_all`: put back at the next start.
     dirty: Vec<u32>,
     dirty_all: bool,
+    /// Where the capacities put back last time live. A policy is built per
+    /// simulation and per runtime (one fabric); should one be reused on
+    /// another fabric, one at another address gets a full copy.
+    caps_at: usize,
     cuts: Cuts,
     paths: Vec<PathId>,
     tmp: Vec<f64>,
@@ -687,7 +691,9 @@ impl CoflowPriority {
     /// copy of every capacity (the first time, or after a write not listed).
     fn fresh_residual(&mut self, c: &Common) {
         let caps = &c.fabric.capacities;
-        if self.dirty_all || self.residual.len() != caps.len() {
+        let at = caps.as_ptr() as usize;
+        if self.dirty_all || self.residual.len() != caps.len() || self.caps_at != at {
+            self.caps_at = at;
             self.residual.clear();
             self.residual.extend_from_slice(caps);
         } else {
