@@ -406,15 +406,18 @@ impl CoflowPriority {
 
     /// Puts in `self.old` the rate in force of each flow at `range` of a
     /// coflow whose last solve is `m` (0 for a flow it did not have, or when
-    /// it is not valid: its flows were stopped).
+    /// it is not valid: its flows were stopped), and in `self.new_of` the new
+    /// offset of each flow `m` had (`u32::MAX`: finished; empty when not valid).
     fn old_rates(&mut self, c: &Common, range: std::ops::Range<usize>, m: &Memo) {
         let flows = &c.active[range];
         self.old.clear();
         self.old.resize(flows.len(), 0.0);
+        self.new_of.clear();
         if !m.valid {
             return;
         }
         // Both lists are sorted by flow index.
+        self.new_of.resize(m.flows.len(), u32::MAX);
         let mut a = 0;
         for (j, &f) in flows.iter().enumerate() {
             while a < m.flows.len() && m.flows[a] < f {
@@ -422,6 +425,7 @@ impl CoflowPriority {
             }
             if a < m.flows.len() && m.flows[a] == f {
                 self.old[j] = m.rates[a];
+                self.new_of[a] = j as u32;
                 a += 1;
             }
         }
@@ -570,29 +574,12 @@ impl CoflowPriority {
     /// and the buckets are filtered; otherwise both are built again.
     fn carry_over(&mut self, c: &Common, k: usize, range: std::ops::Range<usize>, m: &mut Memo) {
         let flows = &c.active[range.clone()];
-        self.old.clear();
-        self.old.resize(flows.len(), 0.0);
-        self.new_of.clear();
+        self.old_rates(c, range.clone(), m);
         self.gone.clear();
-        if m.valid {
-            // Both lists are sorted by flow index.
-            self.new_of.resize(m.flows.len(), u32::MAX);
-            let mut a = 0;
-            for (j, &f) in flows.iter().enumerate() {
-                while a < m.flows.len() && m.flows[a] < f {
-                    a += 1;
-                }
-                if a < m.flows.len() && m.flows[a] == f {
-                    self.old[j] = m.rates[a];
-                    self.new_of[a] = j as u32;
-                    a += 1;
-                }
-            }
-            for (a, &o) in self.new_of.iter().enumerate() {
-                if o == u32::MAX {
-                    self.gone
-                        .push((c.flow_path[m.flows[a] as usize], m.rates[a]));
-                }
+        for (a, &o) in self.new_of.iter().enumerate() {
+            if o == u32::MAX {
+                self.gone
+                    .push((c.flow_path[m.flows[a] as usize], m.rates[a]));
             }
         }
         if m.valid && m.members.0 == c.coflow_started[k] {
