@@ -6,9 +6,9 @@
 use crate::rates::Rates;
 use crate::series::{Recorder, Recording, Series, State};
 use crate::sorted::{insert_sorted, remove_sorted};
-use coflowkit_alloc::TailMaxMin;
 use coflowkit_model::{finish_threshold, FlowMeta, PathId, Workload, TIME_EPS};
-use coflowkit_policy::drive::{class_rates_kept, group_active};
+use coflowkit_policy::drive::group_active;
+use coflowkit_policy::support::classes::KeptClasses;
 use coflowkit_policy::view::{Input, ViewData};
 use coflowkit_policy::{AnyPolicy, Decision, Info, Wakeup, NO_PORT};
 use std::cmp::Reverse;
@@ -253,12 +253,8 @@ struct Engine<'w> {
     /// Scratch: one bit per active position ([`sort_positions`]).
     bits: Vec<u64>,
     decision: Decision,
-    /// One kept max-min per strict-priority class (class decisions).
-    class_mm: Vec<TailMaxMin>,
-    /// Scratch of `classes_to_rates`: the active flows' paths, and a residual
-    /// that is all capacities between calls (only written links are put back).
-    class_paths: Vec<PathId>,
-    class_residual: Vec<f64>,
+    /// Strict-priority classes kept across calls (class decisions).
+    classes: KeptClasses,
 }
 
 impl<'w> Engine<'w> {
@@ -323,9 +319,7 @@ impl<'w> Engine<'w> {
             mark: vec![0; n],
             bits: Vec::new(),
             decision: Decision::default(),
-            class_mm: Vec::new(),
-            class_paths: Vec::new(),
-            class_residual: Vec::new(),
+            classes: KeptClasses::new(),
         }
     }
 
@@ -498,8 +492,9 @@ impl<'w> Engine<'w> {
         self.result.policy_calls += 1;
         self.result.active_flow_calls += self.d.active.len() as u64;
         self.d.changed_paths.clear();
-        self.d.started.clear();
-        self.d.finished.clear();
+        if self.decision.classes.is_empty() && !self.classes.is_empty() {
+            self.classes = KeptClasses::new(); // a decision of another form
+        }
         if self.rates.path_mode {
             self.apply_path_rates();
         } else if self.decision.by_flow {
@@ -507,10 +502,10 @@ impl<'w> Engine<'w> {
         } else {
             if !self.decision.classes.is_empty() {
                 self.classes_to_rates();
-            }
-            if self.decision.delta && self.decision.classes.is_empty() {
+                self.apply_by_flow();
+            } else if self.decision.delta {
                 self.apply_delta();
-            } else if self.decision.sparse && self.decision.classes.is_empty() {
+            } else if self.decision.sparse {
                 self.apply_sparse();
             } else {
                 self.apply_dense();
@@ -526,6 +521,8 @@ impl<'w> Engine<'w> {
             }
         }
         self.newcomers.clear();
+        self.d.started.clear();
+        self.d.finished.clear();
     }
 
     fn apply_path_rates(&mut self) {
@@ -652,45 +649,24 @@ impl<'w> Engine<'w> {
         d.all_zero = true;
     }
 
-    /// Strict priority across classes, max-min fair within a class.
+    /// Strict priority across classes, max-min fair within a class, kept
+    /// across calls: the classes are told the flows that finished, started or
+    /// changed class, and the flows whose rate may have moved are listed in the
+    /// decision's `flow_rates` (applied as a delta decision by flow).
     fn classes_to_rates(&mut self) {
-        let caps = &self.w.fabric.capacities;
-        self.class_paths.clear();
-        let paths = self.d.active.iter().map(|&f| self.d.flow_path[f as usize]);
-        self.class_paths.extend(paths);
-        if self.class_residual.len() != caps.len() {
-            self.class_residual.clear();
-            self.class_residual.extend_from_slice(caps);
+        let kc = &mut self.classes;
+        let path = &self.d.flow_path;
+        kc.grow(path.len(), self.w.fabric.num_paths());
+        kc.begin();
+        for &f in &self.d.finished {
+            kc.remove(f, path[f as usize]);
         }
-        let d = &mut self.decision;
-        class_rates_kept(
-            &mut self.class_mm,
-            &self.w.fabric,
-            &mut self.class_residual,
-            &self.class_paths,
-            &d.classes,
-            &mut d.rates,
-        );
-        // Back to all capacities: the links each class present wrote, or all.
-        let mut present = [false; 256];
-        for &c in &d.classes {
-            present[c as usize] = true;
+        for (&f, &c) in self.d.active.iter().zip(&self.decision.classes) {
+            kc.assign(f, path[f as usize], c as usize);
         }
-        let res = &mut self.class_residual;
-        for (c, s) in self.class_mm.iter().enumerate() {
-            if !present[c] {
-                continue;
-            }
-            match s.written_links() {
-                Some(links) => links
-                    .iter()
-                    .for_each(|&l| res[l as usize] = caps[l as usize]),
-                None => {
-                    res.copy_from_slice(caps);
-                    break;
-                }
-            }
-        }
+        let out = &mut self.decision.flow_rates;
+        out.clear();
+        kc.solve(&self.w.fabric, path, |f, r| out.push((f, r)));
     }
 
     /// The rate of coflow `k` now (the sum of its flows').

@@ -3,7 +3,7 @@
 //! decision into rates.
 
 use crate::view::ActiveCoflow;
-use coflowkit_alloc::{MaxMin, TailMaxMin};
+use coflowkit_alloc::MaxMin;
 use coflowkit_model::{Fabric, PathId};
 
 /// `out` = the active flows (sorted global indices, a coflow's flows contiguous
@@ -43,26 +43,6 @@ pub fn class_rates(
 ) {
     by_class(paths, classes, rates, |_, p, r| {
         mm.solve(fabric, residual, p, r)
-    });
-}
-
-/// [`class_rates`] with one [`TailMaxMin`] per class kept across calls
-/// (`solvers[c]` for class `c`, grown as needed), so that a class whose flows
-/// only left, on the same residual, is solved again only from the lowest level a
-/// departure can reach. The same rates, up to the order of float sums.
-pub fn class_rates_kept(
-    solvers: &mut Vec<TailMaxMin>,
-    fabric: &Fabric,
-    residual: &mut [f64],
-    paths: &[PathId],
-    classes: &[u8],
-    rates: &mut [f64],
-) {
-    by_class(paths, classes, rates, |c, p, r| {
-        if solvers.len() <= c as usize {
-            solvers.resize_with(c as usize + 1, TailMaxMin::new);
-        }
-        solvers[c as usize].solve(fabric, residual, p, r)
     });
 }
 
@@ -131,35 +111,5 @@ mod tests {
         assert_eq!(rates, [0.0, 5.0, 10.0, 5.0]);
         // Left: up0 5, up1 5, up2 0; down0 10, down1 0, down2 0.
         assert_eq!(residual, [5.0, 5.0, 0.0, 10.0, 0.0, 0.0]);
-        // Kept solvers give the same; then position 3 (class 0, 1→2) leaves:
-        // position 1 (0→2) has down2 and up0 alone (10), which leaves up0 full,
-        // so position 0 (class 2, 0→1) still gets 0 and position 2 (class 1)
-        // keeps 10.
-        let mut kept = Vec::new();
-        let mut residual = f.capacities.clone();
-        class_rates_kept(
-            &mut kept,
-            &f,
-            &mut residual,
-            &paths,
-            &[2, 0, 1, 0],
-            &mut rates,
-        );
-        assert_eq!(rates, [0.0, 5.0, 10.0, 5.0]);
-        assert_eq!(kept.len(), 3);
-        let mut residual = f.capacities.clone();
-        let mut rates = [0.0; 3];
-        class_rates_kept(
-            &mut kept,
-            &f,
-            &mut residual,
-            &paths[..3],
-            &[2, 0, 1],
-            &mut rates,
-        );
-        assert_eq!(rates, [0.0, 10.0, 10.0]);
-        assert_eq!(residual, [0.0, 10.0, 0.0, 10.0, 0.0, 0.0]);
-        // Class 0 lost a flow at 5 on an unchanged input: solved from 5 up.
-        assert_eq!((kept[0].tail_solves, kept[0].full_solves), (1, 1));
     }
 }

@@ -5,11 +5,10 @@
 //! first whose threshold its bytes sent have not crossed, queues are served in
 //! strict priority, max-min fair within one. What is kept:
 //!
-//! * per flow its queue, and per path the flows on it: a flow changes queue only
-//!   when it starts, finishes, or crosses a threshold;
-//! * per queue a [`TailMaxMin`] in delta form over the per-path flow counts of the
-//!   queue (flows of one path in one queue get one rate), told only the count
-//!   changes, answering with the paths whose rate moved;
+//! * per flow its queue, in a [`KeptClasses`] (the queues are its classes: per
+//!   queue a `TailMaxMin` in delta form over the queue's per-path flow counts,
+//!   told only the count changes, answering with the paths whose rate moved): a
+//!   flow changes queue only when it starts, finishes, or crosses a threshold;
 //! * a heap of the times at which moving flows reach their queue's threshold,
 //!   pushed when a flow's rate or queue changes.
 //!
@@ -21,41 +20,32 @@
 //! index on a tie), evaluated on the same bytes sent.
 
 use crate::decision::{Decision, Wakeup};
+use crate::support::classes::KeptClasses;
 use crate::support::thresholds::Thresholds;
 use crate::view::Common;
-use coflowkit_alloc::TailMaxMin;
-use coflowkit_model::{PathId, TotalF64 as Key};
+use coflowkit_model::TotalF64 as Key;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-
-/// Not tracked (not active, or not seen yet).
-const NONE: u8 = u8::MAX;
 
 /// Per-flow queues kept across calls (see the module docs).
 pub struct IncFlowQueues {
     th: Thresholds,
-    levels: Vec<TailMaxMin>,
-    /// Per queue: this call's `(path, ±1)` count changes.
-    deltas: Vec<Vec<(PathId, i32)>>,
-    changed: Vec<(PathId, f64)>,
-    /// Per flow (global index): its queue, the rate last decided, a version
-    /// bumped whenever its heap entry goes stale, the version of its valid
-    /// entry, and its slot in `on_path`.
-    queue: Vec<u8>,
+    /// The tracked flows' queues, and their rates.
+    queues: KeptClasses,
+    /// Per flow (global index): the rate last decided, a version bumped
+    /// whenever its heap entry goes stale, and the version of its valid entry.
     rate: Vec<f64>,
     ver: Vec<u32>,
     entry_ver: Vec<u32>,
-    slot: Vec<u32>,
-    /// Per path: its tracked flows, whatever their queue.
-    on_path: Vec<Vec<u32>>,
     /// `(time the flow reaches its queue's threshold, less the byte tolerance;
     /// flow; version)`. Each tracked flow with a positive rate below the last
     /// queue has one valid entry.
     heap: BinaryHeap<Reverse<(Key, u32, u32)>>,
     moving: usize,
-    residual: Vec<f64>,
-    /// Scratch: flows that started or changed queue, candidates that did not
-    /// cross, entries popped while naming the wake-up.
+    /// Scratch: the rates the queues named, flows that started or changed
+    /// queue, candidates that did not cross, entries popped while naming the
+    /// wake-up.
+    named: Vec<(u32, f64)>,
     moved: Vec<u32>,
     deferred: Vec<u32>,
     popped: Vec<Reverse<(Key, u32, u32)>>,
@@ -69,21 +59,15 @@ fn slack(now: f64) -> f64 {
 
 impl IncFlowQueues {
     pub fn new(th: Thresholds) -> Self {
-        let k = th.queues();
         IncFlowQueues {
             th,
-            levels: (0..k).map(|_| TailMaxMin::new()).collect(),
-            deltas: vec![Vec::new(); k],
-            changed: Vec::new(),
-            queue: Vec::new(),
+            queues: KeptClasses::new(),
             rate: Vec::new(),
             ver: Vec::new(),
             entry_ver: Vec::new(),
-            slot: Vec::new(),
-            on_path: Vec::new(),
             heap: BinaryHeap::new(),
             moving: 0,
-            residual: Vec::new(),
+            named: Vec::new(),
             moved: Vec::new(),
             deferred: Vec::new(),
             popped: Vec::new(),
@@ -96,49 +80,28 @@ impl IncFlowQueues {
         debug_assert!(out.delta_ok);
         out.by_flow = true;
         self.grow(c);
-        for d in &mut self.deltas {
-            d.clear();
-        }
-        self.moved.clear();
+        self.queues.begin();
         self.deferred.clear();
         for &f in c.started {
             let q = self.th.queue(c.sent(f));
             self.track(c, f, q);
-            self.moved.push(f);
         }
         for &f in c.finished {
-            if self.queue[f as usize] != NONE {
+            if self.queues.class_of(f).is_some() {
                 self.untrack(c, f);
             }
         }
         self.crossings(c);
-        self.residual.clear();
-        self.residual.extend_from_slice(&c.fabric.capacities);
-        for q in 0..self.levels.len() {
-            self.levels[q].solve_delta(
-                c.fabric,
-                &mut self.residual,
-                &self.deltas[q],
-                &mut self.changed,
-            );
-            for j in 0..self.changed.len() {
-                let (p, r) = self.changed[j];
-                for k in 0..self.on_path[p as usize].len() {
-                    let f = self.on_path[p as usize][k];
-                    if self.queue[f as usize] as usize == q {
-                        self.set(c, f, r, out);
-                    }
-                }
-            }
+        let named = &mut self.named;
+        named.clear();
+        self.queues
+            .solve(c.fabric, c.flow_path, |f, r| named.push((f, r)));
+        for j in 0..self.named.len() {
+            let (f, r) = self.named[j];
+            self.set(c, f, r, out);
         }
-        for j in 0..self.moved.len() {
-            let f = self.moved[j];
-            let q = self.queue[f as usize];
-            if q != NONE {
-                let r = self.levels[q as usize].rate_of(c.flow_path[f as usize]);
-                self.set(c, f, r, out);
-            }
-        }
+        self.moved.clear();
+        self.moved.extend_from_slice(self.queues.moved());
         for j in 0..self.moved.len() {
             self.ensure_entry(c, self.moved[j]);
         }
@@ -153,44 +116,28 @@ impl IncFlowQueues {
 
     fn grow(&mut self, c: &Common) {
         let n = c.flow_path.len();
-        if self.queue.len() < n {
-            self.queue.resize(n, NONE);
+        if self.rate.len() < n {
             self.rate.resize(n, 0.0);
             self.ver.resize(n, 0);
             self.entry_ver.resize(n, u32::MAX);
-            self.slot.resize(n, 0);
         }
-        let np = c.fabric.num_paths();
-        if self.on_path.len() < np {
-            self.on_path.resize_with(np, Vec::new);
-        }
+        self.queues.grow(n, c.fabric.num_paths());
     }
 
     fn track(&mut self, c: &Common, f: u32, q: usize) {
-        let (fi, p) = (f as usize, c.flow_path[f as usize]);
-        self.queue[fi] = q as u8;
+        let fi = f as usize;
         self.rate[fi] = 0.0;
         self.ver[fi] = self.ver[fi].wrapping_add(1);
-        self.slot[fi] = self.on_path[p as usize].len() as u32;
-        self.on_path[p as usize].push(f);
-        self.deltas[q].push((p, 1));
+        self.queues.assign(f, c.flow_path[fi], q);
     }
 
     fn untrack(&mut self, c: &Common, f: u32) {
-        let (fi, p) = (f as usize, c.flow_path[f as usize]);
-        let q = self.queue[fi] as usize;
-        self.deltas[q].push((p, -1));
-        let list = &mut self.on_path[p as usize];
-        let at = self.slot[fi] as usize;
-        list.swap_remove(at);
-        if let Some(&g) = list.get(at) {
-            self.slot[g as usize] = at as u32;
-        }
+        let fi = f as usize;
+        self.queues.remove(f, c.flow_path[fi]);
         if self.rate[fi] > 0.0 {
             self.moving -= 1;
         }
         self.rate[fi] = 0.0;
-        self.queue[fi] = NONE;
         self.ver[fi] = self.ver[fi].wrapping_add(1);
     }
 
@@ -204,21 +151,19 @@ impl IncFlowQueues {
             }
             self.heap.pop();
             let fi = f as usize;
-            if self.ver[fi] != v || self.queue[fi] == NONE {
+            let Some(old) = self.queues.class_of(f) else {
+                continue;
+            };
+            if self.ver[fi] != v {
                 continue;
             }
             self.ver[fi] = self.ver[fi].wrapping_add(1); // its entry is gone
             let q = self.th.queue(c.sent(f));
-            let old = self.queue[fi] as usize;
             if q == old {
                 self.deferred.push(f);
                 continue;
             }
-            let p = c.flow_path[fi];
-            self.deltas[old].push((p, -1));
-            self.deltas[q].push((p, 1));
-            self.queue[fi] = q as u8;
-            self.moved.push(f);
+            self.queues.assign(f, c.flow_path[fi], q);
         }
     }
 
@@ -240,11 +185,14 @@ impl IncFlowQueues {
     /// Pushes flow `f`'s entry unless it has a valid one (or needs none).
     fn ensure_entry(&mut self, c: &Common, f: u32) {
         let fi = f as usize;
-        if self.queue[fi] == NONE || self.entry_ver[fi] == self.ver[fi] {
+        let Some(q) = self.queues.class_of(f) else {
+            return;
+        };
+        if self.entry_ver[fi] == self.ver[fi] {
             return;
         }
         let r = self.rate[fi];
-        let Some(t) = self.th.upper(self.queue[fi] as usize) else {
+        let Some(t) = self.th.upper(q) else {
             return;
         };
         if r <= 0.0 {
@@ -291,10 +239,8 @@ impl IncFlowQueues {
             }
             self.heap.pop();
             self.popped.push(e);
-            let bytes = self
-                .th
-                .upper(self.queue[fi] as usize)
-                .expect("an entry has a threshold");
+            let q = self.queues.class_of(f).expect("an entry's flow is tracked");
+            let bytes = self.th.upper(q).expect("an entry has a threshold");
             let dt = (bytes - c.sent(f)) / self.rate[fi];
             if best.is_none_or(|b| dt < b.0 || (dt == b.0 && f < b.1)) {
                 best = Some((dt, f, bytes));

@@ -1,6 +1,7 @@
 //! What several policies share.
 
 pub mod buckets;
+pub mod classes;
 pub mod cuts;
 pub mod drive;
 pub mod flowsync;

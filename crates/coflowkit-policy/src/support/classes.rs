@@ -1,0 +1,324 @@
+//! [`KeptClasses`]: strict priority across classes of flows, max-min fair within
+//! a class, kept across calls and told only what changed.
+//!
+//! The model is [`crate::drive::class_rates`]'s (strict-priority switch queues
+//! at flow level). What is kept:
+//!
+//! * per flow its class, and per path the flows on it (whatever their class):
+//!   a driver tells only the flows that joined, left or changed class;
+//! * per class a [`TailMaxMin`] in delta form over the class's per-path flow
+//!   counts (the flows of one path in one class get one rate), told the count
+//!   changes and answering with the paths whose rate moved;
+//! * one residual that holds every capacity between calls: each class takes
+//!   what the classes before it left, and only the links the classes wrote are
+//!   put back afterwards.
+//!
+//! A call costs the flows told, the paths solved again, the flows on the paths
+//! whose rate moved and the links of the classes solved; never a pass over
+//! every tracked flow. The rates are those of a fresh [`class_rates`] up to the
+//! order of float sums.
+//!
+//! [`class_rates`]: crate::drive::class_rates
+
+use coflowkit_alloc::TailMaxMin;
+use coflowkit_model::{Fabric, PathId};
+
+/// Not tracked (not active, or not classified yet).
+const NONE: u16 = u16::MAX;
+
+/// Classes kept across calls (see the module docs).
+#[derive(Default)]
+pub struct KeptClasses {
+    levels: Vec<TailMaxMin>,
+    /// Per class: its tracked flows, and this call's `(path, ±1)` changes.
+    members: Vec<u32>,
+    deltas: Vec<Vec<(PathId, i32)>>,
+    changed: Vec<(PathId, f64)>,
+    /// Per flow (global index): its class and its slot in `on_path`.
+    class: Vec<u16>,
+    slot: Vec<u32>,
+    /// Per path: its tracked flows, whatever their class.
+    on_path: Vec<Vec<u32>>,
+    /// Flows that joined or changed class since [`KeptClasses::begin`].
+    moved: Vec<u32>,
+    /// All capacities between calls; where they live (a fabric whose
+    /// capacities are elsewhere is copied in whole).
+    residual: Vec<f64>,
+    caps_at: usize,
+    /// Classes solved in this call (their links are put back).
+    solved: Vec<usize>,
+}
+
+impl KeptClasses {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sizes the per-flow and per-path tables (they only grow).
+    pub fn grow(&mut self, flows: usize, paths: usize) {
+        if self.class.len() < flows {
+            self.class.resize(flows, NONE);
+            self.slot.resize(flows, 0);
+        }
+        if self.on_path.len() < paths {
+            self.on_path.resize_with(paths, Vec::new);
+        }
+    }
+
+    /// Starts a call: the list of moved flows is emptied.
+    pub fn begin(&mut self) {
+        self.moved.clear();
+    }
+
+    /// Flow `f`'s class, if tracked.
+    pub fn class_of(&self, f: u32) -> Option<usize> {
+        match self.class[f as usize] {
+            NONE => None,
+            q => Some(q as usize),
+        }
+    }
+
+    /// Whether any flow is tracked.
+    pub fn is_empty(&self) -> bool {
+        self.members.iter().all(|&n| n == 0)
+    }
+
+    /// The flows that joined or changed class since [`KeptClasses::begin`]
+    /// (a flow may repeat).
+    pub fn moved(&self) -> &[u32] {
+        &self.moved
+    }
+
+    /// Puts flow `f` (on path `p`) in class `q`: tracked if new, moved if in
+    /// another class, nothing if already there.
+    pub fn assign(&mut self, f: u32, p: PathId, q: usize) {
+        assert!(q < NONE as usize, "class {q} is out of range");
+        let fi = f as usize;
+        let old = self.class[fi];
+        if old as usize == q {
+            return;
+        }
+        if self.levels.len() <= q {
+            self.levels.resize_with(q + 1, TailMaxMin::new);
+            self.members.resize(q + 1, 0);
+            self.deltas.resize_with(q + 1, Vec::new);
+        }
+        if old == NONE {
+            let list = &mut self.on_path[p as usize];
+            self.slot[fi] = list.len() as u32;
+            list.push(f);
+        } else {
+            self.members[old as usize] -= 1;
+            self.deltas[old as usize].push((p, -1));
+        }
+        self.class[fi] = q as u16;
+        self.members[q] += 1;
+        self.deltas[q].push((p, 1));
+        self.moved.push(f);
+    }
+
+    /// Stops tracking flow `f` (on path `p`), if tracked.
+    pub fn remove(&mut self, f: u32, p: PathId) {
+        let fi = f as usize;
+        let q = self.class[fi];
+        if q == NONE {
+            return;
+        }
+        self.members[q as usize] -= 1;
+        self.deltas[q as usize].push((p, -1));
+        let list = &mut self.on_path[p as usize];
+        let at = self.slot[fi] as usize;
+        list.swap_remove(at);
+        if let Some(&g) = list.get(at) {
+            self.slot[g as usize] = at as u32;
+        }
+        self.class[fi] = NONE;
+    }
+
+    /// Solves the classes in increasing order on `fabric`'s capacities and
+    /// calls `set(flow, rate)` for every tracked flow whose rate may have
+    /// moved: the flows of a path whose rate changed in their class (class by
+    /// class), then the moved flows (`flow_path[f]` is flow `f`'s path). A flow
+    /// may be named more than once; the last rate named is its rate.
+    pub fn solve(&mut self, fabric: &Fabric, flow_path: &[PathId], mut set: impl FnMut(u32, f64)) {
+        let caps = &fabric.capacities;
+        if self.residual.len() != caps.len() || self.caps_at != caps.as_ptr() as usize {
+            self.residual.clear();
+            self.residual.extend_from_slice(caps);
+            self.caps_at = caps.as_ptr() as usize;
+        }
+        self.solved.clear();
+        for q in 0..self.levels.len() {
+            if self.members[q] == 0 && self.deltas[q].is_empty() {
+                continue;
+            }
+            self.levels[q].solve_delta(
+                fabric,
+                &mut self.residual,
+                &self.deltas[q],
+                &mut self.changed,
+            );
+            self.deltas[q].clear();
+            self.solved.push(q);
+            for &(p, r) in &self.changed {
+                for &f in &self.on_path[p as usize] {
+                    if self.class[f as usize] as usize == q {
+                        set(f, r);
+                    }
+                }
+            }
+        }
+        for &f in &self.moved {
+            if let Some(q) = self.class_of(f) {
+                set(f, self.levels[q].rate_of(flow_path[f as usize]));
+            }
+        }
+        // Back to all capacities: the links each class solved wrote, or all.
+        let res = &mut self.residual;
+        for &q in &self.solved {
+            match self.levels[q].written_links() {
+                Some(links) => links
+                    .iter()
+                    .for_each(|&l| res[l as usize] = caps[l as usize]),
+                None => {
+                    res.copy_from_slice(caps);
+                    break;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::drive::class_rates;
+    use coflowkit_alloc::MaxMin;
+
+    /// Rates of every tracked flow by a fresh `class_rates` on the flows
+    /// `(flow, path, class)`.
+    fn fresh(f: &Fabric, flows: &[(u32, PathId, usize)], n: usize) -> Vec<f64> {
+        let paths: Vec<PathId> = flows.iter().map(|x| x.1).collect();
+        let classes: Vec<u8> = flows.iter().map(|x| x.2 as u8).collect();
+        let mut residual = f.capacities.clone();
+        let mut r = vec![0.0; flows.len()];
+        class_rates(
+            &mut MaxMin::new(),
+            f,
+            &mut residual,
+            &paths,
+            &classes,
+            &mut r,
+        );
+        let mut out = vec![0.0; n];
+        for (x, &rate) in flows.iter().zip(&r) {
+            out[x.0 as usize] = rate;
+        }
+        out
+    }
+
+    #[test]
+    fn classes_are_served_in_order_and_only_moved_rates_are_named() {
+        // C = 10, 3 ports (links: up0 up1 up2 down0 down1 down2).
+        // Flow 0: 0→1 class 2; flow 1: 0→2 class 0; flow 2: 2→1 class 1;
+        // flow 3: 1→2 class 0.
+        // Class 0: flows 1 and 3 share down2, 5 each, leaving 5 on up0 and up1.
+        // Class 1: flow 2 gets 10, filling down1. Class 2: flow 0 finds down1
+        // full: 0.
+        let mut f = Fabric::big_switch(3, 10.0).unwrap();
+        let p = [
+            f.route(0, 1, 0).unwrap(),
+            f.route(0, 2, 0).unwrap(),
+            f.route(2, 1, 0).unwrap(),
+            f.route(1, 2, 0).unwrap(),
+        ];
+        let mut kc = KeptClasses::new();
+        kc.grow(4, f.num_paths());
+        let mut rate = [f64::NAN; 4];
+        kc.begin();
+        for (i, q) in [2, 0, 1, 0].into_iter().enumerate() {
+            kc.assign(i as u32, p[i], q);
+        }
+        kc.solve(&f, &p, |x, r| rate[x as usize] = r);
+        assert_eq!(rate, [0.0, 5.0, 10.0, 5.0]);
+        // Flow 3 leaves: flow 1 has down2 and up0 alone (10), which fills up0,
+        // so flow 0 (class 2, 0→1) still gets 0 and flow 2 (class 1) keeps 10.
+        // Only flow 1's rate moved, and only it is named.
+        kc.begin();
+        kc.remove(3, p[3]);
+        let mut named = Vec::new();
+        kc.solve(&f, &p, |x, r| named.push((x, r)));
+        assert_eq!(named, [(1, 10.0)]);
+        // Flow 2 drops to class 0 (with flow 1): they share nothing, both 10;
+        // down1 is full again for flow 0. Only flow 2 is named (its path is new
+        // to class 0, and it moved), at 10.
+        kc.begin();
+        kc.assign(2, p[2], 0);
+        let mut named = Vec::new();
+        kc.solve(&f, &p, |x, r| named.push((x, r)));
+        assert!(
+            !named.is_empty() && named.iter().all(|&n| n == (2, 10.0)),
+            "{named:?}"
+        );
+        assert_eq!(kc.class_of(2), Some(0));
+        assert_eq!(kc.class_of(3), None);
+    }
+
+    #[test]
+    fn kept_rates_equal_fresh_solves_under_random_changes() {
+        // A k = 4 FatTree (16 hosts), 60 flows on random host pairs with
+        // random classes in 0..4; each step some flows leave, join or change
+        // class. After every step the rates named so far must equal a fresh
+        // strict-priority solve of the tracked flows, to 1e-9 relative.
+        let mut f = Fabric::from_spec("fattree:k=4", 16).unwrap();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        let n = 60;
+        let mut path = Vec::new();
+        for _ in 0..n {
+            let s = next(16) as u32;
+            let d = (s + 1 + next(15) as u32) % 16;
+            path.push(f.route(s, d, next(4)).unwrap());
+        }
+        let mut kc = KeptClasses::new();
+        kc.grow(n, f.num_paths());
+        let mut on: Vec<Option<usize>> = vec![None; n];
+        let mut rate = vec![0.0; n];
+        for step in 0..200 {
+            kc.begin();
+            for _ in 0..1 + next(6) {
+                let i = next(n as u64) as usize;
+                match (on[i], next(3)) {
+                    (Some(_), 0) => {
+                        kc.remove(i as u32, path[i]);
+                        on[i] = None;
+                        rate[i] = 0.0;
+                    }
+                    _ => {
+                        let q = next(4) as usize;
+                        kc.assign(i as u32, path[i], q);
+                        on[i] = Some(q);
+                    }
+                }
+            }
+            kc.solve(&f, &path, |x, r| rate[x as usize] = r);
+            let flows: Vec<(u32, PathId, usize)> = (0..n)
+                .filter_map(|i| on[i].map(|q| (i as u32, path[i], q)))
+                .collect();
+            let want = fresh(&f, &flows, n);
+            for i in 0..n {
+                assert!(
+                    (rate[i] - want[i]).abs() <= 1e-9 * want[i].abs().max(1.0),
+                    "step {step}, flow {i}: kept {} fresh {}",
+                    rate[i],
+                    want[i]
+                );
+            }
+        }
+    }
+}
