@@ -99,6 +99,10 @@ PREFACE = [
     "in exactness-reach the old time is the build of 41c558c (before them), side by",
     "side; the two ran beside each other, one per core",
     "(tail-local.md has the FatTree measurements).",
+    "exactness-classes and exactness-classes-2 (2026-11-27, an Intel Xeon) are",
+    "KeptClasses (the engine's class decisions and pias's queues told only the",
+    "flows that started, finished or changed class), old time side by side with",
+    "the build of 3206db3 (kept-classes.md has the FatTree measurements).",
     "Whole-command times of every policy are in bench-fb.md.",
     "",
 ]
