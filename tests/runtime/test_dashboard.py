@@ -2,6 +2,7 @@
 master on loopback fed by emulated agents; the page in the distribution's
 headless Chromium."""
 
+import gc
 import os
 
 from coflowkit.runtime import proto, tls
@@ -46,6 +47,17 @@ def test_dashboard_endpoints_give_links_rounds_agents_and_progress(start_master,
     assert status == 200 and rounds["rounds"] >= 1
     assert len(rounds["history"]) == min(rounds["rounds"], 600)
     assert all(0 <= r["round_s"] <= rounds["max_s"] for r in rounds["history"])
+    # The cyclic collector's passes are timed while the master runs (here in
+    # this process): a forced full pass is counted, in the API and /metrics.
+    full = rounds["gc"]["full_collections"]
+    gc.collect()
+    status, rounds = http(m, "/api/rounds", token=good)
+    assert rounds["gc"]["full_collections"] >= full + 1  # (or one of its own)
+    assert 0 < rounds["gc"]["max_s"] <= rounds["gc"]["seconds"]
+    assert all(0 <= r["gc_s"] for r in rounds["history"])
+    text = http(m, "/metrics", token=good)[1]
+    line = next(x for x in text.splitlines() if x.startswith("coflowkit_gc_full_collections_total "))
+    assert int(line.split()[1]) >= full + 1
     # Same authentication as the rest of the API; /api/auth never refuses.
     assert http(m, "/api/links")[0] == 401
     assert http(m, "/api/auth") == (200, {"required": True, "read": False,

@@ -252,14 +252,24 @@ def links(master, snap: dict, rounds: list) -> dict:
 
 def round_times(master, snap: dict, rounds: list) -> dict:
     """``GET /api/rounds``: the round count, Δ, the longest and mean round, and the
-    latest rounds as (round number, seconds since the master started, round seconds)."""
+    latest rounds as (round number, seconds since the master started, round seconds,
+    seconds of the cyclic garbage collector inside the round); the collector's
+    passes, longest pass and full (generation 2) passes since the master started."""
     m = master.metrics
     return {
         "rounds": m["rounds"],
         "interval_s": master.interval,
         "max_s": m["round_seconds_max"],
         "mean_s": m["round_seconds_sum"] / m["rounds"] if m["rounds"] else None,
-        "history": [{"round": n, "t_s": t, "round_s": d} for n, t, d in rounds],
+        "gc": {
+            "collections": m["gc_collections"],
+            "full_collections": m["gc_full_collections"],
+            "seconds": m["gc_seconds_sum"],
+            "max_s": m["gc_seconds_max"],
+        },
+        "history": [
+            {"round": n, "t_s": t, "round_s": d, "gc_s": g} for n, t, d, g in rounds
+        ],
     }
 
 
@@ -275,6 +285,12 @@ def prometheus(master) -> str:
         ("round_seconds", "summary", "Coordination round time (reports applied, decision, changes sent).",
          [("_sum", f"{m['round_seconds_sum']:.6f}"), ("_count", m["rounds"])]),
         ("round_seconds_max", "gauge", "Longest coordination round so far.", [("", f"{m['round_seconds_max']:.6f}")]),
+        ("gc_seconds", "summary", "Passes of the cyclic garbage collector (any thread's).",
+         [("_sum", f"{m['gc_seconds_sum']:.6f}"), ("_count", m["gc_collections"])]),
+        ("gc_seconds_max", "gauge", "Longest pass of the cyclic garbage collector so far.",
+         [("", f"{m['gc_seconds_max']:.6f}")]),
+        ("gc_full_collections_total", "counter", "Full (generation 2) passes of the collector.",
+         [("", m["gc_full_collections"])]),
         ("agents_connected", "gauge", "Agents with an authenticated session.", [("", snap["agents"])]),
         ("connections", "gauge", "Agent connections open (HELLO accepted or not).", [("", master.open_connections())]),
         ("accepted_connections_total", "counter", "Agent connections accepted (then TLS, HELLO, ...).",

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import collections
 import errno
+import gc
 import logging
 import queue
 import selectors
@@ -177,8 +178,10 @@ class Master(HubLoop, Registered):
             rejected_messages=0, decisions_sent=0, reports=0, unresolved_flows=0,
             ignored_flows=0, refused_connections=0, accept_errors=0, slow_agents=0,
             lost_flows=0, round_errors=0, accepted_connections=0, finished_flows=0,
-            finished_bytes=0,
+            finished_bytes=0, gc_collections=0, gc_seconds_sum=0.0, gc_seconds_max=0.0,
+            gc_full_collections=0,
         )  # fmt: skip
+        self._gc_started = 0.0
         self.store = Store(state_path) if state_path else None
         self._listen(listen, io, tls_dir)
         self._sel: selectors.BaseSelector | None = None
@@ -627,9 +630,24 @@ class Master(HubLoop, Registered):
                 log.exception("registration of coflow %s failed", getattr(reg, "id", "?"))
                 reply.put((500, {"error": "internal error (logged by the master)"}))
 
+    def _gc_timer(self, phase: str, info: dict) -> None:
+        """``gc.callbacks`` while the master runs: the cyclic collector's passes
+        (any thread's: each holds the interpreter lock) are timed, so a long
+        round can be told apart from a long collection."""
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+            return
+        dt = time.perf_counter() - self._gc_started
+        m = self.metrics
+        m["gc_collections"] += 1
+        m["gc_full_collections"] += info.get("generation") == 2
+        m["gc_seconds_sum"] += dt
+        m["gc_seconds_max"] = max(m["gc_seconds_max"], dt)
+
     def round(self) -> float:
         """Registrations in, one decision, changes out; returns the round's seconds."""
         t = time.perf_counter()
+        gc0 = self.metrics["gc_seconds_sum"]  # read after t: a pass holds the GIL
         self._registrations()
         flows, rates, classes = self.live.decide(self.now())
         out = self.enf.round(flows, rates, classes, self.enforce == "rates")
@@ -642,8 +660,9 @@ class Master(HubLoop, Registered):
         m["round_seconds_sum"] += dt
         m["round_seconds_last"] = dt
         m["round_seconds_max"] = max(m["round_seconds_max"], dt)
+        gc_dt = m["gc_seconds_sum"] - gc0  # collections that ran inside the round
         with self.lock:
-            self.round_log.append((m["rounds"], round(time.time() - self.wall0, 3), dt))
+            self.round_log.append((m["rounds"], round(time.time() - self.wall0, 3), dt, gc_dt))
         return dt
 
     def _push(self, out: list[tuple[int, list[tuple[int, int, float]]]]) -> None:
@@ -768,6 +787,13 @@ class Master(HubLoop, Registered):
 
     # -- the loop ------------------------------------------------------------------
     def run(self, duration: float | None = None) -> None:
+        gc.callbacks.append(self._gc_timer)
+        try:
+            self._run(duration)
+        finally:
+            gc.callbacks.remove(self._gc_timer)
+
+    def _run(self, duration: float | None) -> None:
         if self.httpd is not None:
             threading.Thread(
                 target=self.httpd.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True
