@@ -56,7 +56,9 @@ def test_dashboard_endpoints_give_links_rounds_agents_and_progress(start_master,
     assert 0 < rounds["gc"]["max_s"] <= rounds["gc"]["seconds"]
     assert all(0 <= r["gc_s"] for r in rounds["history"])
     text = http(m, "/metrics", token=good)[1]
-    line = next(x for x in text.splitlines() if x.startswith("coflowkit_gc_full_collections_total "))
+    line = next(
+        x for x in text.splitlines() if x.startswith("coflowkit_gc_full_collections_total ")
+    )
     assert int(line.split()[1]) >= full + 1
     # Same authentication as the rest of the API; /api/auth never refuses.
     assert http(m, "/api/links")[0] == 401

@@ -267,9 +267,7 @@ def round_times(master, snap: dict, rounds: list) -> dict:
             "seconds": m["gc_seconds_sum"],
             "max_s": m["gc_seconds_max"],
         },
-        "history": [
-            {"round": n, "t_s": t, "round_s": d, "gc_s": g} for n, t, d, g in rounds
-        ],
+        "history": [{"round": n, "t_s": t, "round_s": d, "gc_s": g} for n, t, d, g in rounds],
     }
 
 
