@@ -54,7 +54,7 @@ def test_dashboard_endpoints_give_links_rounds_agents_and_progress(start_master,
     status, rounds = http(m, "/api/rounds", token=good)
     assert rounds["gc"]["full_collections"] >= full + 1  # (or one of its own)
     assert 0 < rounds["gc"]["max_s"] <= rounds["gc"]["seconds"]
-    assert all(0 <= r["gc_s"] for r in rounds["history"])
+    assert all(0 <= r["gc_s"] and 0 <= r["cpu_s"] for r in rounds["history"])
     text = http(m, "/metrics", token=good)[1]
     line = next(
         x for x in text.splitlines() if x.startswith("coflowkit_gc_full_collections_total ")

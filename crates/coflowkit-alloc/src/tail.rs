@@ -132,7 +132,10 @@ impl TailMaxMin {
         } else {
             0.0
         };
-        if level > 0.0 {
+        if level == f64::INFINITY {
+            self.tail_solves += 1;
+            self.take_residual(residual); // nothing changed (no path lost flows)
+        } else if level > 0.0 {
             self.tail_solves += 1;
             self.solve_tail(fabric, residual, level, false);
         } else {
@@ -228,7 +231,13 @@ impl TailMaxMin {
                 }
             }
         }
-        if level > 0.0 {
+        let unmoved = |p: &PathId| self.count[*p as usize] == self.flows_now(*p);
+        if level == f64::INFINITY && self.pending.iter().all(unmoved) {
+            // Nothing to solve again: no count moved but blocked paths', and
+            // no residual moved where it matters.
+            self.tail_solves += 1;
+            self.take_residual(residual);
+        } else if level > 0.0 {
             self.tail_solves += 1;
             self.solve_tail(fabric, residual, level, true);
             let r = &self.reach;
@@ -669,6 +678,12 @@ impl TailMaxMin {
                 self.tight[neck as usize] = true;
             }
         }
+        self.take_residual(residual);
+    }
+
+    /// The solution in force takes its share of `residual` on its links, which
+    /// becomes their input.
+    fn take_residual(&mut self, residual: &mut [f64]) {
         for &l in &self.links {
             let li = l as usize;
             let x = residual[li];

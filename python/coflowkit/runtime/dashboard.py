@@ -253,7 +253,9 @@ def links(master, snap: dict, rounds: list) -> dict:
 def round_times(master, snap: dict, rounds: list) -> dict:
     """``GET /api/rounds``: the round count, Δ, the longest and mean round, and the
     latest rounds as (round number, seconds since the master started, round seconds,
-    seconds of the cyclic garbage collector inside the round); the collector's
+    seconds of the cyclic garbage collector inside the round, CPU seconds of the
+    thread that ran the round: the rest of a round is waiting, for the
+    interpreter lock or for a core); the collector's
     passes, longest pass and full (generation 2) passes since the master started."""
     m = master.metrics
     return {
@@ -267,7 +269,9 @@ def round_times(master, snap: dict, rounds: list) -> dict:
             "seconds": m["gc_seconds_sum"],
             "max_s": m["gc_seconds_max"],
         },
-        "history": [{"round": n, "t_s": t, "round_s": d, "gc_s": g} for n, t, d, g in rounds],
+        "history": [
+            {"round": n, "t_s": t, "round_s": d, "gc_s": g, "cpu_s": c} for n, t, d, g, c in rounds
+        ],
     }
 
 

@@ -647,6 +647,7 @@ class Master(HubLoop, Registered):
     def round(self) -> float:
         """Registrations in, one decision, changes out; returns the round's seconds."""
         t = time.perf_counter()
+        cpu = time.thread_time()  # this thread's CPU: the rest of a round is waiting
         gc0 = self.metrics["gc_seconds_sum"]  # read after t: a pass holds the GIL
         self._registrations()
         flows, rates, classes = self.live.decide(self.now())
@@ -661,8 +662,9 @@ class Master(HubLoop, Registered):
         m["round_seconds_last"] = dt
         m["round_seconds_max"] = max(m["round_seconds_max"], dt)
         gc_dt = m["gc_seconds_sum"] - gc0  # collections that ran inside the round
+        cpu = time.thread_time() - cpu
         with self.lock:
-            self.round_log.append((m["rounds"], round(time.time() - self.wall0, 3), dt, gc_dt))
+            self.round_log.append((m["rounds"], round(time.time() - self.wall0, 3), dt, gc_dt, cpu))
         return dt
 
     def _push(self, out: list[tuple[int, list[tuple[int, int, float]]]]) -> None:

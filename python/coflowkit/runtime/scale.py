@@ -357,6 +357,7 @@ def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
     hosts = list(range(cfg.agents))
     rounds: dict[int, float] = {}
     gc_in: dict[int, float] = {}  # the collector's seconds inside each round
+    cpu_in: dict[int, float] = {}  # the round thread's CPU seconds in each round
     rss: list[tuple[float, float]] = []
     warm = None  # the master's round count when the measurement starts
     try:
@@ -377,6 +378,7 @@ def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
                     if warm is not None and h["round"] > warm:
                         rounds[h["round"]] = h["round_s"]
                         gc_in[h["round"]] = h["gc_s"]
+                        cpu_in[h["round"]] = h["cpu_s"]
                 next_poll += 3
             if now >= next_rss:
                 rss.append((now - start, proc_cpu_rss(pid)[1] / 2**20))
@@ -398,6 +400,7 @@ def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
             if warm is not None and h["round"] > warm:
                 rounds[h["round"]] = h["round_s"]
                 gc_in[h["round"]] = h["gc_s"]
+                cpu_in[h["round"]] = h["cpu_s"]
         rss.append((time.monotonic() - start, proc_cpu_rss(pid)[1] / 2**20))
         emu.swarm.pause(False)
     finally:
@@ -418,6 +421,8 @@ def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
         # Whether the collector explains them: its seconds inside the longest
         # round and inside each round over 2 Δ, and over the whole run.
         "round_max_gc_ms": 1000 * gc_in[longest],
+        "round_max_cpu_ms": 1000 * cpu_in[longest],
+        "rounds_over_2delta_cpu_ms": [1000 * cpu_in[t] for t in over],
         "rounds_over_2delta_gc_ms": [1000 * gc_in[t] for t in over],
         "rounds_over_2delta_without_gc": sum(1 for t in over if rounds[t] - gc_in[t] > 2 * dt),
         "gc_collections": got["gc"]["collections"], "gc_full_collections": got["gc"]["full_collections"],

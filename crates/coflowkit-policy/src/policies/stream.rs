@@ -327,10 +327,11 @@ impl Stream {
         for &f in prev {
             let fu = f as usize;
             let u = self.flow_unit[fu] as usize;
-            let d = v.sent(fu as u32) - self.last_sent[fu];
+            let sent = v.sent(f);
+            let d = sent - self.last_sent[fu];
             if d > 0.0 {
                 self.units[u].x += d / unit;
-                self.last_sent[fu] = v.sent(fu as u32);
+                self.last_sent[fu] = sent;
             }
             while j < v.active.len() && v.active[j] < f {
                 j += 1;
