@@ -102,7 +102,9 @@ PREFACE = [
     "exactness-classes and exactness-classes-2 (2026-11-27, an Intel Xeon) are",
     "KeptClasses (the engine's class decisions and pias's queues told only the",
     "flows that started, finished or changed class), old time side by side with",
-    "the build of 3206db3 (kept-classes.md has the FatTree measurements).",
+    "the build of 3206db3 (kept-classes.md has the FatTree measurements);",
+    "exactness-classes-3 is 14ea136 (no tail solve when nothing moved) against",
+    "09dbd39.",
     "Whole-command times of every policy are in bench-fb.md.",
     "",
 ]
