@@ -71,6 +71,11 @@ def test_a_short_soak_with_churn_loses_nothing(tmp_path):
     assert row["master_lost_flows"] == 0
     assert row["rounds"] > 0 and row["rss_end_mib"] > 10
     assert row["rounds_seen"] == row["rounds_total"]  # no round missed by the polling
+    # A round's own thread CPU and the collector's passes inside it fit in the
+    # round (1 ms for the clocks' resolution).
+    assert 0 <= row["round_max_cpu_ms"] <= row["round_max_ms"] + 1
+    assert 0 <= row["round_max_gc_ms"] <= row["round_max_ms"] + 1
+    assert row["gc_collections"] > 0 and row["gc_max_ms"] * 1e-3 <= row["gc_seconds"]
 
 
 def test_soak_parameters_are_checked():

@@ -462,11 +462,7 @@ impl TailMaxMin {
         let mut level = f64::INFINITY;
         for &l in &self.links {
             let li = l as usize;
-            let x = residual[li];
-            if x.to_bits() == self.input[li].to_bits()
-                || self.slack(fabric, li, x)
-                || self.closed(fabric, li, residual)
-            {
+            if !self.moved_where_it_matters(fabric, li, residual) {
                 continue;
             }
             if self.input[li] <= CAPACITY_EPS * caps[li] {
@@ -488,6 +484,16 @@ impl TailMaxMin {
             }
         }
         level
+    }
+
+    /// Whether the residual on the solution's link `l` moved since it was
+    /// solved, and the solution cannot take the new one as it is (the link
+    /// was slack, or closed before and after).
+    fn moved_where_it_matters(&self, fabric: &Fabric, l: usize, residual: &[f64]) -> bool {
+        let x = residual[l];
+        x.to_bits() != self.input[l].to_bits()
+            && !self.slack(fabric, l, x)
+            && !self.closed(fabric, l, residual)
     }
 
     /// Whether link `l` was closed (no residual to speak of) when last solved,
@@ -589,12 +595,7 @@ impl TailMaxMin {
             // A residual moved where it matters (only the delta form gets
             // here with one: the plain form solves from scratch).
             for &l in &self.links {
-                let li = l as usize;
-                let x = residual[li];
-                if x.to_bits() == self.input[li].to_bits()
-                    || self.slack(fabric, li, x)
-                    || self.closed(fabric, li, residual)
-                {
+                if !self.moved_where_it_matters(fabric, l as usize, residual) {
                     continue;
                 }
                 self.reach.enter_members(l, level, count, rate);

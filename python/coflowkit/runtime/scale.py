@@ -345,6 +345,16 @@ def metric(text: str, name: str) -> float:
     raise CoflowkitError(f"the master's /metrics has no coflowkit_{name}")
 
 
+def keep_rounds(got: dict, warm: int | None, rounds: dict[int, tuple[float, float, float]]) -> None:
+    """Keeps the rounds of an /api/rounds answer that came after warm-up (none
+    before it is known), keyed by number: (seconds, collector's, thread CPU)."""
+    if warm is None:
+        return
+    for h in got["history"]:
+        if h["round"] > warm:
+            rounds[h["round"]] = (h["round_s"], h["gc_s"], h["cpu_s"])
+
+
 def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
     """Runs the workload for ``soak.minutes`` with churn, then pauses every agent
     and compares what the master counted with what the agents reported: the
@@ -355,9 +365,8 @@ def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
     dt = cfg.interval_ms / 1000
     rng = random.Random(cfg.seed + 1)
     hosts = list(range(cfg.agents))
-    rounds: dict[int, float] = {}
-    gc_in: dict[int, float] = {}  # the collector's seconds inside each round
-    cpu_in: dict[int, float] = {}  # the round thread's CPU seconds in each round
+    # Per round: its seconds, the collector's inside it, the round thread's CPU.
+    rounds: dict[int, tuple[float, float, float]] = {}
     rss: list[tuple[float, float]] = []
     warm = None  # the master's round count when the measurement starts
     try:
@@ -374,11 +383,7 @@ def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
                 got = master_rounds(emu.http)
                 if warm is None and got["rounds"] >= cfg.warmup and got["history"]:
                     warm = got["history"][-1]["round"]
-                for h in got["history"]:
-                    if warm is not None and h["round"] > warm:
-                        rounds[h["round"]] = h["round_s"]
-                        gc_in[h["round"]] = h["gc_s"]
-                        cpu_in[h["round"]] = h["cpu_s"]
+                keep_rounds(got, warm, rounds)
                 next_poll += 3
             if now >= next_rss:
                 rss.append((now - start, proc_cpu_rss(pid)[1] / 2**20))
@@ -396,18 +401,14 @@ def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
                 break
             time.sleep(0.25)
         got = master_rounds(emu.http)
-        for h in got["history"]:
-            if warm is not None and h["round"] > warm:
-                rounds[h["round"]] = h["round_s"]
-                gc_in[h["round"]] = h["gc_s"]
-                cpu_in[h["round"]] = h["cpu_s"]
+        keep_rounds(got, warm, rounds)
         rss.append((time.monotonic() - start, proc_cpu_rss(pid)[1] / 2**20))
         emu.swarm.pause(False)
     finally:
         emu.close()
-    hist = [rounds[t] for t in sorted(rounds)]
-    longest = max(rounds, key=lambda t: (rounds[t], -t))
-    over = [t for t in sorted(rounds) if rounds[t] > 2 * dt]
+    hist = [rounds[t][0] for t in sorted(rounds)]
+    longest = max(rounds, key=lambda t: (rounds[t][0], -t))
+    over = [t for t in sorted(rounds) if rounds[t][0] > 2 * dt]
     minute1 = next((r for t, r in rss if t >= 60), rss[-1][1])
     return {
         "agents": cfg.agents, "policy": cfg.policy, "interval_ms": cfg.interval_ms,
@@ -420,11 +421,11 @@ def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
         "rounds_over_2delta": len(over),
         # Whether the collector explains them: its seconds inside the longest
         # round and inside each round over 2 Δ, and over the whole run.
-        "round_max_gc_ms": 1000 * gc_in[longest],
-        "round_max_cpu_ms": 1000 * cpu_in[longest],
-        "rounds_over_2delta_cpu_ms": [1000 * cpu_in[t] for t in over],
-        "rounds_over_2delta_gc_ms": [1000 * gc_in[t] for t in over],
-        "rounds_over_2delta_without_gc": sum(1 for t in over if rounds[t] - gc_in[t] > 2 * dt),
+        "round_max_gc_ms": 1000 * rounds[longest][1],
+        "round_max_cpu_ms": 1000 * rounds[longest][2],
+        "rounds_over_2delta_cpu_ms": [1000 * rounds[t][2] for t in over],
+        "rounds_over_2delta_gc_ms": [1000 * rounds[t][1] for t in over],
+        "rounds_over_2delta_without_gc": sum(1 for t in over if rounds[t][0] - rounds[t][1] > 2 * dt),
         "gc_collections": got["gc"]["collections"], "gc_full_collections": got["gc"]["full_collections"],
         "gc_seconds": got["gc"]["seconds"], "gc_max_ms": 1000 * got["gc"]["max_s"],
         "rss_minute1_mib": minute1, "rss_end_mib": rss[-1][1],
