@@ -104,7 +104,8 @@ PREFACE = [
     "flows that started, finished or changed class), old time side by side with",
     "the build of 3206db3 (kept-classes.md has the FatTree measurements);",
     "exactness-classes-3 is 14ea136 (no tail solve when nothing moved) against",
-    "09dbd39.",
+    "09dbd39; exactness-classes-4 is 75b6cd5 (a spliced rate order, reverted:",
+    "no faster) against 14ea136.",
     "Whole-command times of every policy are in bench-fb.md.",
     "",
 ]
