@@ -60,8 +60,6 @@ pub struct TailMaxMin {
     /// Scratch of local solves: the solved paths by rate, and the merge.
     fresh: Vec<(f64, PathId)>,
     merged: Vec<(f64, PathId)>,
-    /// Scratch of `splice_by_rate`: positions in `by_rate` to drop.
-    drop_at: Vec<usize>,
     /// The paths that lost flows (from `restart_level`, the plain form).
     losers: Vec<PathId>,
     /// Calls answered by solving only a tail (or nothing), and from scratch.
@@ -665,18 +663,8 @@ impl TailMaxMin {
             self.fresh
                 .extend(r.paths.iter().map(|&p| (rate[p as usize], p)));
         }
-        // The solved set's old entries (its paths that had flows) leave the
-        // rate order, the fresh ones join it.
-        let old = r.set.iter().zip(&r.old_count).zip(&r.old_rate);
-        let old = old
-            .filter(|&((_, &n), _)| n > 0)
-            .map(|((&p, _), &x)| (x, p));
-        let small = 8 * (r.set.len() + self.fresh.len()) < self.by_rate.len();
-        let (by_rate, fresh, merged) = (&mut self.by_rate, &mut self.fresh, &mut self.merged);
-        if !(small && splice_by_rate(by_rate, old, fresh, merged, &mut self.drop_at)) {
-            let kept = |p: PathId| !r.in_set(p);
-            merge_by_rate(&mut self.by_rate, kept, &mut self.fresh, &mut self.merged);
-        }
+        let kept = |p: PathId| !r.in_set(p);
+        merge_by_rate(&mut self.by_rate, kept, &mut self.fresh, &mut self.merged);
         self.reach.settle(fabric, &self.mm, &mut self.used, now);
         let r = &self.reach;
         for (&p, &x) in r.paths.iter().zip(&r.rates) {
@@ -796,59 +784,6 @@ impl TailMaxMin {
     }
 }
 
-/// [`merge_by_rate`] for a few changes in a long rate order: the entries
-/// `old` (rate, path) are found by binary search and dropped, the `fresh`
-/// entries (sorted here unless they are) go where the merge would put them
-/// (after every kept entry of their rate or lower), and the rest is copied in
-/// runs. False, with `by_rate` unchanged, when an entry is not where its rate
-/// says or the ties to walk grow long; the merge does it then.
-fn splice_by_rate(
-    by_rate: &mut Vec<(f64, PathId)>,
-    old: impl Iterator<Item = (f64, PathId)>,
-    fresh: &mut [(f64, PathId)],
-    merged: &mut Vec<(f64, PathId)>,
-    drop: &mut Vec<usize>,
-) -> bool {
-    drop.clear();
-    let mut walked = 0;
-    for (x, p) in old {
-        let mut i = by_rate.partition_point(|e| e.0.total_cmp(&x).is_lt());
-        while i < by_rate.len() && by_rate[i].0.to_bits() == x.to_bits() && by_rate[i].1 != p {
-            i += 1;
-            walked += 1;
-        }
-        if i == by_rate.len() || by_rate[i].1 != p || walked > by_rate.len() / 8 {
-            return false;
-        }
-        drop.push(i);
-    }
-    drop.sort_unstable();
-    let key = |a: &(f64, PathId), b: &(f64, PathId)| a.0.total_cmp(&b.0);
-    if !fresh.windows(2).all(|w| key(&w[0], &w[1]).is_le()) {
-        fresh.sort_unstable_by(key);
-    }
-    merged.clear();
-    merged.reserve(by_rate.len() + fresh.len());
-    let (mut from, mut k) = (0, 0);
-    let mut copy = |to: usize, merged: &mut Vec<(f64, PathId)>| {
-        while k < drop.len() && drop[k] < to {
-            merged.extend_from_slice(&by_rate[from..drop[k]]);
-            from = drop[k] + 1;
-            k += 1;
-        }
-        merged.extend_from_slice(&by_rate[from.min(to)..to]);
-        from = from.max(to);
-    };
-    for &f in fresh.iter() {
-        let at = by_rate.partition_point(|e| key(e, &f).is_le());
-        copy(at, merged);
-        merged.push(f);
-    }
-    copy(by_rate.len(), merged);
-    std::mem::swap(by_rate, merged);
-    true
-}
-
 /// Merges `fresh` into the entries of `by_rate` whose path is `kept`, both by
 /// rate (`fresh` is sorted here unless it already is).
 fn merge_by_rate(
@@ -882,56 +817,6 @@ fn merge_by_rate(
 mod tests {
     use super::*;
     use coflowkit_model::Pcg32;
-
-    /// The splice gives the merge's order, entry for entry, on rate orders with
-    /// long ties (rates drawn from 6 values, 0 included): 500 rounds of a
-    /// random order of 40-200 paths, a few dropped, a few fresh (unsorted).
-    #[test]
-    fn splicing_the_rate_order_equals_merging_it() {
-        let mut rng = Pcg32::new(41, 3);
-        let rates = [0.0, 0.25, 0.5, 1.0 / 3.0, 2.0, 7.5];
-        let (mut spliced, mut merged_n) = (0, 0);
-        for round in 0..500 {
-            let n = 40 + rng.below(161) as usize;
-            let mut order: Vec<(f64, PathId)> = (0..n as u32)
-                .map(|p| (rates[rng.below(6) as usize], p))
-                .collect();
-            order.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let picks: std::collections::BTreeSet<usize> = (0..rng.below(4))
-                .map(|_| rng.below(n as u32) as usize)
-                .collect();
-            let gone: Vec<(f64, PathId)> = picks.iter().map(|&i| order[i]).collect();
-            let mut fresh: Vec<(f64, PathId)> = (0..rng.below(4))
-                .map(|i| (rates[rng.below(6) as usize], 1000 + i))
-                .collect();
-            let gone_paths: Vec<PathId> = gone.iter().map(|e| e.1).collect();
-            let (mut a, mut scratch) = (order.clone(), Vec::new());
-            let kept = |p: PathId| !gone_paths.contains(&p);
-            merge_by_rate(&mut a, kept, &mut fresh.clone(), &mut scratch);
-            let (mut b, mut drop) = (order.clone(), Vec::new());
-            if splice_by_rate(
-                &mut b,
-                gone.iter().copied(),
-                &mut fresh,
-                &mut scratch,
-                &mut drop,
-            ) {
-                spliced += 1;
-                let bits = |v: &[(f64, PathId)]| {
-                    v.iter().map(|e| (e.0.to_bits(), e.1)).collect::<Vec<_>>()
-                };
-                assert_eq!(bits(&a), bits(&b), "round {round}");
-            } else {
-                merged_n += 1;
-                assert_eq!(b, order, "round {round}: a refused splice changes nothing");
-            }
-        }
-        // Most splices go through; long ties make some walk too far.
-        assert!(
-            spliced >= 250,
-            "{spliced} spliced, {merged_n} left to the merge"
-        );
-    }
 
     /// 8 ports with capacities 1/3, 1/5, ... (sums that round); 80 flows on random
     /// paths, of which a random half is active. At each of 200 calls a few flows
