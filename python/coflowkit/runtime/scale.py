@@ -355,6 +355,31 @@ def keep_rounds(got: dict, warm: int | None, rounds: dict[int, tuple[float, floa
             rounds[h["round"]] = (h["round_s"], h["gc_s"], h["cpu_s"])
 
 
+def soak_rounds(rounds: dict[int, tuple[float, float, float]], warm: int | None, got: dict,
+                dt: float) -> dict:  # fmt: skip
+    """The soak's round figures: times, rounds over 2 Δ, and whether the
+    collector explains them (its seconds inside the longest round and inside
+    each round over 2 Δ, the round thread's CPU there, and its passes over the
+    whole run from the last /api/rounds answer ``got``)."""
+    hist = [rounds[t][0] for t in sorted(rounds)]
+    longest = max(rounds, key=lambda t: (rounds[t][0], -t))
+    over = [t for t in sorted(rounds) if rounds[t][0] > 2 * dt]
+    return {
+        "rounds": len(hist), "round_median_ms": 1000 * sorted(hist)[len(hist) // 2],
+        "round_max_ms": 1000 * max(hist),
+        "rounds_seen": len(hist), "rounds_total": got["history"][-1]["round"] - (warm or 0),
+        "round_max_all_ms": 1000 * got["max_s"],
+        "rounds_over_2delta": len(over),
+        "round_max_gc_ms": 1000 * rounds[longest][1],
+        "round_max_cpu_ms": 1000 * rounds[longest][2],
+        "rounds_over_2delta_cpu_ms": [1000 * rounds[t][2] for t in over],
+        "rounds_over_2delta_gc_ms": [1000 * rounds[t][1] for t in over],
+        "rounds_over_2delta_without_gc": sum(1 for t in over if rounds[t][0] - rounds[t][1] > 2 * dt),
+        "gc_collections": got["gc"]["collections"], "gc_full_collections": got["gc"]["full_collections"],
+        "gc_seconds": got["gc"]["seconds"], "gc_max_ms": 1000 * got["gc"]["max_s"],
+    }  # fmt: skip
+
+
 def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
     """Runs the workload for ``soak.minutes`` with churn, then pauses every agent
     and compares what the master counted with what the agents reported: the
@@ -406,28 +431,12 @@ def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
         emu.swarm.pause(False)
     finally:
         emu.close()
-    hist = [rounds[t][0] for t in sorted(rounds)]
-    longest = max(rounds, key=lambda t: (rounds[t][0], -t))
-    over = [t for t in sorted(rounds) if rounds[t][0] > 2 * dt]
     minute1 = next((r for t, r in rss if t >= 60), rss[-1][1])
     return {
         "agents": cfg.agents, "policy": cfg.policy, "interval_ms": cfg.interval_ms,
         "io": cfg.io, "minutes": soak.minutes, "churn_every_s": soak.churn_every_s,
         "churn_hosts": soak.churn_hosts, "away_s": soak.away_s,
-        "rounds": len(hist), "round_median_ms": 1000 * sorted(hist)[len(hist) // 2],
-        "round_max_ms": 1000 * max(hist),
-        "rounds_seen": len(hist), "rounds_total": got["history"][-1]["round"] - (warm or 0),
-        "round_max_all_ms": 1000 * got["max_s"],
-        "rounds_over_2delta": len(over),
-        # Whether the collector explains them: its seconds inside the longest
-        # round and inside each round over 2 Δ, and over the whole run.
-        "round_max_gc_ms": 1000 * rounds[longest][1],
-        "round_max_cpu_ms": 1000 * rounds[longest][2],
-        "rounds_over_2delta_cpu_ms": [1000 * rounds[t][2] for t in over],
-        "rounds_over_2delta_gc_ms": [1000 * rounds[t][1] for t in over],
-        "rounds_over_2delta_without_gc": sum(1 for t in over if rounds[t][0] - rounds[t][1] > 2 * dt),
-        "gc_collections": got["gc"]["collections"], "gc_full_collections": got["gc"]["full_collections"],
-        "gc_seconds": got["gc"]["seconds"], "gc_max_ms": 1000 * got["gc"]["max_s"],
+        **soak_rounds(rounds, warm, got, dt),
         "rss_minute1_mib": minute1, "rss_end_mib": rss[-1][1],
         "rss_growth": rss[-1][1] / minute1 - 1,
         "rss_timeline": rss,
