@@ -7,24 +7,30 @@
 #[derive(Debug, Clone, PartialEq)]
 pub struct Thresholds {
     bounds: Vec<f64>,
+    /// `bounds[q]` less its byte tolerance: `sent` has crossed `bounds[q]` when
+    /// `sent >= crossed_at[q]` ([`crossed`], computed once).
+    crossed_at: Vec<f64>,
 }
 
 impl Thresholds {
     pub fn new(queues: usize, first: f64, multiplier: f64) -> Self {
-        Thresholds {
-            bounds: (0..queues.saturating_sub(1))
-                .map(|q| first * multiplier.powi(q as i32))
-                .collect(),
-        }
+        let bounds: Vec<f64> = (0..queues.saturating_sub(1))
+            .map(|q| first * multiplier.powi(q as i32))
+            .collect();
+        let crossed_at = bounds
+            .iter()
+            .map(|&t| t - coflowkit_model::finish_threshold(t))
+            .collect();
+        Thresholds { bounds, crossed_at }
     }
 
     /// The queue of something that has sent `sent` bytes: the first `q` whose
     /// threshold is not yet crossed (within the byte tolerance of [`crossed`]).
     pub fn queue(&self, sent: f64) -> usize {
-        self.bounds
+        self.crossed_at
             .iter()
-            .position(|&t| !crossed(sent, t))
-            .unwrap_or(self.bounds.len())
+            .position(|&at| sent < at)
+            .unwrap_or(self.crossed_at.len())
     }
 
     /// The upper threshold of queue `q`, `None` for the last (unbounded) queue.
@@ -43,4 +49,31 @@ impl Thresholds {
 #[inline]
 pub fn crossed(sent: f64, threshold: f64) -> bool {
     sent >= threshold - coflowkit_model::finish_threshold(threshold)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_threshold_counts_as_crossed_within_the_engines_tolerance() {
+        // Bounds 10 and 100 B (tolerance 1e-6 B), then 1e12 B (tolerance 1e-9 of
+        // it, 1000 B): queues 0..3.
+        let t = Thresholds::new(3, 10.0, 10.0);
+        assert_eq!(t.queue(0.0), 0);
+        assert_eq!(t.queue(10.0 - 2e-6), 0);
+        assert_eq!(t.queue(10.0 - 5e-7), 1);
+        assert_eq!(t.queue(99.0), 1);
+        assert_eq!(t.queue(100.0 - 5e-7), 2);
+        assert_eq!(t.queue(1e9), 2);
+        let big = Thresholds::new(2, 1e12, 2.0);
+        assert_eq!(big.queue(1e12 - 1001.0), 0);
+        assert_eq!(big.queue(1e12 - 999.0), 1);
+        // And queue() agrees with `crossed` on every bound.
+        for (q, &b) in t.bounds.iter().enumerate() {
+            for x in [b - 1.0, b - 1e-6, b - 9e-7, b, b + 1.0] {
+                assert_eq!(t.queue(x) > q, crossed(x, b), "bound {b}, sent {x}");
+            }
+        }
+    }
 }
