@@ -31,6 +31,7 @@ use crate::spec::{non_clairvoyant, PolicySpec};
 use crate::policies::aalo;
 use crate::policies::pias::{flow_thresholds, FLOW_QUEUES};
 use crate::support::identify::{Identify, IdentifyConfig, CODA_HADOOP, CODA_SPARK};
+use coflowkit_alloc::avail;
 use coflowkit_ident::Metric;
 use crate::params::{ParamSpec, Params};
 use coflowkit_model::ModelError;
@@ -109,6 +110,8 @@ pub struct Coda {
     keyed: Vec<((usize, f64, u32), u32)>,
     cand: Vec<u32>,
     order: Vec<usize>,
+    /// The members of one extended coflow behind an open last link.
+    open: Vec<usize>,
     starts: Vec<usize>,
     next: Vec<usize>,
     rate_of: Vec<f64>,
@@ -163,6 +166,7 @@ impl Coda {
             keyed: Vec::new(),
             cand: Vec::new(),
             order: Vec::new(),
+            open: Vec::new(),
             starts: Vec::new(),
             next: Vec::new(),
             rate_of: Vec::new(),
@@ -418,15 +422,35 @@ impl Coda {
             self.prio.begin(c, out);
         }
         let nk = self.keyed.len();
+        let caps = &c.fabric.capacities;
         for r in 0..nk {
             if self.blocked(c, r) {
                 continue;
             }
-            let members = &self.order[self.starts[r]..self.starts[r + 1]];
-            if self.intra {
-                self.fq.serve(c, members.iter().copied(), out);
+            // Only the flows whose last link is still open: the others cross a
+            // full link and get 0 in any case (as CoflowPriority's solves).
+            let residual = if self.intra {
+                &self.fq.prio.residual
             } else {
-                self.prio.serve(c, members.iter().copied(), out);
+                &self.prio.residual
+            };
+            self.open.clear();
+            for &i in &self.order[self.starts[r]..self.starts[r + 1]] {
+                let path = c.fabric.path(c.flow_path[c.active[i] as usize]);
+                if path
+                    .last()
+                    .is_some_and(|&l| avail(residual, caps, l as usize) > 0.0)
+                {
+                    self.open.push(i);
+                }
+            }
+            if self.open.is_empty() {
+                continue;
+            }
+            if self.intra {
+                self.fq.serve(c, self.open.iter().copied(), out);
+            } else {
+                self.prio.serve(c, self.open.iter().copied(), out);
             }
         }
     }
