@@ -106,6 +106,10 @@ PREFACE = [
     "exactness-classes-3 is 14ea136 (no tail solve when nothing moved) against",
     "09dbd39; exactness-classes-4 is 75b6cd5 (a spliced rate order, reverted:",
     "no faster) against 14ea136.",
+    "exactness-classes-fb (2026-11-28) checks KeptClasses on the whole FB big",
+    "switch (spq, stream, pias, baraat: 0 coflows differ), the binary built from",
+    "commit 3777426; a few short builds and profiling runs shared the machine",
+    "with it; old times are the fixture runs'.",
     "Whole-command times of every policy are in bench-fb.md.",
     "",
 ]
