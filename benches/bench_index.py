@@ -110,6 +110,12 @@ PREFACE = [
     "switch (spq, stream, pias, baraat: 0 coflows differ), the binary built from",
     "commit 3777426; a few short builds and profiling runs shared the machine",
     "with it; old times are the fixture runs'.",
+    "exactness-coda-fb and exactness-coda-ft8 (2026-11-28) are coda's cheaper",
+    "passes (commits 003b306, 41c1112, 2b724f4: no newcomer scan when nothing",
+    "started, runs in the rank sort, thresholds' crossing points computed once,",
+    "only flows behind an open last link served), the binary built from 2b724f4,",
+    "on the big switch side by side with the build of 3777426 (a 65 s profiling",
+    "run of another policy overlapped the labels=identify pair).",
     "Whole-command times of every policy are in bench-fb.md.",
     "",
 ]
