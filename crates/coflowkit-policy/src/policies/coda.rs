@@ -428,7 +428,8 @@ impl Coda {
                 continue;
             }
             // Only the flows whose last link is still open: the others cross a
-            // full link and get 0 in any case (as CoflowPriority's solves).
+            // full link and get 0 in any case (as CoflowPriority's solves). A
+            // flow with no link at all is served as before.
             let residual = if self.intra {
                 &self.fq.prio.residual
             } else {
@@ -439,7 +440,7 @@ impl Coda {
                 let path = c.fabric.path(c.flow_path[c.active[i] as usize]);
                 if path
                     .last()
-                    .is_some_and(|&l| avail(residual, caps, l as usize) > 0.0)
+                    .is_none_or(|&l| avail(residual, caps, l as usize) > 0.0)
                 {
                     self.open.push(i);
                 }

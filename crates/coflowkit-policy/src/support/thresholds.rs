@@ -26,10 +26,13 @@ impl Thresholds {
 
     /// The queue of something that has sent `sent` bytes: the first `q` whose
     /// threshold is not yet crossed (within the byte tolerance of [`crossed`]).
+    /// Written as `!(sent >= at)` so that a NaN counts as not crossed, as in
+    /// [`crossed`].
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
     pub fn queue(&self, sent: f64) -> usize {
         self.crossed_at
             .iter()
-            .position(|&at| sent < at)
+            .position(|&at| !(sent >= at))
             .unwrap_or(self.crossed_at.len())
     }
 
@@ -66,6 +69,7 @@ mod tests {
         assert_eq!(t.queue(99.0), 1);
         assert_eq!(t.queue(100.0 - 5e-7), 2);
         assert_eq!(t.queue(1e9), 2);
+        assert_eq!(t.queue(f64::NAN), 0);
         let big = Thresholds::new(2, 1e12, 2.0);
         assert_eq!(big.queue(1e12 - 1001.0), 0);
         assert_eq!(big.queue(1e12 - 999.0), 1);
