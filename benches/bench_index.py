@@ -116,6 +116,8 @@ PREFACE = [
     "only flows behind an open last link served), the binary built from 2b724f4,",
     "on the big switch side by side with the build of 3777426 (a 65 s profiling",
     "run of another policy overlapped the labels=identify pair).",
+    "neck-groups.md (2026-11-28) counts, with an instrumented fair, how many",
+    "writes a bottleneck-group engine would make per call (not built).",
     "Whole-command times of every policy are in bench-fb.md.",
     "",
 ]
