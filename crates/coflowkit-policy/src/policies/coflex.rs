@@ -73,9 +73,15 @@ impl Sebf {
             if self.cuts.blocked(v, g, residual) {
                 continue;
             }
-            self.buckets.visit(v, g, residual, |i, residual| {
-                backfill(v, stage, g, i, residual, rates, caps.as_deref_mut());
+            let links = stage.group_links(g);
+            let room = caps.as_deref_mut().map(|h| {
+                let base = stage.start[g] as usize;
+                (&mut h[base..base + links.len()], links)
             });
+            self.buckets
+                .visit_capped(v, g, residual, room, |i, residual, room| {
+                    backfill(v, links, i, residual, rates, room);
+                });
         }
     }
 }
@@ -120,12 +126,12 @@ fn madd(
     }
 }
 
-/// Backfilling of flow `i` (active position) of group `g`: it takes what its
-/// path (and the group's caps, when given) still allows.
+/// Backfilling of flow `i` (active position) of a group with links `entries`:
+/// it takes what its path (and the group's caps, one per entry, when given)
+/// still allows.
 fn backfill(
     v: &ClairvoyantView,
-    stage: &DrfStage,
-    g: usize,
+    entries: &[(u32, f64)],
     i: usize,
     residual: &mut [f64],
     rates: &mut [f64],
@@ -137,11 +143,9 @@ fn backfill(
     if extra <= 0.0 {
         return;
     }
-    let base = stage.start[g] as usize;
-    let entries = stage.group_links(g);
     if let Some(h) = caps.as_deref() {
         for &l in fab.path(p) {
-            extra = extra.min(h[base + entry(entries, l)]);
+            extra = extra.min(h[entry(entries, l)]);
         }
     }
     if extra > 0.0 {
@@ -149,7 +153,7 @@ fn backfill(
         consume(fab, residual, p, extra);
         if let Some(h) = caps {
             for &l in fab.path(p) {
-                let x = &mut h[base + entry(entries, l)];
+                let x = &mut h[entry(entries, l)];
                 *x = (*x - extra).max(0.0);
             }
         }

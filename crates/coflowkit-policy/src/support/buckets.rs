@@ -42,6 +42,9 @@ pub struct Buckets {
     out: Vec<u32>,
     /// Per bucket of the group being visited, on each side: is its link open.
     flags: [Vec<bool>; 2],
+    /// Per bucket of the group being visited, on each side: its link's
+    /// position among the caps' links (capped visits only).
+    cap_at: [Vec<u32>; 2],
 }
 
 impl Buckets {
@@ -125,6 +128,24 @@ impl Buckets {
         residual: &mut [f64],
         mut fill: impl FnMut(usize, &mut [f64]),
     ) {
+        self.visit_capped(c, g, residual, None, |i, r, _| fill(i, r));
+    }
+
+    /// [`Buckets::visit`] under per-link caps of the group as well: `room` is
+    /// the room the group has left on each of its links (`links`, ascending, as
+    /// [`crate::policies::drf::DrfStage::group_links`]), handed to `fill`,
+    /// which may only lower it. A bucket is open when its link has residual
+    /// *and* room under the cap: a flow with no room on its first or last link
+    /// gets nothing, so skipping it changes no rate (`naive-tradeoff`'s
+    /// backfilling, where caps close far more flows than residuals do).
+    pub fn visit_capped(
+        &mut self,
+        c: &Common,
+        g: usize,
+        residual: &mut [f64],
+        room: Option<(&mut [f64], &[(u32, f64)])>,
+        mut fill: impl FnMut(usize, &mut [f64], Option<&mut [f64]>),
+    ) {
         let grp = c.groups[g];
         let k = grp.coflow as usize;
         if refresh(&mut self.entries, &mut self.sweep, c, g, |e| &mut e.kept) {
@@ -135,8 +156,13 @@ impl Buckets {
             entries,
             out,
             flags,
+            cap_at,
             ..
         } = self;
+        let (mut room, links) = match room {
+            Some((h, links)) => (Some(h), links),
+            None => (None, &[][..]),
+        };
         let Entry {
             sides,
             bucket,
@@ -151,8 +177,23 @@ impl Buckets {
         let mut counts = [0usize; 2];
         for (s, side) in sides.iter().enumerate() {
             flags[s].clear();
+            cap_at[s].clear();
             for (b, &l) in side.links.iter().enumerate() {
-                let open = avail(residual, caps, l as usize) > 0.0;
+                let mut open = avail(residual, caps, l as usize) > 0.0;
+                if let Some(h) = room.as_deref() {
+                    // A kept bucket may hold only finished flows, on a link
+                    // the group no longer crosses: closed.
+                    match links.binary_search_by_key(&l, |e| e.0) {
+                        Ok(j) => {
+                            cap_at[s].push(j as u32);
+                            open = open && h[j] > 0.0;
+                        }
+                        Err(_) => {
+                            cap_at[s].push(u32::MAX);
+                            open = false;
+                        }
+                    }
+                }
                 flags[s].push(open);
                 if open {
                     counts[s] += (side.start[b + 1] - side.start[b]) as usize;
@@ -183,10 +224,13 @@ impl Buckets {
             let [a, z] = bucket[j];
             let open = |f: &[bool], b: u32| f.get(b as usize).copied().unwrap_or(false);
             if open(&flags[0], a) && open(&flags[1], z) {
-                fill(grp.start as usize + i, residual);
+                fill(grp.start as usize + i, residual, room.as_deref_mut());
                 for (side, b) in [(0, a), (1, z)] {
                     let l = sides[side].links[b as usize] as usize;
-                    flags[side][b as usize] = avail(residual, caps, l) > 0.0;
+                    let left = room
+                        .as_deref()
+                        .map_or(true, |h| h[cap_at[side][b as usize] as usize] > 0.0);
+                    flags[side][b as usize] = left && avail(residual, caps, l) > 0.0;
                 }
             }
         };
