@@ -18,14 +18,20 @@ DIR = os.path.join(ROOT, "docs", "results", "bench")
 
 
 def rows_of(path: str) -> tuple[list[str], list[list[str]]]:
-    """(provenance lines, table rows as cells) of one exactness report."""
-    head, rows = [], []
+    """(provenance lines, rows of its exactness table as cells) of one report.
+    Only the table under the ``| scenario`` header is read: a report may add
+    tables of its own after it (side-by-side times, say)."""
+    head, rows, table = [], [], None
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             if line.startswith(("Command:", "Version:", "Wall time")):
                 head.append(line.strip())
-            elif line.startswith("| ") and not line.startswith("| scenario"):
+            elif line.startswith("| scenario"):
+                table = table is None
+            elif line.startswith("| ") and table:
                 rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+            elif not line.startswith("|") and table:
+                table = False
     return head, rows
 
 
@@ -116,6 +122,10 @@ PREFACE = [
     "only flows behind an open last link served), the binary built from 2b724f4,",
     "on the big switch side by side with the build of 3777426 (a 65 s profiling",
     "run of another policy overlapped the labels=identify pair).",
+    "exactness-naive-tradeoff (2026-11-28) is capped buckets in naive-tradeoff's",
+    "backfilling (commit b2d0a2b), with a reproduce run on the other core; old",
+    "times are the fixture runs' (a side-by-side of the first 40,000 events is",
+    "in the report).",
     "neck-groups.md (2026-11-28) counts, with an instrumented fair, how many",
     "writes a bottleneck-group engine would make per call (not built).",
     "Whole-command times of every policy are in bench-fb.md.",
