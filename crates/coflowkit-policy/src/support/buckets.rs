@@ -466,4 +466,115 @@ mod tests {
             }
         }
     }
+
+    /// Offsets visited under caps: `room` per link of the group (its distinct
+    /// links, ascending); each visit takes `take` from its path's residual and
+    /// room (floored at 0).
+    fn visited_capped(
+        b: &mut Buckets,
+        c: &Common,
+        g: usize,
+        r: &[f64],
+        room: &[f64],
+        take: f64,
+    ) -> Vec<usize> {
+        let start = c.groups[g].start as usize;
+        let mut links: Vec<(u32, f64)> = c.active[c.groups[g].range()]
+            .iter()
+            .flat_map(|&f| c.fabric.path(c.flow_path[f as usize]).to_vec())
+            .map(|l| (l, 0.0))
+            .collect();
+        links.sort_by_key(|e| e.0);
+        links.dedup_by_key(|e| e.0);
+        assert_eq!(links.len(), room.len());
+        let (mut r, mut room) = (r.to_vec(), room.to_vec());
+        let mut seen = Vec::new();
+        b.visit_capped(c, g, &mut r, Some((&mut room, &links)), |i, res, h| {
+            seen.push(i - start);
+            let h = h.unwrap();
+            for &l in c.fabric.path(c.flow_path[c.active[i] as usize]) {
+                res[l as usize] = (res[l as usize] - take).max(0.0);
+                let j = links.binary_search_by_key(&l, |e| e.0).unwrap();
+                h[j] = (h[j] - take).max(0.0);
+            }
+        });
+        seen
+    }
+
+    #[test]
+    fn caps_close_buckets_as_residuals_do() {
+        // 3 ports; coflow 0: 0: 0→1, 1: 1→2, 2: 0→2, 3: 2→1. Its links,
+        // ascending: up0 (0), up1 (1), up2 (2), down1 (4), down2 (5).
+        let c = Case::new(
+            3,
+            10.0,
+            &[
+                (0, 0, 1, 1.0, 0.0),
+                (0, 1, 2, 1.0, 0.0),
+                (0, 0, 2, 1.0, 0.0),
+                (0, 2, 1, 1.0, 0.0),
+            ],
+        );
+        let v = c.common();
+        let r = vec![10.0; 6];
+        let mut b = Buckets::default();
+        // Every link has residual; no room on down2: 1→2 and 0→2 are skipped.
+        let room = [5.0, 5.0, 5.0, 5.0, 0.0];
+        assert_eq!(visited_capped(&mut b, &v, 0, &r, &room, 1.0), vec![0, 3]);
+        // Room 1 on up0: 0→1 takes it all, so 0→2 behind up0 is skipped too.
+        let room = [1.0, 5.0, 5.0, 5.0, 5.0];
+        assert_eq!(visited_capped(&mut b, &v, 0, &r, &room, 1.0), vec![0, 1, 3]);
+        // Without the take, 0→2 keeps its turn.
+        assert_eq!(
+            visited_capped(&mut b, &v, 0, &r, &room, 0.0),
+            vec![0, 1, 2, 3]
+        );
+    }
+
+    #[test]
+    fn capped_visits_are_the_flows_open_at_their_turn() {
+        // Random coflows on 6 ports, random residuals and rooms (some zero),
+        // visits that take a random share: the capped visit calls `fill` for
+        // exactly the flows, in order, whose first and last links have
+        // residual and room when their turn comes (a plain pass over all).
+        let mut rng = coflowkit_model::Pcg32::new(11, 3);
+        for _ in 0..200 {
+            let n = 1 + rng.below(30) as usize;
+            let flows: Vec<(u32, u32, u32, f64, f64)> = (0..n)
+                .map(|_| (0, rng.below(6), rng.below(6), 1.0, 0.0))
+                .collect();
+            let c = Case::new(6, 10.0, &flows);
+            let v = c.common();
+            let mut links: Vec<u32> = c
+                .active
+                .iter()
+                .flat_map(|&f| v.fabric.path(v.flow_path[f as usize]).to_vec())
+                .collect();
+            links.sort();
+            links.dedup();
+            let pick = |rng: &mut coflowkit_model::Pcg32| match rng.below(4) {
+                0 => 0.0,
+                _ => 1.0 + rng.below(4) as f64,
+            };
+            let r: Vec<f64> = (0..12).map(|_| pick(&mut rng)).collect();
+            let room: Vec<f64> = links.iter().map(|_| pick(&mut rng)).collect();
+            let take = rng.below(3) as f64;
+            // The plain pass.
+            let (mut rr, mut hh, mut want) = (r.clone(), room.clone(), Vec::new());
+            for i in 0..n {
+                let p = v.fabric.path(v.flow_path[c.active[i] as usize]);
+                let j = |l: u32| links.binary_search(&l).unwrap();
+                let ends = [p[0], *p.last().unwrap()];
+                if ends.iter().all(|&l| rr[l as usize] > 0.0 && hh[j(l)] > 0.0) {
+                    want.push(i);
+                    for &l in p {
+                        rr[l as usize] = (rr[l as usize] - take).max(0.0);
+                        hh[j(l)] = (hh[j(l)] - take).max(0.0);
+                    }
+                }
+            }
+            let mut b = Buckets::default();
+            assert_eq!(visited_capped(&mut b, &v, 0, &r, &room, take), want);
+        }
+    }
 }
