@@ -128,7 +128,8 @@ PREFACE = [
     "in the report).",
     "neck-groups.md (2026-11-28) counts, with an instrumented fair, how many",
     "writes a bottleneck-group engine would make per call (not built).",
-    "Whole-command times of every policy are in bench-fb.md.",
+    "Whole-command times of every policy are in bench-fb.md (2026-11-26); of the",
+    "13 policies under 150 s, again alone, in bench-fb-3.md (2026-11-28).",
     "",
 ]
 
