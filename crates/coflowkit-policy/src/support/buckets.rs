@@ -47,6 +47,10 @@ pub struct Buckets {
     cap_at: [Vec<u32>; 2],
 }
 
+/// A group's room under its caps, one value per link, and its links
+/// (`(link, bytes)`, ascending by link), for [`Buckets::visit_capped`].
+pub type Room<'a> = (&'a mut [f64], &'a [(u32, f64)]);
+
 impl Buckets {
     /// Once per policy call (see [`Sweep::begin`]).
     pub fn begin(&mut self, c: &Common) {
@@ -143,7 +147,7 @@ impl Buckets {
         c: &Common,
         g: usize,
         residual: &mut [f64],
-        room: Option<(&mut [f64], &[(u32, f64)])>,
+        room: Option<Room<'_>>,
         mut fill: impl FnMut(usize, &mut [f64], Option<&mut [f64]>),
     ) {
         let grp = c.groups[g];
@@ -229,7 +233,7 @@ impl Buckets {
                     let l = sides[side].links[b as usize] as usize;
                     let left = room
                         .as_deref()
-                        .map_or(true, |h| h[cap_at[side][b as usize] as usize] > 0.0);
+                        .is_none_or(|h| h[cap_at[side][b as usize] as usize] > 0.0);
                     flags[side][b as usize] = left && avail(residual, caps, l) > 0.0;
                 }
             }
