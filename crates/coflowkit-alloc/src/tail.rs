@@ -91,6 +91,17 @@ pub struct TailMaxMin {
     /// Calls left to answer plainly, and the length of the next plain stretch.
     plain_left: u32,
     plain_next: u32,
+    /// Chained form ([`TailMaxMin::solve_chained`]): the links whose input
+    /// may have moved since the last call (`hint`, each once), or any
+    /// (`hint_all`); per link a stamp of the links already written to the
+    /// output in this call; the links of the solution before a full solve;
+    /// scratch for plain solves.
+    hint: Vec<u32>,
+    hint_all: bool,
+    mark: Vec<u32>,
+    mark_stamp: u32,
+    old_links: Vec<u32>,
+    scratch: Vec<f64>,
 }
 
 /// A window of this many kept calls in which under a quarter were tail solves
@@ -138,6 +149,7 @@ impl TailMaxMin {
         } else if level > 0.0 {
             self.tail_solves += 1;
             self.solve_tail(fabric, residual, level, false);
+            self.take_residual(residual);
         } else {
             self.full_solves += 1;
             self.solve_full(fabric, residual);
@@ -181,6 +193,8 @@ impl TailMaxMin {
     /// group takes, and lists in `changed` every path with flows whose per-flow
     /// rate is not, bit for bit, the one it had (a path new to the group counts
     /// as having had 0). [`TailMaxMin::rate_of`] reads any path's rate.
+    /// `O(links)` per call: a driver that solves groups one after another call
+    /// after call uses [`TailMaxMin::solve_chained`], which costs what moved.
     pub fn solve_delta(
         &mut self,
         fabric: &Fabric,
@@ -188,7 +202,38 @@ impl TailMaxMin {
         deltas: &[(PathId, i32)],
         changed: &mut Vec<(PathId, f64)>,
     ) {
+        let mut input = residual.to_vec();
+        let mut moved = Vec::new();
+        self.solve_chained(
+            fabric, &mut input, None, deltas, changed, residual, &mut moved,
+        );
+    }
+
+    /// The delta form with its input and output kept by the caller (groups in a
+    /// chain: a strict-priority class takes what the classes before it leave).
+    /// `input` is the residual this group solves on, left as it was; `output`
+    /// receives `input` less what the group takes. `moved` lists the links
+    /// where `input` may differ from the last call's (`None`: any link), and
+    /// the call writes `output` only where it may differ from what the last
+    /// call wrote there, listing those links in `moved_out` (each once), or
+    /// writes every link and returns false (then any link may have moved). So
+    /// a call costs what moved and what is solved again, never a pass over the
+    /// group's links. `deltas` and `changed` are as in
+    /// [`TailMaxMin::solve_delta`]. A group keeps to one form.
+    #[allow(clippy::too_many_arguments)]
+    pub fn solve_chained(
+        &mut self,
+        fabric: &Fabric,
+        input: &mut [f64],
+        moved: Option<&[u32]>,
+        deltas: &[(PathId, i32)],
+        changed: &mut Vec<(PathId, f64)>,
+        output: &mut [f64],
+        moved_out: &mut Vec<u32>,
+    ) -> bool {
+        debug_assert_eq!(input.len(), output.len());
         changed.clear();
+        moved_out.clear();
         self.grow(fabric);
         let np = self.count.len();
         if !self.delta_mode {
@@ -206,17 +251,27 @@ impl TailMaxMin {
         }
         self.calls = self.calls.wrapping_add(1);
         self.apply_deltas(fabric, deltas);
+        self.set_hint(moved);
         if self.plain_left > 0 {
             self.plain_left -= 1;
             self.plain_solves += 1;
-            self.solve_plain(fabric, residual, changed);
-            return;
+            let mut work = std::mem::take(&mut self.scratch);
+            work.clear();
+            work.extend_from_slice(input);
+            self.solve_plain(fabric, &mut work, changed);
+            output.copy_from_slice(&work);
+            self.scratch = work;
+            return false;
         }
         if self.list.is_empty() && self.by_rate.is_empty() {
-            return;
+            // The group takes nothing: the input passes through. Its links'
+            // inputs are not followed while it is empty, so the next solve
+            // starts from scratch.
+            self.valid = false;
+            return self.pass_through(input, output, moved_out);
         }
         let level = if self.valid {
-            self.delta_level(fabric, residual)
+            self.delta_level(fabric, input)
         } else {
             0.0
         };
@@ -226,20 +281,21 @@ impl TailMaxMin {
             for j in 0..self.pending.len() {
                 let p = self.pending[j];
                 let pi = p as usize;
-                if self.count[pi] > 0 && self.stays_blocked(fabric, p, residual) {
+                if self.count[pi] > 0 && self.stays_blocked(fabric, p, input) {
                     self.count[pi] = self.flows_now(p);
                 }
             }
         }
         let unmoved = |p: &PathId| self.count[*p as usize] == self.flows_now(*p);
-        if level == f64::INFINITY && self.pending.iter().all(unmoved) {
+        let every = if level == f64::INFINITY && self.pending.iter().all(unmoved) {
             // Nothing to solve again: no count moved but blocked paths', and
             // no residual moved where it matters.
             self.tail_solves += 1;
-            self.take_residual(residual);
+            self.reach.begin();
+            self.take_chained(fabric, input, output, moved_out)
         } else if level > 0.0 {
             self.tail_solves += 1;
-            self.solve_tail(fabric, residual, level, true);
+            self.solve_tail(fabric, input, level, true);
             let r = &self.reach;
             for (j, &p) in r.set.iter().enumerate() {
                 let pi = p as usize;
@@ -247,13 +303,17 @@ impl TailMaxMin {
                     changed.push((p, self.rate[pi]));
                 }
             }
+            self.take_chained(fabric, input, output, moved_out)
         } else {
             for &p in &self.list {
                 self.prev[p as usize] = self.rate[p as usize];
                 self.prev_call[p as usize] = self.calls;
             }
             self.full_solves += 1;
-            self.solve_full(fabric, residual);
+            let mut old = std::mem::take(&mut self.old_links);
+            old.clear();
+            old.extend_from_slice(&self.links);
+            self.solve_full(fabric, input);
             for &p in &self.solve_paths {
                 let pi = p as usize;
                 let old = if self.prev_call[pi] == self.calls {
@@ -265,8 +325,163 @@ impl TailMaxMin {
                     changed.push((p, self.rate[pi]));
                 }
             }
-        }
+            let every = self.after_full(input, output, &old, moved_out);
+            self.old_links = old;
+            every
+        };
         self.choose_form(level > 0.0);
+        every
+    }
+
+    /// Takes this call's `moved` links (each once) as the hint of where the
+    /// input moved.
+    fn set_hint(&mut self, moved: Option<&[u32]>) {
+        self.hint.clear();
+        self.hint_all = moved.is_none();
+        if let Some(links) = moved {
+            self.next_mark();
+            for &l in links {
+                if self.mark[l as usize] != self.mark_stamp {
+                    self.mark[l as usize] = self.mark_stamp;
+                    self.hint.push(l);
+                }
+            }
+        }
+    }
+
+    /// A fresh stamp for `mark` (the per-call "already written" marks).
+    fn next_mark(&mut self) {
+        self.mark_stamp = self.mark_stamp.wrapping_add(1);
+        if self.mark_stamp == 0 {
+            self.mark.iter_mut().for_each(|m| *m = 0);
+            self.mark_stamp = 1;
+        }
+    }
+
+    /// The output is the input where the group takes nothing: on the hint's
+    /// links, or on every link.
+    fn pass_through(
+        &mut self,
+        input: &[f64],
+        output: &mut [f64],
+        moved_out: &mut Vec<u32>,
+    ) -> bool {
+        if self.hint_all {
+            output.copy_from_slice(input);
+            return false;
+        }
+        for &l in &self.hint {
+            output[l as usize] = input[l as usize];
+        }
+        moved_out.extend_from_slice(&self.hint);
+        true
+    }
+
+    /// Writes one link's output: its input less what the solution takes there
+    /// (the input itself off the solution), once per call.
+    fn write_out(&mut self, l: u32, input: &[f64], output: &mut [f64], moved_out: &mut Vec<u32>) {
+        let li = l as usize;
+        if self.mark[li] == self.mark_stamp {
+            return;
+        }
+        self.mark[li] = self.mark_stamp;
+        moved_out.push(l);
+        let x = input[li];
+        if !self.on[li] {
+            output[li] = x;
+            return;
+        }
+        self.input[li] = x;
+        if self.by_rate.is_empty() {
+            self.used[li] = 0.0; // nothing kept: no rounding drift
+        }
+        output[li] = (x - self.used[li].max(0.0)).max(0.0);
+    }
+
+    /// [`TailMaxMin::take_residual`] in the chained form: the output moves
+    /// where the input moved and where the load moved (the links of the paths
+    /// solved again, in `reach.set`); every link once the solution is empty.
+    fn take_chained(
+        &mut self,
+        fabric: &Fabric,
+        input: &[f64],
+        output: &mut [f64],
+        moved_out: &mut Vec<u32>,
+    ) -> bool {
+        if self.hint_all {
+            output.copy_from_slice(input);
+            for j in 0..self.links.len() {
+                let li = self.links[j] as usize;
+                let x = input[li];
+                self.input[li] = x;
+                if self.by_rate.is_empty() {
+                    self.used[li] = 0.0;
+                }
+                output[li] = (x - self.used[li].max(0.0)).max(0.0);
+            }
+            return false;
+        }
+        self.next_mark();
+        for j in 0..self.hint.len() {
+            self.write_out(self.hint[j], input, output, moved_out);
+        }
+        for j in 0..self.reach.set.len() {
+            let p = self.reach.set[j];
+            for &l in fabric.path(p) {
+                self.write_out(l, input, output, moved_out);
+            }
+        }
+        if self.by_rate.is_empty() {
+            for j in 0..self.links.len() {
+                self.write_out(self.links[j], input, output, moved_out);
+            }
+        }
+        true
+    }
+
+    /// After a full solve in the chained form (which took its share from
+    /// `input` in place on the solution's links): that share goes to `output`
+    /// and `input` is put back; the links of the solution before (`old`) and of
+    /// the hint pass their input through.
+    fn after_full(
+        &mut self,
+        input: &mut [f64],
+        output: &mut [f64],
+        old: &[u32],
+        moved_out: &mut Vec<u32>,
+    ) -> bool {
+        if self.hint_all {
+            let mut took = std::mem::take(&mut self.scratch);
+            took.clear();
+            for &l in &self.links {
+                let li = l as usize;
+                took.push(input[li]);
+                input[li] = self.input[li];
+            }
+            output.copy_from_slice(input);
+            for (&l, &x) in self.links.iter().zip(&took) {
+                output[l as usize] = x;
+            }
+            self.scratch = took;
+            return false;
+        }
+        self.next_mark();
+        for j in 0..self.links.len() {
+            let li = self.links[j] as usize;
+            self.mark[li] = self.mark_stamp;
+            moved_out.push(li as u32);
+            output[li] = input[li];
+            input[li] = self.input[li];
+        }
+        for &l in old.iter().chain(&self.hint) {
+            let li = l as usize;
+            if self.mark[li] != self.mark_stamp {
+                self.mark[li] = self.mark_stamp;
+                moved_out.push(l);
+                output[li] = input[li];
+            }
+        }
+        true
     }
 
     /// The delta form answered plainly (see [`TailMaxMin::choose_form`]): one
@@ -385,6 +600,7 @@ impl TailMaxMin {
             self.on.resize(nl, false);
             self.nsum.resize(nl, 0);
             self.low.resize(nl, f64::INFINITY);
+            self.mark.resize(nl, 0);
         }
     }
 
@@ -460,9 +676,14 @@ impl TailMaxMin {
             sat.min(self.low[l])
         };
         let mut level = f64::INFINITY;
-        for &l in &self.links {
+        let links = if self.hint_all {
+            &self.links
+        } else {
+            &self.hint
+        };
+        for &l in links {
             let li = l as usize;
-            if !self.moved_where_it_matters(fabric, li, residual) {
+            if !self.on[li] || !self.moved_where_it_matters(fabric, li, residual) {
                 continue;
             }
             if self.input[li] <= CAPACITY_EPS * caps[li] {
@@ -594,8 +815,14 @@ impl TailMaxMin {
             }
             // A residual moved where it matters (only the delta form gets
             // here with one: the plain form solves from scratch).
-            for &l in &self.links {
-                if !self.moved_where_it_matters(fabric, l as usize, residual) {
+            let links = if self.hint_all {
+                &self.links
+            } else {
+                &self.hint
+            };
+            for &l in links {
+                let li = l as usize;
+                if !self.on[li] || !self.moved_where_it_matters(fabric, li, residual) {
                     continue;
                 }
                 self.reach.enter_members(l, level, count, rate);
@@ -679,7 +906,6 @@ impl TailMaxMin {
                 self.tight[neck as usize] = true;
             }
         }
-        self.take_residual(residual);
     }
 
     /// The solution in force takes its share of `residual` on its links, which
@@ -897,16 +1123,18 @@ mod tests {
         // strict-priority queue that changes at every call).
         // Arrivals and moved residuals restart from `min(μ_l, x / N_l)` over the
         // links they touch, not from 0: only the first call solves everything.
-        let kept = delta_run(23, 1, false);
-        assert_eq!(kept.full_solves, 1);
-        assert_eq!(kept.tail_solves, 298);
-        let kept = delta_run(29, 6, false);
-        assert_eq!(kept.full_solves, 1);
-        // Residuals that close (0) and open again: paths blocked before and
-        // after take no part; an opening solves everything.
-        let kept = delta_run(31, 6, true);
-        // (153 when a blocked path's change restarts the solve.)
-        assert!(kept.tail_solves >= 175, "{} tail solves", kept.tail_solves);
+        for chained in [false, true] {
+            let kept = delta_run(23, 1, false, chained);
+            assert_eq!(kept.full_solves, 1);
+            assert_eq!(kept.tail_solves, 298);
+            let kept = delta_run(29, 6, false, chained);
+            assert_eq!(kept.full_solves, 1);
+            // Residuals that close (0) and open again: paths blocked before and
+            // after take no part; an opening solves everything.
+            let kept = delta_run(31, 6, true, chained);
+            // (153 when a blocked path's change restarts the solve.)
+            assert!(kept.tail_solves >= 175, "{} tail solves", kept.tail_solves);
+        }
     }
 
     /// A path interned after the first call (fabrics route lazily) counts its
@@ -933,8 +1161,11 @@ mod tests {
 
     /// 300 calls of the delta form against fresh solves; at each, a residual
     /// moves with probability `moves`/10 (to 0 one time in three when
-    /// `closes`), else flows come and go.
-    fn delta_run(seed: u64, moves: u32, closes: bool) -> TailMaxMin {
+    /// `closes`), else flows come and go. With `chained`, the chained form
+    /// told exactly which link's input moved: its input array must be left as
+    /// it was, and its output, kept across calls, must equal the fresh
+    /// residual on every link and have moved only on the links it lists.
+    fn delta_run(seed: u64, moves: u32, closes: bool, chained: bool) -> TailMaxMin {
         let mut f = Fabric::big_switch(8, 1.0).unwrap();
         for (l, c) in f.capacities.iter_mut().enumerate() {
             *c = 1.0 / (3.0 + 2.0 * l as f64);
@@ -949,6 +1180,9 @@ mod tests {
         let mut kept = TailMaxMin::new();
         let mut last: std::collections::BTreeMap<PathId, f64> = Default::default();
         let mut changed = Vec::new();
+        let (mut inp, mut out) = (input.clone(), vec![f64::NAN; input.len()]);
+        let mut moved: Option<Vec<u32>> = None; // the first call: any link
+        let mut listed = Vec::new();
         for step in 0..300 {
             let deltas: Vec<(PathId, i32)> = (0..80)
                 .filter(|&i| on[i] != was[i])
@@ -958,7 +1192,40 @@ mod tests {
             let paths: Vec<PathId> = (0..80).filter(|&i| on[i]).map(|i| all[i]).collect();
             let mut want = vec![0.0; paths.len()];
             let (mut res1, mut res2) = (input.clone(), input.clone());
-            kept.solve_delta(&f, &mut res1, &deltas, &mut changed);
+            if chained {
+                for &l in moved.iter().flatten() {
+                    inp[l as usize] = input[l as usize];
+                }
+                let before = out.clone();
+                let precise = kept.solve_chained(
+                    &f,
+                    &mut inp,
+                    moved.as_deref(),
+                    &deltas,
+                    &mut changed,
+                    &mut out,
+                    &mut listed,
+                );
+                assert_eq!(inp, input, "step {step}: the input was changed");
+                if precise {
+                    let mut l2 = listed.clone();
+                    l2.sort_unstable();
+                    l2.dedup();
+                    assert_eq!(l2.len(), listed.len(), "step {step}: a link listed twice");
+                    for (l, (a, b)) in out.iter().zip(&before).enumerate() {
+                        if a.to_bits() != b.to_bits() {
+                            assert!(
+                                listed.contains(&(l as u32)),
+                                "step {step}: link {l} moved unlisted"
+                            );
+                        }
+                    }
+                }
+                res1.copy_from_slice(&out);
+                moved = Some(Vec::new());
+            } else {
+                kept.solve_delta(&f, &mut res1, &deltas, &mut changed);
+            }
             MaxMin::new().solve(&f, &mut res2, &paths, &mut want);
             let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1e-12);
             for (&p, &w) in paths.iter().zip(&want) {
@@ -991,6 +1258,9 @@ mod tests {
                 input[l] = f.capacities[l] * (0.5 + 0.5 * (rng.below(100) as f64 / 100.0));
                 if closes && rng.below(3) == 0 {
                     input[l] = 0.0;
+                }
+                if let Some(m) = moved.as_mut() {
+                    m.push(l as u32);
                 }
                 continue;
             }

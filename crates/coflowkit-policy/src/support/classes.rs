@@ -9,13 +9,14 @@
 //! * per class a [`TailMaxMin`] in delta form over the class's per-path flow
 //!   counts (the flows of one path in one class get one rate), told the count
 //!   changes and answering with the paths whose rate moved;
-//! * one residual that holds every capacity between calls: each class takes
-//!   what the classes before it left, and only the links the classes wrote are
-//!   put back afterwards.
+//! * per class the residual it solves on, kept across calls (class 0's is the
+//!   capacities, class `q + 1`'s what class `q` leaves): each class is told the
+//!   links where its input moved and tells the next one where its output did
+//!   ([`TailMaxMin::solve_chained`]).
 //!
 //! A call costs the flows told, the paths solved again, the flows on the paths
-//! whose rate moved and the links of the classes solved; never a pass over
-//! every tracked flow. The rates are those of a fresh [`class_rates`] up to the
+//! whose rate moved and the links where a residual moved; never a pass over
+//! every tracked flow or every link of a class. The rates are those of a fresh [`class_rates`] up to the
 //! order of float sums.
 //!
 //! [`class_rates`]: crate::drive::class_rates
@@ -41,12 +42,16 @@ pub struct KeptClasses {
     on_path: Vec<Vec<u32>>,
     /// Flows that joined or changed class since [`KeptClasses::begin`].
     moved: Vec<u32>,
-    /// All capacities between calls; where they live (a fabric whose
-    /// capacities are elsewhere is copied in whole).
-    residual: Vec<f64>,
+    /// Per class its input residual, and one more for the last class's
+    /// output; where the capacities copied into the first live (a fabric
+    /// whose capacities are elsewhere is copied in whole, and every link
+    /// counts as moved).
+    chain: Vec<Vec<f64>>,
     caps_at: usize,
-    /// Classes solved in this call (their links are put back).
-    solved: Vec<usize>,
+    /// The links where the current class's input moved, and where its output
+    /// did.
+    moved_in: Vec<u32>,
+    moved_out: Vec<u32>,
 }
 
 impl KeptClasses {
@@ -142,24 +147,37 @@ impl KeptClasses {
     /// may be named more than once; the last rate named is its rate.
     pub fn solve(&mut self, fabric: &Fabric, flow_path: &[PathId], mut set: impl FnMut(u32, f64)) {
         let caps = &fabric.capacities;
-        if self.residual.len() != caps.len() || self.caps_at != caps.as_ptr() as usize {
-            self.residual.clear();
-            self.residual.extend_from_slice(caps);
+        let n = self.levels.len() + 1;
+        // Every link counts as moved on a new fabric, or when the chain grew
+        // (a new class's input is not known yet).
+        let mut all = self.chain.len() != n
+            || self.chain[0].len() != caps.len()
+            || self.caps_at != caps.as_ptr() as usize;
+        if all {
+            self.chain.resize_with(n, Vec::new);
+            for r in &mut self.chain {
+                r.clear();
+                r.resize(caps.len(), 0.0);
+            }
+            self.chain[0].copy_from_slice(caps);
             self.caps_at = caps.as_ptr() as usize;
         }
-        self.solved.clear();
+        self.moved_in.clear();
         for q in 0..self.levels.len() {
-            if self.members[q] == 0 && self.deltas[q].is_empty() {
-                continue;
-            }
-            self.levels[q].solve_delta(
+            let (before, after) = self.chain.split_at_mut(q + 1);
+            let moved = (!all).then_some(&self.moved_in[..]);
+            let precise = self.levels[q].solve_chained(
                 fabric,
-                &mut self.residual,
+                &mut before[q],
+                moved,
                 &self.deltas[q],
                 &mut self.changed,
+                &mut after[0],
+                &mut self.moved_out,
             );
+            all = !precise;
+            std::mem::swap(&mut self.moved_in, &mut self.moved_out);
             self.deltas[q].clear();
-            self.solved.push(q);
             for &(p, r) in &self.changed {
                 for &f in &self.on_path[p as usize] {
                     if self.class[f as usize] as usize == q {
@@ -171,19 +189,6 @@ impl KeptClasses {
         for &f in &self.moved {
             if let Some(q) = self.class_of(f) {
                 set(f, self.levels[q].rate_of(flow_path[f as usize]));
-            }
-        }
-        // Back to all capacities: the links each class solved wrote, or all.
-        let res = &mut self.residual;
-        for &q in &self.solved {
-            match self.levels[q].written_links() {
-                Some(links) => links
-                    .iter()
-                    .for_each(|&l| res[l as usize] = caps[l as usize]),
-                None => {
-                    res.copy_from_slice(caps);
-                    break;
-                }
             }
         }
     }
