@@ -22,6 +22,14 @@
 use crate::reach::NONE;
 use crate::{MaxMin, Reach};
 use coflowkit_model::{Fabric, PathId, CAPACITY_EPS};
+use std::collections::BTreeSet;
+
+/// The key of a rate (at least 0) in the rate order: its bits, which sort as
+/// the rate does (`-0.0` counts as `0.0`).
+fn rate_key(r: f64) -> u64 {
+    debug_assert!(r >= 0.0, "rate {r}");
+    (r + 0.0).to_bits()
+}
 
 /// A moved residual on a link that bounded no rate keeps the solution only when
 /// above what the group took there by this relative margin (as in a replay of
@@ -38,8 +46,10 @@ pub struct TailMaxMin {
     /// Per path: flows of the solution in force and their per-flow rate.
     count: Vec<u32>,
     rate: Vec<f64>,
-    /// The solution's paths by non-decreasing rate (blocked ones, at 0, first).
-    by_rate: Vec<(f64, PathId)>,
+    /// The solution's paths by rate (the bits of a rate of at least 0 sort
+    /// as the rate; blocked paths, at 0, first), then path: a tail solve
+    /// moves the paths it solved again, in `O(log paths)` each.
+    by_rate: BTreeSet<(u64, PathId)>,
     /// Per link: `Σ n_p r_p` over the solution's paths, the residual it was
     /// solved on, whether it bounded a rate, and whether the solution uses it
     /// (listed in `links`).
@@ -57,9 +67,6 @@ pub struct TailMaxMin {
     solve_paths: Vec<PathId>,
     solve_counts: Vec<u32>,
     solve_rates: Vec<f64>,
-    /// Scratch of local solves: the solved paths by rate, and the merge.
-    fresh: Vec<(f64, PathId)>,
-    merged: Vec<(f64, PathId)>,
     /// The paths that lost flows (from `restart_level`, the plain form).
     losers: Vec<PathId>,
     /// Calls answered by solving only a tail (or nothing), and from scratch.
@@ -623,7 +630,7 @@ impl TailMaxMin {
         let mut level = f64::INFINITY;
         for &(r, p) in &self.by_rate {
             if self.flows_now(p) < self.count[p as usize] {
-                level = level.min(r);
+                level = level.min(f64::from_bits(r));
                 self.losers.push(p);
             }
         }
@@ -853,8 +860,7 @@ impl TailMaxMin {
             budget,
         );
         if !local {
-            let keep = self.by_rate.partition_point(|&(r, _)| r < level);
-            let tail = self.by_rate[keep..].iter().map(|&(_, p)| p);
+            let tail = self.by_rate.range((rate_key(level), 0)..).map(|&(_, p)| p);
             self.reach.solve_tail(
                 fabric,
                 &mut self.mm,
@@ -875,23 +881,15 @@ impl TailMaxMin {
         for (&p, &x) in r.paths.iter().zip(&r.rates) {
             self.rate[p as usize] = x;
         }
-        // The solved paths by rate: blocked ones (0), then in the order they
-        // froze, which is by rate unless a rounding hair or a one-path solve
-        // says otherwise (then sorted). They replace the paths of `S` in the
-        // rate order (before `settle` forgets who is in `S`).
-        self.fresh.clear();
-        let rate = &self.rate;
-        let zeros = r.paths.iter().filter(|&&p| rate[p as usize] == 0.0);
-        self.fresh.extend(zeros.map(|&p| (0.0, p)));
-        let frozen = self.mm.frozen_paths().map(|p| (rate[p as usize], p));
-        self.fresh.extend(frozen);
-        if self.fresh.len() != r.paths.len() {
-            self.fresh.clear();
-            self.fresh
-                .extend(r.paths.iter().map(|&p| (rate[p as usize], p)));
+        // The paths of `S` leave the rate order (a path new to the solution
+        // is not in it), and the solved ones join it with their new rates.
+        for ((&p, &x), &n) in r.set.iter().zip(&r.old_rate).zip(&r.old_count) {
+            let was = self.by_rate.remove(&(rate_key(x), p));
+            debug_assert_eq!(was, n > 0, "path {p}: in the rate order iff it had flows");
         }
-        let kept = |p: PathId| !r.in_set(p);
-        merge_by_rate(&mut self.by_rate, kept, &mut self.fresh, &mut self.merged);
+        for (&p, &x) in r.paths.iter().zip(&r.rates) {
+            self.by_rate.insert((rate_key(x), p));
+        }
         self.reach.settle(fabric, &self.mm, &mut self.used, now);
         let r = &self.reach;
         for (&p, &x) in r.paths.iter().zip(&r.rates) {
@@ -964,79 +962,10 @@ impl TailMaxMin {
                 self.tight[l as usize] = true;
             }
         }
-        // Blocked paths (0) first, then the freeze order: sorted whenever every
-        // solved rate is at least the kept ones, as the module docs show; a
-        // rounding hair below, or a one-path solve, sorts instead. Blocked
-        // paths solved on top of kept rates go to the front.
         let rate = &self.rate;
-        let zeros = self
-            .solve_paths
-            .iter()
-            .filter(|&&p| rate[p as usize] == 0.0)
-            .map(|&p| (0.0, p));
-        let nz = if self.by_rate.last().is_some_and(|e| e.0 > 0.0) {
-            let before = self.by_rate.len();
-            self.by_rate.splice(0..0, zeros);
-            self.by_rate.len() - before
-        } else {
-            0
-        };
-        let start = self.by_rate.len();
-        if nz == 0 {
-            let zeros = self
-                .solve_paths
-                .iter()
-                .filter(|&&p| rate[p as usize] == 0.0);
-            self.by_rate.extend(zeros.map(|&p| (0.0, p)));
-        }
-        let frozen = self.mm.frozen_paths().map(|p| (rate[p as usize], p));
-        self.by_rate.extend(frozen);
-        let sorted = self.by_rate.len() - start + nz == self.solve_paths.len()
-            && self.by_rate[start.saturating_sub(1)..]
-                .windows(2)
-                .all(|w| w[0].0 <= w[1].0);
-        if !sorted {
-            let rate = &self.rate;
-            let solved = &self.solve_paths;
-            if nz > 0 {
-                self.by_rate.drain(0..nz);
-            }
-            self.by_rate.truncate(start - nz);
-            let all = solved.iter().map(|&p| (rate[p as usize], p));
-            self.by_rate.extend(all);
-            self.by_rate
-                .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        }
+        let solved = self.solve_paths.iter().map(|&p| (rate_key(rate[p as usize]), p));
+        self.by_rate.extend(solved);
     }
-}
-
-/// Merges `fresh` into the entries of `by_rate` whose path is `kept`, both by
-/// rate (`fresh` is sorted here unless it already is).
-fn merge_by_rate(
-    by_rate: &mut Vec<(f64, PathId)>,
-    kept: impl Fn(PathId) -> bool,
-    fresh: &mut [(f64, PathId)],
-    merged: &mut Vec<(f64, PathId)>,
-) {
-    let key = |a: &(f64, PathId), b: &(f64, PathId)| a.0.total_cmp(&b.0);
-    if !fresh.windows(2).all(|w| key(&w[0], &w[1]).is_le()) {
-        fresh.sort_unstable_by(key);
-    }
-    merged.clear();
-    merged.reserve(by_rate.len() + fresh.len());
-    let mut j = 0;
-    for &e in by_rate.iter() {
-        if !kept(e.1) {
-            continue;
-        }
-        while j < fresh.len() && key(&fresh[j], &e).is_lt() {
-            merged.push(fresh[j]);
-            j += 1;
-        }
-        merged.push(e);
-    }
-    merged.extend_from_slice(&fresh[j..]);
-    std::mem::swap(by_rate, merged);
 }
 
 #[cfg(test)]
