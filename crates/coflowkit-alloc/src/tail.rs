@@ -24,6 +24,45 @@ use crate::{MaxMin, Reach};
 use coflowkit_model::{Fabric, PathId, CAPACITY_EPS};
 use std::collections::BTreeSet;
 
+/// Puts path `p` at rate `r` into the rate order and its list.
+fn order_insert(
+    by_rate: &mut BTreeSet<(u64, PathId)>,
+    sol: &mut Vec<PathId>,
+    sol_pos: &mut [u32],
+    p: PathId,
+    r: f64,
+) {
+    by_rate.insert((rate_key(r), p));
+    debug_assert_eq!(
+        sol_pos[p as usize],
+        u32::MAX,
+        "path {p} is in the order twice"
+    );
+    sol_pos[p as usize] = sol.len() as u32;
+    sol.push(p);
+}
+
+/// Takes path `p`, in the order at rate `r`, out of it and its list; false
+/// when it was not in it.
+fn order_remove(
+    by_rate: &mut BTreeSet<(u64, PathId)>,
+    sol: &mut Vec<PathId>,
+    sol_pos: &mut [u32],
+    p: PathId,
+    r: f64,
+) -> bool {
+    if !by_rate.remove(&(rate_key(r), p)) {
+        return false;
+    }
+    let at = sol_pos[p as usize] as usize;
+    sol.swap_remove(at);
+    if let Some(&q) = sol.get(at) {
+        sol_pos[q as usize] = at as u32;
+    }
+    sol_pos[p as usize] = u32::MAX;
+    true
+}
+
 /// The key of a rate (at least 0) in the rate order: its bits, which sort as
 /// the rate does (`-0.0` counts as `0.0`).
 fn rate_key(r: f64) -> u64 {
@@ -50,6 +89,10 @@ pub struct TailMaxMin {
     /// as the rate; blocked paths, at 0, first), then path: a tail solve
     /// moves the paths it solved again, in `O(log paths)` each.
     by_rate: BTreeSet<(u64, PathId)>,
+    /// The same paths in a plain list (each one's position in `sol_pos`), for
+    /// the walks over all of them.
+    sol: Vec<PathId>,
+    sol_pos: Vec<u32>,
     /// Per link: `Σ n_p r_p` over the solution's paths, the residual it was
     /// solved on, whether it bounded a rate, and whether the solution uses it
     /// (listed in `links`).
@@ -502,11 +545,11 @@ impl TailMaxMin {
     ) {
         if self.valid {
             // Leave the kept form; `rate` stays: it holds the rates in force.
-            for &(_, p) in &self.by_rate {
+            for &p in &self.sol {
                 self.count[p as usize] = 0;
                 self.reach.forget(fabric, p);
             }
-            self.by_rate.clear();
+            self.clear_order();
             self.forget_links();
             self.valid = false;
         }
@@ -593,6 +636,7 @@ impl TailMaxMin {
         self.reach.grow(fabric);
         let (np, nl) = (fabric.num_paths(), fabric.num_links());
         if self.count.len() < np {
+            self.sol_pos.resize(np, u32::MAX);
             self.count.resize(np, 0);
             self.rate.resize(np, 0.0);
             self.newc.resize(np, 0);
@@ -628,9 +672,9 @@ impl TailMaxMin {
             return 0.0;
         }
         let mut level = f64::INFINITY;
-        for &(r, p) in &self.by_rate {
+        for &p in &self.sol {
             if self.flows_now(p) < self.count[p as usize] {
-                level = level.min(f64::from_bits(r));
+                level = level.min(self.rate[p as usize]);
                 self.losers.push(p);
             }
         }
@@ -766,12 +810,12 @@ impl TailMaxMin {
 
     /// Solves every path from scratch.
     fn solve_full(&mut self, fabric: &Fabric, residual: &mut [f64]) {
-        for &(_, p) in &self.by_rate {
+        for &p in &self.sol {
             self.count[p as usize] = 0;
             self.rate[p as usize] = 0.0;
             self.reach.forget(fabric, p);
         }
-        self.by_rate.clear();
+        self.clear_order();
         self.forget_links();
         for &p in &self.list {
             for &l in fabric.path(p) {
@@ -884,11 +928,11 @@ impl TailMaxMin {
         // The paths of `S` leave the rate order (a path new to the solution
         // is not in it), and the solved ones join it with their new rates.
         for ((&p, &x), &n) in r.set.iter().zip(&r.old_rate).zip(&r.old_count) {
-            let was = self.by_rate.remove(&(rate_key(x), p));
+            let was = order_remove(&mut self.by_rate, &mut self.sol, &mut self.sol_pos, p, x);
             debug_assert_eq!(was, n > 0, "path {p}: in the rate order iff it had flows");
         }
         for (&p, &x) in r.paths.iter().zip(&r.rates) {
-            self.by_rate.insert((rate_key(x), p));
+            order_insert(&mut self.by_rate, &mut self.sol, &mut self.sol_pos, p, x);
         }
         self.reach.settle(fabric, &self.mm, &mut self.used, now);
         let r = &self.reach;
@@ -962,9 +1006,19 @@ impl TailMaxMin {
                 self.tight[l as usize] = true;
             }
         }
-        let rate = &self.rate;
-        let solved = self.solve_paths.iter().map(|&p| (rate_key(rate[p as usize]), p));
-        self.by_rate.extend(solved);
+        for &p in &self.solve_paths {
+            let r = self.rate[p as usize];
+            order_insert(&mut self.by_rate, &mut self.sol, &mut self.sol_pos, p, r);
+        }
+    }
+
+    /// Empties the rate order.
+    fn clear_order(&mut self) {
+        for &p in &self.sol {
+            self.sol_pos[p as usize] = u32::MAX;
+        }
+        self.sol.clear();
+        self.by_rate.clear();
     }
 }
 
