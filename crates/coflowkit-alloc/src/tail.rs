@@ -17,7 +17,11 @@
 //! and counts them, `O(flows)`; [`TailMaxMin::solve_delta`] takes only the
 //! changes of the per-path flow counts since the last call and answers with the
 //! paths whose rate changed, so that a call costs what changed and what is
-//! re-solved, never the untouched flows. One solver uses one of the two.
+//! re-solved, never the untouched flows; [`TailMaxMin::solve_chained`] is the
+//! delta form for groups solved one after another (strict-priority classes),
+//! with input and output residuals kept by the caller and the links where they
+//! moved passed along, so that a call never walks every link of the group
+//! either. One solver uses one form.
 
 use crate::reach::NONE;
 use crate::{MaxMin, Reach};
