@@ -28,37 +28,30 @@ use crate::{MaxMin, Reach};
 use coflowkit_model::{Fabric, PathId, CAPACITY_EPS};
 use std::collections::BTreeSet;
 
-/// Puts path `p` at rate `r` into the rate order and its list.
-fn order_insert(
-    by_rate: &mut BTreeSet<(u64, PathId)>,
-    sol: &mut Vec<PathId>,
-    sol_pos: &mut [u32],
-    p: PathId,
-    r: f64,
-) {
-    by_rate.insert((rate_key(r), p));
+/// A tail solve that moves more than 1/`BULK_ORDER` of the rate order's paths
+/// builds it again from a sorted list (`O(paths)`, where moving entries one by
+/// one costs `O(log paths)` each with a large constant).
+const BULK_ORDER: usize = 16;
+
+/// Puts path `p` into the list of the solution's paths.
+fn sol_insert(sol: &mut Vec<PathId>, sol_pos: &mut [u32], p: PathId) {
     debug_assert_eq!(
         sol_pos[p as usize],
         u32::MAX,
-        "path {p} is in the order twice"
+        "path {p} is in the list twice"
     );
     sol_pos[p as usize] = sol.len() as u32;
     sol.push(p);
 }
 
-/// Takes path `p`, in the order at rate `r`, out of it and its list; false
-/// when it was not in it.
-fn order_remove(
-    by_rate: &mut BTreeSet<(u64, PathId)>,
-    sol: &mut Vec<PathId>,
-    sol_pos: &mut [u32],
-    p: PathId,
-    r: f64,
-) -> bool {
-    if !by_rate.remove(&(rate_key(r), p)) {
+/// Takes path `p` out of the list of the solution's paths; false when it was
+/// not in it.
+fn sol_remove(sol: &mut Vec<PathId>, sol_pos: &mut [u32], p: PathId) -> bool {
+    let at = sol_pos[p as usize];
+    if at == u32::MAX {
         return false;
     }
-    let at = sol_pos[p as usize] as usize;
+    let at = at as usize;
     sol.swap_remove(at);
     if let Some(&q) = sol.get(at) {
         sol_pos[q as usize] = at as u32;
@@ -97,6 +90,8 @@ pub struct TailMaxMin {
     /// the walks over all of them.
     sol: Vec<PathId>,
     sol_pos: Vec<u32>,
+    /// Scratch for building the rate order again.
+    order_buf: Vec<(u64, PathId)>,
     /// Per link: `Σ n_p r_p` over the solution's paths, the residual it was
     /// solved on, whether it bounded a rate, and whether the solution uses it
     /// (listed in `links`).
@@ -930,13 +925,37 @@ impl TailMaxMin {
             self.rate[p as usize] = x;
         }
         // The paths of `S` leave the rate order (a path new to the solution
-        // is not in it), and the solved ones join it with their new rates.
+        // is not in it), and the solved ones join it with their new rates:
+        // entry by entry, or, when they are many against the order's size,
+        // by building the order again from a sorted list.
+        let bulk = BULK_ORDER * (r.set.len() + r.paths.len()) > self.by_rate.len();
+        if bulk {
+            let mut v = std::mem::take(&mut self.order_buf);
+            v.clear();
+            v.extend(self.by_rate.iter().copied().filter(|e| !r.in_set(e.1)));
+            v.extend(
+                r.paths
+                    .iter()
+                    .zip(&r.rates)
+                    .map(|(&p, &x)| (rate_key(x), p)),
+            );
+            v.sort(); // runs already sorted: merged in O(paths)
+            self.by_rate = v.drain(..).collect();
+            self.order_buf = v;
+        }
         for ((&p, &x), &n) in r.set.iter().zip(&r.old_rate).zip(&r.old_count) {
-            let was = order_remove(&mut self.by_rate, &mut self.sol, &mut self.sol_pos, p, x);
-            debug_assert_eq!(was, n > 0, "path {p}: in the rate order iff it had flows");
+            let was = sol_remove(&mut self.sol, &mut self.sol_pos, p);
+            debug_assert_eq!(was, n > 0, "path {p}: in the order iff it had flows");
+            if !bulk {
+                let was = self.by_rate.remove(&(rate_key(x), p));
+                debug_assert_eq!(was, n > 0, "path {p}: in the rate order iff it had flows");
+            }
         }
         for (&p, &x) in r.paths.iter().zip(&r.rates) {
-            order_insert(&mut self.by_rate, &mut self.sol, &mut self.sol_pos, p, x);
+            sol_insert(&mut self.sol, &mut self.sol_pos, p);
+            if !bulk {
+                self.by_rate.insert((rate_key(x), p));
+            }
         }
         self.reach.settle(fabric, &self.mm, &mut self.used, now);
         let r = &self.reach;
@@ -1010,10 +1029,18 @@ impl TailMaxMin {
                 self.tight[l as usize] = true;
             }
         }
+        // Built from a sorted list (the solve's freeze order is almost by
+        // rate), with what was kept below the restart level if anything.
+        let mut v = std::mem::take(&mut self.order_buf);
+        v.clear();
+        v.extend(self.by_rate.iter().copied());
         for &p in &self.solve_paths {
-            let r = self.rate[p as usize];
-            order_insert(&mut self.by_rate, &mut self.sol, &mut self.sol_pos, p, r);
+            v.push((rate_key(self.rate[p as usize]), p));
+            sol_insert(&mut self.sol, &mut self.sol_pos, p);
         }
+        v.sort(); // the freeze order is almost sorted
+        self.by_rate = v.drain(..).collect();
+        self.order_buf = v;
     }
 
     /// Empties the rate order.
