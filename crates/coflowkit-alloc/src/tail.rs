@@ -435,16 +435,11 @@ impl TailMaxMin {
         }
         self.mark[li] = self.mark_stamp;
         moved_out.push(l);
-        let x = input[li];
-        if !self.on[li] {
-            output[li] = x;
-            return;
-        }
-        self.input[li] = x;
-        if self.by_rate.is_empty() {
-            self.used[li] = 0.0; // nothing kept: no rounding drift
-        }
-        output[li] = (x - self.used[li].max(0.0)).max(0.0);
+        output[li] = if self.on[li] {
+            self.take_at(li, input[li])
+        } else {
+            input[li]
+        };
     }
 
     /// [`TailMaxMin::take_residual`] in the chained form: the output moves
@@ -461,12 +456,7 @@ impl TailMaxMin {
             output.copy_from_slice(input);
             for j in 0..self.links.len() {
                 let li = self.links[j] as usize;
-                let x = input[li];
-                self.input[li] = x;
-                if self.by_rate.is_empty() {
-                    self.used[li] = 0.0;
-                }
-                output[li] = (x - self.used[li].max(0.0)).max(0.0);
+                output[li] = self.take_at(li, input[li]);
             }
             return false;
         }
@@ -726,16 +716,9 @@ impl TailMaxMin {
             sat.min(self.low[l])
         };
         let mut level = f64::INFINITY;
-        let links = if self.hint_all {
-            &self.links
-        } else {
-            &self.hint
-        };
-        for &l in links {
+        let hit = self.moved_here(fabric, residual);
+        for &l in &hit {
             let li = l as usize;
-            if !self.on[li] || !self.moved_where_it_matters(fabric, li, residual) {
-                continue;
-            }
             if self.input[li] <= CAPACITY_EPS * caps[li] {
                 return 0.0; // it opens: the flows it blocked rise from 0
             }
@@ -755,6 +738,24 @@ impl TailMaxMin {
             }
         }
         level
+    }
+
+    /// The solution's links whose residual moved where it matters, among
+    /// those the hint names (every link of the solution without one).
+    fn moved_here(&self, fabric: &Fabric, residual: &[f64]) -> Vec<u32> {
+        let links = if self.hint_all {
+            &self.links
+        } else {
+            &self.hint
+        };
+        links
+            .iter()
+            .copied()
+            .filter(|&l| {
+                let li = l as usize;
+                self.on[li] && self.moved_where_it_matters(fabric, li, residual)
+            })
+            .collect()
     }
 
     /// Whether the residual on the solution's link `l` moved since it was
@@ -865,16 +866,8 @@ impl TailMaxMin {
             }
             // A residual moved where it matters (only the delta form gets
             // here with one: the plain form solves from scratch).
-            let links = if self.hint_all {
-                &self.links
-            } else {
-                &self.hint
-            };
-            for &l in links {
-                let li = l as usize;
-                if !self.on[li] || !self.moved_where_it_matters(fabric, li, residual) {
-                    continue;
-                }
+            let hit = self.moved_here(fabric, residual);
+            for &l in &hit {
                 self.reach.enter_members(l, level, count, rate);
             }
         } else {
@@ -976,15 +969,20 @@ impl TailMaxMin {
     /// The solution in force takes its share of `residual` on its links, which
     /// becomes their input.
     fn take_residual(&mut self, residual: &mut [f64]) {
-        for &l in &self.links {
-            let li = l as usize;
-            let x = residual[li];
-            self.input[li] = x;
-            if self.by_rate.is_empty() {
-                self.used[li] = 0.0; // nothing kept: no rounding drift
-            }
-            residual[li] = (x - self.used[li].max(0.0)).max(0.0);
+        for j in 0..self.links.len() {
+            let li = self.links[j] as usize;
+            residual[li] = self.take_at(li, residual[li]);
         }
+    }
+
+    /// The solution's link `li` takes its load from input `x`, which it
+    /// remembers; returns what is left.
+    fn take_at(&mut self, li: usize, x: f64) -> f64 {
+        self.input[li] = x;
+        if self.by_rate.is_empty() {
+            self.used[li] = 0.0; // nothing kept: no rounding drift
+        }
+        (x - self.used[li].max(0.0)).max(0.0)
     }
 
     /// One counted max-min of `solve_paths` with the current counts, on
