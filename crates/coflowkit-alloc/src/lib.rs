@@ -26,6 +26,7 @@
 mod filling;
 mod incgreedy;
 mod maxmin;
+mod rate_order;
 mod reach;
 mod tail;
 

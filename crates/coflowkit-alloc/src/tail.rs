@@ -23,48 +23,29 @@
 //! moved passed along, so that a call never walks every link of the group
 //! either. One solver uses one form.
 
+use crate::rate_order::RateOrder;
 use crate::reach::NONE;
 use crate::{MaxMin, Reach};
 use coflowkit_model::{Fabric, PathId, CAPACITY_EPS};
-use std::collections::BTreeSet;
-
-/// A tail solve that moves more than 1/`BULK_ORDER` of the rate order's paths
-/// builds it again from a sorted list (`O(paths)`, where moving entries one by
-/// one costs `O(log paths)` each with a large constant).
-const BULK_ORDER: usize = 16;
-
-/// Puts path `p` into the list of the solution's paths.
-fn sol_insert(sol: &mut Vec<PathId>, sol_pos: &mut [u32], p: PathId) {
-    debug_assert_eq!(
-        sol_pos[p as usize],
-        u32::MAX,
-        "path {p} is in the list twice"
-    );
-    sol_pos[p as usize] = sol.len() as u32;
-    sol.push(p);
-}
-
-/// Takes path `p` out of the list of the solution's paths; false when it was
-/// not in it.
-fn sol_remove(sol: &mut Vec<PathId>, sol_pos: &mut [u32], p: PathId) -> bool {
-    let at = sol_pos[p as usize];
-    if at == u32::MAX {
-        return false;
+/// The paths just solved (by `mm`) join the rate order at their `rate`:
+/// blocked ones (0) first, then in the order they froze, which is by rate
+/// but for rounding hairs (so the order's merge finds them sorted), or as
+/// listed when the freeze order does not name them all.
+fn join_order(order: &mut RateOrder, mm: &MaxMin, paths: &[PathId], rate: &[f64]) {
+    let zeros = paths.iter().filter(|&&p| rate[p as usize] == 0.0);
+    if zeros.clone().count() + mm.frozen_paths().count() == paths.len() {
+        for &p in zeros {
+            order.insert(p, 0.0);
+        }
+        for p in mm.frozen_paths() {
+            order.insert(p, rate[p as usize]);
+        }
+    } else {
+        for &p in paths {
+            order.insert(p, rate[p as usize]);
+        }
     }
-    let at = at as usize;
-    sol.swap_remove(at);
-    if let Some(&q) = sol.get(at) {
-        sol_pos[q as usize] = at as u32;
-    }
-    sol_pos[p as usize] = u32::MAX;
-    true
-}
-
-/// The key of a rate (at least 0) in the rate order: its bits, which sort as
-/// the rate does (`-0.0` counts as `0.0`).
-fn rate_key(r: f64) -> u64 {
-    debug_assert!(r >= 0.0, "rate {r}");
-    (r + 0.0).to_bits()
+    order.settle();
 }
 
 /// A moved residual on a link that bounded no rate keeps the solution only when
@@ -82,16 +63,9 @@ pub struct TailMaxMin {
     /// Per path: flows of the solution in force and their per-flow rate.
     count: Vec<u32>,
     rate: Vec<f64>,
-    /// The solution's paths by rate (the bits of a rate of at least 0 sort
-    /// as the rate; blocked paths, at 0, first), then path: a tail solve
-    /// moves the paths it solved again, in `O(log paths)` each.
-    by_rate: BTreeSet<(u64, PathId)>,
-    /// The same paths in a plain list (each one's position in `sol_pos`), for
-    /// the walks over all of them.
-    sol: Vec<PathId>,
-    sol_pos: Vec<u32>,
-    /// Scratch for building the rate order again.
-    order_buf: Vec<(u64, PathId)>,
+    /// The solution's paths by rate (blocked ones, at 0, first), then path,
+    /// with a plain list of them ([`RateOrder`]).
+    by_rate: RateOrder,
     /// Per link: `Σ n_p r_p` over the solution's paths, the residual it was
     /// solved on, whether it bounded a rate, and whether the solution uses it
     /// (listed in `links`).
@@ -534,11 +508,11 @@ impl TailMaxMin {
     ) {
         if self.valid {
             // Leave the kept form; `rate` stays: it holds the rates in force.
-            for &p in &self.sol {
+            for &p in self.by_rate.paths() {
                 self.count[p as usize] = 0;
                 self.reach.forget(fabric, p);
             }
-            self.clear_order();
+            self.by_rate.clear();
             self.forget_links();
             self.valid = false;
         }
@@ -625,7 +599,7 @@ impl TailMaxMin {
         self.reach.grow(fabric);
         let (np, nl) = (fabric.num_paths(), fabric.num_links());
         if self.count.len() < np {
-            self.sol_pos.resize(np, u32::MAX);
+            self.by_rate.grow(np);
             self.count.resize(np, 0);
             self.rate.resize(np, 0.0);
             self.newc.resize(np, 0);
@@ -661,7 +635,7 @@ impl TailMaxMin {
             return 0.0;
         }
         let mut level = f64::INFINITY;
-        for &p in &self.sol {
+        for &p in self.by_rate.paths() {
             if self.flows_now(p) < self.count[p as usize] {
                 level = level.min(self.rate[p as usize]);
                 self.losers.push(p);
@@ -810,12 +784,12 @@ impl TailMaxMin {
 
     /// Solves every path from scratch.
     fn solve_full(&mut self, fabric: &Fabric, residual: &mut [f64]) {
-        for &p in &self.sol {
+        for &p in self.by_rate.paths() {
             self.count[p as usize] = 0;
             self.rate[p as usize] = 0.0;
             self.reach.forget(fabric, p);
         }
-        self.clear_order();
+        self.by_rate.clear();
         self.forget_links();
         for &p in &self.list {
             for &l in fabric.path(p) {
@@ -896,7 +870,7 @@ impl TailMaxMin {
             budget,
         );
         if !local {
-            let tail = self.by_rate.range((rate_key(level), 0)..).map(|&(_, p)| p);
+            let tail = self.by_rate.at_least(level);
             self.reach.solve_tail(
                 fabric,
                 &mut self.mm,
@@ -918,38 +892,12 @@ impl TailMaxMin {
             self.rate[p as usize] = x;
         }
         // The paths of `S` leave the rate order (a path new to the solution
-        // is not in it), and the solved ones join it with their new rates:
-        // entry by entry, or, when they are many against the order's size,
-        // by building the order again from a sorted list.
-        let bulk = BULK_ORDER * (r.set.len() + r.paths.len()) > self.by_rate.len();
-        if bulk {
-            let mut v = std::mem::take(&mut self.order_buf);
-            v.clear();
-            v.extend(self.by_rate.iter().copied().filter(|e| !r.in_set(e.1)));
-            v.extend(
-                r.paths
-                    .iter()
-                    .zip(&r.rates)
-                    .map(|(&p, &x)| (rate_key(x), p)),
-            );
-            v.sort(); // runs already sorted: merged in O(paths)
-            self.by_rate = v.drain(..).collect();
-            self.order_buf = v;
-        }
-        for ((&p, &x), &n) in r.set.iter().zip(&r.old_rate).zip(&r.old_count) {
-            let was = sol_remove(&mut self.sol, &mut self.sol_pos, p);
+        // is not in it), and the solved ones join it with their new rates.
+        for (&p, &n) in r.set.iter().zip(&r.old_count) {
+            let was = self.by_rate.remove(p);
             debug_assert_eq!(was, n > 0, "path {p}: in the order iff it had flows");
-            if !bulk {
-                let was = self.by_rate.remove(&(rate_key(x), p));
-                debug_assert_eq!(was, n > 0, "path {p}: in the rate order iff it had flows");
-            }
         }
-        for (&p, &x) in r.paths.iter().zip(&r.rates) {
-            sol_insert(&mut self.sol, &mut self.sol_pos, p);
-            if !bulk {
-                self.by_rate.insert((rate_key(x), p));
-            }
-        }
+        join_order(&mut self.by_rate, &self.mm, &r.paths, &self.rate);
         self.reach.settle(fabric, &self.mm, &mut self.used, now);
         let r = &self.reach;
         for (&p, &x) in r.paths.iter().zip(&r.rates) {
@@ -1027,27 +975,7 @@ impl TailMaxMin {
                 self.tight[l as usize] = true;
             }
         }
-        // Built from a sorted list (the solve's freeze order is almost by
-        // rate), with what was kept below the restart level if anything.
-        let mut v = std::mem::take(&mut self.order_buf);
-        v.clear();
-        v.extend(self.by_rate.iter().copied());
-        for &p in &self.solve_paths {
-            v.push((rate_key(self.rate[p as usize]), p));
-            sol_insert(&mut self.sol, &mut self.sol_pos, p);
-        }
-        v.sort(); // the freeze order is almost sorted
-        self.by_rate = v.drain(..).collect();
-        self.order_buf = v;
-    }
-
-    /// Empties the rate order.
-    fn clear_order(&mut self) {
-        for &p in &self.sol {
-            self.sol_pos[p as usize] = u32::MAX;
-        }
-        self.sol.clear();
-        self.by_rate.clear();
+        join_order(&mut self.by_rate, &self.mm, &self.solve_paths, &self.rate);
     }
 }
 
