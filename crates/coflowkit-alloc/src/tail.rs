@@ -27,6 +27,7 @@ use crate::rate_order::RateOrder;
 use crate::reach::NONE;
 use crate::{MaxMin, Reach};
 use coflowkit_model::{Fabric, PathId, CAPACITY_EPS};
+
 /// The paths just solved (by `mm`) join the rate order at their `rate`:
 /// blocked ones (0) first, then in the order they froze, which is by rate
 /// but for rounding hairs (so the order's merge finds them sorted), or as
@@ -63,8 +64,8 @@ pub struct TailMaxMin {
     /// Per path: flows of the solution in force and their per-flow rate.
     count: Vec<u32>,
     rate: Vec<f64>,
-    /// The solution's paths by rate (blocked ones, at 0, first), then path,
-    /// with a plain list of them ([`RateOrder`]).
+    /// The solution's paths by rate (blocked ones, at 0, first; ties in the
+    /// order they froze), with a plain list of them ([`RateOrder`]).
     by_rate: RateOrder,
     /// Per link: `Σ n_p r_p` over the solution's paths, the residual it was
     /// solved on, whether it bounded a rate, and whether the solution uses it
@@ -125,6 +126,8 @@ pub struct TailMaxMin {
     mark_stamp: u32,
     old_links: Vec<u32>,
     scratch: Vec<f64>,
+    /// The last call was answered plainly (its output is not followed).
+    after_plain: bool,
 }
 
 /// A window of this many kept calls in which under a quarter were tail solves
@@ -275,9 +278,15 @@ impl TailMaxMin {
         self.calls = self.calls.wrapping_add(1);
         self.apply_deltas(fabric, deltas);
         self.set_hint(moved);
+        if std::mem::take(&mut self.after_plain) {
+            // A plain call took from links the kept solution built again may
+            // not cross: every link is written this time.
+            self.hint_all = true;
+        }
         if self.plain_left > 0 {
             self.plain_left -= 1;
             self.plain_solves += 1;
+            self.after_plain = true;
             let mut work = std::mem::take(&mut self.scratch);
             work.clear();
             work.extend_from_slice(input);
@@ -310,7 +319,7 @@ impl TailMaxMin {
             }
         }
         let unmoved = |p: &PathId| self.count[*p as usize] == self.flows_now(*p);
-        let every = if level == f64::INFINITY && self.pending.iter().all(unmoved) {
+        let listed = if level == f64::INFINITY && self.pending.iter().all(unmoved) {
             // Nothing to solve again: no count moved but blocked paths', and
             // no residual moved where it matters.
             self.tail_solves += 1;
@@ -348,12 +357,12 @@ impl TailMaxMin {
                     changed.push((p, self.rate[pi]));
                 }
             }
-            let every = self.after_full(input, output, &old, moved_out);
+            let listed = self.after_full(input, output, &old, moved_out);
             self.old_links = old;
-            every
+            listed
         };
         self.choose_form(level > 0.0);
-        every
+        listed
     }
 
     /// Takes this call's `moved` links (each once) as the hint of where the
@@ -1063,18 +1072,48 @@ mod tests {
         // strict-priority queue that changes at every call).
         // Arrivals and moved residuals restart from `min(μ_l, x / N_l)` over the
         // links they touch, not from 0: only the first call solves everything.
+        // The chained runs answer 5 calls plainly from step 100 on, and then
+        // solve from scratch once.
         for chained in [false, true] {
+            let c = chained as u64;
             let kept = delta_run(23, 1, false, chained);
-            assert_eq!(kept.full_solves, 1);
-            assert_eq!(kept.tail_solves, 298);
+            assert_eq!(kept.full_solves, 1 + c);
+            assert_eq!(kept.tail_solves, 298 - 6 * c);
+            assert_eq!(kept.plain_solves, 5 * c);
             let kept = delta_run(29, 6, false, chained);
-            assert_eq!(kept.full_solves, 1);
+            assert_eq!(kept.full_solves, 1 + c);
             // Residuals that close (0) and open again: paths blocked before and
             // after take no part; an opening solves everything.
             let kept = delta_run(31, 6, true, chained);
             // (153 when a blocked path's change restarts the solve.)
             assert!(kept.tail_solves >= 175, "{} tail solves", kept.tail_solves);
         }
+    }
+
+    /// The chained form after a plain call: a path that leaves at the next
+    /// call hands its links back in the output, though the kept solution
+    /// built again does not cross them and no input moved there.
+    #[test]
+    fn chained_form_after_a_plain_call_writes_what_it_took() {
+        let mut f = Fabric::big_switch(4, 10.0).unwrap();
+        let (a, b) = (f.route(0, 1, 0).unwrap(), f.route(2, 3, 0).unwrap());
+        let mut kept = TailMaxMin::new();
+        let mut input = f.capacities.clone();
+        let mut out = vec![f64::NAN; input.len()];
+        let (mut changed, mut moved) = (Vec::new(), Vec::new());
+        let deltas: [&[(PathId, i32)]; 3] = [&[(a, 1), (b, 1)], &[], &[(b, -1)]];
+        for (call, d) in deltas.iter().enumerate() {
+            if call == 1 {
+                kept.plain_left = 1;
+            }
+            let hint: Option<&[u32]> = if call == 0 { None } else { Some(&[]) };
+            kept.solve_chained(&f, &mut input, hint, d, &mut changed, &mut out, &mut moved);
+        }
+        assert_eq!(kept.plain_solves, 1);
+        // a alone: 10 on up0 and down1; b's links are free again.
+        let mut want = f.capacities.clone();
+        MaxMin::new().solve(&f, &mut want, &[a], &mut [0.0]);
+        assert_eq!(out, want);
     }
 
     /// A path interned after the first call (fabrics route lazily) counts its
@@ -1132,6 +1171,9 @@ mod tests {
             let paths: Vec<PathId> = (0..80).filter(|&i| on[i]).map(|i| all[i]).collect();
             let mut want = vec![0.0; paths.len()];
             let (mut res1, mut res2) = (input.clone(), input.clone());
+            if chained && step == 100 {
+                kept.plain_left = 5; // as after a window of full solves
+            }
             if chained {
                 for &l in moved.iter().flatten() {
                     inp[l as usize] = input[l as usize];
