@@ -139,6 +139,8 @@ PREFACE = [
     "sorted vector (RateOrder) instead of the BTreeSet, which had made loaded",
     "small fabrics slower (pias on fattree:k=8 first 20,000 events: 39.5 s",
     "against 31.5 s before; 33.7 s against 32.2 s with RateOrder).",
+    "-ft8-3 is afc2321 (the chained form writes every link after a plain call,",
+    "a fix; stream, spq, pias).",
     "chained-classes-k48.md has the FatTree measurements.",
     "Whole-command times of every policy are in bench-fb.md (2026-11-26); of the",
     "13 policies under 150 s, again alone, in bench-fb-3.md (2026-11-28).",
