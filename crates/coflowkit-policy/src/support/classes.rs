@@ -16,8 +16,8 @@
 //!
 //! A call costs the flows told, the paths solved again, the flows on the paths
 //! whose rate moved and the links where a residual moved; never a pass over
-//! every tracked flow or every link of a class. The rates are those of a fresh [`class_rates`] up to the
-//! order of float sums.
+//! every tracked flow or every link of a class. The rates are those of a fresh
+//! [`class_rates`] up to the order of float sums.
 //!
 //! [`class_rates`]: crate::drive::class_rates
 
