@@ -22,7 +22,7 @@ from coflowkit._core import CoflowkitError, StreamRule, encode_classes
 from coflowkit.runtime import proto, tls
 from coflowkit.runtime.decentral import CHILD, RELAY, StreamNode
 from coflowkit.runtime.registration import parse
-from coflowkit.runtime.sockdiag import TCP_CLOSE_WAIT, TCP_ESTABLISHED, TcpConn
+from coflowkit.runtime.sockdiag import TCP_CLOSE_WAIT, TCP_ESTABLISHED, TCP_SYN_RECV, TcpConn
 
 MIB = 1 << 20
 PARAMS = {"queues": 4, "first_threshold_mb": 1}
@@ -84,6 +84,24 @@ def test_a_receiver_classes_its_flows_and_tells_their_sender():
     assert r.classes() == {}
     assert r.status()[0]["flows_finished"] == 1
     assert r.status()[0]["bytes_received"] == 4 * MIB
+
+
+def test_a_connection_first_seen_in_its_handshake_counts_its_bytes_later():
+    """A round that catches a receiving connection in SYN_RECV (a minisocket:
+    0 bytes) sees it but must not take it as finished: once established its
+    bytes count, and 3 MiB demotes the unit to class 1 as in the test above.
+    (Taken as finished, the unit stayed at 0 bytes and class 0 for good: the
+    flaky decentralized testbed test.)"""
+    r = StreamNode([R1], PARAMS)
+    r.register(reg(7, [(S, R1, 20000, 0)]))
+    r.observe([rx(R1, 20000, S, 40000, 0, TCP_SYN_RECV)], now=1.0)
+    assert r.classes(now=1.0) == {S: [(S, 40000, R1, 20000, 7, 0, 0, 0)]}
+    [u] = r.status()
+    assert (u["flows_seen"], u["flows_finished"]) == (1, 0)
+    r.observe([rx(R1, 20000, S, 40000, 3 * MIB)], now=2.0)
+    assert r.classes(now=2.0) == {S: [(S, 40000, R1, 20000, 7, 0, 1, 3 * MIB)]}
+    [u] = r.status()
+    assert (u["bytes_received"], u["class"], u["flows_finished"]) == (3 * MIB, 1, 0)
 
 
 def test_a_starved_unit_is_raised_one_class_until_eq5_demotes_it_again():
