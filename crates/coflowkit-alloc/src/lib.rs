@@ -140,6 +140,33 @@ pub fn madd(
     true
 }
 
+/// MADD from a coflow's per-link remaining bytes `loads` (`(l, R_l)`, as a
+/// policy keeps them across calls), for a caller that gives each flow
+/// `rem_f / Γ'` itself: returns `Γ' = max_l R_l / c_l` and takes `R_l / Γ'`
+/// from each link, or `None` (residual untouched) when some `c_l` is zero or
+/// nothing remains. The same rates as [`madd`] up to the order of its sums
+/// (`madd` takes each flow's rate from each of its links), without a pass over
+/// the flows' links.
+pub fn madd_gamma(fabric: &Fabric, residual: &mut [f64], loads: &[(u32, f64)]) -> Option<f64> {
+    let caps = &fabric.capacities;
+    let mut gamma: f64 = 0.0;
+    for &(l, b) in loads {
+        let c = avail(residual, caps, l as usize);
+        if c <= 0.0 {
+            return None;
+        }
+        gamma = gamma.max(b / c);
+    }
+    if gamma <= 0.0 {
+        return None;
+    }
+    for &(l, b) in loads {
+        let r = &mut residual[l as usize];
+        *r = (*r - b / gamma).max(0.0);
+    }
+    Some(gamma)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +211,37 @@ mod tests {
         let mut r2 = [1.0];
         assert!(!madd(&f, &mut res, &[p[1]], &[5.0], &mut r2, &mut s));
         assert_eq!(r2, [0.0]);
+    }
+
+    #[test]
+    fn madd_from_loads_gives_madd_rates_and_residual() {
+        // The coflow of the test above, as loads: up0 30, up1 10, down2 40.
+        // Γ' = 4 s; the residual is madd's: up0 2.5, up1 7.5, down2 0.
+        let (mut f, mut res) = fabric(3, 10.0);
+        let p = [f.route(0, 2, 0).unwrap(), f.route(1, 2, 0).unwrap()];
+        let mut want = res.clone();
+        let mut rates = [0.0; 2];
+        assert!(madd(
+            &f,
+            &mut want,
+            &p,
+            &[30.0, 10.0],
+            &mut rates,
+            &mut MaddScratch::default()
+        ));
+        let (up0, up1, down2) = (f.path(p[0])[0], f.path(p[1])[0], f.path(p[0])[1]);
+        assert_eq!(
+            madd_gamma(&f, &mut res, &[(up0, 30.0), (up1, 10.0), (down2, 40.0)]),
+            Some(4.0)
+        );
+        assert_eq!(res, want);
+        assert_eq!((30.0 / 4.0, 10.0 / 4.0), (rates[0], rates[1]));
+        // down2 is full: a second coflow through it gets nothing, and takes nothing.
+        let before = res.clone();
+        assert_eq!(madd_gamma(&f, &mut res, &[(up1, 5.0), (down2, 5.0)]), None);
+        assert_eq!(res, before);
+        // Nothing remaining: nothing to give.
+        assert_eq!(madd_gamma(&f, &mut res, &[(up0, 0.0)]), None);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use crate::support::loads::LoadCache;
 use crate::decision::Decision;
 use crate::policy::ClairvoyantPolicy;
 use crate::view::ClairvoyantView;
-use coflowkit_alloc::{avail, consume, madd, path_avail, MaddScratch};
+use coflowkit_alloc::{consume, madd_gamma, path_avail};
 use coflowkit_model::PathId;
 use crate::policy::{AnyPolicy, Info};
 use crate::spec::{clairvoyant, PolicySpec};
@@ -32,10 +32,6 @@ pub struct Varys {
     touched: Vec<u32>,
     order: Vec<(f64, u32, usize)>,
     residual: Vec<f64>,
-    scratch: MaddScratch,
-    paths: Vec<PathId>,
-    rem: Vec<f64>,
-    tmp: Vec<f64>,
     cuts: Cuts,
     buckets: Buckets,
     cache: LoadCache,
@@ -50,10 +46,6 @@ impl Varys {
             touched: Vec::new(),
             order: Vec::new(),
             residual: Vec::new(),
-            scratch: MaddScratch::default(),
-            paths: Vec::new(),
-            rem: Vec::new(),
-            tmp: Vec::new(),
             cuts: Cuts::default(),
             buckets: Buckets::default(),
             cache: LoadCache::default(),
@@ -115,41 +107,18 @@ impl Varys {
         self.gamma_static[k]
     }
 
-    /// MADD for group `gi` on the residual: every flow gets `rem_f / Γ'`.
+    /// MADD for group `gi` on the residual: every flow gets `rem_f / Γ'`, with
+    /// `Γ'` and the residual's share taken per link from the cached loads
+    /// (nothing for a coflow with a saturated link, without visiting its flows).
     fn madd_group(&mut self, v: &ClairvoyantView, gi: usize, out: &mut Decision) {
-        // MADD gives nothing to a coflow with a saturated link: tell from the
-        // cached loads without visiting its flows.
-        let caps = &v.fabric.capacities;
-        if self
-            .cache
-            .get(v, gi)
-            .iter()
-            .any(|&(l, _)| avail(&self.residual, caps, l as usize) <= 0.0)
-        {
+        let loads = self.cache.get(v, gi);
+        let Some(gamma) = madd_gamma(v.fabric, &mut self.residual, loads) else {
             return;
-        }
-        let r = v.groups[gi].range();
-        self.paths.clear();
-        self.rem.clear();
-        for i in r.clone() {
-            let f = v.active[i] as usize;
-            self.paths.push(v.flow_path[f]);
-            self.rem.push(v.remaining(f as u32));
-        }
-        self.tmp.clear();
-        self.tmp.resize(self.paths.len(), 0.0);
-        if madd(
-            v.fabric,
-            &mut self.residual,
-            &self.paths,
-            &self.rem,
-            &mut self.tmp,
-            &mut self.scratch,
-        ) {
-            self.cache.moved(v.groups[gi].coflow);
-        }
-        for (i, &x) in r.zip(&self.tmp) {
-            out.rates[i] = x;
+        };
+        self.cache.moved(v.groups[gi].coflow);
+        for i in v.groups[gi].range() {
+            let rem = v.remaining(v.active[i]);
+            out.rates[i] = rem / gamma;
             out.touch(i);
         }
     }
