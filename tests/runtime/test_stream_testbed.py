@@ -99,9 +99,12 @@ def test_a_decentralized_run_classes_marks_and_compares(bed, tmp_path):
     s = testbed.run(
         TRACE, "stream", {"first_threshold_mb": "0.1", "queues": "4"}, out, hosts=4, gbps=GBPS,
         coflows=6, bytes_scale=0.001, time_scale=0.05, decentralized=True, switch_queues=4,
+        traffic_priority="control",
     )  # fmt: skip
     # Every flow's bytes were checked by its receiver (a failure raises).
     assert s["decentralized"] == "stream" and s["coflows"] >= 3
+    # The traffic workers ran at the agents' real-time priority, as asked.
+    assert s["traffic_priority"] == "control" and s["traffic_schedulers"] == ["rr"]
     agents = s["agents"]
     assert len(agents) == 4
     assert sum(a["sent"]["classes"] for a in agents) > 0

@@ -68,6 +68,22 @@ def test_up_builds_a_shaped_big_switch(bed):
     assert f" {testbed.host_ip(3)}/24 " in addr.stdout
 
 
+def test_a_bad_traffic_priority_is_refused_before_the_bed_is_touched(tmp_path):
+    from coflowkit import api
+    from coflowkit._core import CoflowkitError
+
+    trace = tmp_path / "one.txt"
+    trace.write_text("8 1\n1 0 1 0 1 1:10.0\n")
+    w = api.load_trace(str(trace))
+    with pytest.raises(
+        CoflowkitError, match="traffic priority must be one of normal, control, got 'fast'"
+    ):
+        testbed.run_workload(
+            w, "fair", {}, str(tmp_path / "run"), 8, 0.025, traffic_priority="fast"
+        )
+    assert not (tmp_path / "run").exists()
+
+
 def test_run_replays_real_tcp_and_matches_the_simulation(bed, tmp_path):
     out = str(tmp_path / "run")
     s = testbed.run(

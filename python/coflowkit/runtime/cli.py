@@ -252,7 +252,7 @@ def _run(args) -> None:
         interval_ms=args.interval_ms, membership=args.membership,
         threshold=args.agent_threshold, decentralized=args.decentralized,
         observe_only=args.observe_only, switch_queues=_switch_queues(args), layout=args.layout,
-        min_flow=args.min_flow_bytes,
+        min_flow=args.min_flow_bytes, traffic_priority=args.traffic_priority,
     )  # fmt: skip
     print(
         f"testbed run: {s.get('decentralized', s['policy'])} on {s['hosts']} hosts, {s['coflows']} coflows, {s['flows']} flows"
@@ -331,6 +331,12 @@ def add_testbed(sub) -> None:
         "--min-flow-bytes", type=float, default=300e3, metavar="BYTES",
         help="run: smaller flows are raised to this (default 300000: above the agents' "
         "100 KB report threshold; decentralized agents have none)",
+    )  # fmt: skip
+    t.add_argument(
+        "--traffic-priority", default="normal", choices=["normal", "control"],
+        help="run: the traffic workers' scheduling: normal (default), or control, the "
+        "real-time priority of the master and agents (on a 2-core machine the agents "
+        "can starve normal workers, which then start flows late)",
     )  # fmt: skip
     t.add_argument("--out", help="output directory (run: default testbed-run)")
     e = t.add_argument_group("emulate: a real master and N emulated agents over loopback")

@@ -377,7 +377,9 @@ def _http(url: str, body: dict | None = None, timeout: float = 5.0, token: str |
     return raw.decode() if url.endswith("/metrics") else json.loads(raw)
 
 
-def measure_goodput(ips: list[str], gbps: float, out: str, seconds: float = 2.0) -> float:
+def measure_goodput(
+    ips: list[str], gbps: float, out: str, seconds: float = 2.0, traffic_priority: str = "normal"
+) -> float:
     """Payload bytes/s per direction of a link carrying data both ways: one TCP
     flow host 0 -> host 1 and one host 1 -> host 0, at once, for ``seconds``
     (no agent). Both ways, as in a shuffle where hosts send and receive: each
@@ -386,7 +388,7 @@ def measure_goodput(ips: list[str], gbps: float, out: str, seconds: float = 2.0)
     p = {"t0": time.time() + 1.0, "hosts": ips[:2], "deadline_s": 60,
          "flows": [{"id": i, "coflow": 0, "src": i, "dst": 1 - i, "port": 19998 + i, "bytes": size, "start_s": 0.0}
                    for i in (0, 1)]}  # fmt: skip
-    res = _run_workers(p, out, "goodput", hosts=2)
+    res = _run_workers(p, out, "goodput", hosts=2, priority=traffic_priority)
     rates = []
     for f in res["flows"]:
         if f["error"]:
@@ -400,7 +402,16 @@ GO_MARGIN_S = 0.5
 """Time from the moment every traffic worker listens to the replay's start."""
 
 
-def _run_workers(p: dict, out: str, tag: str, hosts: int) -> dict:
+TRAFFIC_PRIORITIES = ("normal", "control")
+"""The traffic workers' scheduling: ``normal`` (the default, as every run
+before 2026-11-28), or ``control``: the real-time priority of the master and
+agents (:data:`CONTROL_PRIORITY`). On this machine's 2 cores the agents at
+real-time priority can starve normal workers, which then start flows late
+(docs/results/testbed/stream-decentralized, "Correction"); on a cluster the
+applications have cores of their own."""
+
+
+def _run_workers(p: dict, out: str, tag: str, hosts: int, priority: str = "normal") -> dict:
     """Starts one traffic worker per host, waits until every one listens, then
     sets ``p["t0"]`` to :data:`GO_MARGIN_S` from then and tells them (the
     worker's ``--go`` file), so the replay starts on time however slowly the
@@ -422,7 +433,7 @@ def _run_workers(p: dict, out: str, tag: str, hosts: int) -> dict:
         procs.append(
             (res, ready, subprocess.Popen(
                 _python(host_ns(i), "coflowkit.runtime.traffic", "--plan", path, "--host", str(i),
-                        "--out", res, "--ready", ready, "--go", go),
+                        "--out", res, "--ready", ready, "--go", go, control=priority == "control"),
                 env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
         )  # fmt: skip
     try:
@@ -678,6 +689,7 @@ def run_workload(
     decentralized: bool = False,
     observe_only: bool = False,
     switch_queues: int = 1,
+    traffic_priority: str = "normal",
 ) -> dict:
     """Replays ``w`` (flows between distinct hosts ``0..hosts-1``, each at least
     100 KB so the agents see it) for real under ``policy`` on the testbed, simulates
@@ -692,7 +704,13 @@ def run_workload(
     --decentralized stream`` (``policy`` must be stream) and registers its
     coflows on its own agent; with ``observe_only`` the agents enforce nothing
     (plain TCP, simulated as ``fair``). ``switch_queues``: strict-priority
-    queues per switch port, by DSCP (:func:`up`)."""
+    queues per switch port, by DSCP (:func:`up`). ``traffic_priority``: the
+    traffic workers' scheduling (:data:`TRAFFIC_PRIORITIES`)."""
+    if traffic_priority not in TRAFFIC_PRIORITIES:
+        raise CoflowkitError(
+            f"testbed: traffic priority must be one of {', '.join(TRAFFIC_PRIORITIES)}, "
+            f"got {traffic_priority!r}"
+        )
     if membership not in ("registry", "none"):
         raise CoflowkitError(f"testbed: membership must be registry or none, got {membership!r}")
     if decentralized and policy != "stream":
@@ -701,7 +719,7 @@ def run_workload(
         raise CoflowkitError("testbed: --observe-only is for --decentralized runs")
     os.makedirs(out, exist_ok=True)
     st = _bed(hosts, gbps, switch_queues)
-    goodput = measure_goodput(st["ips"], gbps, out)
+    goodput = measure_goodput(st["ips"], gbps, out, traffic_priority=traffic_priority)
     if observe_only:
         policy, params = "fair", {}
     if decentralized:
@@ -717,15 +735,18 @@ def run_workload(
         makespan = float(np.nanmax(sim.coflows["finish_s"].to_numpy()))
         p = plan(w, time.time() + 3.0, st["ips"], deadline_s=max(60.0, 4 * makespan))
         if decentralized:
-            real, prom, extra = _replay_decentralized(cluster, p, out, hosts)
+            real, prom, extra = _replay_decentralized(cluster, p, out, hosts, traffic_priority)
             extra["decentralized"] = "tcp (agents observe only)" if observe_only else "stream"
         else:
-            real, prom, extra = _replay_with_master(cluster, w, p, out, hosts, membership, sample_s)
+            real, prom, extra = _replay_with_master(
+                cluster, w, p, out, hosts, membership, sample_s, traffic_priority
+            )
     finally:
         cluster.stop()
     summary = _compare(w, sim_w, sim, real, prom, policy, params, hosts, gbps, goodput, out)
     summary.update(extra, membership=membership, agent_threshold_bytes=threshold,
-                   switch_queues=switch_queues)  # fmt: skip
+                   switch_queues=switch_queues, traffic_priority=traffic_priority,
+                   traffic_schedulers=real.get("schedulers", []))  # fmt: skip
     with open(os.path.join(out, "comparison.json"), "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=2, sort_keys=True)
         fh.write("\n")
@@ -741,7 +762,7 @@ def _bed(hosts: int, gbps: float, switch_queues: int) -> dict:
     return st
 
 
-def _replay_with_master(cluster, w, p, out, hosts, membership, sample_s) -> tuple:
+def _replay_with_master(cluster, w, p, out, hosts, membership, sample_s, priority) -> tuple:
     """Registers the coflows (unless ``membership`` is none), replays ``p``, and
     reads the master's metrics and labels: ``(real, metrics text, extra summary)``."""
     sampler = None
@@ -750,7 +771,7 @@ def _replay_with_master(cluster, w, p, out, hosts, membership, sample_s) -> tupl
             cluster.register(w, p)
         if sample_s:
             sampler = ProgressSampler(cluster, p, sample_s)
-        real = _run_workers(p, out, "traffic", hosts)
+        real = _run_workers(p, out, "traffic", hosts, priority)
     finally:
         if sampler is not None:
             sampler.stop(os.path.join(out, "progress.csv"))
@@ -762,12 +783,12 @@ def _replay_with_master(cluster, w, p, out, hosts, membership, sample_s) -> tupl
     return real, prom, extra
 
 
-def _replay_decentralized(cluster, p, out, hosts) -> tuple:
+def _replay_decentralized(cluster, p, out, hosts, priority) -> tuple:
     """Registers each coflow on its receivers' agents, then replays ``p`` (its
     clock starts once every traffic worker listens, after the registrations), and
     reads every agent's health: ``(real, "", extra summary)``."""
     cluster.register(p)
-    real = _run_workers(p, out, "traffic", hosts)
+    real = _run_workers(p, out, "traffic", hosts, priority)
     return real, "", {"agents": cluster.health()}
 
 

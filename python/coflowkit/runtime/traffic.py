@@ -29,7 +29,7 @@ connects from ``hosts[I]`` to each flow's receiver, sends the flow's bytes of
 the byte count and the content, and closes. When every flow is done (or errored), at
 the deadline, or on SIGTERM/SIGINT, the worker writes ``--out`` atomically::
 
-    {"host": I, "errors": 1,
+    {"host": I, "errors": 1, "scheduler": "other",
      "flows": [{"id": 0, "role": "send", "start": ..., "end": ..., "bytes": 1234567,
                 "error": null}, ...]}
 
@@ -585,12 +585,21 @@ def _write_atomic(path: str, text: str) -> None:
 # ------------------------------------------------------------------------- the results
 
 
+def _scheduler() -> str:
+    """This process's scheduling policy: ``rr`` or ``fifo`` (real-time, as the
+    testbed's ``--traffic-priority control``), ``other`` (normal), or its number."""
+    names = {os.SCHED_OTHER: "other", os.SCHED_RR: "rr", os.SCHED_FIFO: "fifo"}
+    p = os.sched_getscheduler(0)
+    return names.get(p, str(p))
+
+
 def collect(results: list[dict[str, Any]], plan: dict[str, Any]) -> dict[str, Any]:
     """Merge all hosts' result files into times relative to ``plan["t0"]``::
 
         {"flows":   [{"id", "coflow", "planned", "start", "end", "bytes", "error"}, ...],  # plan order
          "coflows": [{"coflow", "start", "end", "error"}, ...],                # by coflow id
-         "errors":  number of flows with an error}
+         "errors":  number of flows with an error,
+         "schedulers": the workers' scheduling policies, e.g. ["other"]}
 
     A flow's ``planned`` is its ``start_s``, ``start`` its sender's connect time, ``end``
     the receiver's last byte,
@@ -659,6 +668,8 @@ def collect(results: list[dict[str, Any]], plan: dict[str, Any]) -> dict[str, An
         "flows": flows,
         "coflows": out_coflows,
         "errors": sum(1 for r in flows if r["error"] is not None),
+        # Each worker's scheduling policy (absent from results of older workers).
+        "schedulers": sorted({str(r.get("scheduler", "unknown")) for r in results}),
     }
 
 
@@ -706,7 +717,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"coflowkit.runtime.traffic: {e}", file=sys.stderr)
             return EXIT_BAD_PLAN
         errors = sum(1 for r in records if r["error"] is not None)
-        result = {"host": args.host, "flows": records, "errors": errors}
+        result = {
+            "host": args.host, "flows": records, "errors": errors, "scheduler": _scheduler(),
+        }  # fmt: skip
         _write_atomic(args.out, json.dumps(result, indent=1) + "\n")
         return EXIT_OK if errors == 0 else EXIT_FLOW_ERRORS
     finally:
