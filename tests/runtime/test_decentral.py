@@ -104,6 +104,24 @@ def test_a_connection_first_seen_in_its_handshake_counts_its_bytes_later():
     assert (u["bytes_received"], u["class"], u["flows_finished"]) == (3 * MIB, 1, 0)
 
 
+def test_x_is_told_again_once_it_grew_by_the_tell_fraction():
+    """X goes to the senders (for their relays) when it grew by the tell
+    fraction of what was last told, and at least 64 KiB: by an eighth by
+    default (8 MiB -> 9 MiB), by 1/64 when asked (8 MiB -> 8.125 MiB)."""
+    key = (S, 40000, R1, 20000)
+    for frac, small, enough in [(0.125, 8.9 * MIB, 9 * MIB), (1 / 64, 8.1 * MIB, 8.125 * MIB)]:
+        r = StreamNode([R1], {**PARAMS, "first_threshold_mb": "100"}, tell_fraction=frac)
+        r.register(reg(7, [(S, R1, 20000, 0)]))
+        r.observe([rx(R1, 20000, S, 40000, 8 * MIB)])
+        assert r.classes() == {S: [(*key, 7, 0, 0, 8 * MIB)]}
+        r.observe([rx(R1, 20000, S, 40000, int(small))])
+        assert r.classes() == {}, (frac, "not grown enough: nothing told")
+        r.observe([rx(R1, 20000, S, 40000, int(enough))])
+        assert r.classes() == {S: [(*key, 7, 0, 0, int(enough))]}, frac
+    with pytest.raises(CoflowkitError, match="tell fraction must be in"):
+        StreamNode([R1], PARAMS, tell_fraction=0.0)
+
+
 def test_a_starved_unit_is_raised_one_class_until_eq5_demotes_it_again():
     """``starvation_s`` = 10 ms, as the simulator's rule: no new bytes for 10 ms
     raises the unit one class (not above class 0); the next demotion by eq. (5)

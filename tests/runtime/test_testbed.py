@@ -68,7 +68,7 @@ def test_up_builds_a_shaped_big_switch(bed):
     assert f" {testbed.host_ip(3)}/24 " in addr.stdout
 
 
-def test_a_bad_traffic_priority_is_refused_before_the_bed_is_touched(tmp_path):
+def test_bad_run_options_are_refused_before_the_bed_is_touched(tmp_path):
     from coflowkit import api
     from coflowkit._core import CoflowkitError
 
@@ -80,6 +80,12 @@ def test_a_bad_traffic_priority_is_refused_before_the_bed_is_touched(tmp_path):
     ):
         testbed.run_workload(
             w, "fair", {}, str(tmp_path / "run"), 8, 0.025, traffic_priority="fast"
+        )
+    with pytest.raises(CoflowkitError, match="--tell-fraction is for --decentralized runs"):
+        testbed.run_workload(w, "fair", {}, str(tmp_path / "run"), 8, 0.025, tell_fraction=0.1)
+    with pytest.raises(CoflowkitError, match=r"in \(0, 1\]; got 2\.0"):
+        testbed.run_workload(
+            w, "stream", {}, str(tmp_path / "run"), 8, 0.025, decentralized=True, tell_fraction=2.0
         )
     assert not (tmp_path / "run").exists()
 

@@ -77,6 +77,11 @@ def add_agent(sub) -> None:
         help="with --decentralized: a parameter of `--policy stream` (repeatable)",
     )  # fmt: skip
     a.add_argument(
+        "--tell-fraction", type=float, default=0.125, metavar="F",
+        help="with --decentralized: a receiver tells a sender its bytes again once they grew "
+        "by this share (default 0.125); the relays that other receivers count follow it",
+    )  # fmt: skip
+    a.add_argument(
         "--peer-port", type=int, default=7472,
         help="with --decentralized: the agents' port for each other (default 7472)",
     )  # fmt: skip
@@ -253,6 +258,7 @@ def _run(args) -> None:
         threshold=args.agent_threshold, decentralized=args.decentralized,
         observe_only=args.observe_only, switch_queues=_switch_queues(args), layout=args.layout,
         min_flow=args.min_flow_bytes, traffic_priority=args.traffic_priority,
+        tell_fraction=args.tell_fraction,
     )  # fmt: skip
     print(
         f"testbed run: {s.get('decentralized', s['policy'])} on {s['hosts']} hosts, {s['coflows']} coflows, {s['flows']} flows"
@@ -331,6 +337,10 @@ def add_testbed(sub) -> None:
         "--min-flow-bytes", type=float, default=300e3, metavar="BYTES",
         help="run: smaller flows are raised to this (default 300000: above the agents' "
         "100 KB report threshold; decentralized agents have none)",
+    )  # fmt: skip
+    t.add_argument(
+        "--tell-fraction", type=float, default=None, metavar="F",
+        help="run --decentralized: the agents' --tell-fraction (default theirs, 0.125)",
     )  # fmt: skip
     t.add_argument(
         "--traffic-priority", default="normal", choices=["normal", "control"],

@@ -67,6 +67,9 @@ MAX_PENDING_CHILD = 65_536  # child reports for coflows not registered yet
 FINISHED_KEEP = 1_000
 # X goes to senders (for relays) when it grew by an eighth since last told, and
 # by at least this many bytes: a few messages per flow rather than one per round.
+# X is told again once it grew by this share of what was last told: a unit's
+# relayed S then runs up to this share behind its senders' other receivers.
+TELL_FRACTION = 0.125
 TELL_BYTES = 64 << 10  # finished coflows kept for child reports and the API
 
 Key = tuple[str, int, str, int]  # (src ip, sport, dst ip, dport)
@@ -137,9 +140,14 @@ class Out:
 class StreamNode:
     """One host's decentralized Stream (module doc)."""
 
-    def __init__(self, addrs: list[str], params: dict | None = None):
+    def __init__(
+        self, addrs: list[str], params: dict | None = None, tell_fraction: float = TELL_FRACTION
+    ):
         if not addrs:
             raise CoflowkitError("decentralized stream: the host has no address")
+        if not 0.0 < tell_fraction <= 1.0:
+            raise CoflowkitError(f"tell fraction must be in (0, 1], got {tell_fraction!r}")
+        self.tell_fraction = tell_fraction
         self.addrs = frozenset(addrs)
         self.rule = StreamRule({k: str(v) for k, v in (params or {}).items()})
         self.coflows: OrderedDict[int, Coflow] = OrderedDict()
@@ -301,11 +309,12 @@ class StreamNode:
                         continue
                     told = u.told.get(key)
                     # A class is told at once; X (for the senders' relays) when it
-                    # grew by an eighth, and at least TELL_BYTES, since last told.
+                    # grew by `tell_fraction` (an eighth), and at least TELL_BYTES,
+                    # since last told.
                     if (
                         told is None
                         or told[0] != cls
-                        or x - told[1] >= max(TELL_BYTES, told[1] >> 3)
+                        or x - told[1] >= max(TELL_BYTES, told[1] * self.tell_fraction)
                     ):
                         u.told[key] = (cls, x)
                         out.setdefault(key[0], []).append((*key, co.id, u.stage, cls, x))

@@ -51,7 +51,7 @@ from coflowkit._core import (
 )
 from coflowkit.runtime import proto, sockdiag, tls
 from coflowkit.runtime.agent import device_addrs
-from coflowkit.runtime.decentral import StreamNode
+from coflowkit.runtime.decentral import TELL_FRACTION, StreamNode
 from coflowkit.runtime.dscp import DscpMarker
 from coflowkit.runtime.registration import Registration
 from coflowkit.runtime.session import Conn, SendQueueFull
@@ -126,6 +126,7 @@ class StreamAgent:
         peer_port: int = PEER_PORT,
         api: tuple[str, int] | None = ("127.0.0.1", API_PORT),
         enforce: bool = True,
+        tell_fraction: float = TELL_FRACTION,
     ):
         if interval <= 0:
             raise CoflowkitError(f"interval must be positive, got {interval}")
@@ -135,7 +136,7 @@ class StreamAgent:
         self.dev = dev
         self.interval = interval
         self.addrs = addrs or device_addrs(dev)
-        self.node = StreamNode(self.addrs, params)
+        self.node = StreamNode(self.addrs, params, tell_fraction)
         self.peer_port = peer_port
         self.plan = TcPlan(dev, link_bytes_per_s)
         self.enforce = enforce
@@ -456,6 +457,7 @@ def main(args) -> int:
         peer_port=args.peer_port,
         api=(host, int(port)),
         enforce=not args.observe_only,
+        tell_fraction=args.tell_fraction,
     )
 
     def stop(*_):

@@ -690,6 +690,7 @@ def run_workload(
     observe_only: bool = False,
     switch_queues: int = 1,
     traffic_priority: str = "normal",
+    tell_fraction: float | None = None,
 ) -> dict:
     """Replays ``w`` (flows between distinct hosts ``0..hosts-1``, each at least
     100 KB so the agents see it) for real under ``policy`` on the testbed, simulates
@@ -705,7 +706,8 @@ def run_workload(
     coflows on its own agent; with ``observe_only`` the agents enforce nothing
     (plain TCP, simulated as ``fair``). ``switch_queues``: strict-priority
     queues per switch port, by DSCP (:func:`up`). ``traffic_priority``: the
-    traffic workers' scheduling (:data:`TRAFFIC_PRIORITIES`)."""
+    traffic workers' scheduling (:data:`TRAFFIC_PRIORITIES`). ``tell_fraction``:
+    the decentralized agents' ``--tell-fraction`` (``None``: their default)."""
     if traffic_priority not in TRAFFIC_PRIORITIES:
         raise CoflowkitError(
             f"testbed: traffic priority must be one of {', '.join(TRAFFIC_PRIORITIES)}, "
@@ -715,6 +717,10 @@ def run_workload(
         raise CoflowkitError(f"testbed: membership must be registry or none, got {membership!r}")
     if decentralized and policy != "stream":
         raise CoflowkitError(f"testbed: only stream runs decentralized, not {policy}")
+    if tell_fraction is not None and not (decentralized and 0.0 < tell_fraction <= 1.0):
+        raise CoflowkitError(
+            f"testbed: --tell-fraction is for --decentralized runs, in (0, 1]; got {tell_fraction!r}"
+        )
     if observe_only and not decentralized:
         raise CoflowkitError("testbed: --observe-only is for --decentralized runs")
     os.makedirs(out, exist_ok=True)
@@ -725,7 +731,9 @@ def run_workload(
     if decentralized:
         from coflowkit.runtime.testbed_stream import DecentralCluster
 
-        cluster = DecentralCluster(params, hosts, gbps, out, interval_ms, observe_only)
+        cluster = DecentralCluster(
+            params, hosts, gbps, out, interval_ms, observe_only, tell_fraction
+        )
     else:
         cluster = Cluster(policy, params, hosts, gbps, goodput, out, interval_ms, membership,
                           threshold)  # fmt: skip
@@ -746,7 +754,8 @@ def run_workload(
     summary = _compare(w, sim_w, sim, real, prom, policy, params, hosts, gbps, goodput, out)
     summary.update(extra, membership=membership, agent_threshold_bytes=threshold,
                    switch_queues=switch_queues, traffic_priority=traffic_priority,
-                   traffic_schedulers=real.get("schedulers", []))  # fmt: skip
+                   traffic_schedulers=real.get("schedulers", []),
+                   tell_fraction=tell_fraction)  # fmt: skip
     with open(os.path.join(out, "comparison.json"), "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=2, sort_keys=True)
         fh.write("\n")

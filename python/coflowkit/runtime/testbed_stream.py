@@ -18,7 +18,7 @@ class DecentralCluster:
     """The agents of a decentralized run, started and stopped together."""
 
     def __init__(self, params: dict, hosts: int, gbps: float, out: str, interval_ms: int,
-                 observe_only: bool = False):  # fmt: skip
+                 observe_only: bool = False, tell_fraction: float | None = None):  # fmt: skip
         self.out = out
         self.hosts = hosts
         tls_dir = make_identities(os.path.join(out, "tls"), hosts)
@@ -33,7 +33,9 @@ class DecentralCluster:
                         "--host", str(i), "--dev", "eth0", "--gbps", str(gbps), "--tls-dir", tls_dir,
                         "--interval-ms", str(interval_ms), "--peer-port", str(PEER_PORT),
                         "--registration", f"127.0.0.1:{API_PORT}",
-                        *(["--observe-only"] if observe_only else []), control=True),
+                        *(["--observe-only"] if observe_only else []),
+                        *(["--tell-fraction", repr(tell_fraction)] if tell_fraction else []),
+                        control=True),
                 env=child_env(), stdout=log, stderr=subprocess.STDOUT))  # fmt: skip
         try:
             for i in range(hosts):
