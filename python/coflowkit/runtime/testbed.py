@@ -708,21 +708,7 @@ def run_workload(
     queues per switch port, by DSCP (:func:`up`). ``traffic_priority``: the
     traffic workers' scheduling (:data:`TRAFFIC_PRIORITIES`). ``tell_fraction``:
     the decentralized agents' ``--tell-fraction`` (``None``: their default)."""
-    if traffic_priority not in TRAFFIC_PRIORITIES:
-        raise CoflowkitError(
-            f"testbed: traffic priority must be one of {', '.join(TRAFFIC_PRIORITIES)}, "
-            f"got {traffic_priority!r}"
-        )
-    if membership not in ("registry", "none"):
-        raise CoflowkitError(f"testbed: membership must be registry or none, got {membership!r}")
-    if decentralized and policy != "stream":
-        raise CoflowkitError(f"testbed: only stream runs decentralized, not {policy}")
-    if tell_fraction is not None and not (decentralized and 0.0 < tell_fraction <= 1.0):
-        raise CoflowkitError(
-            f"testbed: --tell-fraction is for --decentralized runs, in (0, 1]; got {tell_fraction!r}"
-        )
-    if observe_only and not decentralized:
-        raise CoflowkitError("testbed: --observe-only is for --decentralized runs")
+    _check_options(policy, membership, decentralized, observe_only, traffic_priority, tell_fraction)
     os.makedirs(out, exist_ok=True)
     st = _bed(hosts, gbps, switch_queues)
     goodput = measure_goodput(st["ips"], gbps, out, traffic_priority=traffic_priority)
@@ -760,6 +746,28 @@ def run_workload(
         json.dump(summary, fh, indent=2, sort_keys=True)
         fh.write("\n")
     return summary
+
+
+def _check_options(
+    policy, membership, decentralized, observe_only, traffic_priority, tell_fraction
+):
+    """:func:`run_workload`'s options that do not go together, refused before
+    anything is touched."""
+    if traffic_priority not in TRAFFIC_PRIORITIES:
+        raise CoflowkitError(
+            f"testbed: traffic priority must be one of {', '.join(TRAFFIC_PRIORITIES)}, "
+            f"got {traffic_priority!r}"
+        )
+    if membership not in ("registry", "none"):
+        raise CoflowkitError(f"testbed: membership must be registry or none, got {membership!r}")
+    if decentralized and policy != "stream":
+        raise CoflowkitError(f"testbed: only stream runs decentralized, not {policy}")
+    if tell_fraction is not None and not (decentralized and 0.0 < tell_fraction <= 1.0):
+        raise CoflowkitError(
+            f"testbed: --tell-fraction is for --decentralized runs, in (0, 1]; got {tell_fraction!r}"
+        )
+    if observe_only and not decentralized:
+        raise CoflowkitError("testbed: --observe-only is for --decentralized runs")
 
 
 def _bed(hosts: int, gbps: float, switch_queues: int) -> dict:
