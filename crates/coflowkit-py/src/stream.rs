@@ -64,18 +64,10 @@ impl StreamRule {
                 "stream: bytes must be finite and >= 0, got x={x}, s={s}"
             )));
         }
-        let cfg = self.rule.config();
-        let (unit, last) = (cfg.unit_bytes, cfg.queues.saturating_sub(1) as u8);
-        let mut q = q.min(last);
-        while q < last
-            && self
-                .rule
-                .class(q, x / unit, s / unit, known, finished, m.max(1))
-                > q
-        {
-            q += 1;
-        }
-        Ok(q)
+        let unit = self.rule.config().unit_bytes;
+        Ok(self
+            .rule
+            .settle(q, x / unit, s / unit, known, finished, m.max(1)))
     }
 
     /// Eq. (5) itself, in class `q`'s τ (one evaluation, no settling).

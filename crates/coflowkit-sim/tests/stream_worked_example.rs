@@ -70,6 +70,8 @@ fn paper() -> StreamConfig {
         weighted: true,
         relay: true,
         child_to_parent: true,
+        settle: false,
+        reeval_s: 0.0,
     }
 }
 

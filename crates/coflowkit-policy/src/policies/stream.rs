@@ -60,6 +60,12 @@ pub struct StreamConfig {
     pub weighted: bool,
     pub relay: bool,
     pub child_to_parent: bool,
+    /// A late evaluation settles class by class (each boundary crossed in its
+    /// own class's τ) instead of one eq. (5) in the current class's τ.
+    pub settle: bool,
+    /// 0: off. Else a unit with relayed bytes is evaluated again this often
+    /// (its S grows between events; a runtime's rounds see it).
+    pub reeval_s: f64,
 }
 
 impl Default for StreamConfig {
@@ -76,6 +82,8 @@ impl Default for StreamConfig {
             weighted: true,
             relay: true,
             child_to_parent: true,
+            settle: false,
+            reeval_s: 0.0,
         }
     }
 }
@@ -178,6 +186,19 @@ impl Stream {
         let ratio = ((tau + self.cfg.alpha * h) / (self.weight(m) * total)).min(1.0);
         let p = k - (k * ratio).ceil();
         p.clamp(0.0, k - 1.0) as u8
+    }
+
+    /// The class a unit in class `q` settles in when (5) is evaluated in each
+    /// class's τ in turn, as crossing the boundaries one at a time does: the
+    /// first `q' ≥ q` where (5) in τ_q' gives no class above `q'`. What the
+    /// decentralized agents compute at each round.
+    pub fn settle(&self, q: u8, x: f64, s: f64, known: u32, finished: u32, m: u32) -> u8 {
+        let last = (self.cfg.queues - 1) as u8;
+        let mut q = q.min(last);
+        while q < last && self.class(q, x, s, known, finished, m) > q {
+            q += 1;
+        }
+        q
     }
 
     /// The X (units) at which (5) first gives a class above `q`, for fixed S, n,
@@ -408,7 +429,11 @@ impl Stream {
         // crossing sees the crossing.
         let x = un.x + (1e-9 * un.x).max(1e-6 / unit);
         let (base, known, fin, stage) = (un.base, un.known, un.finished, un.m);
-        let p = self.class(base, x, s, known, fin, stage).max(base);
+        let p = if self.cfg.settle {
+            self.settle(base, x, s, known, fin, stage)
+        } else {
+            self.class(base, x, s, known, fin, stage).max(base)
+        };
         let starve = self.cfg.starvation_s;
         let un = &mut self.units[u as usize];
         if un.x > un.x_seen {
@@ -453,6 +478,11 @@ impl Stream {
         }
         if starve > 0.0 && un.boost < un.base {
             out.wakeups.push(Wakeup::At(un.last_progress + starve));
+        }
+        // Relayed bytes grow between events, unseen by the crossing above (S
+        // held): look again after `reeval_s`, as a runtime's next round would.
+        if self.cfg.reeval_s > 0.0 && s_relay > 0.0 && un.base < k_last {
+            out.wakeups.push(Wakeup::At(now + self.cfg.reeval_s));
         }
         un.base.min(k_last) - un.boost
     }
@@ -589,6 +619,16 @@ pub const PARAMS: &[ParamSpec] = &[
         default: "true",
         help: "Child-to-Parent (finished child stages report their bytes)",
     },
+    ParamSpec {
+        name: "settle",
+        default: "false",
+        help: "a late evaluation crosses class boundaries one at a time, as the agents do (false: one eq. (5) in the current class's τ)",
+    },
+    ParamSpec {
+        name: "reeval_s",
+        default: "0",
+        help: "evaluate units with relayed bytes again this often, seeing S grow between events (0: only at events and crossings)",
+    },
 ];
 
 fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
@@ -612,6 +652,8 @@ pub fn config(p: &Params) -> Result<StreamConfig, ModelError> {
         weighted: p.bool("weighted")?,
         relay: p.bool("relay")?,
         child_to_parent: p.bool("child_to_parent")?,
+        settle: p.bool("settle")?,
+        reeval_s: p.f64_in("reeval_s", 0.0, 1e6)?,
     })
 }
 
@@ -646,6 +688,8 @@ mod tests {
             weighted: true,
             relay: true,
             child_to_parent: true,
+            settle: false,
+            reeval_s: 0.0,
         }
     }
 
@@ -701,6 +745,39 @@ mod tests {
         assert_eq!(s.class(0, 12.0, 0.0, 2, 0, 4), 1);
         // Huge X: the last class, never beyond.
         assert_eq!(s.class(0, 1e12, 0.0, 2, 0, 1), 3);
+    }
+
+    #[test]
+    fn settling_crosses_one_boundary_at_a_time() {
+        // K = 4, τ_0 = 10, n = 1, nothing finished, X = 30 (no relay):
+        // (5) in τ_0: ratio = 10·(1 + 1/30)/30 = 0.344, P = 4 − ⌈1.38⌉ = 2.
+        // Settling: class 0 says 2 > 0, go to 1; in τ_1 = 100 the ratio is
+        // 100·(1 + 1/30)/30 = 3.44 → 1, P = 0, not above 1: class 1.
+        let s = Stream::new(cfg(4));
+        assert_eq!(s.class(0, 30.0, 0.0, 1, 0, 1), 2);
+        assert_eq!(s.settle(0, 30.0, 0.0, 1, 0, 1), 1);
+        // Below the first boundary (X* = 14.268) it stays; a huge X settles in
+        // the last class; a unit already in class 2 never goes back.
+        assert_eq!(s.settle(0, 14.0, 0.0, 1, 0, 1), 0);
+        assert_eq!(s.settle(0, 1e12, 0.0, 1, 0, 1), 3);
+        assert_eq!(s.settle(2, 30.0, 0.0, 1, 0, 1), 2);
+    }
+
+    #[test]
+    fn reevaluation_wakes_units_with_relayed_bytes() {
+        // The relay case below: receiver 2 has S = 30 from receiver 1 (class 2
+        // either way). With reeval_s = 0.02 it asks to be looked at again at
+        // t + 0.02; receiver 1 (S = 0) does not; off by default.
+        let c = Case::new(4, 10.0, &[(0, 0, 1, 1e6, 30.0), (0, 0, 2, 1e6, 0.0)]);
+        let mut on = cfg(4);
+        on.reeval_s = 0.02;
+        for (conf, want) in [(cfg(4), 0), (on, 1)] {
+            let mut d = Decision::default();
+            d.reset(2);
+            Stream::new(conf).decide(&c.non_clairvoyant(), &mut d);
+            let at = d.wakeups.iter().filter(|w| matches!(w, Wakeup::At(t) if (t - 0.02).abs() < 1e-12));
+            assert_eq!(at.count(), want);
+        }
     }
 
     #[test]
