@@ -145,6 +145,8 @@ PREFACE = [
     "exactness-varys-madd (2026-11-28) is varys's MADD from the coflow's cached",
     "per-link loads (madd_gamma: no pass over the flows' links), side by side",
     "with ef1b174; the build is of the commit that adds this line.",
+    "exactness-madd-fold (2026-11-28) is coflex's and naive-tradeoff's MADD",
+    "through the same madd_gamma (caps as an option); old times the fixtures'.",
     "Whole-command times of every policy are in bench-fb.md (2026-11-26); of the",
     "13 policies under 150 s, again alone, in bench-fb-3.md (2026-11-28).",
     "",

@@ -143,19 +143,29 @@ pub fn madd(
 /// MADD from a coflow's per-link remaining bytes `loads` (`(l, R_l)`, as a
 /// policy keeps them across calls), for a caller that gives each flow
 /// `rem_f / Γ'` itself: returns `Γ' = max_l R_l / c_l` and takes `R_l / Γ'`
-/// from each link, or `None` (residual untouched) when some `c_l` is zero or
-/// nothing remains. The same rates as [`madd`] up to the order of its sums
-/// (`madd` takes each flow's rate from each of its links), without a pass over
-/// the flows' links.
-pub fn madd_gamma(fabric: &Fabric, residual: &mut [f64], loads: &[(u32, f64)]) -> Option<f64> {
-    let caps = &fabric.capacities;
+/// from each link, or `None` (nothing taken) when some `c_l` is zero or
+/// nothing remains. `caps`, when given, holds one more bound per entry of
+/// `loads` (the coflow's room under a cap on that link): `c_l` is then the
+/// smaller of the two, and the share is taken from both. The same rates as
+/// [`madd`] up to the order of its sums (`madd` takes each flow's rate from
+/// each of its links), without a pass over the flows' links.
+pub fn madd_gamma(
+    fabric: &Fabric,
+    residual: &mut [f64],
+    loads: &[(u32, f64)],
+    caps: Option<&mut [f64]>,
+) -> Option<f64> {
+    let c = &fabric.capacities;
     let mut gamma: f64 = 0.0;
-    for &(l, b) in loads {
-        let c = avail(residual, caps, l as usize);
-        if c <= 0.0 {
+    for (j, &(l, b)) in loads.iter().enumerate() {
+        let mut room = avail(residual, c, l as usize);
+        if let Some(h) = caps.as_deref() {
+            room = room.min(h[j]);
+        }
+        if room <= 0.0 {
             return None;
         }
-        gamma = gamma.max(b / c);
+        gamma = gamma.max(b / room);
     }
     if gamma <= 0.0 {
         return None;
@@ -163,6 +173,11 @@ pub fn madd_gamma(fabric: &Fabric, residual: &mut [f64], loads: &[(u32, f64)]) -
     for &(l, b) in loads {
         let r = &mut residual[l as usize];
         *r = (*r - b / gamma).max(0.0);
+    }
+    if let Some(h) = caps {
+        for (x, &(_, b)) in h.iter_mut().zip(loads) {
+            *x = (*x - b / gamma).max(0.0);
+        }
     }
     Some(gamma)
 }
@@ -231,17 +246,42 @@ mod tests {
         ));
         let (up0, up1, down2) = (f.path(p[0])[0], f.path(p[1])[0], f.path(p[0])[1]);
         assert_eq!(
-            madd_gamma(&f, &mut res, &[(up0, 30.0), (up1, 10.0), (down2, 40.0)]),
+            madd_gamma(
+                &f,
+                &mut res,
+                &[(up0, 30.0), (up1, 10.0), (down2, 40.0)],
+                None
+            ),
             Some(4.0)
         );
         assert_eq!(res, want);
         assert_eq!((30.0 / 4.0, 10.0 / 4.0), (rates[0], rates[1]));
         // down2 is full: a second coflow through it gets nothing, and takes nothing.
         let before = res.clone();
-        assert_eq!(madd_gamma(&f, &mut res, &[(up1, 5.0), (down2, 5.0)]), None);
+        assert_eq!(
+            madd_gamma(&f, &mut res, &[(up1, 5.0), (down2, 5.0)], None),
+            None
+        );
         assert_eq!(res, before);
         // Nothing remaining: nothing to give.
-        assert_eq!(madd_gamma(&f, &mut res, &[(up0, 0.0)]), None);
+        assert_eq!(madd_gamma(&f, &mut res, &[(up0, 0.0)], None), None);
+        // Caps: on a fresh residual, up0 30 B under a cap of 5 B/s and down2
+        // 40 B with no cap to speak of (100): Γ' = max(30/5, 40/10) = 6 s;
+        // each cap loses its share (5 − 5 = 0, 100 − 40/6).
+        let (_, mut fresh) = fabric(3, 10.0);
+        let mut caps = [5.0, 100.0];
+        let g = madd_gamma(
+            &f,
+            &mut fresh,
+            &[(up0, 30.0), (down2, 40.0)],
+            Some(&mut caps),
+        );
+        assert_eq!(g, Some(6.0));
+        assert_eq!(caps, [0.0, 100.0 - 40.0 / 6.0]);
+        assert_eq!(
+            (fresh[up0 as usize], fresh[down2 as usize]),
+            (5.0, 10.0 - 40.0 / 6.0)
+        );
     }
 
     #[test]

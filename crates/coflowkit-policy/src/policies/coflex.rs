@@ -18,7 +18,7 @@ use crate::support::cuts::Cuts;
 use crate::decision::Decision;
 use crate::policy::ClairvoyantPolicy;
 use crate::view::ClairvoyantView;
-use coflowkit_alloc::{avail, consume, path_avail};
+use coflowkit_alloc::{consume, madd_gamma, path_avail};
 use crate::policy::{AnyPolicy, Info};
 use crate::spec::{clairvoyant, PolicySpec};
 use crate::params::{ParamSpec, Params};
@@ -88,7 +88,8 @@ impl Sebf {
 
 /// MADD for group `g` on what it may still take on each of its links (the
 /// residual, and its caps when given): adds `1 / Γ'_g` to `speed[g]` and takes
-/// `S_g(l) / Γ'_g` from each link (and cap).
+/// `S_g(l) / Γ'_g` from each link (and cap). Each flow gets rem_f / Γ'; on
+/// link l that sums to S_k(l) / Γ'.
 fn madd(
     v: &ClairvoyantView,
     stage: &DrfStage,
@@ -97,32 +98,11 @@ fn madd(
     caps: Option<&mut [f64]>,
     speed: &mut [f64],
 ) {
-    let c = &v.fabric.capacities;
+    let links = stage.group_links(g);
     let base = stage.start[g] as usize;
-    let mut gamma: f64 = 0.0;
-    for (j, &(l, s)) in stage.group_links(g).iter().enumerate() {
-        let mut room = avail(residual, c, l as usize);
-        if let Some(h) = caps.as_deref() {
-            room = room.min(h[base + j]);
-        }
-        if room <= 0.0 {
-            return;
-        }
-        gamma = gamma.max(s / room);
-    }
-    if gamma <= 0.0 {
-        return;
-    }
-    // Each flow gets rem_f / Γ'; on link l that sums to S_k(l) / Γ'.
-    speed[g] += 1.0 / gamma;
-    for &(l, s) in stage.group_links(g) {
-        let r = &mut residual[l as usize];
-        *r = (*r - s / gamma).max(0.0);
-    }
-    if let Some(h) = caps {
-        for (j, &(_, s)) in stage.group_links(g).iter().enumerate() {
-            h[base + j] = (h[base + j] - s / gamma).max(0.0);
-        }
+    let caps = caps.map(|h| &mut h[base..base + links.len()]);
+    if let Some(gamma) = madd_gamma(v.fabric, residual, links, caps) {
+        speed[g] += 1.0 / gamma;
     }
 }
 

@@ -193,7 +193,7 @@ impl Stream {
     /// first `q' ≥ q` where (5) in τ_q' gives no class above `q'`. What the
     /// decentralized agents compute at each round.
     pub fn settle(&self, q: u8, x: f64, s: f64, known: u32, finished: u32, m: u32) -> u8 {
-        let last = (self.cfg.queues - 1) as u8;
+        let last = self.cfg.queues.saturating_sub(1) as u8;
         let mut q = q.min(last);
         while q < last && self.class(q, x, s, known, finished, m) > q {
             q += 1;

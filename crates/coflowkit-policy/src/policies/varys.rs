@@ -112,7 +112,7 @@ impl Varys {
     /// (nothing for a coflow with a saturated link, without visiting its flows).
     fn madd_group(&mut self, v: &ClairvoyantView, gi: usize, out: &mut Decision) {
         let loads = self.cache.get(v, gi);
-        let Some(gamma) = madd_gamma(v.fabric, &mut self.residual, loads) else {
+        let Some(gamma) = madd_gamma(v.fabric, &mut self.residual, loads, None) else {
             return;
         };
         self.cache.moved(v.groups[gi].coflow);
