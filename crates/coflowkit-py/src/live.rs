@@ -72,9 +72,11 @@ impl LiveScheduler {
     }
 
     /// Compact once at least `min_finished` coflows finished (and as many as
-    /// are alive).
-    fn set_compaction(&self, min_finished: usize) {
-        self.live().set_compaction(min_finished);
+    /// are alive), or once their flows are at least `min_flows` (and as many
+    /// as the flows alive; 65,536 by default).
+    #[pyo3(signature = (min_finished, min_flows = coflowkit_runtime::MIN_COMPACT_FLOWS))]
+    fn set_compaction(&self, min_finished: usize, min_flows: usize) {
+        self.live().set_compaction(min_finished, min_flows);
     }
 
     /// Registers coflow `id` with flows `(src, dst, dst_port, size or None,
@@ -187,6 +189,17 @@ impl LiveScheduler {
     /// the last 1,000 compacted ones.
     fn coflows(&self) -> Vec<(u64, f64, f64, u32, f64)> {
         self.live().coflows().collect()
+    }
+
+    /// `coflows()` without the compacted ones (they change only when
+    /// `compactions` does).
+    fn held_coflows(&self) -> Vec<(u64, f64, f64, u32, f64)> {
+        self.live().held_coflows().collect()
+    }
+
+    /// The compacted coflows `coflows()` still lists, oldest first.
+    fn compacted_coflows(&self) -> Vec<(u64, f64, f64, u32, f64)> {
+        self.live().compacted_coflows().collect()
     }
 
     /// One round at `now`: `(flows, rates, classes)`, class -1 for rate policies

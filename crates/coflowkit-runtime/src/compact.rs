@@ -10,7 +10,10 @@ impl Live {
     /// documentation); true if it did.
     pub fn compact_if_due(&mut self) -> bool {
         let alive = self.d.coflow_id.len() - self.done;
-        if self.done < self.min_compact.max(alive) || !self.policy.compactable() {
+        let alive_flows = self.state.len() - self.done_flows;
+        let due = self.done >= self.min_compact.max(alive)
+            || self.done_flows >= self.min_compact_flows.max(alive_flows);
+        if !due || self.done == 0 || !self.policy.compactable() {
             return false;
         }
         self.compact();
@@ -49,6 +52,7 @@ impl Live {
         self.apply(&m);
         m.paths = self.compact_paths();
         self.done = 0;
+        self.done_flows = 0;
         self.compactions += 1;
         if !self.policy.remap(&m) {
             self.policy = registry::build(&self.policy_name, &self.params)

@@ -8,9 +8,10 @@
 //! reserves one contiguous handle per declared flow, and handles are never reused.
 //! Inside, flows and coflows have compact indices in the engine's layout (a
 //! coflow's flows contiguous, active flows sorted). When finished coflows are as
-//! many as the others (and at least [`Live::set_compaction`]'s minimum), the
-//! next round first drops them, keeping order, so memory follows the flows alive
-//! rather than every flow ever seen. The policy renames its own state
+//! many as the others, or their flows as many as the others' flows (and at least
+//! [`Live::set_compaction`]'s minimum of each), the next round first drops them,
+//! keeping order, so memory follows the flows alive rather than every flow ever
+//! seen: it holds at most as many finished flows as live ones, beyond the minimum. The policy renames its own state
 //! ([`coflowkit_policy::Remap`]) or, if it keeps none, is built afresh; either
 //! way its decisions are those it would have made without the compaction
 //! (`compaction_never_changes_a_decision`). The last [`HISTORY`] compacted coflows
@@ -41,6 +42,10 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// How many compacted (finished) coflows [`Live::coflows`] still lists.
 pub const HISTORY: usize = 1000;
+
+/// The default minimum of finished flows for a compaction by flows: 65,536 flow
+/// records (about 6 MB) held at most beyond as many as are alive.
+pub const MIN_COMPACT_FLOWS: usize = 1 << 16;
 
 /// (coflow id, arrival, finish or NaN, width, bytes sent).
 pub type CoflowRow = (u64, f64, f64, u32, f64);
@@ -140,6 +145,10 @@ pub struct Live {
     /// compactions so far.
     done: usize,
     min_compact: usize,
+    /// Flows of the finished coflows held (not compacted yet), and how many
+    /// there must be for a compaction by flows.
+    done_flows: usize,
+    min_compact_flows: usize,
     compactions: u64,
     history: VecDeque<CoflowRow>,
     /// Bytes sent by the coflows compacted so far.
@@ -203,16 +212,21 @@ impl Live {
             next_handle: 0,
             done: 0,
             min_compact: 1024,
+            done_flows: 0,
+            min_compact_flows: MIN_COMPACT_FLOWS,
             compactions: 0,
             history: VecDeque::new(),
             compacted_bytes: 0.0,
         })
     }
 
-    /// Compact once at least `min_finished` coflows have finished (and as many
-    /// as are still alive); 1,024 by default.
-    pub fn set_compaction(&mut self, min_finished: usize) {
-        self.min_compact = min_finished.max(1);
+    /// Compact once at least `min_coflows` coflows have finished (and as many
+    /// as are still alive; 1,024 by default), or once the flows of the finished
+    /// coflows are at least `min_flows` (and as many as the other flows;
+    /// [`MIN_COMPACT_FLOWS`] by default). `usize::MAX` for both: never.
+    pub fn set_compaction(&mut self, min_coflows: usize, min_flows: usize) {
+        self.min_compact = min_coflows.max(1);
+        self.min_compact_flows = min_flows.max(1);
     }
 
     pub fn compactions(&self) -> u64 {
@@ -594,6 +608,7 @@ impl Live {
         if self.coflow_left[k] == 0 {
             self.coflow_finish[k] = now;
             self.done += 1;
+            self.done_flows += self.d.width[k] as usize;
             return Ok(Some(now - self.d.arrival[k]));
         }
         Ok(None)
@@ -627,10 +642,19 @@ impl Live {
     /// Every coflow held (registered, active or finished but not compacted
     /// yet), then the last [`HISTORY`] compacted ones, oldest first.
     pub fn coflows(&self) -> impl Iterator<Item = CoflowRow> + '_ {
-        self.history
-            .iter()
-            .copied()
-            .chain((0..self.d.coflow_id.len()).map(|k| self.row(k)))
+        self.history.iter().copied().chain(self.held_coflows())
+    }
+
+    /// The coflows held (registered, active or finished but not compacted yet):
+    /// [`Live::coflows`] without the compacted ones, which change only when
+    /// [`Live::compactions`] does.
+    pub fn held_coflows(&self) -> impl Iterator<Item = CoflowRow> + '_ {
+        (0..self.d.coflow_id.len()).map(|k| self.row(k))
+    }
+
+    /// The last [`HISTORY`] compacted coflows, oldest first.
+    pub fn compacted_coflows(&self) -> impl Iterator<Item = CoflowRow> + '_ {
+        self.history.iter().copied()
     }
 
     /// Bytes sent by every flow ever held, compacted ones included.

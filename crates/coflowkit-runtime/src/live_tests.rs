@@ -410,8 +410,8 @@ fn compaction_never_changes_a_decision() {
             continue;
         }
         let mut b = Live::new(spec.name, &params, hosts, 100.0 * MB).unwrap();
-        a.set_compaction(1);
-        b.set_compaction(usize::MAX);
+        a.set_compaction(1, usize::MAX);
+        b.set_compaction(usize::MAX, usize::MAX);
         for seed in 1..=6 {
             let differ = differing_rounds(&mut a, &mut b, seed * 7919 + 13);
             if differ > 0 {
@@ -437,4 +437,51 @@ fn compaction_never_changes_a_decision() {
     );
     // CODA's identifier is not compacted yet (see its `compactable`).
     assert_eq!(never, ["coda"]);
+}
+
+#[test]
+fn wide_coflows_are_compacted_by_their_flows() {
+    // Three coflows of 10 flows each, a minimum of 10 finished flows and no
+    // minimum reachable by coflow count: a compaction is due once the finished
+    // coflows' flows are at least as many as the others' (10 < 20, then 20 >= 10).
+    let mut l = live("fair", 12);
+    l.set_compaction(usize::MAX, 10);
+    let mut firsts = Vec::new();
+    for c in 0..3u32 {
+        let flows: Vec<Declared> = (0..10).map(|i| decl(i, 10 + c % 2, 7000, None)).collect();
+        let first = l.register(c as u64, &flows, 0.0).unwrap();
+        for h in first..first + 10 {
+            l.start(h, 40000 + h as u32, 0.0).unwrap();
+        }
+        firsts.push(first);
+    }
+    l.decide(0.1);
+    let finish_all = |l: &mut Live, first: u64, t: f64| {
+        for h in first..first + 10 {
+            l.finish(h, t).unwrap();
+        }
+    };
+    finish_all(&mut l, firsts[0], 1.0);
+    l.decide(1.0);
+    assert_eq!((l.compactions(), l.num_flows()), (0, 30));
+    finish_all(&mut l, firsts[1], 2.0);
+    l.decide(2.0);
+    assert_eq!((l.compactions(), l.num_flows()), (1, 10));
+    // Both finished coflows are still listed; the live one's flows still run.
+    assert_eq!(l.coflows().filter(|r| r.2.is_finite()).count(), 2);
+    assert_eq!(l.decide(2.1).len(), 10);
+    // The default minimum (65,536 flows) keeps a small master from compacting.
+    let mut m = live("fair", 12);
+    let flows: Vec<Declared> = (0..10).map(|i| decl(i, 10, 7000, None)).collect();
+    for c in 0..3u64 {
+        let first = m.register(c, &flows, 0.0).unwrap();
+        for h in first..first + 10 {
+            m.start(h, 40000 + h as u32, 0.0).unwrap();
+        }
+        if c < 2 {
+            finish_all(&mut m, first, 1.0);
+        }
+    }
+    m.decide(1.0);
+    assert_eq!((m.compactions(), m.num_flows()), (0, 30));
 }

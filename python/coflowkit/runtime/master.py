@@ -164,6 +164,8 @@ class Master(HubLoop, Registered):
         self.requests: queue.Queue = queue.Queue()
         self.lock = threading.Lock()
         self.snapshot: dict = {"coflows": [], "flows": FlowRows.empty(), "agents": 0}
+        self._compacted_key: tuple[int, int] | None = None
+        self._compacted_rows: list[dict] = []
         # For a policy that identifies coflows itself (coda): the last label of
         # each flow seen, by (src, dst, src port, dst port), bounded.
         # Written by the round thread and read by the HTTP threads, under the lock.
@@ -729,6 +731,20 @@ class Master(HubLoop, Registered):
                 self._close(self._sel, s, why)
         return bool(failed)
 
+    def _coflow_row(self, cid, arrival, finish, width, sent, cls) -> dict:
+        size = self.coflow_size.get(cid, self.done_size.get(cid))
+        return {
+            "id": cid,
+            "registered": cid < SINGLE_BASE,
+            "arrival_s": arrival,
+            "finish_s": None if finish != finish else finish,
+            "width": width,
+            "bytes_sent": sent,
+            "size_bytes": size,
+            "progress": None if not size else min(1.0, sent / size),
+            "class": cls,
+        }
+
     def _publish(self) -> None:
         """The round as the API shows it. Per-flow rows are built when asked
         for (:class:`FlowRows`), so a round does not pay for them; a policy
@@ -741,24 +757,19 @@ class Master(HubLoop, Registered):
                 if cls >= 0:
                     cid = self.live.coflow_of(slot)
                     cls_of[cid] = min(cls, cls_of.get(cid, cls))
-        coflows = []
+        # The compacted coflows' rows change only at a compaction: built then.
+        key = (id(self.live), self.live.compactions)
+        if key != self._compacted_key:
+            self._compacted_rows = [
+                self._coflow_row(*c, None) for c in self.live.compacted_coflows()
+            ]
+            self._compacted_key = key
+        held = []
         arrival_of: dict[int, float] = {}
-        for cid, arrival, finish, width, sent in self.live.coflows():
-            arrival_of[cid] = arrival
-            size = self.coflow_size.get(cid, self.done_size.get(cid))
-            coflows.append(
-                {
-                    "id": cid,
-                    "registered": cid < SINGLE_BASE,
-                    "arrival_s": arrival,
-                    "finish_s": None if finish != finish else finish,
-                    "width": width,
-                    "bytes_sent": sent,
-                    "size_bytes": size,
-                    "progress": None if not size else min(1.0, sent / size),
-                    "class": cls_of.get(cid),
-                }
-            )
+        for c in self.live.held_coflows():
+            arrival_of[c[0]] = c[1]
+            held.append(self._coflow_row(*c, cls_of.get(c[0])))
+        coflows = self._compacted_rows + held
         labels = self.live.labels(slots) if slots else None
         flows = FlowRows(self.live, slots, rates, classes, enforced, self.slot_info, labels)
         seen: list[tuple[tuple, int]] = []
