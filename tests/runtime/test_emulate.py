@@ -2,6 +2,7 @@
 agents over loopback, each host on its own 127.1.x.y source address."""
 
 import csv
+import os
 import subprocess
 import sys
 
@@ -60,7 +61,8 @@ def test_a_short_soak_with_churn_loses_nothing(tmp_path):
     """Agents leave and come back as the same process during the run: every
     flow end they reported reached the master with its final bytes, no flow
     was lost, and every churned session reconnected."""
-    cfg = scale.Config(agents=12, flows_per_agent=2, coflows=4, interval_ms=50, warmup=2)
+    cfg = scale.Config(agents=12, flows_per_agent=2, coflows=4, interval_ms=50, warmup=2,
+                       master_nice=3)  # fmt: skip
     soak = scale.Soak(minutes=0.25, churn_every_s=2.0, churn_hosts=3, away_s=0.3)
     row = scale.run(cfg, str(tmp_path), soak=soak)
     assert row["churned_sessions"] >= 3 * 5 and row["agents_disconnected"] == 0
@@ -70,6 +72,7 @@ def test_a_short_soak_with_churn_loses_nothing(tmp_path):
     assert row["master_bytes_finished"] == row["agent_bytes_done"]
     assert row["master_lost_flows"] == 0
     assert row["rounds"] > 0 and row["rss_end_mib"] > 10
+    assert row["master_nice"] == min(19, os.nice(0) + 3)  # the master's own, read from /proc
     assert row["rounds_seen"] == row["rounds_total"]  # no round missed by the polling
     # A round's own thread CPU and the collector's passes inside it fit in the
     # round (1 ms for the clocks' resolution).
@@ -79,5 +82,7 @@ def test_a_short_soak_with_churn_loses_nothing(tmp_path):
 
 
 def test_soak_parameters_are_checked():
+    with pytest.raises(CoflowkitError, match=r"--master-nice must be in -20..19, got 20"):
+        scale.Config(agents=1, master_nice=20).check()
     with pytest.raises(CoflowkitError, match="--away-s must be positive"):
         scale.Soak(away_s=0).check()

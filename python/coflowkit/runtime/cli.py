@@ -202,7 +202,7 @@ def _emulate(args) -> None:
     rows = scale.sweep(
         [int(n) for n in args.agents.split(",")], args.policy.split(","),
         parse_kv(args.param), args.flows_per_agent, args.concurrent_coflows,
-        args.interval_ms, args.rounds, out, args.gbps, args.io,
+        args.interval_ms, args.rounds, out, args.gbps, args.io, args.master_nice,
     )  # fmt: skip
     for r in rows:
         print(
@@ -222,7 +222,7 @@ def _soak(args) -> None:
     cfg = scale.Config(
         int(args.agents), args.flows_per_agent, args.concurrent_coflows, args.policy,
         tuple(sorted(parse_kv(args.param).items())), args.interval_ms, gbps=args.gbps,
-        io=args.io,
+        io=args.io, master_nice=args.master_nice,
     )  # fmt: skip
     soak = scale.Soak(args.minutes, args.churn_every_s, args.churn_hosts, args.away_s)
     row = scale.run(cfg, soak=soak)
@@ -357,6 +357,11 @@ def add_testbed(sub) -> None:
     e.add_argument(
         "--io", default="python", choices=["python", "rust"],
         help="the master's session layer (coflowkit master --io; default python)",
+    )  # fmt: skip
+    e.add_argument(
+        "--master-nice", type=int, default=0, metavar="N",
+        help="add N (-20..19; negative needs root) to the master's nice value: the emulated "
+        "agents stand for other machines but share this one's cores (default 0)",
     )  # fmt: skip
     k = t.add_argument_group("soak: emulate for minutes, with agents leaving and coming back")
     k.add_argument("--minutes", type=float, default=10.0, help="length of the run (10)")

@@ -69,6 +69,10 @@ class Config:
     trace: str | None = None
     io: str = "python"  # the master's session layer (coflowkit master --io)
     emulator_threads: int = 1  # the swarm's tokio threads
+    # Added to the master's nice value (`nice -n`). The emulated agents stand for other
+    # machines but share this one's cores: a negative value (root only) keeps
+    # them from taking the master's. 0: as the harness runs.
+    master_nice: int = 0
 
     def check(self) -> None:
         if not 1 <= self.agents <= 65000:
@@ -82,6 +86,8 @@ class Config:
             raise CoflowkitError(f"--interval-ms must be positive, got {self.interval_ms}")
         if self.io not in ("python", "rust"):
             raise CoflowkitError(f"--io must be python or rust, got {self.io!r}")
+        if not -20 <= self.master_nice <= 19:
+            raise CoflowkitError(f"--master-nice must be in -20..19, got {self.master_nice}")
 
 
 @dataclass
@@ -281,6 +287,12 @@ def proc_cpu_rss(pid: int) -> tuple[float, int]:
             if line.startswith("VmRSS:"):
                 rss = int(line.split()[1]) * 1024
     return cpu, rss
+
+
+def proc_nice(pid: int) -> int:
+    """The nice value process ``pid`` runs at (/proc/PID/stat, field 19)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        return int(fh.read().rsplit(")", 1)[1].split()[16])
 
 
 def drive(cfg: Config, emu: Emulation, pid: int) -> dict:
@@ -514,6 +526,8 @@ def run(cfg: Config, workdir: str | None = None, soak: Soak | None = None) -> di
            "--log-level", os.environ.get("COFLOWKIT_EMULATE_LOG", "warning")]  # fmt: skip
     for k, v in cfg.params:
         cmd += ["--param", f"{k}={v}"]
+    if cfg.master_nice:
+        cmd = ["nice", "-n", str(cfg.master_nice), *cmd]
     log = open(os.path.join(workdir, "master.log"), "w")  # noqa: SIM115 - closed below
     master = subprocess.Popen(cmd, env=child_env(), stdout=log, stderr=subprocess.STDOUT)
     try:
@@ -529,11 +543,13 @@ def run(cfg: Config, workdir: str | None = None, soak: Soak | None = None) -> di
                     ) from None
                 time.sleep(0.2)
         emu = Emulation(cfg, http, listen, pki)
+        nice = proc_nice(master.pid)  # as measured, not as asked
         if soak is not None:
             soak.check()
             row = soak_drive(cfg, soak, emu, master.pid)
         else:
             row = drive(cfg, emu, master.pid)
+        row["master_nice"] = nice
     finally:
         master.send_signal(signal.SIGTERM)
         try:
@@ -552,7 +568,7 @@ def run(cfg: Config, workdir: str | None = None, soak: Soak | None = None) -> di
 def sweep(
     agents: list[int], policies: list[str], params: dict[str, str], flows_per_agent: float,
     coflows: int, interval_ms: float, rounds: int, out: str, gbps: float = 1.0,
-    io: str = "python",
+    io: str = "python", master_nice: int = 0,
 ) -> list[dict]:  # fmt: skip
     """Every (N, policy) measurement, one master each, into ``out/scale.csv`` (rows
     written as they come). The certificates of the largest N serve every run."""
@@ -567,7 +583,8 @@ def sweep(
         for n in agents:
             for policy in policies:
                 cfg = Config(n, flows_per_agent, coflows, policy, tuple(sorted(params.items())),
-                             interval_ms, rounds, gbps=gbps, io=io)  # fmt: skip
+                             interval_ms, rounds, gbps=gbps, io=io,
+                             master_nice=master_nice)  # fmt: skip
                 row = run(cfg, work)
                 row.pop("config")
                 rows.append(row)
