@@ -349,6 +349,12 @@ def add_testbed(sub) -> None:
         "can starve normal workers, which then start flows late)",
     )  # fmt: skip
     t.add_argument("--out", help="output directory (run: default testbed-run)")
+    _add_emulate_args(t)
+    t.set_defaults(func=cmd_testbed)
+
+
+def _add_emulate_args(t) -> None:
+    """The options of ``testbed emulate`` and ``testbed soak``."""
     e = t.add_argument_group("emulate: a real master and N emulated agents over loopback")
     e.add_argument("--agents", default="1000", metavar="N[,N...]", help="agents (default 1000)")
     e.add_argument("--flows-per-agent", type=float, default=4.0, help="active flows per agent (4)")
@@ -368,7 +374,6 @@ def add_testbed(sub) -> None:
     k.add_argument("--churn-every-s", type=float, default=10.0, help="seconds between churns (10)")
     k.add_argument("--churn-hosts", type=int, default=100, help="agents that leave each time (100)")
     k.add_argument("--away-s", type=float, default=2.0, help="seconds they stay away (2)")
-    t.set_defaults(func=cmd_testbed)
 
 
 # -- ca ---------------------------------------------------------------------------
