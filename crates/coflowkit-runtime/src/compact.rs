@@ -13,7 +13,7 @@ impl Live {
         let alive_flows = self.state.len() - self.done_flows;
         let due = self.done >= self.min_compact.max(alive)
             || self.done_flows >= self.min_compact_flows.max(alive_flows);
-        if !due || self.done == 0 || !self.policy.compactable() {
+        if !due || !self.policy.compactable() {
             return false;
         }
         self.compact();

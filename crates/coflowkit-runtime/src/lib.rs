@@ -11,10 +11,10 @@
 //! many as the others, or their flows as many as the others' flows (and at least
 //! [`Live::set_compaction`]'s minimum of each), the next round first drops them,
 //! keeping order, so memory follows the flows alive rather than every flow ever
-//! seen: it holds at most as many finished flows as live ones, beyond the minimum. The policy renames its own state
-//! ([`coflowkit_policy::Remap`]) or, if it keeps none, is built afresh; either
-//! way its decisions are those it would have made without the compaction
-//! (`compaction_never_changes_a_decision`). The last [`HISTORY`] compacted coflows
+//! seen: it holds at most as many finished flows as live ones, beyond the
+//! minimum. The policy renames its own state ([`coflowkit_policy::Remap`]) or,
+//! if it keeps none, is built afresh; either way its decisions are those it
+//! would have made without the compaction (`compaction_never_changes_a_decision`). The last [`HISTORY`] compacted coflows
 //! stay listed by [`Live::coflows`].
 //!
 //! The information model is kept: a clairvoyant policy only ever sees flows whose
