@@ -4,6 +4,7 @@ structural check on the Facebook trace."""
 
 import inspect
 import json
+import re
 import subprocess
 import sys
 
@@ -472,6 +473,34 @@ def test_sample_count_and_fraction_keep_original_arrivals():
     assert transforms.apply(w, "sample:count=10").flow_columns() == w.flow_columns()
 
 
+def test_drop_removes_the_named_coflows_and_keeps_the_others_arrivals():
+    w = one_flow_each([3.0, 1.0, 2.0, 0.5])  # coflow ids 1..4
+    v = transforms.apply(w, "drop:coflows=3+1")
+    assert coflow_arrivals(v) == {2: 1.0, 4: 0.5}
+    assert transforms.canonical("drop:coflows=3+1") == "drop:coflows=1+3"
+    assert transforms.apply(w, "drop", coflows=[4]).num_coflows == 3
+    # Dependencies on the removed flows go with them (rich(): flow 5 of coflow 3
+    # depends on flows 2 and 4; coflow 2 holds flow 4).
+    c = transforms.apply(rich(), "drop:coflows=2").flow_columns()
+    assert c["flow_id"] == [1, 2, 5] and c["depends_on"] == [[], [1], [2]]
+
+
+@pytest.mark.parametrize(
+    "spec,message",
+    [
+        ("drop", "transform drop: missing required parameter coflows"),
+        ("drop:coflows=1+x", "coflows must be distinct whole numbers >= 0 joined by '+'"),
+        ("drop:coflows=2+2", "coflows must be distinct whole numbers >= 0 joined by '+'"),
+        ("drop:coflows=-1", "coflows must be distinct whole numbers >= 0 joined by '+'"),
+        ("drop:coflows=2+9+7", "transform drop: coflows: no coflow with id 7, 9 in the workload"),
+        ("drop:coflows=1+2+3+4", "that is every coflow of the workload"),
+    ],
+)
+def test_drop_errors_name_the_parameter(spec, message):
+    with pytest.raises(CoflowkitError, match=re.escape(message)):
+        transforms.apply(one_flow_each([0.0, 1.0, 2.0, 3.0]), spec)
+
+
 def test_sample_drops_dependencies_on_dropped_coflows():
     w = rich()
     # With seed 9, rng.choice(3, 2) keeps coflows 0 and 2 in arrival order (ids 1, 3).
@@ -561,6 +590,7 @@ def test_package_level_transform_and_registry():
         "waves",
         "dag",
         "head",
+        "drop",
         "sample",
         "repeat",
         "scale",

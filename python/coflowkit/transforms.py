@@ -221,7 +221,8 @@ def uplink_capacity(fabric: str) -> float:
 
 @dataclass(frozen=True)
 class Param:
-    """A transform parameter. ``kind``: ``float``, ``int``, ``bool`` or ``choice``;
+    """A transform parameter. ``kind``: ``float``, ``int``, ``bool``, ``choice`` or
+    ``ids`` (distinct whole numbers joined by ``+``, as a sorted tuple);
     ``check`` (with ``expect`` for messages, e.g. ``"> 0"``) limits the values;
     ``default`` comes from the function's signature (``REQUIRED``: none)."""
 
@@ -363,6 +364,16 @@ def _convert(tname: str, p: Param, v: Any) -> Any:
             x = False
         else:
             raise CoflowkitError(f"{where} must be true or false, got {v!r}")
+    elif p.kind == "ids":  # whole numbers joined by '+' (',' separates parameters)
+        parts = text.split("+") if isinstance(text, str) else list(text)
+        try:
+            x = tuple(sorted({int(i) for i in parts if not isinstance(i, bool)}))
+            if len(x) != len(parts) or any(i < 0 for i in x):
+                raise ValueError
+        except (TypeError, ValueError):
+            raise CoflowkitError(
+                f"{where} must be distinct whole numbers >= 0 joined by '+', got {v!r}"
+            ) from None
     elif p.kind == "choice":
         if text not in p.choices:
             raise CoflowkitError(f"{where} must be one of {', '.join(p.choices)}, got {v!r}")
@@ -375,6 +386,8 @@ def _convert(tname: str, p: Param, v: Any) -> Any:
 
 
 def _show(v: Any) -> str:
+    if isinstance(v, tuple):
+        return "+".join(map(str, v))
     if isinstance(v, bool):
         return str(v).lower()
     if isinstance(v, float):
@@ -880,6 +893,27 @@ def head(flows: Flows, count: int = REQUIRED) -> Flows:
     a transform so that an expensive one (``dag``) runs on the kept coflows only.
     Dependencies on flows of dropped coflows are dropped."""
     flows.keep(flows.coflow < count)
+    return flows
+
+
+@_register(
+    "the named coflows removed (a leave-out experiment: who holds a coflow back)",
+    Param("coflows", "ids", "ids of the coflows to remove, joined by '+' (e.g. 163+247)"),
+)
+def drop(flows: Flows, coflows: tuple[int, ...] = REQUIRED) -> Flows:
+    """Removes the coflows whose id is in ``coflows``, with all their flows; every
+    other coflow keeps its arrival. Dependencies on flows of removed coflows are
+    dropped. An id the workload does not have is an error."""
+    present = set(flows.coflow_id.tolist())
+    missing = [c for c in coflows if c not in present]
+    if missing:
+        raise CoflowkitError(
+            f"transform drop: coflows: no coflow with id {', '.join(map(str, missing))} "
+            "in the workload"
+        )
+    if len(coflows) == len(present):
+        raise CoflowkitError("transform drop: coflows: that is every coflow of the workload")
+    flows.keep(~np.isin(flows.coflow_id, coflows))
     return flows
 
 
