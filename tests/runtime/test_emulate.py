@@ -73,6 +73,7 @@ def test_a_short_soak_with_churn_loses_nothing(tmp_path):
     assert row["master_lost_flows"] == 0
     assert row["rounds"] > 0 and row["rss_end_mib"] > 10
     assert row["master_nice"] == min(19, os.nice(0) + 3)  # the master's own, read from /proc
+    assert row["backlog_timeline"] and all(n >= 0 for _, n in row["backlog_timeline"])
     assert row["rounds_seen"] == row["rounds_total"]  # no round missed by the polling
     # A round's own thread CPU and the collector's passes inside it fit in the
     # round (1 ms for the clocks' resolution).

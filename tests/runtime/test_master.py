@@ -233,6 +233,9 @@ def test_finished_coflows_are_compacted_and_a_registration_survives_it(master, p
     assert by_id[5]["size_bytes"] == 1e6 and by_id[5]["progress"] == 1.0
     assert sum(c["bytes_sent"] for c in coflows) == 100 * 300_000 + 1_000_000
     assert not master.pending and not a1.closed
+    # Every agent message was applied: nothing waits in the session layer.
+    wait_for(lambda: "\ncoflowkit_event_items_pending 0\n" in http(master, "/metrics")[1],
+             "an empty backlog")  # fmt: skip
 
 
 def test_registered_priorities_and_stages_reach_the_policy(start_master, pki):

@@ -158,7 +158,8 @@ impl AgentHub {
         self.with(|h| h.open_sessions())
     }
 
-    /// Counters since it started.
+    /// Counters since it started, and the gauges `events_pending` and
+    /// `event_items_pending` (received, not yet polled).
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         self.with(|h| {
@@ -175,6 +176,9 @@ impl AgentHub {
             ] {
                 d.set_item(k, v)?;
             }
+            let (events, items) = h.pending();
+            d.set_item("events_pending", events)?;
+            d.set_item("event_items_pending", items)?;
             Ok::<_, PyErr>(())
         })??;
         Ok(d)

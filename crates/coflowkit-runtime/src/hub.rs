@@ -149,6 +149,20 @@ impl Shared {
         self.ready.notify_one();
     }
 
+    /// Events the master has not taken yet, and the byte counts they carry
+    /// (an `Updates` event holds many).
+    fn pending(&self) -> (usize, usize) {
+        let q = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        let items = q
+            .iter()
+            .map(|e| match e {
+                Event::Updates { items } => items.len(),
+                _ => 1,
+            })
+            .sum();
+        (q.len(), items)
+    }
+
     fn push_updates(&self, sid: u64, updated: &[(u32, u64)]) {
         let mut q = self.events.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(Event::Updates { items }) = q.back_mut() {
@@ -349,6 +363,13 @@ impl Hub {
     /// Sessions open (handshaking ones included).
     pub fn open_sessions(&self) -> usize {
         self.shared.open.load(Ordering::Acquire)
+    }
+
+    /// Events received and not yet taken by [`Hub::poll`], and the items in
+    /// them (each byte count of an `Updates` event is one): a master that falls
+    /// behind its agents shows here first.
+    pub fn pending(&self) -> (usize, usize) {
+        self.shared.pending()
     }
 
     pub fn metrics(&self) -> &HubMetrics {
@@ -811,6 +832,42 @@ async fn write_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pending_counts_events_and_the_byte_counts_merged_in_them() {
+        let shared = Shared {
+            cfg: HubConfig {
+                listen: "127.0.0.1:0".parse().unwrap(),
+                tls_dir: std::path::PathBuf::new(),
+                hosts: 4,
+                max_agents: 4,
+                handshake_timeout: Duration::from_secs(1),
+                read_timeout: Duration::from_secs(1),
+                send_queue: 1 << 20,
+                heartbeat: Duration::from_secs(1),
+                workers: 1,
+            },
+            events: Mutex::new(VecDeque::new()),
+            ready: Condvar::new(),
+            sessions: Mutex::new(HashMap::new()),
+            open: AtomicUsize::new(0),
+            next_sid: AtomicU64::new(0),
+            metrics: HubMetrics::default(),
+        };
+        assert_eq!(shared.pending(), (0, 0));
+        // Two reports of bytes only merge into one event of 3 items; a close
+        // after them is an event of its own, and updates after it a third.
+        shared.push_updates(1, &[(7, 100), (8, 200)]);
+        shared.push_updates(2, &[(9, 300)]);
+        shared.push(Event::Closed {
+            sid: 1,
+            peer: "p".into(),
+            why: "w".into(),
+            rejected: false,
+        });
+        shared.push_updates(2, &[(9, 400)]);
+        assert_eq!(shared.pending(), (3, 5));
+    }
 
     #[test]
     fn secs_prints_whole_seconds_without_a_point() {

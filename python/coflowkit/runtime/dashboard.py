@@ -314,6 +314,9 @@ def prometheus(master) -> str:
         ("lost_flows_total", "counter", "Flows ended because their agent restarted or was lost.", [("", m["lost_flows"])]),
         ("loop_errors_total", "counter", "Unexpected errors in the master's loop (logged).", [("", m["round_errors"])]),
         ("http_busy_total", "counter", "HTTP connections refused with 503 (in-flight cap).", [("", busy)]),
+        ("event_items_pending", "gauge",
+         "Agent messages the Rust session layer received and the master has not applied (--io rust).",
+         [("", m["event_items_pending"])]),
     ]  # fmt: skip
     lines = []
     for name, kind, help_, samples in rows:

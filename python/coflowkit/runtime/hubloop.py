@@ -43,7 +43,8 @@ class HubLoop:
         """The hub's counters, as the Python session layer counts them."""
         hm = self.hub.metrics()
         m = self.metrics
-        for k in ("accepted_connections", "refused_connections", "accept_errors", "reports"):
+        for k in ("accepted_connections", "refused_connections", "accept_errors", "reports",
+                  "event_items_pending"):  # fmt: skip
             m[k] = hm[k]
 
     def _hub_event(self, ev: tuple) -> None:

@@ -406,6 +406,7 @@ def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
     rounds: dict[int, tuple[float, float, float]] = {}
     rss: list[tuple[float, float]] = []
     warm = None  # the master's round count when the measurement starts
+    backlog: list[tuple[float, float]] = []
     try:
         emu.launch()
         start = time.monotonic()
@@ -424,6 +425,10 @@ def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
                 next_poll += 1  # the master keeps 600 rounds: none missed below 600/s
             if now >= next_rss:
                 rss.append((now - start, proc_cpu_rss(pid)[1] / 2**20))
+                # Agent messages received and not applied yet: a growing backlog
+                # would be a master falling behind (and memory held for it).
+                backlog.append((now - start, metric(api_get(emu.http, "/metrics"),
+                                                    "event_items_pending")))  # fmt: skip
                 next_rss += 10
             time.sleep(dt)
         # Quiesce: no report in flight, then compare the two sides' counts.
@@ -451,7 +456,7 @@ def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
         **soak_rounds(rounds, warm, got, dt),
         "rss_minute1_mib": minute1, "rss_end_mib": rss[-1][1],
         "rss_growth": rss[-1][1] / minute1 - 1,
-        "rss_timeline": rss,
+        "rss_timeline": rss, "backlog_timeline": backlog,
         "agent_flows_done": st["flows_done"], "agent_bytes_done": st["bytes_done"],
         "master_flows_finished": metric(text, "flows_finished_total"),
         "master_bytes_finished": metric(text, "flow_bytes_finished_total"),
