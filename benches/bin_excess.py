@@ -16,9 +16,7 @@ epochs, `reproduce mcs --engine coflowsim`), MCS against Aalo (DARK), the SW bin
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import subprocess
 import sys
 import time
 
@@ -26,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
 import coflowkit as ck  # noqa: E402
-from coflowkit.policy_timing import machine  # noqa: E402
+from coflowkit.policy_timing import machine, provenance  # noqa: E402
 
 TRACE = os.path.join(ROOT, "..", "shared", "traces", "FB2010-1Hr-150-0.txt")
 # The mcs defaults (docs/policies/mcs.md): class i = #{Δ_j ≤ width}, initial queue p_i.
@@ -62,16 +60,12 @@ def main() -> int:
     top = s.reindex(s.excess.abs().sort_values(ascending=False).index).head(o.top)
     worst = s.excess.idxmax()
     rest = s.drop(index=worst)
-    commit = subprocess.run(
-        ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
     lines = [
         f"# {o.bin} coflows: `{o.b}` against `{o.a}`, coflow by coflow",
         "",
         f"Command: `python3 benches/bin_excess.py --engine {o.engine} --a {o.a} --b {o.b} "
         f"--bin {o.bin} --top {o.top}`  ",
-        f"Version: coflowkit {ck.__version__}, commit {commit}, "
-        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC  ",
+        f"Version: {provenance()}  ",
         f"Machine: {machine()}; wall time {time.time() - t0:.0f} s  ",
         f"Workload: `{os.path.relpath(o.trace, ROOT)}`, every coflow; engine `{o.engine}`.",
         "",

@@ -12,9 +12,7 @@ removal gives the target back its time is what held it.
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import subprocess
 import sys
 import time
 
@@ -22,7 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
 import coflowkit as ck  # noqa: E402
-from coflowkit.policy_timing import machine  # noqa: E402
+from coflowkit.policy_timing import machine, provenance  # noqa: E402
 
 TRACE = os.path.join(ROOT, "..", "shared", "traces", "FB2010-1Hr-150-0.txt")
 
@@ -53,17 +51,13 @@ def main() -> int:
         if o.target in {int(x) for x in d.split("+")}:
             raise SystemExit(f"--drop {d}: it removes the target coflow {o.target}")
         rows.append((d, *cct_of(v, o.policy, o.engine, o.target)))
-    commit = subprocess.run(
-        ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
     drops = " ".join(f"--drop {d}" for d in o.drop)
     lines = [
         f"# Who holds coflow {o.target} back under `{o.policy}`: a leave-out experiment",
         "",
         f"Command: `python3 benches/leave_out.py --target {o.target} {drops} "
         f"--policy {o.policy} --engine {o.engine}`  ",
-        f"Version: coflowkit {ck.__version__}, commit {commit}, "
-        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC  ",
+        f"Version: {provenance()}  ",
         f"Machine: {machine()}; wall time {time.time() - t0:.0f} s, uncached  ",
         f"Workload: `{os.path.relpath(o.trace, ROOT)}`; engine `{o.engine}`.",
         "",
