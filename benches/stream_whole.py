@@ -1,0 +1,261 @@
+"""Stream's Fig. 6 claims on the whole FB trace, from a finished sweep of
+examples/sweeps/stream-fig6-whole.toml.
+
+    coflowkit sweep examples/sweeps/stream-fig6-whole.toml --out DIR
+    python3 benches/stream_whole.py DIR --out docs/results/stream-whole
+
+Reads DIR/coflows.csv and DIR/report.md (the sweep's provenance), and writes
+README.md (tables, claims, provenance), fig6.csv, improvement.csv,
+categories.csv and fig6.png. The categories, the improvement (compared mean CCT /
+Stream's) and the paper's numbers are those of `reproduce stream`
+(coflowkit.experiments.stream), so the two reports compare like with like.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+
+import numpy as np
+import pandas as pd
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+from coflowkit.experiments import stream as S  # noqa: E402
+from coflowkit.experiments.common import markdown  # noqa: E402
+from coflowkit.policy_timing import machine, provenance  # noqa: E402
+
+#: Sweep labels of the paper's four schemes.
+LABELS = {
+    "stream:queues=4": "Stream",
+    "baraat": "Baraat",
+    "fair": "Fair Sharing",
+    "aalo:queues=4": "Aalo",
+}
+#: Issue 24's targets at 1G: at the best k, Stream's improvement over these.
+BEST_K_TARGET = {"Baraat": 1.3, "Fair Sharing": 1.6}
+#: Averaged over k, Aalo / Stream within this range.
+AALO_RANGE = (0.8, 1.0)
+
+
+def fabric_k_g(fabric: str) -> tuple[int, int]:
+    m = re.fullmatch(r"fattree:k=(\d+),gbps=(\d+)", fabric)
+    if not m:
+        raise SystemExit(f"coflows.csv: fabric {fabric!r} is not fattree:k=K,gbps=G")
+    return int(m.group(1)), int(m.group(2))
+
+
+def load(d: str) -> pd.DataFrame:
+    path = os.path.join(d, "coflows.csv")
+    if not os.path.exists(path):
+        raise SystemExit(f"{path}: not found (run the sweep first)")
+    df = pd.read_csv(path)
+    unknown = sorted(set(df["policy"]) - set(LABELS))
+    if unknown:
+        raise SystemExit(f"{path}: policies {unknown} are not the sweep's four")
+    kg = df["fabric"].map(fabric_k_g)
+    df["k"] = [k for k, _ in kg]
+    df["gbps"] = [g for _, g in kg]
+    df["scheme"] = df["policy"].map(LABELS)
+    df["cat"] = S.category(df["size_bytes"].to_numpy(), S.SIZE_A)
+    return df
+
+
+def means(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (gbps, k, scheme): mean CCT overall, of category I (mice) and per category."""
+    rows = []
+    for (g, k, name), d in df.groupby(["gbps", "k", "scheme"], sort=True):
+        row = {"gbps": g, "k": k, "scheme": name, "coflows": len(d)}
+        row["avg"] = d["cct_s"].mean()
+        for i, c in enumerate(S.CATEGORIES):
+            part = d[d["cat"] == i]
+            row[c] = part["cct_s"].mean() if len(part) else np.nan
+            row[f"n_{c}"] = len(part)
+        row["mice"] = row["I"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def improvement(m: pd.DataFrame) -> pd.DataFrame:
+    """Compared scheme's mean CCT / Stream's, per (gbps, k), overall, mice and per category."""
+    rows = []
+    cols = ("avg", "mice", *S.CATEGORIES)
+    for (g, k), d in m.groupby(["gbps", "k"], sort=True):
+        s = d[d.scheme == "Stream"].iloc[0]
+        for name in S.COMPARED:
+            c = d[d.scheme == name].iloc[0]
+            rows.append({"gbps": g, "k": k, "compared": name, **{x: c[x] / s[x] for x in cols}})
+    return pd.DataFrame(rows)
+
+
+def verdict(ours: float, paper: float) -> str:
+    r = ours / paper
+    return "reproduced (within 15%)" if abs(r - 1) <= 0.15 else "**off >15%**"
+
+
+def claims(imp: pd.DataFrame, ks: list[int]) -> pd.DataFrame:
+    rows = []
+    for (col, g, name), paper in S.PAPER.items():
+        d = imp[(imp.gbps == g) & (imp.compared == name)].set_index("k")[col]
+        mean = float(d.mean())
+        rows.append(
+            {
+                "claim": f"{name} / Stream, {'mean' if col == 'avg' else 'mice'} CCT, {g}G",
+                "paper": paper,
+                "ours, mean over k = " + ", ".join(map(str, ks)): round(mean, 3),
+                "ratio": round(mean / paper, 3),
+                "verdict": verdict(mean, paper),
+                "per k": ", ".join(f"{k}: {v:.3f}" for k, v in d.items()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def targets(imp: pd.DataFrame) -> list[str]:
+    out = []
+    one = imp[imp.gbps == 1]
+    for name, need in BEST_K_TARGET.items():
+        d = one[one.compared == name].set_index("k")["avg"]
+        best_k = int(d.idxmax())
+        ok = d.max() >= need
+        out.append(
+            f"| {name} / Stream at the best k, 1G | ≥ {need} (paper {S.PAPER[('avg', 1, name)]}) "
+            f"| {d.max():.3f} (k = {best_k}) | {'met' if ok else '**not met**'} |"
+        )
+    for g in S.SPEEDS:
+        d = imp[(imp.gbps == g) & (imp.compared == "Aalo")]["avg"]
+        mean = float(d.mean())
+        lo, hi = AALO_RANGE
+        ok = lo <= mean <= hi
+        out.append(
+            f"| Aalo / Stream averaged over k, {g}G | {lo}-{hi} (paper {S.PAPER[('avg', g, 'Aalo')]}) "
+            f"| {mean:.3f} | {'met' if ok else '**not met**'} |"
+        )
+    return out
+
+
+def md(df: pd.DataFrame) -> str:
+    return markdown(df)
+
+
+def figure(m: pd.DataFrame, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7))
+    for i, g in enumerate(S.SPEEDS):
+        for j, (col, label) in enumerate((("mice", "mice CCT (s)"), ("avg", "average CCT (s)"))):
+            ax = axes[i][j]
+            for name in S.POLICIES:
+                d = m[(m.gbps == g) & (m.scheme == name)].sort_values("k")
+                ax.plot(d["k"], d[col], marker="o", label=name)
+            ax.set_xlabel("k (pods)")
+            ax.set_ylabel(label)
+            ax.set_title(f"{g}G switches, whole FB trace")
+            ax.set_xticks(sorted(m["k"].unique()))
+    axes[0][0].legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def sweep_provenance(d: str) -> list[str]:
+    """The sweep's own provenance (the last section of its report.md)."""
+    path = os.path.join(d, "report.md")
+    if not os.path.exists(path):
+        raise SystemExit(f"{path}: not found (the sweep did not finish)")
+    text = open(path, encoding="utf-8").read()
+    at = text.rfind("## Provenance")
+    if at < 0:
+        raise SystemExit(f"{path}: no provenance section")
+    return ["Sweep provenance:", *text[at:].splitlines()[1:]]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("sweep_dir")
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs/results/stream-whole"))
+    o = ap.parse_args()
+    df = load(o.sweep_dir)
+    m = means(df)
+    missing = [
+        (g, k, n)
+        for g in sorted(m.gbps.unique())
+        for k in sorted(m.k.unique())
+        for n in S.POLICIES
+        if m[(m.gbps == g) & (m.k == k) & (m.scheme == n)].empty
+    ]
+    if missing:
+        raise SystemExit(f"{o.sweep_dir}: runs missing for (gbps, k, scheme) {missing}")
+    imp = improvement(m)
+    ks = sorted(int(k) for k in m.k.unique())
+    absent = [k for k in S.KS if k not in ks]
+    workload = ", ".join(sorted(df["workload"].unique()))
+    n_coflows = int(m["coflows"].max())
+    os.makedirs(o.out, exist_ok=True)
+    m.to_csv(os.path.join(o.out, "fig6.csv"), index=False)
+    imp.to_csv(os.path.join(o.out, "improvement.csv"), index=False)
+    cl = claims(imp, ks)
+    cl.to_csv(os.path.join(o.out, "claims.csv"), index=False)
+    figure(m, os.path.join(o.out, "fig6.png"))
+    fig6 = m[["gbps", "k", "scheme", "coflows", "avg", "mice"]].rename(
+        columns={"avg": "avg CCT (s)", "mice": "mice CCT (s)"}
+    )
+    cats = imp[["gbps", "k", "compared", *S.CATEGORIES, "avg"]]
+    counts = m[m.scheme == "Stream"][["gbps", "k", *[f"n_{c}" for c in S.CATEGORIES]]]
+    text = [
+        "# Stream's Fig. 6 on the whole FB trace (k = " + ", ".join(map(str, ks)) + ")",
+        "",
+        "Sweep: `coflowkit sweep examples/sweeps/stream-fig6-whole.toml --out DIR` "
+        "(its own provenance below); tables: "
+        f"`python3 benches/stream_whole.py DIR` ({provenance()}; {machine()}).",
+        "",
+        *sweep_provenance(o.sweep_dir),
+        "",
+        f"Workload `{workload}` ({n_coflows} coflows) on `fattree:k=K,gbps=G`, the trace's "
+        "racks on edge switches (the `rack` placement), the paper's four schemes with 4 queues "
+        "for Stream and Aalo. Improvement = the compared scheme's mean CCT / Stream's; mice = "
+        "category I of Table 3 (Size A, < 100 MiB). "
+        + (
+            f"The paper also has k = {', '.join(map(str, absent))}, which are not here, so every "
+            "'mean over k' below is over the sizes measured, not the paper's five."
+            if absent
+            else "Every network size of the paper is here."
+        ),
+        "",
+        "## Fig. 6: mean and mice CCT",
+        "",
+        md(fig6),
+        "",
+        "![Fig. 6](fig6.png)",
+        "",
+        "## The paper's claims, one row each",
+        "",
+        md(cl),
+        "",
+        "## Issue 24's targets",
+        "",
+        "| target | need | ours | verdict |",
+        "|---|---|---|---|",
+        *targets(imp),
+        "",
+        "## Improvement per Table 3 category (Size A)",
+        "",
+        md(cats),
+        "",
+        "Coflows per category:",
+        "",
+        md(counts),
+        "",
+    ]
+    with open(os.path.join(o.out, "README.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(text))
+    print(os.path.join(o.out, "README.md"))
+
+
+if __name__ == "__main__":
+    main()
