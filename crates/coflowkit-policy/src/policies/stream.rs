@@ -121,6 +121,10 @@ pub struct Stream {
     flow_unit: Vec<u32>,
     last_sent: Vec<f64>,
     prev_active: Vec<u32>,
+    /// Per flow, the call whose `finished` list last named it (delta drivers).
+    gone: Vec<u64>,
+    /// Scratch: the flows that started since the last call and are active.
+    fresh: Vec<u32>,
     /// Units of each coflow (coflow index → unit ids), in creation order.
     coflow_units: HashMap<u32, Vec<u32>>,
     /// Per unit, the other units of its coflow that share a sender with it (the
@@ -145,6 +149,8 @@ impl Stream {
             flow_unit: Vec::new(),
             last_sent: Vec::new(),
             prev_active: Vec::new(),
+            gone: Vec::new(),
+            fresh: Vec::new(),
             coflow_units: HashMap::new(),
             peers: HashMap::new(),
             stale: Vec::new(),
@@ -341,9 +347,32 @@ fn shares(a: &[u32], b: &[u32]) -> bool {
 
 impl Stream {
     /// Step 1: the bytes each unit received since the last call, and the flows
-    /// that finished (in `prev`, not in `active`; both ascending).
-    fn receive(&mut self, v: &NonClairvoyantView, prev: &[u32]) {
+    /// that finished (in `prev`, not in `active`; both ascending). A driver
+    /// that lists the flows that finished (`delta`) spares the merge of the
+    /// two lists: a flow of `prev` is gone exactly when it finished since.
+    fn receive(&mut self, v: &NonClairvoyantView, prev: &[u32], delta: bool) {
         let unit = self.cfg.unit_bytes;
+        if delta {
+            let stamp = self.calls + 1;
+            for &f in v.finished {
+                self.gone[f as usize] = stamp;
+            }
+            for &f in prev {
+                let fu = f as usize;
+                let u = self.flow_unit[fu] as usize;
+                let sent = v.sent(f);
+                let d = sent - self.last_sent[fu];
+                if d > 0.0 {
+                    self.units[u].x += d / unit;
+                    self.last_sent[fu] = sent;
+                }
+                if self.gone[fu] == stamp {
+                    self.units[u].finished += 1;
+                    self.units[u].active -= 1;
+                }
+            }
+            return;
+        }
         let mut j = 0;
         for &f in prev {
             let fu = f as usize;
@@ -365,14 +394,30 @@ impl Stream {
     }
 
     /// Step 2: newcomers join (or open) their unit; a unit that gains a sender
-    /// makes its coflow's relay peers stale.
-    fn admit(&mut self, v: &NonClairvoyantView) {
+    /// makes its coflow's relay peers stale. Newcomers are the active flows
+    /// not seen before, in index order; a `delta` driver lists them among the
+    /// flows that started (less those that finished since, which `receive`
+    /// marked), so the active flows need not be scanned.
+    fn admit(&mut self, v: &NonClairvoyantView, delta: bool) {
+        let mut fresh = std::mem::take(&mut self.fresh);
+        fresh.clear();
+        if delta {
+            let stamp = self.calls + 1;
+            fresh.extend(v.started.iter().copied().filter(|&f| {
+                self.gone[f as usize] != stamp && self.flow_unit[f as usize] == u32::MAX
+            }));
+            fresh.sort_unstable();
+        } else {
+            fresh.extend(
+                v.active
+                    .iter()
+                    .copied()
+                    .filter(|&f| self.flow_unit[f as usize] == u32::MAX),
+            );
+        }
         let unit = self.cfg.unit_bytes;
-        for &f in v.active {
+        for &f in &fresh {
             let fu = f as usize;
-            if self.flow_unit[fu] != u32::MAX {
-                continue;
-            }
             let u = self.unit_for(v, fu);
             self.flow_unit[fu] = u;
             self.last_sent[fu] = v.sent(fu as u32);
@@ -386,6 +431,7 @@ impl Stream {
                 self.stale.push(un.coflow);
             }
         }
+        self.fresh = fresh;
         if !self.stale.is_empty() {
             self.stale.sort_unstable();
             self.stale.dedup();
@@ -529,6 +575,7 @@ impl NonClairvoyantPolicy for Stream {
             .collect();
         Remap::compact(&m.flows, &mut self.flow_unit);
         Remap::compact(&m.flows, &mut self.last_sent);
+        Remap::compact(&m.flows, &mut self.gone);
         for u in self.flow_unit.iter_mut().filter(|u| **u != u32::MAX) {
             *u = unit_map[*u as usize];
         }
@@ -544,10 +591,14 @@ impl NonClairvoyantPolicy for Stream {
         if self.flow_unit.len() < v.flow_coflow.len() {
             self.flow_unit.resize(v.flow_coflow.len(), u32::MAX);
             self.last_sent.resize(v.flow_coflow.len(), 0.0);
+            self.gone.resize(v.flow_coflow.len(), 0);
         }
         let mut prev = std::mem::take(&mut self.prev_active);
-        self.receive(v, &prev);
-        self.admit(v);
+        // The view lists the flows that started and finished only for a
+        // driver that takes delta decisions.
+        let delta = out.delta_ok;
+        self.receive(v, &prev, delta);
+        self.admit(v, delta);
         self.group_units(v);
         let class_of: Vec<u8> = (0..self.order.len())
             .map(|gi| self.classify(gi, v.now_s, out))
@@ -843,6 +894,62 @@ mod tests {
         d.reset(2);
         p.decide(&c.non_clairvoyant(), &mut d);
         assert_eq!(d.classes, vec![2, 0]);
+    }
+
+    #[test]
+    fn delta_drivers_get_the_same_decisions_from_the_started_and_finished_lists() {
+        // The flows of the test above, decided by two Streams: one told only
+        // the active flows, one (a delta driver) also the flows that started
+        // and finished. Flow 3 (coflow 1, receiver 2) starts and finishes
+        // between two calls: neither may count it.
+        let mut c = Case::new(
+            4,
+            10.0,
+            &[
+                (0, 0, 1, 1e6, 20.0),
+                (0, 3, 1, 1e6, 10.0),
+                (1, 0, 2, 1e6, 0.0),
+                (1, 3, 2, 5.0, 5.0),
+            ],
+        );
+        let (mut full, mut delta) = (Stream::new(cfg(4)), Stream::new(cfg(4)));
+        let mut both = |c: &Case| {
+            let mut out = Vec::new();
+            for (p, delta_ok) in [(&mut full, false), (&mut delta, true)] {
+                let mut d = Decision {
+                    delta_ok,
+                    ..Decision::default()
+                };
+                d.reset(c.active.len());
+                p.decide(&c.non_clairvoyant(), &mut d);
+                out.push((d.classes, d.wake_groups, d.wakeups));
+            }
+            assert_eq!(out[0], out[1]);
+            out.pop().unwrap()
+        };
+        let group = |coflow, start, end| crate::view::ActiveCoflow { coflow, start, end };
+        c.active = vec![0, 1, 2];
+        c.groups = vec![group(0, 0, 2), group(1, 2, 3)];
+        c.count_paths();
+        c.started = vec![2, 0, 1];
+        // Unit (0, 1): X = 30, n = 2 → class 2 (the test above); unit (1, 2): 0.
+        assert_eq!(both(&c).0, vec![2, 2, 0]);
+        // Flow 1 finishes; flow 3 starts and finishes unseen; unit (1, 2)
+        // received 12 B by flow 2: n = 1, H = 10·(0 + 1/12), ratio =
+        // 10.833/12 = 0.903 → P = 4 − ⌈3.61⌉ = 0.
+        c.active = vec![0, 2];
+        c.groups = vec![group(0, 0, 1), group(1, 1, 2)];
+        c.count_paths();
+        c.set_sent(1, 10.0);
+        c.set_sent(2, 12.0);
+        c.started = vec![3];
+        c.finished = vec![3, 1];
+        assert_eq!(both(&c).0, vec![2, 0]);
+        // Flow 2 reaches 20 B: ratio = 10.5/20 = 0.525 → P = 4 − ⌈2.1⌉ = 1.
+        c.set_sent(2, 20.0);
+        c.started.clear();
+        c.finished.clear();
+        assert_eq!(both(&c).0, vec![2, 1]);
     }
 
     #[test]
