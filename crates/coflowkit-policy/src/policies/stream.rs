@@ -93,8 +93,6 @@ struct Unit {
     stage: u32,
     /// Internal id (Algorithm 1).
     m: u32,
-    /// Bytes received (units).
-    x: f64,
     /// X at the last call (for starvation).
     x_seen: f64,
     known: u32,
@@ -118,6 +116,9 @@ pub struct Stream {
     cfg: StreamConfig,
     unit_of: HashMap<(u32, u32, u32), u32>,
     units: Vec<Unit>,
+    /// Per unit, X: bytes received (units), apart from `units` (the per-call
+    /// pass over the active flows adds to it).
+    ux: Vec<f64>,
     flow_unit: Vec<u32>,
     last_sent: Vec<f64>,
     prev_active: Vec<u32>,
@@ -146,6 +147,7 @@ impl Stream {
             cfg,
             unit_of: HashMap::new(),
             units: Vec::new(),
+            ux: Vec::new(),
             flow_unit: Vec::new(),
             last_sent: Vec::new(),
             prev_active: Vec::new(),
@@ -247,7 +249,7 @@ impl Stream {
                 if let Some(us) = self.coflow_units.get(&c) {
                     for &w in us {
                         if self.units[w as usize].stage == e.1 {
-                            child += self.units[w as usize].x;
+                            child += self.ux[w as usize];
                             counted.push(w);
                         }
                     }
@@ -262,11 +264,11 @@ impl Stream {
             let hi = lo + v.stage_parents[lo..].partition_point(|e| e.0 == key.0);
             internal_id(&v.stage_parents[lo..hi], key.1, &mut Vec::new())
         };
+        self.ux.push(0.0);
         self.units.push(Unit {
             coflow: key.0,
             stage: key.1,
             m,
-            x: 0.0,
             x_seen: 0.0,
             known: 0,
             finished: 0,
@@ -304,7 +306,7 @@ impl Stream {
         }
         self.peers[&u]
             .iter()
-            .map(|&w| self.units[w as usize].x)
+            .map(|&w| self.ux[w as usize])
             .sum()
     }
 }
@@ -363,7 +365,7 @@ impl Stream {
                 let sent = v.sent(f);
                 let d = sent - self.last_sent[fu];
                 if d > 0.0 {
-                    self.units[u].x += d / unit;
+                    self.ux[u] += d / unit;
                     self.last_sent[fu] = sent;
                 }
                 if self.gone[fu] == stamp {
@@ -380,7 +382,7 @@ impl Stream {
             let sent = v.sent(f);
             let d = sent - self.last_sent[fu];
             if d > 0.0 {
-                self.units[u].x += d / unit;
+                self.ux[u] += d / unit;
                 self.last_sent[fu] = sent;
             }
             while j < v.active.len() && v.active[j] < f {
@@ -421,8 +423,8 @@ impl Stream {
             let u = self.unit_for(v, fu);
             self.flow_unit[fu] = u;
             self.last_sent[fu] = v.sent(fu as u32);
+            self.ux[u as usize] += v.sent(fu as u32) / unit;
             let un = &mut self.units[u as usize];
-            un.x += v.sent(fu as u32) / unit;
             un.known += 1;
             un.active += 1;
             let s = v.flow_src[fu];
@@ -471,9 +473,10 @@ impl Stream {
         let s_relay = if self.cfg.relay { self.relayed(u) } else { 0.0 };
         let un = &self.units[u as usize];
         let s = s_relay + un.child;
+        let ux = self.ux[u as usize];
         // Evaluate at X plus the engine's byte tolerance, so a wake-up at the
         // crossing sees the crossing.
-        let x = un.x + (1e-9 * un.x).max(1e-6 / unit);
+        let x = ux + (1e-9 * ux).max(1e-6 / unit);
         let (base, known, fin, stage) = (un.base, un.known, un.finished, un.m);
         let p = if self.cfg.settle {
             self.settle(base, x, s, known, fin, stage)
@@ -482,9 +485,9 @@ impl Stream {
         };
         let starve = self.cfg.starvation_s;
         let un = &mut self.units[u as usize];
-        if un.x > un.x_seen {
+        if ux > un.x_seen {
             un.last_progress = now;
-            un.x_seen = un.x;
+            un.x_seen = ux;
         }
         if p > un.base {
             match un.pending {
@@ -512,7 +515,7 @@ impl Stream {
             Some((_, at)) => out.wakeups.push(Wakeup::At(at)),
             None => {
                 if let Some(xc) = crossing {
-                    let more = (xc - un.x) * unit;
+                    let more = (xc - ux) * unit;
                     if more > 0.0 {
                         out.wakeups.push(Wakeup::GroupSent {
                             group: gi as u32,
@@ -548,6 +551,7 @@ impl NonClairvoyantPolicy for Stream {
             }
         }
         Remap::compact(&unit_map, &mut self.units);
+        Remap::compact(&unit_map, &mut self.ux);
         Remap::compact(&unit_map, &mut self.slot);
         let unit = |u: u32| Remap::get(&unit_map, u);
         for un in self.units.iter_mut() {
