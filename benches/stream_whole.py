@@ -183,7 +183,7 @@ def main() -> None:
     df = load(o.sweep_dir)
     m = means(df)
     missing = [
-        (g, k, n)
+        (int(g), int(k), n)
         for g in sorted(m.gbps.unique())
         for k in sorted(m.k.unique())
         for n in S.POLICIES
