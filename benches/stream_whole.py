@@ -41,11 +41,12 @@ BEST_K_TARGET = {"Baraat": 1.3, "Fair Sharing": 1.6}
 AALO_RANGE = (0.8, 1.0)
 
 
-def fabric_k_g(fabric: str) -> tuple[int, int]:
-    m = re.fullmatch(r"fattree:k=(\d+),gbps=(\d+)", fabric)
+def fabric_k_g(fabric: str) -> tuple[int, int, str]:
+    """k, Gbps and placement (`rack`, the default, when not given) of a sweep's fabric."""
+    m = re.fullmatch(r"fattree:k=(\d+),gbps=(\d+)(?:,placement=(\w+))?", fabric)
     if not m:
-        raise SystemExit(f"coflows.csv: fabric {fabric!r} is not fattree:k=K,gbps=G")
-    return int(m.group(1)), int(m.group(2))
+        raise SystemExit(f"coflows.csv: fabric {fabric!r} is not fattree:k=K,gbps=G[,placement=P]")
+    return int(m.group(1)), int(m.group(2)), m.group(3) or "rack"
 
 
 def load(d: str) -> pd.DataFrame:
@@ -57,8 +58,11 @@ def load(d: str) -> pd.DataFrame:
     if unknown:
         raise SystemExit(f"{path}: policies {unknown} are not the sweep's four")
     kg = df["fabric"].map(fabric_k_g)
-    df["k"] = [k for k, _ in kg]
-    df["gbps"] = [g for _, g in kg]
+    df["k"] = [x[0] for x in kg]
+    df["gbps"] = [x[1] for x in kg]
+    df["placement"] = [x[2] for x in kg]
+    if df["placement"].nunique() != 1:
+        raise SystemExit(f"{path}: one placement per sweep, not {sorted(df.placement.unique())}")
     df["scheme"] = df["policy"].map(LABELS)
     df["cat"] = S.category(df["size_bytes"].to_numpy(), S.SIZE_A)
     return df
@@ -70,6 +74,8 @@ def means(df: pd.DataFrame) -> pd.DataFrame:
     for (g, k, name), d in df.groupby(["gbps", "k", "scheme"], sort=True):
         row = {"gbps": g, "k": k, "scheme": name, "coflows": len(d)}
         row["avg"] = d["cct_s"].mean()
+        row["bound"] = d["isolated_s"].mean()
+        row["mice bound"] = d.loc[d["cat"] == 0, "isolated_s"].mean()
         for i, c in enumerate(S.CATEGORIES):
             part = d[d["cat"] == i]
             row[c] = part["cct_s"].mean() if len(part) else np.nan
@@ -88,6 +94,42 @@ def improvement(m: pd.DataFrame) -> pd.DataFrame:
         for name in S.COMPARED:
             c = d[d.scheme == name].iloc[0]
             rows.append({"gbps": g, "k": k, "compared": name, **{x: c[x] / s[x] for x in cols}})
+    return pd.DataFrame(rows)
+
+
+def headroom(m: pd.DataFrame) -> pd.DataFrame:
+    """Per (gbps, k): each scheme's mean CCT over the mean isolated CCT (each
+    coflow's bottleneck link time alone, a lower bound on its CCT under any
+    schedule), overall and for the mice. No scheduler can improve on a scheme's
+    mean CCT by more than this ratio."""
+    rows = []
+    for (g, k), d in m.groupby(["gbps", "k"], sort=True):
+        d = d.set_index("scheme")
+        row = {"gbps": g, "k": k, "bound (s)": d["bound"].iloc[0]}
+        for name in S.POLICIES:
+            row[f"{name} / bound"] = d.loc[name, "avg"] / d.loc[name, "bound"]
+        row["mice: Fair Sharing / bound"] = d.loc["Fair Sharing", "mice"] / d["mice bound"].iloc[0]
+        row["mice: Baraat / bound"] = d.loc["Baraat", "mice"] / d["mice bound"].iloc[0]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def sensitivity(others: list[pd.DataFrame]) -> pd.DataFrame:
+    """Stream's improvements (mean and mice CCT) and fair sharing's headroom per
+    placement, k and Gbps, for every sweep given."""
+    rows = []
+    for df in others:
+        m = means(df)
+        imp = improvement(m).set_index(["gbps", "k", "compared"])
+        room = headroom(m).set_index(["gbps", "k"])
+        for (g, k), r in room.iterrows():
+            row = {"placement": df["placement"].iloc[0], "gbps": g, "k": k}
+            for name in S.COMPARED:
+                row[f"{name} / Stream"] = imp.loc[(g, k, name), "avg"]
+            for name in S.COMPARED:
+                row[f"mice: {name} / Stream"] = imp.loc[(g, k, name), "mice"]
+            row["Fair Sharing / bound"] = r["Fair Sharing / bound"]
+            rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -178,9 +220,17 @@ def sweep_provenance(d: str) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sweep_dir")
+    ap.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="another sweep of the same grid (another placement) for the sensitivity table",
+    )
     ap.add_argument("--out", default=os.path.join(ROOT, "docs/results/stream-whole"))
     o = ap.parse_args()
     df = load(o.sweep_dir)
+    others = [load(d) for d in o.also]
     m = means(df)
     missing = [
         (int(g), int(k), n)
@@ -206,6 +256,11 @@ def main() -> None:
         columns={"avg": "avg CCT (s)", "mice": "mice CCT (s)"}
     )
     cats = imp[["gbps", "k", "compared", *S.CATEGORIES, "avg"]]
+    room = headroom(m)
+    room.to_csv(os.path.join(o.out, "headroom.csv"), index=False)
+    sens = sensitivity([df, *others]) if others else None
+    if sens is not None:
+        sens.to_csv(os.path.join(o.out, "sensitivity.csv"), index=False)
     counts = m[m.scheme == "Stream"][["gbps", "k", *[f"n_{c}" for c in S.CATEGORIES]]]
     text = [
         "# Stream's Fig. 6 on the whole FB trace (k = " + ", ".join(map(str, ks)) + ")",
@@ -217,7 +272,7 @@ def main() -> None:
         *sweep_provenance(o.sweep_dir),
         "",
         f"Workload `{workload}` ({n_coflows} coflows) on `fattree:k=K,gbps=G`, the trace's "
-        "racks on edge switches (the `rack` placement), the paper's four schemes with 4 queues "
+        f"racks placed by `placement={df['placement'].iloc[0]}` (docs/fabrics.md), the paper's four schemes with 4 queues "
         "for Stream and Aalo. Improvement = the compared scheme's mean CCT / Stream's; mice = "
         "category I of Table 3 (Size A, < 100 MiB). "
         + (
@@ -243,6 +298,29 @@ def main() -> None:
         "|---|---|---|---|",
         *targets(imp),
         "",
+        "## How much any scheduler could gain",
+        "",
+        "Bound = the mean isolated CCT (each coflow alone: its bottleneck link's bytes "
+        "over the link's capacity), a lower bound on the mean CCT under any schedule. "
+        "A scheme's mean CCT over the bound is the most any scheduler, Stream included, "
+        "could improve on it (`headroom.csv`).",
+        "",
+        md(room),
+        "",
+        *(
+            [
+                "## Sensitivity: where the trace's racks go",
+                "",
+                "The same grid with other placements of the trace's 150 racks "
+                "(docs/fabrics.md; sweeps: " + ", ".join(f"`{d}`" for d in o.also) + "), "
+                "beside this one's (`sensitivity.csv`):",
+                "",
+                md(sens),
+                "",
+            ]
+            if others
+            else []
+        ),
         "## Improvement per Table 3 category (Size A)",
         "",
         md(cats),
