@@ -114,6 +114,49 @@ def headroom(m: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def findings(room: pd.DataFrame, imp: pd.DataFrame) -> list[str]:
+    """What the bound says about the paper's ratios, from these numbers."""
+    out = []
+    for g in S.SPEEDS:
+        r = room[room.gbps == g]
+        if r.empty:
+            continue
+        lo, hi = r["Fair Sharing / bound"].min(), r["Fair Sharing / bound"].max()
+        blo, bhi = r["Baraat / bound"].min(), r["Baraat / bound"].max()
+        paper_fair = S.PAPER[("avg", g, "Fair Sharing")]
+        absent = len(S.KS) - len(r)
+        need_text = ""
+        if absent > 0:
+            # Each measured size improves on fair by at most its bound ratio.
+            need = (paper_fair * len(S.KS) - r["Fair Sharing / bound"].sum()) / absent
+            need_text = (
+                f"For the paper's mean over its {len(S.KS)} sizes to hold, the {absent} "
+                f"sizes not measured here would need an improvement over fair sharing of at "
+                f"least {need:.2f} on average. "
+            )
+        out.append(
+            f"* At {g}G, fair sharing's mean CCT is {lo:.3f}-{hi:.3f}x the bound and "
+            f"Baraat's {blo:.3f}-{bhi:.3f}x, so on these fabrics no scheduler can improve "
+            f"on them by more than that; the paper's mean-over-k improvements of Stream "
+            f"({S.PAPER[('avg', g, 'Fair Sharing')]} over fair sharing, "
+            f"{S.PAPER[('avg', g, 'Baraat')]} over Baraat) cannot occur here, whatever the "
+            "scheduler. "
+            + need_text
+            + "The paper does not state how it placed the trace's racks on its fabrics "
+            "(the placement sensitivity below, when run, shows what that changes)."
+        )
+    a = imp[(imp.compared == "Aalo") & (imp.gbps == 1)]
+    if not a.empty:
+        worst = a.set_index("k")[list(S.CATEGORIES)].max(axis=1)
+        cat = a.set_index("k")[list(S.CATEGORIES)].idxmax(axis=1)
+        out.append(
+            "* Aalo is slower than Stream at 1G (the paper has it ahead, 0.87x), most in "
+            + ", ".join(f"category {cat[k]} at k = {k} ({worst[k]:.2f}x)" for k in worst.index)
+            + " (the per-category table below)."
+        )
+    return out
+
+
 def sensitivity(others: list[pd.DataFrame]) -> pd.DataFrame:
     """Stream's improvements (mean and mice CCT) and fair sharing's headroom per
     placement, k and Gbps, for every sweep given."""
@@ -306,6 +349,8 @@ def main() -> None:
         "could improve on it (`headroom.csv`).",
         "",
         md(room),
+        "",
+        *findings(room, imp),
         "",
         *(
             [
