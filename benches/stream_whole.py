@@ -157,6 +157,28 @@ def findings(room: pd.DataFrame, imp: pd.DataFrame) -> list[str]:
     return out
 
 
+def aalo_queues(d: str) -> pd.DataFrame:
+    """Each Aalo setting of a sweep beside Stream (4 queues): mean CCT, and its
+    mean CCT / Stream's overall and per Table 3 category."""
+    path = os.path.join(d, "coflows.csv")
+    if not os.path.exists(path):
+        raise SystemExit(f"{path}: not found (run the sweep first)")
+    df = pd.read_csv(path)
+    if "stream:queues=4" not in set(df["policy"]):
+        raise SystemExit(f"{path}: no stream:queues=4 run to compare with")
+    df["cat"] = S.category(df["size_bytes"].to_numpy(), S.SIZE_A)
+    rows = []
+    for fabric, f in df.groupby("fabric", sort=True):
+        s = f[f.policy == "stream:queues=4"]
+        for pol, a in f[f.policy.str.startswith("aalo")].groupby("policy", sort=True):
+            row = {"fabric": fabric, "Aalo": pol, "mean CCT (s)": a["cct_s"].mean()}
+            row["Aalo / Stream"] = a["cct_s"].mean() / s["cct_s"].mean()
+            for i, c in enumerate(S.CATEGORIES):
+                row[c] = a.loc[a.cat == i, "cct_s"].mean() / s.loc[s.cat == i, "cct_s"].mean()
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def sensitivity(others: list[pd.DataFrame]) -> pd.DataFrame:
     """Stream's improvements (mean and mice CCT) and fair sharing's headroom per
     placement, k and Gbps, for every sweep given."""
@@ -271,6 +293,11 @@ def main() -> None:
         help="another sweep of the same grid (another placement) for the sensitivity table",
     )
     ap.add_argument("--out", default=os.path.join(ROOT, "docs/results/stream-whole"))
+    ap.add_argument(
+        "--aalo",
+        metavar="DIR",
+        help="a sweep of examples/sweeps/stream-fig6-whole-aalo.toml (Aalo's queues)",
+    )
     o = ap.parse_args()
     df = load(o.sweep_dir)
     others = [load(d) for d in o.also]
@@ -302,6 +329,9 @@ def main() -> None:
     room = headroom(m)
     room.to_csv(os.path.join(o.out, "headroom.csv"), index=False)
     sens = sensitivity([df, *others]) if others else None
+    aq = aalo_queues(o.aalo) if o.aalo else None
+    if aq is not None:
+        aq.to_csv(os.path.join(o.out, "aalo_queues.csv"), index=False)
     if sens is not None:
         sens.to_csv(os.path.join(o.out, "sensitivity.csv"), index=False)
     counts = m[m.scheme == "Stream"][["gbps", "k", *[f"n_{c}" for c in S.CATEGORIES]]]
@@ -364,6 +394,21 @@ def main() -> None:
                 "",
             ]
             if others
+            else []
+        ),
+        *(
+            [
+                "## Aalo's queues",
+                "",
+                f"Sweep `{o.aalo}` (examples/sweeps/stream-fig6-whole-aalo.toml): Aalo "
+                "with the paper's 4 queues and with its own default of 10 (10 MiB x 10 "
+                "each), against Stream with 4; columns I-V are Aalo's mean CCT / Stream's "
+                "per Table 3 category (`aalo_queues.csv`).",
+                "",
+                md(aq),
+                "",
+            ]
+            if aq is not None
             else []
         ),
         "## Improvement per Table 3 category (Size A)",
