@@ -129,11 +129,25 @@ def findings(room: pd.DataFrame, imp: pd.DataFrame) -> list[str]:
         if absent > 0:
             # Each measured size improves on fair by at most its bound ratio.
             need = (paper_fair * len(S.KS) - r["Fair Sharing / bound"].sum()) / absent
+            sizes = "size" if absent == 1 else "sizes"
             need_text = (
                 f"For the paper's mean over its {len(S.KS)} sizes to hold, the {absent} "
-                f"sizes not measured here would need an improvement over fair sharing of at "
+                f"{sizes} not measured here would need an improvement over fair sharing of at "
                 f"least {need:.2f} on average. "
             )
+        top = r.loc[r["Fair Sharing / bound"].idxmax()]
+        room_fair = top["Fair Sharing / bound"] - 1
+        taken = (
+            (top["Fair Sharing / bound"] - top["Stream / bound"]) / room_fair
+            if room_fair > 0
+            else 0
+        )
+        need_text += (
+            f"Where there is most room (k = {int(top['k'])}, fair sharing "
+            f"{top['Fair Sharing / bound']:.3f}x the bound), Stream is "
+            f"{top['Stream / bound']:.3f}x it: it takes {taken:.0%} of the room fair sharing "
+            "leaves (the bound need not be reachable when coflows share links). "
+        )
         out.append(
             f"* At {g}G, fair sharing's mean CCT is {lo:.3f}-{hi:.3f}x the bound and "
             f"Baraat's {blo:.3f}-{bhi:.3f}x, so on these fabrics no scheduler can improve "
