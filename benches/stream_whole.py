@@ -296,7 +296,7 @@ def sweep_provenance(d: str) -> list[str]:
     return ["Sweep provenance:", *text[at:].splitlines()[1:]]
 
 
-def main() -> None:
+def args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sweep_dir")
     ap.add_argument(
@@ -312,10 +312,11 @@ def main() -> None:
         metavar="DIR",
         help="a sweep of examples/sweeps/stream-fig6-whole-aalo.toml (Aalo's queues)",
     )
-    o = ap.parse_args()
-    df = load(o.sweep_dir)
-    others = [load(d) for d in o.also]
-    m = means(df)
+    return ap.parse_args()
+
+
+def check_complete(m: pd.DataFrame, where: str) -> None:
+    """Every scheme on every (Gbps, k) of the sweep, or one error naming what is missing."""
     missing = [
         (int(g), int(k), n)
         for g in sorted(m.gbps.unique())
@@ -324,32 +325,18 @@ def main() -> None:
         if m[(m.gbps == g) & (m.k == k) & (m.scheme == n)].empty
     ]
     if missing:
-        raise SystemExit(f"{o.sweep_dir}: runs missing for (gbps, k, scheme) {missing}")
-    imp = improvement(m)
-    ks = sorted(int(k) for k in m.k.unique())
+        raise SystemExit(f"{where}: runs missing for (gbps, k, scheme) {missing}")
+
+
+def section(title: str, intro: str, table: pd.DataFrame | None) -> list[str]:
+    """An optional section: nothing when its table was not asked for."""
+    return [] if table is None else [f"## {title}", "", intro, "", md(table), ""]
+
+
+def intro(o, df: pd.DataFrame, m: pd.DataFrame, ks: list[int]) -> list[str]:
     absent = [k for k in S.KS if k not in ks]
     workload = ", ".join(sorted(df["workload"].unique()))
-    n_coflows = int(m["coflows"].max())
-    os.makedirs(o.out, exist_ok=True)
-    m.to_csv(os.path.join(o.out, "fig6.csv"), index=False)
-    imp.to_csv(os.path.join(o.out, "improvement.csv"), index=False)
-    cl = claims(imp, ks)
-    cl.to_csv(os.path.join(o.out, "claims.csv"), index=False)
-    figure(m, os.path.join(o.out, "fig6.png"))
-    fig6 = m[["gbps", "k", "scheme", "coflows", "avg", "mice"]].rename(
-        columns={"avg": "avg CCT (s)", "mice": "mice CCT (s)"}
-    )
-    cats = imp[["gbps", "k", "compared", *S.CATEGORIES, "avg"]]
-    room = headroom(m)
-    room.to_csv(os.path.join(o.out, "headroom.csv"), index=False)
-    sens = sensitivity([df, *others]) if others else None
-    aq = aalo_queues(o.aalo) if o.aalo else None
-    if aq is not None:
-        aq.to_csv(os.path.join(o.out, "aalo_queues.csv"), index=False)
-    if sens is not None:
-        sens.to_csv(os.path.join(o.out, "sensitivity.csv"), index=False)
-    counts = m[m.scheme == "Stream"][["gbps", "k", *[f"n_{c}" for c in S.CATEGORIES]]]
-    text = [
+    return [
         "# Stream's Fig. 6 on the whole FB trace (k = " + ", ".join(map(str, ks)) + ")",
         "",
         "Sweep: `coflowkit sweep examples/sweeps/stream-fig6-whole.toml --out DIR` "
@@ -358,10 +345,11 @@ def main() -> None:
         "",
         *sweep_provenance(o.sweep_dir),
         "",
-        f"Workload `{workload}` ({n_coflows} coflows) on `fattree:k=K,gbps=G`, the trace's "
-        f"racks placed by `placement={df['placement'].iloc[0]}` (docs/fabrics.md), the paper's four schemes with 4 queues "
-        "for Stream and Aalo. Improvement = the compared scheme's mean CCT / Stream's; mice = "
-        "category I of Table 3 (Size A, < 100 MiB). "
+        f"Workload `{workload}` ({int(m['coflows'].max())} coflows) on "
+        "`fattree:k=K,gbps=G`, the trace's racks placed by "
+        f"`placement={df['placement'].iloc[0]}` (docs/fabrics.md), the paper's four schemes "
+        "with 4 queues for Stream and Aalo. Improvement = the compared scheme's mean CCT / "
+        "Stream's; mice = category I of Table 3 (Size A, < 100 MiB). "
         + (
             f"The paper also has k = {', '.join(map(str, absent))}, which are not here, so every "
             "'mean over k' below is over the sizes measured, not the paper's five."
@@ -369,6 +357,40 @@ def main() -> None:
             else "Every network size of the paper is here."
         ),
         "",
+    ]
+
+
+def main() -> None:
+    o = args()
+    df = load(o.sweep_dir)
+    others = [load(d) for d in o.also]
+    m = means(df)
+    check_complete(m, o.sweep_dir)
+    imp = improvement(m)
+    ks = sorted(int(k) for k in m.k.unique())
+    cl = claims(imp, ks)
+    room = headroom(m)
+    sens = sensitivity([df, *others]) if others else None
+    aq = aalo_queues(o.aalo) if o.aalo else None
+    os.makedirs(o.out, exist_ok=True)
+    for name, table in (
+        ("fig6", m),
+        ("improvement", imp),
+        ("claims", cl),
+        ("headroom", room),
+        ("sensitivity", sens),
+        ("aalo_queues", aq),
+    ):
+        if table is not None:
+            table.to_csv(os.path.join(o.out, f"{name}.csv"), index=False)
+    figure(m, os.path.join(o.out, "fig6.png"))
+    fig6 = m[["gbps", "k", "scheme", "coflows", "avg", "mice"]].rename(
+        columns={"avg": "avg CCT (s)", "mice": "mice CCT (s)"}
+    )
+    cats = imp[["gbps", "k", "compared", *S.CATEGORIES, "avg"]]
+    counts = m[m.scheme == "Stream"][["gbps", "k", *[f"n_{c}" for c in S.CATEGORIES]]]
+    text = [
+        *intro(o, df, m, ks),
         "## Fig. 6: mean and mice CCT",
         "",
         md(fig6),
@@ -385,45 +407,30 @@ def main() -> None:
         "|---|---|---|---|",
         *targets(imp),
         "",
-        "## How much any scheduler could gain",
-        "",
-        "Bound = the mean isolated CCT (each coflow alone: its bottleneck link's bytes "
-        "over the link's capacity), a lower bound on the mean CCT under any schedule. "
-        "A scheme's mean CCT over the bound is the most any scheduler, Stream included, "
-        "could improve on it (`headroom.csv`).",
-        "",
-        md(room),
-        "",
+        *section(
+            "How much any scheduler could gain",
+            "Bound = the mean isolated CCT (each coflow alone: its bottleneck link's bytes "
+            "over the link's capacity), a lower bound on the mean CCT under any schedule. "
+            "A scheme's mean CCT over the bound is the most any scheduler, Stream included, "
+            "could improve on it (`headroom.csv`).",
+            room,
+        ),
         *findings(room, imp),
         "",
-        *(
-            [
-                "## Sensitivity: where the trace's racks go",
-                "",
-                "The same grid with other placements of the trace's 150 racks "
-                "(docs/fabrics.md; sweeps: " + ", ".join(f"`{d}`" for d in o.also) + "), "
-                "beside this one's (`sensitivity.csv`):",
-                "",
-                md(sens),
-                "",
-            ]
-            if others
-            else []
+        *section(
+            "Sensitivity: where the trace's racks go",
+            "The same grid with other placements of the trace's 150 racks "
+            "(docs/fabrics.md; sweeps: " + ", ".join(f"`{d}`" for d in o.also) + "), "
+            "beside this one's (`sensitivity.csv`):",
+            sens,
         ),
-        *(
-            [
-                "## Aalo's queues",
-                "",
-                f"Sweep `{o.aalo}` (examples/sweeps/stream-fig6-whole-aalo.toml): Aalo "
-                "with the paper's 4 queues and with its own default of 10 (10 MiB x 10 "
-                "each), against Stream with 4; columns I-V are Aalo's mean CCT / Stream's "
-                "per Table 3 category (`aalo_queues.csv`).",
-                "",
-                md(aq),
-                "",
-            ]
-            if aq is not None
-            else []
+        *section(
+            "Aalo's queues",
+            f"Sweep `{o.aalo}` (examples/sweeps/stream-fig6-whole-aalo.toml): Aalo "
+            "with the paper's 4 queues and with its own default of 10 (10 MiB x 10 "
+            "each), against Stream with 4; columns I-V are Aalo's mean CCT / Stream's "
+            "per Table 3 category (`aalo_queues.csv`).",
+            aq,
         ),
         "## Improvement per Table 3 category (Size A)",
         "",

@@ -354,26 +354,11 @@ impl Stream {
     /// two lists: a flow of `prev` is gone exactly when it finished since.
     fn receive(&mut self, v: &NonClairvoyantView, prev: &[u32], delta: bool) {
         let unit = self.cfg.unit_bytes;
+        let stamp = self.calls + 1;
         if delta {
-            let stamp = self.calls + 1;
             for &f in v.finished {
                 self.gone[f as usize] = stamp;
             }
-            for &f in prev {
-                let fu = f as usize;
-                let u = self.flow_unit[fu] as usize;
-                let sent = v.sent(f);
-                let d = sent - self.last_sent[fu];
-                if d > 0.0 {
-                    self.ux[u] += d / unit;
-                    self.last_sent[fu] = sent;
-                }
-                if self.gone[fu] == stamp {
-                    self.units[u].finished += 1;
-                    self.units[u].active -= 1;
-                }
-            }
-            return;
         }
         let mut j = 0;
         for &f in prev {
@@ -385,10 +370,15 @@ impl Stream {
                 self.ux[u] += d / unit;
                 self.last_sent[fu] = sent;
             }
-            while j < v.active.len() && v.active[j] < f {
-                j += 1;
-            }
-            if j >= v.active.len() || v.active[j] != f {
+            let finished = if delta {
+                self.gone[fu] == stamp
+            } else {
+                while j < v.active.len() && v.active[j] < f {
+                    j += 1;
+                }
+                j >= v.active.len() || v.active[j] != f
+            };
+            if finished {
                 self.units[u].finished += 1;
                 self.units[u].active -= 1;
             }
