@@ -296,6 +296,43 @@ def sweep_provenance(d: str) -> list[str]:
     return ["Sweep provenance:", *text[at:].splitlines()[1:]]
 
 
+def sensitivity_notes(sens: pd.DataFrame | None) -> list[str]:
+    """What the other placements change, from their rows (1G)."""
+    if sens is None:
+        return []
+    out = []
+    for p, d in sens[(sens.gbps == 1) & (sens.placement != "rack")].groupby("placement"):
+        r = d.iloc[0]
+        same = len(d) > 1 and bool((d.drop(columns=["k"]).nunique() == 1).all())
+        out.append(
+            f"* `placement={p}`, 1G: fair sharing is {r['Fair Sharing / bound']:.2f}x the "
+            f"bound; Stream improves on Baraat {r['Baraat / Stream']:.2f}x and on fair "
+            f"sharing {r['Fair Sharing / Stream']:.2f}x (mice: {r['mice: Baraat / Stream']:.2f}x "
+            f"and {r['mice: Fair Sharing / Stream']:.2f}x); Aalo is "
+            f"{r['Aalo / Stream']:.2f}x Stream."
+            + (
+                " Every k gives the same numbers: each rack is one host, so its 1G link, "
+                "not the fabric, is every coflow's bottleneck."
+                if same
+                else ""
+            )
+        )
+    return [*out, ""] if out else []
+
+
+def aalo_notes(aq: pd.DataFrame | None) -> list[str]:
+    if aq is None:
+        return []
+    out = []
+    for fabric, d in aq.groupby("fabric"):
+        d = d.set_index("Aalo")
+        parts = [f"`{a}` {d.loc[a, 'Aalo / Stream']:.3f}x" for a in d.index]
+        out.append(
+            f"* {fabric}: Aalo / Stream is " + ", ".join(parts) + " (the paper's 0.87x at 1G)."
+        )
+    return [*out, ""]
+
+
 def args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sweep_dir")
@@ -345,13 +382,18 @@ def intro(o, df: pd.DataFrame, m: pd.DataFrame, ks: list[int]) -> list[str]:
         "",
         *sweep_provenance(o.sweep_dir),
         "",
+        *[
+            line
+            for d in [*o.also, *([o.aalo] if o.aalo else [])]
+            for line in [f"Sweep `{d}`:", *sweep_provenance(d)[1:], ""]
+        ],
         f"Workload `{workload}` ({int(m['coflows'].max())} coflows) on "
         "`fattree:k=K,gbps=G`, the trace's racks placed by "
         f"`placement={df['placement'].iloc[0]}` (docs/fabrics.md), the paper's four schemes "
         "with 4 queues for Stream and Aalo. Improvement = the compared scheme's mean CCT / "
         "Stream's; mice = category I of Table 3 (Size A, < 100 MiB). "
         + (
-            f"The paper also has k = {', '.join(map(str, absent))}, which are not here, so every "
+            f"The paper also has k = {', '.join(map(str, absent))}, not measured here, so every "
             "'mean over k' below is over the sizes measured, not the paper's five."
             if absent
             else "Every network size of the paper is here."
@@ -424,6 +466,7 @@ def main() -> None:
             "beside this one's (`sensitivity.csv`):",
             sens,
         ),
+        *sensitivity_notes(sens),
         *section(
             "Aalo's queues",
             f"Sweep `{o.aalo}` (examples/sweeps/stream-fig6-whole-aalo.toml): Aalo "
@@ -432,6 +475,7 @@ def main() -> None:
             "per Table 3 category (`aalo_queues.csv`).",
             aq,
         ),
+        *aalo_notes(aq),
         "## Improvement per Table 3 category (Size A)",
         "",
         md(cats),
