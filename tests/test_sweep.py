@@ -284,3 +284,36 @@ def test_ray_backend_without_ray_says_how_to_install(monkeypatch):
     with pytest.raises(CoflowkitError, match=r"pip install 'coflowkit\[ray\]'"):
         with runner.backend_scope("ray"):
             pass
+
+
+def test_runs_of_a_labelling_policy_carry_the_quality_of_its_labels(tmp_path):
+    """`coda` schedules its own labelling: its run gets the precision, recall and
+    accuracy of the labels it used, equal to the labelling source's own quality
+    computed apart (coflowkit.labels); a policy without labels gets none."""
+    from coflowkit import labels
+
+    spec = write(
+        tmp_path,
+        """
+        [[workload]]
+        synthetic = "fb"
+        first = 12
+        seeds = [3]
+        [[policy]]
+        name = "coda"
+        params = { labels = "random", error_rate = 0.4, seed = 2 }
+        [[policy]]
+        name = "fair"
+        """,
+    )
+    out = tmp_path / "out"
+    sweep.run(spec, str(out), workers=1, cache_dir=str(tmp_path / "cache"))
+    runs = pd.read_csv(out / "runs.csv").set_index("policy")
+    w = runner._workload(sweep.load(spec).runs[0].job.workload, "bigswitch")
+    q = labels.source_quality(w, "random", 0.4, 2)
+    assert q.precision < 1 and q.recall < 1  # the errors are there to be seen
+    got = runs.loc["coda:error_rate=0.4,labels=random,seed=2"]
+    assert got.label_precision == pytest.approx(q.precision, rel=1e-12)
+    assert got.label_recall == pytest.approx(q.recall, rel=1e-12)
+    assert got.label_accuracy == pytest.approx(q.accuracy, rel=1e-12)
+    assert pd.isna(runs.loc["fair", "label_precision"])

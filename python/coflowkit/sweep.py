@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from coflowkit import api, metrics, runner, transforms
+from coflowkit import api, labels, metrics, runner, transforms
 from coflowkit._core import CoflowkitError
 
 try:  # Python 3.11+
@@ -312,6 +312,7 @@ def tables(spec: Spec, results: list[api.Result]) -> tuple[pd.DataFrame, pd.Data
             "p95_cct_s": df.cct_s.quantile(0.95),
             "mean_slowdown": df.slowdown.mean(),
         }
+        row.update(_label_quality(r, res))
         b = base.get((r.workload, r.seed, r.fabric, r.engine))
         if b is not None:
             bcct = b.set_index("coflow_id").loc[df.coflow_id, "cct_s"].to_numpy()
@@ -332,6 +333,19 @@ def tables(spec: Spec, results: list[api.Result]) -> tuple[pd.DataFrame, pd.Data
     for t in (coflows, runs):
         t["seed"] = t["seed"].astype("Int64")
     return coflows, runs
+
+
+def _label_quality(r: Run, res: api.Result) -> dict[str, float]:
+    """For a policy that schedules its own labelling of the flows (``coda``): the
+    precision, recall and accuracy of the labels it ended with, against the
+    workload's true coflows (CODA §6.1; :func:`coflowkit.labels.quality`)."""
+    got = res.extra.get("flow_labels")
+    if got is None:
+        return {}
+    w = runner._workload(r.job.workload, r.job.fabric)
+    q = labels.quality(w.flow_columns()["coflow_id"], got)
+    return {"label_precision": q.precision, "label_recall": q.recall,
+            "label_accuracy": q.accuracy}  # fmt: skip
 
 
 def figures(
