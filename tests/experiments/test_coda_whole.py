@@ -1,0 +1,137 @@
+"""benches/coda_whole.py: CODA's Fig. 11 on the whole trace from a sweep's tables,
+checked on hand-made tables and, end to end, on a small real sweep."""
+
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+
+import pandas as pd
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+IDENTIFY = "coda:distance_s=0.75,eps=0.5,interval_s=0.1,labels=identify,tau=0.05,weights=spark"
+
+
+def bench():
+    spec = importlib.util.spec_from_file_location(
+        "coda_whole", os.path.join(ROOT, "benches", "coda_whole.py")
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+#: (policy label, CCT of an SN coflow, CCT of an LW coflow).
+CCTS = [
+    (IDENTIFY, 1.0, 10.0),
+    ("aalo", 1.0, 9.0),
+    ("fair", 4.0, 20.0),
+    (IDENTIFY + ",late_binding=false", 2.0, 10.0),
+]
+
+
+def tables(b):
+    rows = []
+    for policy, sn, lw in CCTS:
+        for cid, b_, cct in ((1, "SN", sn), (2, "LW", lw)):
+            rows.append({"workload": "w", "fabric": "bigswitch", "policy": policy,
+                         "coflow_id": cid, "bin": b_, "cct_s": cct})  # fmt: skip
+    coflows = pd.DataFrame(rows)
+    coflows["scheme"] = coflows.policy.map(b.scheme)
+    return b.by_scheme(coflows)
+
+
+def test_labels_map_to_schemes_and_unknown_ones_are_refused():
+    b = bench()
+    assert b.scheme(IDENTIFY) == b.CODA
+    assert b.scheme(IDENTIFY + ",late_binding=false") == b.NO_LB
+    assert b.scheme(IDENTIFY + ",intra=false") == b.NO_IP
+    assert b.scheme("varys") == b.VARYS
+    with pytest.raises(SystemExit, match="coda:labels=truth"):
+        b.scheme("coda:labels=truth")
+    with pytest.raises(SystemExit, match="aalo:queues=4"):
+        b.scheme("aalo:queues=4")
+
+
+def test_normalized_ccts_targets_and_mechanisms_by_hand():
+    b = bench()
+    s = tables(b)
+    f = b.fig11(s).set_index("scheme")
+    # Aalo: (1 + 9) / (1 + 10); SN 1/1; LW 9/10. Fair: 24/11, SN 4, LW 2.
+    assert f.loc["Aalo", "all"] == pytest.approx(10 / 11)
+    assert f.loc["Aalo", "SN"] == pytest.approx(1.0)
+    assert f.loc["Aalo", "LW"] == pytest.approx(0.9)
+    assert f.loc["Fair", "all"] == pytest.approx(24 / 11)
+    assert f.loc["Fair", "SN"] == pytest.approx(4.0)
+    assert pd.isna(f.loc["Fair", "LN"])  # no LN coflow
+    assert f.loc["coflows", "SN"] == 1 and f.loc["coflows", "all"] == 2
+    t = b.targets(s).set_index("target")
+    # CODA / Aalo = 11/10 = 1.1: met (<= 1.1); Fair / CODA = 24/11 = 2.18: met.
+    assert t.iloc[0]["ours"] == pytest.approx(1.1) and t.iloc[0]["met"] == "yes"
+    assert t.iloc[1]["ours"] == pytest.approx(24 / 11) and t.iloc[1]["met"] == "yes"
+    m = b.mechanisms(s).set_index("mechanism")
+    assert m.loc["late binding", "without / with, all"] == pytest.approx(12 / 11)
+    assert m.loc["late binding", "without / with, SN"] == pytest.approx(2.0)
+    assert "intra-coflow prioritisation" not in m.index  # not run
+    bound = b.bound_table(s, pd.Series([0.5, 5.0]).to_numpy()).set_index("scheme")
+    assert bound.loc["Fair", "/ bound"] == pytest.approx(12 / 2.75)
+    assert bound.loc["CODA", "SN / SN bound"] == pytest.approx(2.0)
+
+
+def test_a_missing_run_is_named(tmp_path):
+    b = bench()
+    rows = [{"workload": "w", "fabric": "bigswitch", "policy": p, "coflow_id": 1}
+            for p in ("aalo", IDENTIFY)]  # fmt: skip
+    pd.DataFrame(rows).to_csv(tmp_path / "coflows.csv", index=False)
+    pd.DataFrame(rows).to_csv(tmp_path / "runs.csv", index=False)
+    with pytest.raises(SystemExit, match="no Fair run"):
+        b.load(str(tmp_path))
+
+
+def test_end_to_end_on_a_small_sweep(tmp_path, example_path):
+    """A real sweep of the example trace, then the script: its tables agree with
+    the sweep's own runs, and CODA's labels carry their quality."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        textwrap.dedent(
+            """
+            [sweep]
+            baseline = "aalo"
+            [[workload]]
+            trace = "EXAMPLE"
+            transforms = ["starts:model=spark,tick_s=0.01,seed=2", "ports:model=spark,seed=2"]
+            [[policy]]
+            name = "coda"
+            [policy.params]
+            labels = "identify"
+            weights = "spark"
+            eps = 0.5
+            tau = 0.05
+            interval_s = 0.1
+            distance_s = 0.75
+            [[policy]]
+            name = "fair"
+            """
+        ).replace("EXAMPLE", str(example_path))
+    )
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    out, rep = tmp_path / "sweep", tmp_path / "rep"
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    cmd = [sys.executable, "-m", "coflowkit", "sweep", str(spec), "--out", str(out)]
+    subprocess.run([*cmd, "--workers", "1", *cache], check=True, env=env, capture_output=True)
+    subprocess.run([sys.executable, os.path.join(ROOT, "benches", "coda_whole.py"), str(out),
+                    "--spec", str(spec), "--out", str(rep)], check=True, env=env)  # fmt: skip
+    runs = pd.read_csv(out / "runs.csv").set_index("policy")
+    mine = pd.read_csv(rep / "runs.csv").set_index("scheme")
+    assert mine.loc["CODA", "mean CCT (s)"] == pytest.approx(runs.loc[IDENTIFY, "mean_cct_s"])
+    assert 0 < mine.loc["CODA", "label precision"] <= 1
+    f = pd.read_csv(rep / "fig11.csv").set_index("scheme")
+    assert f.loc["Fair", "all"] == pytest.approx(
+        runs.loc["fair", "mean_cct_s"] / runs.loc[IDENTIFY, "mean_cct_s"]
+    )
+    bound = pd.read_csv(rep / "bound.csv").set_index("scheme")
+    assert (bound["/ bound"] >= 1 - 1e-9).all()  # no schedule beats the bound
+    text = (rep / "README.md").read_text()
+    assert "Fair / CODA (identified), Spark" in text and "## Provenance" in text
