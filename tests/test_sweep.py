@@ -317,3 +317,20 @@ def test_runs_of_a_labelling_policy_carry_the_quality_of_its_labels(tmp_path):
     assert got.label_recall == pytest.approx(q.recall, rel=1e-12)
     assert got.label_accuracy == pytest.approx(q.accuracy, rel=1e-12)
     assert pd.isna(runs.loc["fair", "label_precision"])
+
+
+def test_each_run_records_what_its_simulation_cost_and_the_cache_keeps_it(tmp_path):
+    """timings.csv: every run simulated here has positive CPU and wall seconds; read
+    back from the cache, the same runs show the same (original) times; runs.csv
+    stays free of them (its bytes depend only on the inputs)."""
+    spec = write(tmp_path, FB + "first = 4\nseeds = [1]\n" + FAIR)
+    cache = str(tmp_path / "cache")
+    sweep.run(spec, str(tmp_path / "a"), workers=1, cache_dir=cache)
+    first = pd.read_csv(tmp_path / "a" / "timings.csv")
+    assert (first.sim_cpu_s > 0).all() and (first.sim_wall_s > 0).all()
+    prov = sweep.run(spec, str(tmp_path / "b"), workers=1, cache_dir=cache)
+    assert prov["cached_jobs"] == len(first)
+    again = pd.read_csv(tmp_path / "b" / "timings.csv")
+    pd.testing.assert_frame_equal(first, again)
+    assert "sim_cpu_s" not in pd.read_csv(tmp_path / "a" / "runs.csv").columns
+    assert "Simulation time per run" in (tmp_path / "b" / "report.md").read_text()

@@ -249,7 +249,8 @@ def result_from_coflowsim(
             "engine": f"coflowsim:epoch_s={epoch_units / 1000:g}",
             "scheduler": raw["scheduler"],
             "steps": raw["steps"],
-        },
+        }
+        | _timing(raw),
         complete=raw["complete"],
     )
 
@@ -303,6 +304,11 @@ def parse_record(record: float | str | None) -> float | None:
     return x
 
 
+def _timing(raw: dict) -> dict[str, float]:
+    """What the simulation cost when it ran (``coflowkit.runner`` records it), if known."""
+    return {k: raw[k] for k in ("sim_cpu_s", "sim_wall_s") if k in raw}
+
+
 def result_from_raw(workload: Workload, policy: str, p: dict[str, str], raw: dict) -> Result:
     """Builds a :class:`Result` from what the engine returned."""
     table = metrics.coflow_table(workload, raw["finish_s"])
@@ -328,7 +334,8 @@ def result_from_raw(workload: Workload, policy: str, p: dict[str, str], raw: dic
             # Active flows the policy saw per call, on average.
             "mean_active_flows": raw.get("active_flow_calls", 0) / max(raw["policy_calls"], 1),
         }
-        | ({"flow_labels": raw["flow_labels"]} if raw.get("flow_labels") is not None else {}),
+        | ({"flow_labels": raw["flow_labels"]} if raw.get("flow_labels") is not None else {})
+        | _timing(raw),
         series=series,
         progress=progress_rows,
         series_summary=series_summary,
