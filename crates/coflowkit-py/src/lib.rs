@@ -354,14 +354,20 @@ fn policies(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         .collect()
 }
 
-/// Takes the engine's own parameter `realloc` (accepted with every policy) out of
-/// a policy's parameters.
+/// Takes the engine's own parameters `realloc` and `decision_s` (accepted with
+/// every policy) out of a policy's parameters.
 fn split_realloc(
     mut params: BTreeMap<String, String>,
 ) -> PyResult<(BTreeMap<String, String>, coflowkit_sim::Realloc)> {
     let realloc = match params.remove("realloc") {
         None => coflowkit_sim::Realloc::Event,
         Some(v) => coflowkit_sim::Realloc::parse(&v).map_err(CoflowkitError::new_err)?,
+    };
+    let realloc = match params.remove("decision_s") {
+        None => realloc,
+        Some(v) => realloc
+            .with_decision_s(&v)
+            .map_err(CoflowkitError::new_err)?,
     };
     Ok((params, realloc))
 }

@@ -39,8 +39,8 @@ pub struct SimOptions {
     pub delta_decisions: bool,
 }
 
-/// When the engine calls the policy (`--param realloc=event|coflow`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// When the engine calls the policy (`--param realloc=event|coflow|interval`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum Realloc {
     /// At every event: a start, a completion, a wake-up.
     #[default]
@@ -52,15 +52,48 @@ pub enum Realloc {
     /// otherwise (every active flow at rate 0, nothing pending), so a policy that
     /// leaves flows waiting for a link cannot stall the run.
     Coflow,
+    /// Only at the decision times k·Δ (Δ seconds, k = 0, 1, ...) while flows are
+    /// active, as a simulator with fixed decision intervals (CODA §6.1's "1 s
+    /// decision intervals"): between two decisions every flow keeps its rate, a
+    /// flow that starts waits at rate 0 for the next one, a finished flow's rate
+    /// goes to no one, and the policy's own wake-ups are not used.
+    Interval(f64),
 }
 
 impl Realloc {
-    /// Parses `event` or `coflow`.
+    /// Parses `event`, `coflow` or `interval` (Δ = 1 s; see
+    /// [`Realloc::with_decision_s`]).
     pub fn parse(v: &str) -> Result<Realloc, String> {
         match v {
             "event" => Ok(Realloc::Event),
             "coflow" => Ok(Realloc::Coflow),
-            _ => Err(format!("realloc must be 'event' or 'coflow', got '{v}'")),
+            "interval" => Ok(Realloc::Interval(1.0)),
+            _ => Err(format!(
+                "realloc must be 'event', 'coflow' or 'interval', got '{v}'"
+            )),
+        }
+    }
+
+    /// `Interval` with Δ = `v` seconds (`--param decision_s=V`, 1e-6 to 1e6).
+    pub fn with_decision_s(self, v: &str) -> Result<Realloc, String> {
+        match (self, v.parse::<f64>()) {
+            (Realloc::Interval(_), Ok(dt)) if (1e-6..=1e6).contains(&dt) => {
+                Ok(Realloc::Interval(dt))
+            }
+            (Realloc::Interval(_), _) => Err(format!(
+                "decision_s must be seconds from 1e-6 to 1e6, got '{v}'"
+            )),
+            _ => Err("decision_s is the decision interval of realloc=interval; \
+                      give realloc=interval too"
+                .to_string()),
+        }
+    }
+
+    /// The decision interval Δ of `Interval`, if that is the mode.
+    pub fn interval_s(self) -> Option<f64> {
+        match self {
+            Realloc::Interval(dt) => Some(dt),
+            _ => None,
         }
     }
 }
@@ -142,6 +175,22 @@ fn changed(old: f64, new: f64) -> bool {
     (old - new).abs() > RATE_REL_EPS * old.abs().max(new.abs())
 }
 
+/// The first decision time k·Δ (k = 0, 1, ...) after `now`, or at `now` when
+/// `or_now` and `now` is one; a time within `TIME_EPS` of k·Δ counts as k·Δ.
+fn next_decision(now: f64, dt: f64, or_now: bool) -> f64 {
+    let k = (now / dt).round();
+    let k = if (now - k * dt).abs() <= TIME_EPS {
+        if or_now {
+            k
+        } else {
+            k + 1.0
+        }
+    } else {
+        (now / dt).ceil()
+    };
+    k * dt
+}
+
 /// Runs `policy` on `w` until every flow has finished.
 pub fn simulate(
     w: &Workload,
@@ -149,12 +198,19 @@ pub fn simulate(
     opts: &SimOptions,
     progress: Option<Progress>,
 ) -> Result<SimResult, SimError> {
+    // Per-path rates give a flow that joins a path the path's rate at once, which
+    // interval decisions forbid (it waits for the next decision): the engine keeps
+    // per-flow rates and gives each flow its path's rate at each decision.
+    let interval = opts.realloc.interval_s();
+    let path_mode = policy.path_mode() && interval.is_none();
     let mut e = Engine::new(
         w,
-        policy.path_mode(),
+        path_mode,
         opts.check_invariants || cfg!(debug_assertions),
     );
     e.decision.delta_ok = opts.delta_decisions;
+    e.interval_s = interval;
+    e.paths_by_flow = policy.path_mode() && !path_mode;
     let mut r = e.run(policy, opts, progress)?;
     r.flow_labels = policy.flow_labels();
     Ok(r)
@@ -242,6 +298,12 @@ struct Engine<'w> {
     coflow_completed: bool,
     /// A policy call was skipped since the last one (`Realloc::Coflow`).
     skipped_call: bool,
+    /// `Realloc::Interval`'s Δ: the policy is called at k·Δ only.
+    interval_s: Option<f64>,
+    /// A policy deciding rates by path, run with per-flow rates (interval
+    /// decisions): the last rate it gave each path.
+    paths_by_flow: bool,
+    path_rate_kept: Vec<f64>,
     /// `path_pos[p]`: p's position in `active_paths`, or `u32::MAX`.
     path_pos: Vec<u32>,
     /// Per path: the call whose `changed_paths` lists it.
@@ -312,6 +374,9 @@ impl<'w> Engine<'w> {
             finished_coflows: 0,
             coflow_completed: false,
             skipped_call: false,
+            interval_s: None,
+            paths_by_flow: false,
+            path_rate_kept: Vec::new(),
             path_pos: vec![u32::MAX; np],
             path_changed: vec![u64::MAX; np],
             newcomers: Vec::new(),
@@ -497,6 +562,8 @@ impl<'w> Engine<'w> {
         }
         if self.rates.path_mode {
             self.apply_path_rates();
+        } else if self.paths_by_flow {
+            self.apply_path_rates_by_flow();
         } else if self.decision.by_flow {
             self.apply_by_flow();
         } else {
@@ -537,6 +604,29 @@ impl<'w> Engine<'w> {
             self.rates.set_path_rate(&mut self.d, p, r, now);
         }
         self.result.rate_changes += self.decision.path_rates.len() as u64;
+    }
+
+    /// A decision by path under per-flow rates: every active flow takes the last
+    /// rate its path was given (a path the decision does not list keeps its rate).
+    fn apply_path_rates_by_flow(&mut self) {
+        let now = self.now;
+        let np = self.w.fabric.num_paths();
+        if self.path_rate_kept.len() < np {
+            self.path_rate_kept.resize(np, 0.0);
+        }
+        for &(p, r) in &self.decision.path_rates {
+            self.path_rate_kept[p as usize] = r;
+        }
+        self.choose_flow_mode(self.d.active.len());
+        for i in 0..self.d.active.len() {
+            let f = self.d.active[i];
+            let r = self.path_rate_kept[self.d.flow_path[f as usize] as usize];
+            if changed(self.d.rate[f as usize], r) {
+                self.rates.set_rate(&mut self.d, f, r, now);
+                self.result.rate_changes += 1;
+            }
+        }
+        self.decision.all_zero = true;
     }
 
     /// A delta decision by flow: the listed flows take their rates.
@@ -684,6 +774,11 @@ impl<'w> Engine<'w> {
     /// Converts the decision's wake-ups into absolute times at current rates.
     fn set_timers(&mut self) {
         self.timers.clear();
+        if let Some(dt) = self.interval_s {
+            // Interval decisions: the next decision time, and nothing else.
+            self.timers.push(next_decision(self.now, dt, false));
+            return;
+        }
         if self.decision.wakeups.is_empty() {
             return;
         }
@@ -849,10 +944,23 @@ impl<'w> Engine<'w> {
         if completed || started {
             self.rebuild_groups();
         }
-        let call = match opts.realloc {
+        let mut call = match opts.realloc {
             Realloc::Event => true,
             Realloc::Coflow => started || woken || self.coflow_completed,
+            Realloc::Interval(_) => woken,
         };
+        if let (Some(dt), false) = (self.interval_s, self.d.active.is_empty()) {
+            if self.timers.is_empty() && !call {
+                // Flows started on an idle fabric: the first decision time from
+                // now (now itself when it is one).
+                let t = next_decision(self.now, dt, true);
+                if t <= self.now {
+                    call = true;
+                } else {
+                    self.timers.push(t);
+                }
+            }
+        }
         self.skipped_call |= !call;
         if self.d.active.is_empty() {
             // No call while idle; `changed_paths` (like `started` and `finished`)
