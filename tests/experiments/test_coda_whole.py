@@ -116,13 +116,31 @@ def test_end_to_end_on_a_small_sweep(tmp_path, example_path):
             """
         ).replace("EXAMPLE", str(example_path))
     )
+    # The same runs under 1 s decisions: every policy table gains the engine's
+    # realloc=interval (the script reads it as the decision model's sweep).
+    interval = tmp_path / "interval.toml"
+    every = '{ realloc = "interval", decision_s = 1 }'
+    interval.write_text(
+        spec.read_text()
+        .replace('baseline = "aalo"', 'baseline = "aalo:decision_s=1,realloc=interval"')
+        .replace('name = "fair"', f'name = "fair"\nparams = {every}')
+        .replace("distance_s = 0.75", 'distance_s = 0.75\nrealloc = "interval"\ndecision_s = 1')
+        + f'[[policy]]\nname = "aalo"\nparams = {every}\n'
+    )
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
-    out, rep = tmp_path / "sweep", tmp_path / "rep"
+    out, rep, out_i = tmp_path / "sweep", tmp_path / "rep", tmp_path / "sweep_i"
     cache = ["--cache-dir", str(tmp_path / "cache")]
-    cmd = [sys.executable, "-m", "coflowkit", "sweep", str(spec), "--out", str(out)]
-    subprocess.run([*cmd, "--workers", "1", *cache], check=True, env=env, capture_output=True)
+    for sp, o in ((spec, out), (interval, out_i)):
+        cmd = [sys.executable, "-m", "coflowkit", "sweep", str(sp), "--out", str(o)]
+        subprocess.run([*cmd, "--workers", "1", *cache], check=True, env=env, capture_output=True)
     subprocess.run([sys.executable, os.path.join(ROOT, "benches", "coda_whole.py"), str(out),
-                    "--spec", str(spec), "--out", str(rep)], check=True, env=env)  # fmt: skip
+                    "--spec", str(spec), "--out", str(rep), "--interval", str(out_i)],
+                   check=True, env=env)  # fmt: skip
+    ri = pd.read_csv(out_i / "runs.csv")
+    mean_i = {p.split(":")[0]: m for p, m in zip(ri.policy, ri.mean_cct_s, strict=True)}
+    dm = pd.read_csv(rep / "decision_model.csv").set_index("decisions")
+    assert dm.loc["every 1 s", "Fair / CODA"] == pytest.approx(mean_i["fair"] / mean_i["coda"])
+    assert dm.loc["every 1 s", "Aalo / CODA"] == pytest.approx(mean_i["aalo"] / mean_i["coda"])
     runs = pd.read_csv(out / "runs.csv").set_index("policy")
     mine = pd.read_csv(rep / "runs.csv").set_index("scheme")
     assert mine.loc["CODA", "mean CCT (s)"] == pytest.approx(runs.loc[IDENTIFY, "mean_cct_s"])
@@ -135,3 +153,24 @@ def test_end_to_end_on_a_small_sweep(tmp_path, example_path):
     assert (bound["/ bound"] >= 1 - 1e-9).all()  # no schedule beats the bound
     text = (rep / "README.md").read_text()
     assert "Fair / CODA (identified), Spark" in text and "## Provenance" in text
+
+
+def test_coflowsims_own_means_are_read_from_its_results_page():
+    """The three CoflowSim means the models table uses, as the committed page prints
+    them (docs/results/coflowsim/README.md: FAIR 70.5928, DARK 46.0977, SEBF 28.5285)."""
+    b = bench()
+    assert b.coflowsim_means() == {"fair": 70.5928, "aalo": 46.0977, "varys": 28.5285}
+
+
+def test_the_models_table_by_hand(tmp_path):
+    b = bench()
+    s = tables(b)
+    s["Varys"] = s["Aalo"].assign(cct_s=[1.0, 4.0])
+    m = b.models(s, None, None).set_index("model")
+    row = m.loc["exact, per event, Spark starts"]
+    # Fair 24/2 = 12, Aalo 10/2 = 5, Varys 5/2 = 2.5.
+    assert row["Fair / Aalo"] == pytest.approx(12 / 5)
+    assert row["Fair / Varys"] == pytest.approx(12 / 2.5)
+    assert row["Aalo / Varys"] == pytest.approx(2.0)
+    cs = m.loc["CoflowSim (FAIR, DARK, SEBF), plain trace"]
+    assert cs["Fair / Aalo"] == pytest.approx(70.5928 / 46.0977)
