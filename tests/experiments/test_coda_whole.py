@@ -174,3 +174,37 @@ def test_the_models_table_by_hand(tmp_path):
     assert row["Aalo / Varys"] == pytest.approx(2.0)
     cs = m.loc["CoflowSim (FAIR, DARK, SEBF), plain trace"]
     assert cs["Fair / Aalo"] == pytest.approx(70.5928 / 46.0977)
+
+
+def test_scenario_ablations_and_mechanism_targets_by_hand():
+    """Two scenarios, hand-made CCTs (an SN and an LW coflow each): Fig. 13's ratios,
+    footnote 8's impact reduction and issue 23's two mechanism targets."""
+    b = bench()
+
+    def runs_of(ccts):
+        return {k: pd.DataFrame({"coflow_id": [1, 2], "bin": ["SN", "LW"], "cct_s": v})
+                for k, v in ccts.items()}  # fmt: skip
+
+    sc = {
+        # stretched Spark: w/o L.B. 12/10 overall (+20%), w/o both 14/10; Aalo 8/10.
+        "stretched-spark": runs_of({
+            b.CODA: [1.0, 9.0], b.AALO: [1.0, 7.0], b.FAIR: [2.0, 20.0],
+            b.NO_LB: [1.0, 11.0], b.NO_IP: [1.02, 9.0], b.NO_BOTH: [2.0, 12.0],
+        }),
+        # batch 100 s: w/o I.P. on SN 1.5/1 (+50%).
+        "batch100": runs_of({
+            b.CODA: [1.0, 9.0], b.AALO: [1.0, 9.0], b.FAIR: [1.0, 9.0],
+            b.NO_LB: [1.0, 9.0], b.NO_IP: [1.5, 9.0], b.NO_BOTH: [1.5, 9.0],
+        }),
+    }  # fmt: skip
+    a = b.ablation_table(sc).set_index("scenario")
+    assert a.loc["stretched Spark", "w/o L.B. / CODA"] == pytest.approx(1.2)
+    assert a.loc["stretched Spark", "w/o both / CODA"] == pytest.approx(1.4)
+    # (14 - 10) / (14 - 8) = 2/3.
+    assert a.loc["stretched Spark", "impact reduction"] == pytest.approx(2 / 3)
+    assert a.loc["batch 100 s", "SN: w/o I.P. / CODA"] == pytest.approx(1.5)
+    assert pd.isna(a.loc["batch 100 s", "impact reduction"])  # footnote 8: stretched only
+    t = b.mechanism_targets(sc).set_index("met")
+    assert list(t.index) == ["yes", "yes"]  # +20% >= 5%; best SN gain +50% >= 5%
+    sc["stretched-spark"][b.NO_LB] = sc["stretched-spark"][b.CODA].copy()
+    assert b.mechanism_targets(sc).iloc[0]["met"] == "**no**"  # +0% < 5%
