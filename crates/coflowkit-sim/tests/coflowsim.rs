@@ -181,6 +181,8 @@ fn policies_the_engine_cannot_run_are_refused_with_the_reason() {
     assert!(msg("aalo", &q).contains("queues"));
     let r: BTreeMap<String, String> = [("realloc".to_string(), "coflow".to_string())].into();
     assert!(msg("ncdrf", &r).contains("hooks"));
+    let d: BTreeMap<String, String> = [("decision_s".to_string(), "1".to_string())].into();
+    assert!(msg("fair", &d).contains("decision_s is an exact-engine parameter"));
     let bad: BTreeMap<String, String> = [("spare".to_string(), "maybe".to_string())].into();
     assert!(msg("psp", &bad).contains("spare"));
 }

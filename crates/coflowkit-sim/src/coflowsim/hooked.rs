@@ -57,9 +57,12 @@ impl CsPolicy {
                     .to_string(),
             );
         }
-        if params.contains_key("realloc") {
+        if let Some(k) = ["realloc", "decision_s"]
+            .into_iter()
+            .find(|k| params.contains_key(*k))
+        {
             return err(format!(
-                "{name}: realloc is an exact-engine parameter; under coflowsim rates change \
+                "{name}: {k} is an exact-engine parameter; under coflowsim rates change \
                  only at CoflowSim's admission and departure hooks"
             ));
         }
