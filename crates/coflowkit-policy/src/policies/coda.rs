@@ -7,6 +7,8 @@
 //! late binding       C*_L = C_L ∪ { f : d(f, C_L) ≤ d }       (the labeller's `near`)
 //!                    an unbound flow is served with the highest-priority C*_L that
 //!                    holds it, and bound to it for good once it gets a rate
+//!                    (binding=first); binding=round: every flow is served with
+//!                    the highest-priority C*_L that holds it at each call
 //! inter-coflow       D-CLAS over extended coflows: queue(L) = Aalo's queue of the
 //!                    bytes sent by the flows bound to L; order (queue, first seen, L),
 //!                    first seen: when the scheduler saw L's first flow
@@ -42,6 +44,9 @@ pub struct CodaConfig {
     /// Late binding on, with diameter `distance_s` (in the labeller's distance).
     pub late_binding: bool,
     pub distance_s: f64,
+    /// A flow stays bound to the extended coflow it was first served with (true,
+    /// `binding=first`), or is bound anew at every call (`binding=round`).
+    pub bind_for_good: bool,
     /// Intra-coflow prioritisation on.
     pub intra: bool,
     /// D-CLAS coflow queues (Aalo's).
@@ -57,6 +62,7 @@ impl CodaConfig {
             labeller: Box::new(source),
             late_binding: true,
             distance_s: 0.1,
+            bind_for_good: true,
             intra: true,
             coflow_queues: Thresholds::new(10, 10.0 * 1048576.0, 10.0),
             flow_queues: Thresholds::new(8, 1048576.0, 4.0),
@@ -68,6 +74,7 @@ pub struct Coda {
     labeller: Box<dyn Labeller>,
     late_binding: bool,
     distance_s: f64,
+    bind_for_good: bool,
     intra: bool,
     coflow_queues: Thresholds,
     fq: FlowQueues,
@@ -139,6 +146,7 @@ impl Coda {
             labeller: cfg.labeller,
             late_binding: cfg.late_binding,
             distance_s: cfg.distance_s,
+            bind_for_good: cfg.bind_for_good,
             intra: cfg.intra,
             coflow_queues: cfg.coflow_queues,
             fq: FlowQueues::new(cfg.flow_queues),
@@ -356,7 +364,7 @@ impl Coda {
         self.distinct.clear();
         for i in 0..c.active.len() {
             let f = c.active[i] as usize;
-            let e = if self.bound[f] != UNLABELLED {
+            let e = if self.bound[f] != UNLABELLED && self.bind_for_good {
                 self.bound[f]
             } else {
                 self.extended(c, f)
@@ -464,7 +472,7 @@ impl Coda {
             let i = out.touched[t] as usize;
             let f = c.active[i] as usize;
             let e = self.eff[i];
-            if self.bound[f] == UNLABELLED {
+            if self.bound[f] == UNLABELLED || (!self.bind_for_good && self.bound[f] != e) {
                 self.bound[f] = e;
                 if self.acc[f] == UNLABELLED {
                     self.counted[f] = c.sent(f as u32);
@@ -549,6 +557,7 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec { name: "error_rate", default: "0.05", help: "injected errors: probability that a flow (pioneers, stragglers, random, move) or a coflow (merge, split) is hit" },
     ParamSpec { name: "seed", default: "1", help: "seed of the injected errors" },
     ParamSpec { name: "late_binding", default: "true", help: "extend each labelled coflow with the flows within distance_s (CODA §4.2)" },
+    ParamSpec { name: "binding", default: "first", help: "late binding's binding: first (a flow stays with the extended coflow it was first served with, Algorithm 2 line 20) or round (each call serves every flow with the highest-priority extended coflow that holds it)" },
     ParamSpec { name: "distance_s", default: "0.1", help: "late-binding diameter d, in the identifier's distance (labels=identify; the injected-error sources put a mislabelled flow at distance 0 of its coflow)" },
     ParamSpec { name: "intra", default: "true", help: "intra-coflow prioritisation: per-flow queues inside each coflow" },
     ParamSpec { name: "weights", default: "spark", help: "labels=identify: weights of S_time, D_com, D_prt: spark or hadoop (CODA's As, Ah), equal, or three numbers a_t,a_com,a_prt" },
@@ -618,6 +627,15 @@ fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
     non_clairvoyant(Coda::new(CodaConfig {
         late_binding: p.bool("late_binding")?,
         distance_s: p.f64_in("distance_s", 0.0, 1e9)?,
+        bind_for_good: match p.text("binding") {
+            "first" => true,
+            "round" => false,
+            other => {
+                return Err(coda_err(format!(
+                    "binding={other} is not first or round"
+                )))
+            }
+        },
         intra: p.bool("intra")?,
         coflow_queues: Thresholds::new(
             p.usize_in("queues", 1, 64)?,
@@ -749,12 +767,67 @@ mod tests {
 
     fn fixed(late: bool) -> Coda {
         Coda::new(CodaConfig {
-            labeller: Box::new(Fixed(vec![0, 1, 1])),
             late_binding: late,
+            ..fixed_config()
+        })
+    }
+
+    #[test]
+    fn binding_round_serves_a_flow_with_its_best_extended_coflow_at_every_call() {
+        // C = 10, all flows into down3. Coflow 0: x0 0→3, x1 1→3; coflow 1: x2 2→3.
+        // x1 is labelled 1 (a pioneer of its true coflow 0, which it is near).
+        // t = 0: only x1 is active; label 0 has no flow yet (first seen never), so
+        // x1 is served with its own label 1 and bound there.
+        let flows = [
+            (0, 0, 3, 100.0, 0.0),
+            (0, 1, 3, 100.0, 0.0),
+            (1, 2, 3, 100.0, 0.0),
+        ];
+        let run = |bind_for_good: bool| {
+            let mut p = Coda::new(CodaConfig {
+                bind_for_good,
+                ..fixed_config()
+            });
+            let mut first = Case::new(4, 10.0, &flows);
+            first.set_active(&[1]);
+            first.data.coflow_started = vec![1, 0];
+            let mut d = Decision::default();
+            d.reset(1);
+            p.decide(&first.non_clairvoyant(), &mut d);
+            close(&d.rates, &[10.0]);
+            assert_eq!(p.bound[1], 1);
+            // t = 5: x1 has sent 50 B (label 1: queue 1); x0 and x2 start. Label 0
+            // (x0, 0 B) is in queue 0 and first; label 1 is queue 1.
+            let mut second = Case::new(4, 10.0, &flows);
+            second.set_sent(1, 50.0);
+            second.data.coflow_started = vec![2, 1];
+            let mut v = second.non_clairvoyant();
+            v.common.now_s = 5.0;
+            let mut d = Decision::default();
+            d.reset(3);
+            p.decide(&v, &mut d);
+            (d.rates.clone(), p.bound.clone(), p.sent[0], p.sent[1])
+        };
+        // binding=first: x1 stays with label 1 (queue 1); x0 alone in label 0 takes
+        // down3 whole.
+        let (rates, bound, s0, s1) = run(true);
+        close(&rates, &[10.0, 0.0, 0.0]);
+        assert_eq!((bound[1], s0, s1), (1, 0.0, 50.0));
+        // binding=round: x1 is near label 0, which now ranks first: it is served with
+        // label 0 (x0 and x1 share down3) and its 50 B move to label 0.
+        let (rates, bound, s0, s1) = run(false);
+        close(&rates, &[5.0, 5.0, 0.0]);
+        assert_eq!((bound[1], s0, s1), (0, 50.0, 0.0));
+    }
+
+    fn fixed_config() -> CodaConfig {
+        CodaConfig {
+            labeller: Box::new(Fixed(vec![0, 1, 1])),
+            late_binding: true,
             intra: false,
             coflow_queues: Thresholds::new(3, 10.0, 10.0),
             ..CodaConfig::with_source(LabelSource::Truth)
-        })
+        }
     }
 
     #[test]
