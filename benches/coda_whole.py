@@ -415,6 +415,12 @@ def summary(s, runs, model, model_table, scenarios) -> list[str]:
         t = mechanism_targets(scenarios[0])
         for _, row in t.iterrows():
             out.append(f"* **{row['target']}** (>= 5%): {row['ours']}: {row['met']}.")
+        rc = scenarios[3] if len(scenarios) > 3 else None
+        if rc is not None:
+            for _, row in mechanism_targets(rc).iterrows():
+                out.append(
+                    f"* **{row['target']}, binding=round** (>= 5%): {row['ours']}: {row['met']}."
+                )
     return out
 
 
@@ -654,6 +660,17 @@ def scenario_claims(sc: dict, runs: pd.DataFrame) -> list[Claim]:
     return out
 
 
+def all_scenario_claims(sc: dict, runs: pd.DataFrame, diam=None, rc=None) -> list[Claim]:
+    """:func:`scenario_claims`, and Fig. 14b's when the diameter sweep was given."""
+    out = scenario_claims(sc, runs)
+    if diam is not None:
+        best = diam["off / this"].iloc[1:].max()
+        out.append(Claim("late binding at its best d beats no late binding by > 1%, "
+                         "stretched Hadoop", "holds", "true", 1, {"ours": bool(best > 1.01)},
+                         "§6.4, Fig. 14b"))  # fmt: skip
+    return out
+
+
 def mechanism_targets(sc: dict) -> pd.DataFrame:
     """Issue 23's targets for the mechanisms in Fig. 13's setting: late binding's gain
     overall in the stretched scenarios (where the paper states > 10%), and intra-coflow
@@ -681,7 +698,69 @@ def mechanism_targets(sc: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def scenarios_section(sc: dict, runs: pd.DataFrame) -> list[str]:
+def diameter_table(sc: dict, d_dir: str | None) -> pd.DataFrame | None:
+    """Fig. 14b on stretched Hadoop: mean CCT with late binding off, at the default
+    d (from the scenario sweep) and at each d of the diameter sweep ``d_dir``."""
+    key = "stretched-hadoop"
+    if d_dir is None or key not in sc or NO_LB not in sc[key]:
+        return None
+    path = os.path.join(d_dir, "coflows.csv")
+    if not os.path.exists(path):
+        raise SystemExit(f"{path}: not found (run the sweep first)")
+    df = pd.read_csv(path)
+    off = sc[key][NO_LB].cct_s.mean()
+    means = {0.75: sc[key][CODA].cct_s.mean()}
+    for pol, g in df.groupby("policy"):
+        params = dict(kv.split("=", 1) for kv in pol.partition(":")[2].split(","))
+        means[float(params["distance_s"])] = g.cct_s.mean()
+    rows = [{"d": "off", "mean CCT (s)": off, "off / this": 1.0}]
+    for d in sorted(means):
+        rows.append({"d": fmt(d), "mean CCT (s)": means[d], "off / this": off / means[d]})
+    return pd.DataFrame(rows)
+
+
+def load_round(dirs: list[str], sc: dict) -> dict:
+    """The scenarios with CODA (and CODA without intra-coflow prioritisation) under
+    binding=round, completed by the runs that do not depend on binding (Aalo, fair,
+    late binding off) from ``sc``."""
+    frames = []
+    for d in dirs:
+        path = os.path.join(d, "coflows.csv")
+        if not os.path.exists(path):
+            raise SystemExit(f"{path}: not found (run the sweep first)")
+        frames.append(pd.read_csv(path))
+    df = pd.concat(frames)
+    if not df.policy.str.contains("binding=round").all():
+        raise SystemExit(f"{dirs}: every run of a --round sweep needs binding=round")
+    df["scheme"] = df.policy.map(scheme_any)
+    out = {}
+    for w, g in df.groupby("workload"):
+        if w not in sc:
+            raise SystemExit(f"--round: scenario {w} is not in the --scenarios sweeps")
+        out[w] = by_scheme(g) | {k: sc[w][k] for k in (AALO, FAIR, NO_LB) if k in sc[w]}
+    return out
+
+
+def round_table(sc: dict, rc: dict) -> pd.DataFrame:
+    """Each scenario under both readings of binding: late binding's gain overall,
+    intra-coflow prioritisation's on SN coflows, and CODA against Aalo and fair."""
+    rows = []
+    for key, title in SCENARIO_TITLES.items():
+        if key not in rc:
+            continue
+        row = {"scenario": title}
+        for name, m in (("first", sc[key]), ("round", rc[key])):
+            c = m[CODA]
+            sn = (c.bin == "SN").to_numpy()
+            row[f"{name}: w/o L.B. / CODA"] = ratio(m[NO_LB], c)
+            row[f"{name}: SN w/o I.P. / CODA"] = ratio(m[NO_IP], c, sn) if NO_IP in m else np.nan
+            row[f"{name}: Aalo / CODA"] = ratio(m[AALO], c)
+            row[f"{name}: Fair / CODA"] = ratio(m[FAIR], c)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def scenarios_section(sc: dict, runs: pd.DataFrame, diam=None, rc=None) -> list[str]:
     return [
         "## Every scenario under 1 s decisions (Figs. 11-13, 15)",
         "CODA's six simulated scenarios on the whole trace, as `reproduce coda-identify` "
@@ -698,8 +777,33 @@ def scenarios_section(sc: dict, runs: pd.DataFrame) -> list[str]:
         markdown(ablation_table(sc)),
         "**Issue 23's targets for the mechanisms (Fig. 13's setting)**",
         markdown(mechanism_targets(sc)),
+        *(
+            [
+                "**Fig. 14b: late binding's diameter d, stretched Hadoop** (`off / this` > 1: "
+                "late binding at that d is faster than without it; the paper's curve "
+                "improves with d at first; `examples/sweeps/coda-whole-interval-d.toml`)",
+                markdown(diam),
+            ]
+            if diam is not None
+            else []
+        ),
+        *(
+            [
+                "**Late binding's two readings** (CODA Algorithm 2, line 20: a flow is "
+                "bound for good to the extended coflow it is first served with, "
+                "`binding=first`, the default; or served at every decision with the "
+                "highest-priority extended coflow that holds it, `binding=round`; "
+                "`examples/sweeps/coda-whole-interval-round-*.toml`; late binding off, "
+                "Aalo and fair sharing do not depend on it)",
+                markdown(round_table(sc, rc)),
+                "**Issue 23's mechanism targets under binding=round**",
+                markdown(mechanism_targets(rc)),
+            ]
+            if rc is not None
+            else []
+        ),
         "**The paper's claims for these scenarios, one row each**",
-        markdown(claims_table(scenario_claims(sc, runs), ["ours"])),
+        markdown(claims_table(all_scenario_claims(sc, runs, diam), ["ours"])),
     ]
 
 
@@ -712,6 +816,14 @@ def main() -> None:
         "--interval", help="output folder of the coda-whole-spark-interval sweep (1 s decisions)"
     )
     ap.add_argument("--plain", help="output folder of the coda-whole-plain sweep")
+    ap.add_argument("--diameter", help="output folder of the coda-whole-interval-d sweep")
+    ap.add_argument(
+        "--round",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="output folder of a coda-whole-interval-round-* sweep (repeatable)",
+    )
     ap.add_argument(
         "--scenarios",
         action="append",
@@ -755,10 +867,19 @@ def main() -> None:
         scenarios = load_scenarios(args.scenarios)
         scenarios_table(*scenarios).to_csv(os.path.join(args.out, "scenarios.csv"), index=False)
         ablation_table(scenarios[0]).to_csv(os.path.join(args.out, "ablation.csv"), index=False)
-        claims_table(scenario_claims(*scenarios), ["ours"]).to_csv(
+        uncached += [(d, sweep_provenance(d)) for d in args.scenarios]
+        diam = diameter_table(scenarios[0], args.diameter)
+        if diam is not None:
+            diam.to_csv(os.path.join(args.out, "fig14b.csv"), index=False)
+            uncached.append((args.diameter, sweep_provenance(args.diameter)))
+        rc = load_round(args.round, scenarios[0]) if args.round else None
+        if rc is not None:
+            round_table(scenarios[0], rc).to_csv(os.path.join(args.out, "binding.csv"), index=False)
+            uncached += [(d, sweep_provenance(d)) for d in args.round]
+        scenarios = (*scenarios, diam, rc)
+        claims_table(all_scenario_claims(*scenarios), ["ours"]).to_csv(
             os.path.join(args.out, "scenario_claims.csv"), index=False
         )
-        uncached += [(d, sweep_provenance(d)) for d in args.scenarios]
     model_table = models(s, args.interval, args.plain)
     model_table.to_csv(os.path.join(args.out, "models.csv"), index=False)
     text = body(
