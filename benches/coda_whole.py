@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import sys
 
 import numpy as np
@@ -366,6 +367,32 @@ def models(s, interval: str | None, plain: str | None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def timing_table(dirs) -> pd.DataFrame:
+    """Per run with a recorded time: workload, policy and CPU seconds, over ``dirs``."""
+    rows = []
+    for d in dirs:
+        path = os.path.join(d, "timings.csv")
+        if os.path.exists(path):
+            t = pd.read_csv(path).dropna(subset=["sim_cpu_s"])
+            rows += [{"workload": r.workload, **short(r.policy), "CPU (s)": r.sim_cpu_s}
+                     for r in t.itertuples()]  # fmt: skip
+    cols = ["workload", "decisions", "policy", "CPU (s)"]
+    return pd.DataFrame(rows, columns=cols).drop_duplicates()
+
+
+#: Parameters every CODA run here shares, left out of the short labels.
+SHARED = {"labels", "weights", "eps", "tau", "interval_s", "realloc", "decision_s"}
+
+
+def short(label: str) -> dict[str, str]:
+    """A run's decision model and its policy label without the shared parameters."""
+    name, _, rest = label.partition(":")
+    params = dict(kv.split("=", 1) for kv in rest.split(",")) if rest else {}
+    keep = [f"{k}={v}" for k, v in params.items() if k not in SHARED]
+    every = f"{params['decision_s']} s" if params.get("realloc") == "interval" else "per event"
+    return {"decisions": every, "policy": name + (":" + ",".join(keep) if keep else "")}
+
+
 def summary(s, runs, model, model_table, scenarios) -> list[str]:
     """What the tables below show, in a few computed sentences."""
     out = []
@@ -425,7 +452,7 @@ def summary(s, runs, model, model_table, scenarios) -> list[str]:
 
 
 def body(d: str, s, runs, bound_df, cl, prov_sweep, extra, model=None, uncached=(),
-         model_table=None, scenarios=None) -> str:  # fmt: skip
+         model_table=None, scenarios=None, timings=()) -> str:  # fmt: skip
     f11 = fig11(s)
     mech = mechanisms(s)
     parts = [
@@ -500,6 +527,12 @@ def body(d: str, s, runs, bound_df, cl, prov_sweep, extra, model=None, uncached=
             markdown(mech),
         ]
     parts += [
+        "## Simulation time per run",
+        "CPU seconds of each simulation where its sweep recorded it (`timings.csv`; the "
+        "per-event runs of the Spark sweep were simulated before per-run times were "
+        "recorded: their sweeps' wall times are in the provenance below, one worker "
+        "each, two sweeps sharing the machine).",
+        markdown(timing_table(timings)),
         "## Provenance",
         "The sweep (its own report's provenance):",
         "\n".join(prov_sweep),
@@ -507,7 +540,7 @@ def body(d: str, s, runs, bound_df, cl, prov_sweep, extra, model=None, uncached=
             f"Uncached, `{name}` (its report's provenance):\n\n" + "\n".join(lines)
             for name, lines in uncached
         ),
-        f"This report: `python3 benches/coda_whole.py {d} --out OUT`, {provenance()}.",
+        f"This report: `python3 benches/coda_whole.py {shlex.join(sys.argv[1:])}`, {provenance()}.",
     ]
     return "\n\n".join(parts) + "\n"
 
@@ -896,7 +929,7 @@ def main() -> None:
     model_table.to_csv(os.path.join(args.out, "models.csv"), index=False)
     text = body(
         args.sweep_dir, s, runs, bound_df, cl, sweep_provenance(args.sweep_dir), extra,
-        model, uncached, model_table, scenarios,
+        model, uncached, model_table, scenarios, [u for u, _ in uncached],
     )  # fmt: skip
     with open(os.path.join(args.out, "README.md"), "w", encoding="utf-8") as fh:
         fh.write(text)
