@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import coflowkit as ck
+import numpy as np
 import pytest
 from coflowkit import api
 
@@ -169,8 +170,29 @@ def test_realloc_is_accepted_with_every_policy_and_checked():
         lazy = ck.simulate(w, policy, {"realloc": "coflow"}, progress=False)
         # a flow's leftover capacity goes to no one: never faster on average here
         assert lazy.summary["all"]["cct_s"]["mean"] >= every * (1 - 1e-9)
-    with pytest.raises(ck.CoflowkitError, match="'event' or 'coflow'"):
+    with pytest.raises(ck.CoflowkitError, match="'event', 'coflow' or 'interval'"):
         ck.simulate(w, "fair", {"realloc": "often"}, progress=False)
+
+
+def test_interval_decisions_run_every_policy_and_are_checked():
+    """realloc=interval with every registry policy: the run
+    completes with the engine's invariant checks on, no coflow ends before the first
+    decision at or after its arrival, and decision_s is checked."""
+    w = ck.load_trace(os.path.join(FIXTURES, "t2.txt"))
+    arrival = w.coflow_columns()["arrival_s"]
+    dt = 0.25
+    for p in ck.policies():
+        r = ck.simulate(w, p["name"], {"realloc": "interval", "decision_s": dt},
+                        check_invariants=True, progress=False)  # fmt: skip
+        t = r.coflows.set_index("coflow_id")
+        first = np.ceil(np.asarray(arrival) / dt - 1e-9) * dt
+        assert r.complete, p["name"]
+        assert (t.finish_s.to_numpy() > first - 1e-9).all(), p["name"]
+    for bad, msg in (("0", "from 1e-6 to 1e6"), ("x", "from 1e-6 to 1e6")):
+        with pytest.raises(ck.CoflowkitError, match=msg):
+            ck.simulate(w, "fair", {"realloc": "interval", "decision_s": bad}, progress=False)
+    with pytest.raises(ck.CoflowkitError, match="give realloc=interval too"):
+        ck.simulate(w, "fair", {"decision_s": "1"}, progress=False)
 
 
 def test_other_policies_run_on_coflowsims_hooks(tmp_path):
