@@ -96,3 +96,17 @@ def browser():
             yield Browser(b)
         finally:
             b.close()
+
+
+def load_bench(name: str):
+    """The script benches/NAME.py as a module (the benches are scripts, not a
+    package); registered in sys.modules, where its dataclasses look it up."""
+    import importlib.util
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    spec = importlib.util.spec_from_file_location(name, os.path.join(root, "benches", f"{name}.py"))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod

@@ -1,7 +1,6 @@
 """benches/coda_whole.py: CODA's Fig. 11 on the whole trace from a sweep's tables,
 checked on hand-made tables and, end to end, on a small real sweep."""
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -9,18 +8,14 @@ import textwrap
 
 import pandas as pd
 import pytest
+from conftest import load_bench
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 IDENTIFY = "coda:distance_s=0.75,eps=0.5,interval_s=0.1,labels=identify,tau=0.05,weights=spark"
 
 
 def bench():
-    spec = importlib.util.spec_from_file_location(
-        "coda_whole", os.path.join(ROOT, "benches", "coda_whole.py")
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_bench("coda_whole")
 
 
 #: (policy label, CCT of an SN coflow, CCT of an LW coflow).

@@ -1,23 +1,18 @@
 """benches/stream_whole.py: Stream's Fig. 6 tables from a sweep's coflows.csv,
 checked on a hand-made sweep output."""
 
-import importlib.util
 import os
 
 import pandas as pd
 import pytest
+from conftest import load_bench
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MIB = 1048576
 
 
 def bench():
-    spec = importlib.util.spec_from_file_location(
-        "stream_whole", os.path.join(ROOT, "benches", "stream_whole.py")
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_bench("stream_whole")
 
 
 #: (policy, mouse CCT, large CCT) on each fabric: a 50 MiB coflow (category I)
