@@ -51,6 +51,7 @@ from coda_whole_scenarios import (  # noqa: E402
     ablation_table,
     all_scenario_claims,
     diameter_table,
+    fine_table,
     load_round,
     load_scenarios,
     mechanism_targets,
@@ -397,12 +398,13 @@ def summary(s, runs, model, model_table, scenarios) -> list[str]:
         t = mechanism_targets(scenarios[0])
         for _, row in t.iterrows():
             out.append(f"* **{row['target']}** (>= 5%): {row['ours']}: {row['met']}.")
-        rc = scenarios[3] if len(scenarios) > 3 else None
-        if rc is not None:
-            for _, row in mechanism_targets(rc).iterrows():
-                out.append(
-                    f"* **{row['target']}, binding=round** (>= 5%): {row['ours']}: {row['met']}."
-                )
+        rc, fc = scenarios[3], scenarios[4]
+        for extra, tag in ((rc, "binding=round"), (fc, "decisions every 0.1 s")):
+            if extra is not None:
+                for _, row in mechanism_targets(extra).iterrows():
+                    out.append(
+                        f"* **{row['target']}, {tag}** (>= 5%): {row['ours']}: {row['met']}."
+                    )
     return out
 
 
@@ -552,6 +554,7 @@ def parse_args() -> argparse.Namespace:
     )
     ap.add_argument("--plain", help="output folder of the coda-whole-plain sweep")
     ap.add_argument("--diameter", help="output folder of the coda-whole-interval-d sweep")
+    ap.add_argument("--fine", help="output folder of the coda-whole-interval-fine sweep")
     for flag, what in (
         ("--round", "a coda-whole-interval-round-* sweep"),
         ("--scenarios", "a coda-whole-interval-* sweep"),
@@ -596,7 +599,11 @@ def scenario_parts(args, out: str, r: Parts) -> None:
     if rc is not None:
         round_table(sc, rc).to_csv(os.path.join(out, "binding.csv"), index=False)
         r.uncached += [(d, sweep_provenance(d)) for d in args.round]
-    r.scenarios = (sc, sruns, diam, rc)
+    fc = load_scenarios([args.fine])[0] if args.fine else None
+    if fc is not None:
+        fine_table(sc, fc).to_csv(os.path.join(out, "fine.csv"), index=False)
+        r.uncached.append((args.fine, sweep_provenance(args.fine)))
+    r.scenarios = (sc, sruns, diam, rc, fc)
     claims_table(all_scenario_claims(*r.scenarios), ["ours"]).to_csv(
         os.path.join(out, "scenario_claims.csv"), index=False
     )
