@@ -198,11 +198,15 @@ def test_sweep_report_renders_in_a_browser(tmp_path, example_path, browser):
     page, errors = browser.open((out / "report.html").as_uri())
     assert errors == []
     assert page.title() == "Sweep spec"  # the spec file's name
-    # Two figures (one per fabric), embedded and decoded; the runs table has 6 rows.
+    # Two figures (one per fabric), embedded and decoded; the runs table and the
+    # timings table have 6 rows each.
     widths = page.evaluate("Array.from(document.images).map(i => i.naturalWidth)")
     assert len(widths) == 2 and all(w > 500 for w in widths)
     assert page.evaluate("Array.from(document.images).every(i => i.src.startsWith('data:'))")
-    assert page.locator("table tbody tr").count() == 6
+    tables = page.locator("table")
+    assert tables.count() == 2  # the runs, and each run's simulation time
+    assert tables.nth(0).locator("tbody tr").count() == 6
+    assert tables.nth(1).locator("tbody tr").count() == 6
     assert "Provenance" in page.locator("section.provenance").inner_text()
 
 

@@ -1,16 +1,14 @@
 """benches/coda_whole.py: CODA's Fig. 11 on the whole trace from a sweep's tables,
 checked on hand-made tables and, end to end, on a small real sweep."""
 
-import os
-import subprocess
 import sys
 import textwrap
 
 import pandas as pd
 import pytest
+from coflowkit import sweep
 from conftest import load_bench
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 IDENTIFY = "coda:distance_s=0.75,eps=0.5,interval_s=0.1,labels=identify,tau=0.05,weights=spark"
 
 
@@ -85,7 +83,7 @@ def test_a_missing_run_is_named(tmp_path):
         b.load(str(tmp_path))
 
 
-def test_end_to_end_on_a_small_sweep(tmp_path, example_path):
+def test_end_to_end_on_a_small_sweep(tmp_path, example_path, monkeypatch):
     """A real sweep of the example trace, then the script: its tables agree with
     the sweep's own runs, and CODA's labels carry their quality."""
     spec = tmp_path / "spec.toml"
@@ -122,15 +120,16 @@ def test_end_to_end_on_a_small_sweep(tmp_path, example_path):
         .replace("distance_s = 0.75", 'distance_s = 0.75\nrealloc = "interval"\ndecision_s = 1')
         + f'[[policy]]\nname = "aalo"\nparams = {every}\n'
     )
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
     out, rep, out_i = tmp_path / "sweep", tmp_path / "rep", tmp_path / "sweep_i"
-    cache = ["--cache-dir", str(tmp_path / "cache")]
+    cache = str(tmp_path / "cache")
     for sp, o in ((spec, out), (interval, out_i)):
-        cmd = [sys.executable, "-m", "coflowkit", "sweep", str(sp), "--out", str(o)]
-        subprocess.run([*cmd, "--workers", "1", *cache], check=True, env=env, capture_output=True)
-    subprocess.run([sys.executable, os.path.join(ROOT, "benches", "coda_whole.py"), str(out),
-                    "--spec", str(spec), "--out", str(rep), "--interval", str(out_i)],
-                   check=True, env=env)  # fmt: skip
+        sweep.run(str(sp), str(o), workers=1, cache_dir=cache)
+    # The script in this process (a subprocess would import the source tree's
+    # coflowkit, which has no compiled core when the package is installed).
+    b = bench()
+    argv = [str(out), "--spec", str(spec), "--out", str(rep), "--interval", str(out_i)]
+    monkeypatch.setattr(sys, "argv", ["coda_whole.py", *argv])
+    b.main()
     ri = pd.read_csv(out_i / "runs.csv")
     mean_i = {p.split(":")[0]: m for p, m in zip(ri.policy, ri.mean_cct_s, strict=True)}
     dm = pd.read_csv(rep / "decision_model.csv").set_index("decisions")
