@@ -39,65 +39,6 @@ pub struct SimOptions {
     pub delta_decisions: bool,
 }
 
-/// When the engine calls the policy (`--param realloc=event|coflow|interval`).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub enum Realloc {
-    /// At every event: a start, a completion, a wake-up.
-    #[default]
-    Event,
-    /// At coflow arrivals and completions, flow starts and the policy's own
-    /// wake-ups, but not when a flow ends without completing its coflow: then
-    /// every other flow keeps its rate (or class), and the ended flow's rate goes
-    /// to no one, as in CoflowSim's coflow schedulers. Also when nothing would move
-    /// otherwise (every active flow at rate 0, nothing pending), so a policy that
-    /// leaves flows waiting for a link cannot stall the run.
-    Coflow,
-    /// Only at the decision times k·Δ (Δ seconds, k = 0, 1, ...) while flows are
-    /// active, as a simulator with fixed decision intervals (CODA §6.1's "1 s
-    /// decision intervals"): between two decisions every flow keeps its rate, a
-    /// flow that starts waits at rate 0 for the next one, a finished flow's rate
-    /// goes to no one, and the policy's own wake-ups are not used.
-    Interval(f64),
-}
-
-impl Realloc {
-    /// Parses `event`, `coflow` or `interval` (Δ = 1 s; see
-    /// [`Realloc::with_decision_s`]).
-    pub fn parse(v: &str) -> Result<Realloc, String> {
-        match v {
-            "event" => Ok(Realloc::Event),
-            "coflow" => Ok(Realloc::Coflow),
-            "interval" => Ok(Realloc::Interval(1.0)),
-            _ => Err(format!(
-                "realloc must be 'event', 'coflow' or 'interval', got '{v}'"
-            )),
-        }
-    }
-
-    /// `Interval` with Δ = `v` seconds (`--param decision_s=V`, 1e-6 to 1e6).
-    pub fn with_decision_s(self, v: &str) -> Result<Realloc, String> {
-        match (self, v.parse::<f64>()) {
-            (Realloc::Interval(_), Ok(dt)) if (1e-6..=1e6).contains(&dt) => {
-                Ok(Realloc::Interval(dt))
-            }
-            (Realloc::Interval(_), _) => Err(format!(
-                "decision_s must be seconds from 1e-6 to 1e6, got '{v}'"
-            )),
-            _ => Err("decision_s is the decision interval of realloc=interval; \
-                      give realloc=interval too"
-                .to_string()),
-        }
-    }
-
-    /// The decision interval Δ of `Interval`, if that is the mode.
-    pub fn interval_s(self) -> Option<f64> {
-        match self {
-            Realloc::Interval(dt) => Some(dt),
-            _ => None,
-        }
-    }
-}
-
 impl Default for SimOptions {
     fn default() -> Self {
         SimOptions {
@@ -158,7 +99,10 @@ impl std::error::Error for SimError {}
 
 mod checks;
 mod positions;
+mod realloc;
 use positions::sort_positions;
+use realloc::next_decision;
+pub use realloc::Realloc;
 
 fn fail(message: String) -> SimError {
     SimError { message }
@@ -173,22 +117,6 @@ pub const RATE_REL_EPS: f64 = 1e-12;
 #[inline]
 fn changed(old: f64, new: f64) -> bool {
     (old - new).abs() > RATE_REL_EPS * old.abs().max(new.abs())
-}
-
-/// The first decision time k·Δ (k = 0, 1, ...) after `now`, or at `now` when
-/// `or_now` and `now` is one; a time within `TIME_EPS` of k·Δ counts as k·Δ.
-fn next_decision(now: f64, dt: f64, or_now: bool) -> f64 {
-    let k = (now / dt).round();
-    let k = if (now - k * dt).abs() <= TIME_EPS {
-        if or_now {
-            k
-        } else {
-            k + 1.0
-        }
-    } else {
-        (now / dt).ceil()
-    };
-    k * dt
 }
 
 /// Runs `policy` on `w` until every flow has finished.
