@@ -23,6 +23,25 @@ def test_serial_parallel_and_cached_runs_agree(tmp_path, example_path):
         assert x.policy == y.policy
 
 
+def test_a_job_listed_twice_is_simulated_once(tmp_path, example_path, monkeypatch):
+    spec = runner.WorkloadSpec(trace=str(example_path))
+    # The same job twice (parameters in another order: the same key), and another.
+    js = [
+        runner.Job(spec, "aalo", (("queues", "4"), ("multiplier", "4"))),
+        runner.Job(spec, "fair"),
+        runner.Job(spec, "aalo", (("multiplier", "4"), ("queues", "4"))),
+    ]
+    simulated = []
+    real = runner._run_one
+    monkeypatch.setattr(runner, "_run_one", lambda j: simulated.append(j) or real(j))
+    stats = {}
+    res = runner.run_jobs(js, workers=1, cache_dir=None, stats=stats)
+    assert [j.policy for j in simulated] == ["aalo", "fair"]
+    assert stats == {"cached": 0, "simulated": 2}
+    assert res[0].coflows.to_csv() == res[2].coflows.to_csv()
+    assert res[0].coflows.to_csv() != res[1].coflows.to_csv()
+
+
 def test_cache_key_depends_on_every_input(example_path, tmp_path):
     spec = runner.WorkloadSpec(trace=str(example_path))
     k = runner.Job(spec, "aalo").key()

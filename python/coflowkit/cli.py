@@ -341,6 +341,7 @@ def cmd_reproduce(args) -> int:
         cache_dir=cache,
         transforms=specs,
         engine=args.engine,
+        decisions=args.decisions,
         **kw,
     )
     print(f"wrote {report} (tables, figures and report in {out})")
@@ -603,6 +604,14 @@ def add_reproduce(sub) -> None:
         help="ncdrf, coflex, mcs: the engines of the trace replays (default both: "
         "coflowkit's exact engine beside CoflowSim's model, docs/engines.md); the "
         "other experiments run on the exact engine",
+    )
+    r.add_argument(
+        "--decisions",
+        default=None,
+        metavar="event|S",
+        help="coda-scheduler, coda-identify: when policies decide, every S seconds "
+        "(realloc=interval, decision_s=S) or at every flow event (default 1: CODA's "
+        "simulator 'runs at 1s decision intervals', §6.1)",
     )
     r.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     r.add_argument("--cache-dir", help="result cache (default ~/.cache/coflowkit)")

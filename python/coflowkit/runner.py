@@ -221,7 +221,8 @@ def run_jobs(
     (a Ray cluster at ``address``; without one, a local cluster of ``workers``
     processes); ``None`` takes :func:`backend_scope`'s, by default ``process``. A
     spec ``"ray:ADDRESS"`` also names the address. ``stats``, when given, gets
-    ``cached`` and ``simulated`` job counts."""
+    ``cached`` and ``simulated`` job counts (the copies of a job simulated in
+    this call count in neither)."""
     backend, address = _resolve_backend(backend, address)
     for j in jobs:  # fail fast on bad policies, parameters or engines
         api._core.check_policy(j.policy, dict(j.params))
@@ -239,9 +240,18 @@ def run_jobs(
         if spec.transforms:
             _workload(spec, fabric)
     raws: list[dict[str, Any] | None] = [_cached(j, cache_dir) for j in jobs]
-    todo = [i for i, r in enumerate(raws) if r is None]
+    # A job listed twice (same workload, policy, parameters, fabric and engine) is
+    # simulated once; its copies take that result.
+    copies: dict[int, list[int]] = {}
+    firsts: dict[str, int] = {}
+    for i, r in enumerate(raws):
+        if r is None:
+            first = firsts.setdefault(jobs[i].key(), i)
+            copies.setdefault(first, []).append(i)
+    todo = list(copies)
     if stats is not None:
-        stats["cached"] = stats.get("cached", 0) + len(jobs) - len(todo)
+        repeats = sum(len(same) for same in copies.values())
+        stats["cached"] = stats.get("cached", 0) + len(jobs) - repeats
         stats["simulated"] = stats.get("simulated", 0) + len(todo)
     show = sys.stderr.isatty() if progress is None else progress
     bar: Callable[[], None] = lambda: None  # noqa: E731
@@ -274,6 +284,9 @@ def run_jobs(
     finally:
         if ctx is not None:
             ctx.stop()
+    for first, same in copies.items():
+        for i in same[1:]:
+            raws[i] = raws[first]
     results = []
     for j, raw in zip(jobs, raws, strict=True):
         w = _workload(j.workload, j.fabric)

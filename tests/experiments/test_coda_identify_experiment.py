@@ -263,6 +263,23 @@ def test_end_to_end_against_runs(report):
     assert e.loc["Spark", "paper Fair / CODA"] == 2.7
     assert set(runs["coflows"]) == {15}
     assert runs["params"].str.contains("labels=identify").sum() == 1 + 2 + 1
+    # Every run decides every second (CODA's simulator, §6.1), the default model.
+    assert runs["params"].str.contains("realloc=interval").all()
+    assert runs["params"].str.contains("decision_s=1").all()
+
+
+def test_simulations_are_the_policies_under_the_decision_model(report, small_trace):
+    out, text = report
+    runs = _csv(out, "runs").set_index(["workload", "run"])
+    spec = runner.WorkloadSpec(
+        trace=small_trace, transforms=ci.BY_KEY["spark"].transforms(1), first=15
+    )
+    w = spec.load()
+    fair = ck.simulate(w, "fair", {"realloc": "interval", "decision_s": "1"})
+    assert runs.loc[("Spark", "Fair"), "mean CCT (s)"] == pytest.approx(
+        fair.coflows["cct_s"].mean()
+    )
+    assert "policies deciding **every 1 s**" in text
 
 
 def test_claims_are_the_tables_numbers_beside_the_papers(report):

@@ -12,6 +12,10 @@ from coflowkit.experiments import coda_scheduler as cs
 from coflowkit.experiments.common import fmt
 
 
+#: The default decision model: CODA's simulator decides every second (§6.1).
+MODEL = {"realloc": "interval", "decision_s": "1"}
+
+
 def _workload(trace, key, n=None):
     return runner.WorkloadSpec(trace=trace, transforms=cs.BY_KEY[key].transforms, first=n).load()
 
@@ -59,7 +63,7 @@ def check_error_kinds(out, small_trace, aalo: float) -> None:
     for kind in ("merge", "split"):
         for ablated, col in ((False, "CODA / Aalo"), (True, "w/o both / Aalo")):
             policy, params = cs.kind_params(kind, by.loc[kind, "error_rate"], ablated)
-            c = ck.simulate(w, policy, dict(params)).coflows["cct_s"].mean()
+            c = ck.simulate(w, policy, dict(params) | MODEL).coflows["cct_s"].mean()
             assert by.loc[kind, col] == pytest.approx(c / aalo), (kind, col)
     # The report's bullet quotes CODA / Aalo of every kind that reached the target.
     text = (out / "report.md").read_text()
@@ -108,7 +112,7 @@ def test_tables_agree_with_direct_runs(small_trace, tmp_path):
         assert row["recall"] == pytest.approx(q.recall)
         for name in cs.schemes_of(s):
             policy, params = cs.scheme_params(name, rate)
-            c = ck.simulate(w, policy, dict(params)).coflows["cct_s"].to_numpy()
+            c = ck.simulate(w, policy, dict(params) | MODEL).coflows["cct_s"].to_numpy()
             cct[(key, name)] = c
             got = runs[(runs["scenario"] == s.title) & (runs["scheme"] == name)]
             assert got["mean CCT (s)"].iloc[0] == pytest.approx(c.mean()), (key, name)
@@ -136,7 +140,7 @@ def test_tables_agree_with_direct_runs(small_trace, tmp_path):
     assert bool(cl.loc["Fair / CODA, Hadoop", "ours: flag"]) == q
     # The last row of the bound table: fair on the whole trace with Spark starts.
     whole = runner.WorkloadSpec(trace=small_trace, transforms=(cs.SPARK,)).load()
-    fair = ck.simulate(whole, "fair").coflows
+    fair = ck.simulate(whole, "fair", MODEL).coflows
     bound = pd.read_csv(out / "bound.csv").iloc[-1]
     assert bound["coflows"] == whole.num_coflows
     lb = metrics.lower_bounds(whole).reindex(fair["coflow_id"].to_numpy()).to_numpy()
@@ -147,6 +151,7 @@ def test_tables_agree_with_direct_runs(small_trace, tmp_path):
     )
     check_error_kinds(out, small_trace, cct[("hadoop", cs.AALO)].mean())
     assert "Which kinds of error hurt" in text and "error_kinds.png" in text
+    assert "Policies decide **every 1 s**" in text and "--decisions" not in text.split("## ")[-1]
 
 
 def test_impact_reduction_is_the_papers_footnote_8():
@@ -176,3 +181,40 @@ def test_cli_runs_every_scenario(small_trace, tmp_path):
     assert set(runs["scenario"]) == {s.title for s in cs.SCENARIOS}
     assert (runs["coflows"] == 3).all()
     assert "--coflows 3" in (out / "report.md").read_text()
+
+
+def test_decisions_event_decides_at_every_flow_event(small_trace, tmp_path):
+    # --decisions event: the runs are the plain (per-event) policies, and the
+    # report's command and model say so.
+    out = tmp_path / "event"
+    argv = ["reproduce", "coda-scheduler", "--trace", small_trace, "--coflows", "12"]
+    argv += ["--out", str(out), "--workers", "1", "--no-cache", "--decisions", "event"]
+    assert cli.main(argv) == 0
+    runs = pd.read_csv(out / "runs.csv").set_index(["scenario", "scheme"])
+    w = _workload(small_trace, "spark", 12)
+    fair = ck.simulate(w, "fair").coflows["cct_s"].mean()
+    assert runs.loc[("Spark", cs.FAIR), "mean CCT (s)"] == pytest.approx(fair)
+    every = ck.simulate(w, "fair", MODEL).coflows["cct_s"].mean()
+    assert every > fair  # new flows wait for the next decision: a different model
+    text = (out / "report.md").read_text()
+    assert "Policies decide **at every flow event**" in text
+    assert "--decisions event" in text.split("## Provenance")[-1]
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "soon", "nan", "inf"])
+def test_decisions_must_be_event_or_positive_seconds(small_trace, tmp_path, bad):
+    with pytest.raises(ck.CoflowkitError, match="--decisions must be 'event' or a positive"):
+        writer.run(
+            coda_report.EXPERIMENT,
+            out=str(tmp_path / "x"),
+            trace=small_trace,
+            coflows=3,
+            decisions=bad,
+        )
+
+
+def test_decisions_only_where_the_paper_states_an_interval(small_trace, tmp_path):
+    from coflowkit.experiments import mcs
+
+    with pytest.raises(ck.CoflowkitError, match="--decisions applies only to"):
+        writer.run(mcs.EXPERIMENT, out=str(tmp_path / "m"), trace=small_trace, decisions="1")

@@ -313,3 +313,20 @@ def test_the_command_line_names_what_differs_from_the_defaults(tmp_path):
     assert cmd(exp, opts) == (
         "coflowkit reproduce toy --out 'o dir' --coflows 5 --transform batch --engine exact"
     )
+    exp.default_decisions = "1"
+    same = writer.Options("o", "t", coflows=200, decisions="1")
+    assert cmd(exp, same) == "coflowkit reproduce toy --out o"
+    other = writer.Options("o", "t", coflows=200, decisions="event")
+    assert cmd(exp, other) == "coflowkit reproduce toy --out o --decisions event"
+
+
+def test_a_decision_interval_is_passed_to_every_policy_in_canonical_form():
+    from coflowkit.experiments import common
+
+    assert common.decision_params("event") == ()
+    assert common.decision_params(None) == ()
+    want = (("realloc", "interval"), ("decision_s", "0.5"))
+    assert common.decision_params(" 0.50 ") == want
+    assert common.parse_decisions("1.0") == "1"
+    assert common.decisions_label("2") == "every 2 s"
+    assert common.decisions_label("event") == "at every flow event"

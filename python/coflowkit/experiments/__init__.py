@@ -39,8 +39,9 @@ ENGINE_EXPERIMENTS = ("ncdrf", "coflex", "mcs")
 def run(name: str, **kw) -> str:
     """Runs experiment ``name``. Keywords: ``out``, ``trace``, ``workers``,
     ``cache_dir``, ``coflows``, ``transforms`` (workload transform specs applied
-    to the trace before the experiment's own choices, e.g. its first N coflows) and,
-    for :data:`ENGINE_EXPERIMENTS`, ``engine``."""
+    to the trace before the experiment's own choices, e.g. its first N coflows),
+    for :data:`ENGINE_EXPERIMENTS`, ``engine``, and for the experiments with a
+    decision interval (coda-scheduler, coda-identify), ``decisions``."""
     from coflowkit._core import CoflowkitError
 
     engine = kw.get("engine")

@@ -35,6 +35,7 @@ import pandas as pd
 
 from coflowkit import identify, labels, metric_learning, metrics, runner
 from coflowkit import transforms as tf
+from coflowkit.experiments import common
 from coflowkit.experiments.coda_scheduler import TICK_S
 from coflowkit.experiments.spec import Paper
 from coflowkit.metrics import lower_bounds
@@ -182,8 +183,9 @@ PAPER_14A = (PAPER["late_recall"].value, PAPER["late_precision"].value)
 class Config:
     """What the default run does; tests pass a smaller one."""
 
-    #: Simulations replay the first this many coflows when ``coflows`` is None.
-    sim_coflows: int = 100
+    #: Simulations replay the first this many coflows when ``coflows`` is None
+    #: (None: the whole trace, the paper's setting).
+    sim_coflows: int | None = None
     #: Fig. 10e: ε values (paper's weights).
     eps_grid: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)
     #: Learned weights: candidate ε given as the time window ε/sqrt(a_t), seconds.
@@ -491,9 +493,18 @@ def _cost(s: Scenario, policy: str) -> float:
     return base * (1.5 if s.stretched else 1.0)
 
 
-def sim_jobs(cfg: Config, trace: str, user_transforms, seed: int, n: int | None):
+def sim_jobs(
+    cfg: Config,
+    trace: str,
+    user_transforms,
+    seed: int,
+    n: int | None,
+    decisions: str | None = None,
+):
     """(key, job) pairs: (scenario, scheme) for Figs. 11-12, (scenario, d) for
-    Fig. 14b (d None: late binding off)."""
+    Fig. 14b (d None: late binding off); every policy decides as ``decisions``
+    says (:func:`common.decision_params`)."""
+    model = common.decision_params(decisions)
     wanted: dict[tuple, tuple] = {}
     for key in cfg.sim_scenarios:
         s = BY_KEY[key]
@@ -516,7 +527,7 @@ def sim_jobs(cfg: Config, trace: str, user_transforms, seed: int, n: int | None)
             trace=trace, transforms=tuple(user_transforms) + s.transforms(seed), first=n
         )
         for k, policy, params in sorted(items, key=lambda it: -_cost(s, it[1])):
-            out.append((k, runner.Job(spec, policy, params)))
+            out.append((k, runner.Job(spec, policy, tuple(params) + model)))
     return out
 
 
@@ -643,10 +654,11 @@ def simulate(
     workers: int,
     cache_dir: str | None,
     stats: dict | None,
+    decisions: str | None = None,
 ) -> None:
     """Figs. 11-12 and 14b: the simulations (cached, on ``workers`` processes), then
     each simulated workload's offline quality and lower bounds."""
-    R.jobs = sim_jobs(R.cfg, trace, transforms, seed, sim_n)
+    R.jobs = sim_jobs(R.cfg, trace, transforms, seed, sim_n, decisions)
     results = runner.run_jobs([j for _, j in R.jobs], workers, cache_dir, stats=stats)
     R.res = {k: r.coflows for (k, _), r in zip(R.jobs, results, strict=True)}
     for key in dict.fromkeys(k[0] for k, _ in R.jobs):
@@ -669,6 +681,7 @@ def compute(
     cfg: Config,
     stats: dict | None = None,
     speed=None,
+    decisions: str | None = None,
 ) -> Results:
     """The identification analyses and the simulations. ``speed(base, cfg, seed)``
     runs Table 1's benchmark on the base workload and returns ``(setup, table)``
@@ -695,6 +708,6 @@ def compute(
     R.peak_rss_gb = _peak_rss_gb()
     phase("Table 1: identification speed")
     sim_n = cfg.sim_coflows if coflows is None else coflows
-    simulate(R, trace, transforms, seed, sim_n, workers, cache_dir, stats)
+    simulate(R, trace, transforms, seed, sim_n, workers, cache_dir, stats, decisions)
     phase(f"Figs. 11, 12, 14b: {len(R.jobs)} simulations on {workers} worker(s)")
     return R

@@ -48,7 +48,7 @@ from coflowkit.experiments.coda_identify_parts import (
 )
 from coflowkit.experiments.coda_identify_speed import run_speed, table1_summary
 from coflowkit.experiments.coda_report import PAPER_MAIN
-from coflowkit.experiments.coda_scheduler import TICK_S
+from coflowkit.experiments.coda_scheduler import DEFAULT_DECISIONS, TICK_S
 from coflowkit.experiments.spec import Experiment
 from coflowkit.experiments.writer import command, machine
 
@@ -73,7 +73,8 @@ def config(opts) -> Config:
 def local(ctx) -> Results:
     """Everything: the offline analyses, Table 1's benchmark and the simulations.
     ``--coflows`` unset analyses the whole trace offline and simulates its first
-    ``config.sim_coflows`` coflows; a number N uses the first N coflows for both.
+    ``config.sim_coflows`` coflows (by default all); a number N uses the first N
+    coflows for both. The simulations decide as ``--decisions`` says.
     ``seed`` seeds the test workloads' transforms (the training twins: seed + 1)."""
     o = ctx.opts
     return compute(
@@ -86,6 +87,7 @@ def local(ctx) -> Results:
         config(o),
         ctx.stats,
         run_speed,
+        o.decisions,
     )
 
 
@@ -125,6 +127,9 @@ def setup_values(ctx) -> dict:
         # Aalo's "1.1x" (Hadoop) and "1.3x-1.8x" (batch) better, read as 1 / (Aalo / CODA).
         "aalo_better": [1 / PAPER_MAIN[k][0][0] for k in ("hadoop", "batch10", "batch100")],
         "e2e_coflows": e2e[0]["coflows"] if e2e else None,
+        "whole_sims": R.cfg.sim_coflows is None and o.coflows is None,
+        "decisions": common.decisions_label(o.decisions),
+        "per_event": common.decision_params(o.decisions) == (),
         "sim_s": sum(t for name, t in R.phases if "simulations" in name),
         "command": command(ctx.exp, o),
         "machine": machine(),
@@ -410,6 +415,7 @@ EXPERIMENT = Experiment(
     workload=None,
     parts=PARTS,
     template="coda_identify.md",
+    default_decisions=DEFAULT_DECISIONS,
     local=local,
     values=values,
 )

@@ -18,6 +18,7 @@ from coflowkit.experiments.coda_scheduler import (
     BY_KEY,
     CODA,
     DEFAULT_COFLOWS,
+    DEFAULT_DECISIONS,
     ERROR_KINDS,
     FAIR,
     GRID_STEPS,
@@ -308,24 +309,26 @@ def jobs(ctx) -> list:
     that the two workers finish close together; then fair and Aalo on the whole
     trace with Spark starts."""
     specs, rates = ctx.prep["specs"], ctx.prep["rates"]
+    model = common.decision_params(ctx.opts.decisions)
     groups = []
     for s in chosen_of(ctx.opts):
         group = []
         for name in dict.fromkeys(schemes_of(s)):
             policy, params = scheme_params(name, rates[s.key].error_rate)
-            group.append((not _heavy(policy, params), (s.key, name), policy, params))
+            group.append((not _heavy(policy, params), (s.key, name), policy, params + model))
         for kind in ERROR_KINDS if s.key in KIND_TARGETS else ():
             for ablated in (False, True):
                 policy, params = kind_params(kind, rates[(s.key, kind)].error_rate, ablated)
                 key = (s.key, kind_scheme(kind, ablated))
-                group.append((not _heavy(policy, params), key, policy, params))
+                group.append((not _heavy(policy, params), key, policy, params + model))
         groups.append(sorted(group, key=lambda g: g[0]))
     out = []
     for group in sorted(groups, key=lambda g: sum(light for light, *_ in g)):
         for _, key, policy, params in group:
             out.append((key, runner.Job(specs[key[0]], policy, params)))
     for name in (FAIR, AALO):
-        out.append(((WHOLE, name), runner.Job(whole_spec(ctx.opts), scheme_params(name, 0)[0])))
+        policy = scheme_params(name, 0)[0]
+        out.append(((WHOLE, name), runner.Job(whole_spec(ctx.opts), policy, model)))
     return out
 
 
@@ -860,6 +863,8 @@ def values(ctx) -> dict:
         "paper_quality": PAPER_QUALITY,
         "tick_ms": TICK_S * 1000,
         "tick_s": TICK_S,
+        "decisions": common.decisions_label(ctx.opts.decisions),
+        "per_event": common.decision_params(ctx.opts.decisions) == (),
         "label_seed": LABEL_SEED,
         "workload_seed": WORKLOAD_SEED,
         "search_tol": SEARCH_TOL,
@@ -938,6 +943,7 @@ EXPERIMENT = Experiment(
     workload=None,
     parts=parts,
     default_coflows=DEFAULT_COFLOWS,
+    default_decisions=DEFAULT_DECISIONS,
     template="coda_scheduler.md",
     values=values,
     prepare=prepare,

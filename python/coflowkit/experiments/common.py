@@ -129,6 +129,49 @@ def parse_engines(spec: str | None) -> tuple[str, ...]:
     return (spec.strip(),)
 
 
+#: What ``--decisions`` takes: ``event`` (the policy decides at every flow event,
+#: the exact engine's default) or S, seconds between decisions (``realloc=interval``,
+#: ``decision_s=S``: the policy decides at k·S only, rates held in between;
+#: docs/engines.md).
+EVENT_DECISIONS = "event"
+
+
+def parse_decisions(spec: str | float | None) -> str | None:
+    """``--decisions``: None (the experiment's own), ``event`` or a positive
+    number of seconds, returned in canonical form (``event`` or ``%g`` of it)."""
+    if spec is None:
+        return None
+    text = str(spec).strip()
+    if text == EVENT_DECISIONS:
+        return text
+    try:
+        s = float(text)
+    except ValueError:
+        s = float("nan")
+    if not (s > 0 and np.isfinite(s)):
+        raise CoflowkitError(
+            f"--decisions must be 'event' or a positive number of seconds, got {spec!r}"
+        )
+    return f"{s:g}"
+
+
+def decision_params(decisions: str | None) -> tuple[tuple[str, str], ...]:
+    """The policy parameters of a decision model (see :func:`parse_decisions`):
+    none per event, ``realloc=interval,decision_s=S`` every S seconds."""
+    d = parse_decisions(decisions)
+    if d is None or d == EVENT_DECISIONS:
+        return ()
+    return (("realloc", "interval"), ("decision_s", d))
+
+
+def decisions_label(decisions: str | None) -> str:
+    """How a report names the decision model."""
+    d = parse_decisions(decisions)
+    if d is None or d == EVENT_DECISIONS:
+        return "at every flow event"
+    return f"every {d} s"
+
+
 def engine_label(engine: str) -> str:
     from coflowkit import api
 

@@ -129,6 +129,11 @@ class Experiment:
     template: str
     #: The coflows replayed when `--coflows` is not given (None: every coflow).
     default_coflows: int | None = None
+    #: When policies decide unless ``--decisions`` says otherwise (``event`` or
+    #: seconds, :func:`coflowkit.experiments.common.parse_decisions`); None: the
+    #: experiment does not take ``--decisions`` (its runs decide at every event
+    #: or as its models say).
+    default_decisions: str | None = None
     local: Callable[[Any], Any] | None = None
     values: Callable[[Any], dict] | None = None
     full: Callable[[Any], bool] = field(default=lambda ctx: False)

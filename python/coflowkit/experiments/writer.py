@@ -51,6 +51,9 @@ class Options:
     seed: int = 1
     transforms: tuple[str, ...] = ()
     engine: str | None = None
+    #: When policies decide (``event`` or seconds, :func:`common.parse_decisions`);
+    #: None: the experiment's own (:attr:`Experiment.default_decisions`).
+    decisions: str | None = None
     #: Keeps only these parts of an experiment (its scenario keys), for tests.
     select: tuple[str, ...] | None = None
     #: The experiment's own settings (coda-identify: a ``coda_identify.Config``,
@@ -308,6 +311,8 @@ def command(exp: Experiment, opts: Options) -> str:
         args += ["--transform", t]
     if opts.engine is not None:
         args += ["--engine", opts.engine]
+    if opts.decisions != exp.default_decisions:
+        args += ["--decisions", opts.decisions]
     return shlex.join(args)
 
 
@@ -452,6 +457,13 @@ def run(exp: Experiment, **kw) -> str:
     """Runs ``exp`` with the options ``kw`` (see :class:`Options`; ``coflows``
     defaults to the experiment's own); returns the path of ``report.md``."""
     kw.setdefault("coflows", exp.default_coflows)
+    decisions = common.parse_decisions(kw.get("decisions"))
+    if decisions is not None and exp.default_decisions is None:
+        raise CoflowkitError(
+            f"reproduce {exp.name}: --decisions applies only to the experiments whose "
+            "paper states a decision interval (coda-scheduler, coda-identify)"
+        )
+    kw["decisions"] = exp.default_decisions if decisions is None else decisions
     kw["transforms"] = tuple(kw.get("transforms", ()))
     opts = Options(**kw)
     started = time.monotonic()
