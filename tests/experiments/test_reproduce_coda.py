@@ -11,7 +11,6 @@ from coflowkit.experiments import EXPERIMENTS, coda_report, writer
 from coflowkit.experiments import coda_scheduler as cs
 from coflowkit.experiments.common import fmt
 
-
 #: The default decision model: CODA's simulator decides every second (§6.1).
 MODEL = {"realloc": "interval", "decision_s": "1"}
 
