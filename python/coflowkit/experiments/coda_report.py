@@ -553,6 +553,8 @@ def bound_table(ctx) -> pd.DataFrame:
                 else float("nan"),
             }
         )
+    if ctx.opts.coflows is None:  # the scenarios replay the whole trace already
+        return pd.DataFrame(rows)
     w = whole(ctx)
     rows.append(
         {
