@@ -412,3 +412,21 @@ def test_mixed_workload_takes_halves(small_trace):
     # Hadoop's half keeps the shuffle handler's source port.
     odd = [i for i, k in enumerate(m["coflow_id"]) if order.index(k) % 2]
     assert {m["src_port"][i] for i in odd} == {13562}
+
+
+def test_whole_trace_simulations_take_the_whole_trace_text(small_trace, tmp_path):
+    out = tmp_path / "whole"
+    experiments.run(
+        "coda-identify",
+        out=str(out),
+        trace=small_trace,
+        workers=1,
+        cache_dir=None,
+        config=replace(TINY, sim_coflows=None),
+    )
+    runs = _csv(out, "runs")
+    whole = runner.WorkloadSpec(trace=small_trace).load().num_coflows
+    assert set(runs["coflows"]) == {whole}
+    text = (out / "report.md").read_text()
+    assert f"All {whole} coflows of each workload (the whole trace" in text
+    assert "fit this command's budget" not in text

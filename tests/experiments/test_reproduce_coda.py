@@ -217,3 +217,28 @@ def test_decisions_only_where_the_paper_states_an_interval(small_trace, tmp_path
 
     with pytest.raises(ck.CoflowkitError, match="--decisions applies only to"):
         writer.run(mcs.EXPERIMENT, out=str(tmp_path / "m"), trace=small_trace, decisions="1")
+
+
+def test_whole_trace_report_reads_its_own_numbers(small_trace, tmp_path):
+    # --coflows all (the default): the scenarios are the whole trace, so the bound
+    # table has no separate whole-trace row and the text takes its whole-trace branch.
+    out = tmp_path / "whole"
+    writer.run(
+        coda_report.EXPERIMENT,
+        out=str(out),
+        trace=small_trace,
+        coflows=None,
+        workers=1,
+        cache_dir=None,
+        select=("spark", "stretched-hadoop"),
+    )
+    text = (out / "report.md").read_text()
+    n = runner.WorkloadSpec(trace=small_trace).load().num_coflows
+    bound = pd.read_csv(out / "bound.csv")
+    assert list(bound["scenario"]) == ["Spark", "stretched Hadoop"]
+    assert (bound["coflows"] == n).all()
+    assert "replays **all coflows**" in text and "Room is not what is missing" in text
+    assert "removes cause 1" not in text and "--coflows" not in text.split("## Provenance")[-1]
+    # The per-bin late binding sentence quotes the bins table.
+    runs = pd.read_csv(out / "runs.csv").set_index(["scenario", "scheme"])
+    assert runs.loc[("Spark", cs.FAIR), "coflows"] == bound["coflows"].iloc[0]

@@ -194,11 +194,14 @@ def _range_note(ours: float, r) -> str:
 
 
 def impact_reduction(res, key: str) -> float:
-    """CODA's footnote 8: (CCT w/o both - CCT CODA) / (CCT w/o both - CCT Aalo)."""
+    """CODA's footnote 8: (CCT w/o both - CCT CODA) / (CCT w/o both - CCT Aalo), the
+    share of the errors' cost the design removes; undefined (NaN) when the errors
+    cost nothing, i.e. Aalo on the true coflows is not faster than on the wrong
+    labels (w/o both)."""
     wob = res[(key, NO_BOTH)]["cct_s"].mean()
     coda = res[(key, CODA)]["cct_s"].mean()
     aalo = res[(key, AALO)]["cct_s"].mean()
-    return float((wob - coda) / (wob - aalo)) if wob != aalo else float("nan")
+    return float((wob - coda) / (wob - aalo)) if wob > aalo else float("nan")
 
 
 def _span(vals) -> str:
@@ -776,6 +779,11 @@ class Measured:
     def norm(self, k: str, name: str, **kw) -> float:
         return norm(self.res, k, name, **kw)
 
+    def share(self, k: str, name: str, bin: str) -> float:
+        """The share of ``name``'s total CCT carried by the coflows of ``bin``."""
+        c = self.res[(k, name)]
+        return float(c["cct_s"][c["bin"] == bin].sum() / c["cct_s"].sum())
+
     def sn_bound(self, k: str) -> float:
         c = self.res[(k, CODA)]
         return float(self.bounds[k].reindex(c["coflow_id"][c["bin"] == "SN"].to_numpy()).mean())
@@ -823,6 +831,14 @@ def ablation_values(m: Measured) -> dict | None:
         "ipsn": _pct([m.norm(k, NO_IP, bin="SN") for k in ab]),
         "ipsn_span": _span([m.norm(k, NO_IP, bin="SN") for k in ab]),
         "lbsn_span": _span([m.norm(k, NO_LB, bin="SN") for k in ab]),
+        # Late binding per bin: CCT without it over CCT with it (below 1: it slows
+        # that bin down), and the share of the total CCT each bin carries under CODA.
+        "lb_bins": {
+            b: _span([m.norm(k, NO_LB, bin=b) for k in ab]) for b in ("SN", "LN", "SW", "LW")
+        },
+        "lb_slows_lw": [m.title[k] for k in ab if m.norm(k, NO_LB, bin="LW") < 1 - 1e-9],
+        "lw_share": _span([m.share(k, CODA, "LW") for k in ab]),
+        "cost_small": all(m.norm(k, NO_BOTH, base=AALO) < 1.05 for k in ab),
         "sn_bound": _span([m.sn_bound(k) for k in ab]),
         "sn_iso": _span([m.sn_isolated(k) for k in ab]),
         "sn_over": {m.title[k]: m.over_bound(k, CODA, sn=True) for k in ab},
@@ -837,6 +853,7 @@ def no_id_values(m: Measured) -> dict | None:
         "all": _span([m.norm(k, FAIR, base=NO_ID) for k in ni]),
         "sn": _span([m.norm(k, FAIR, base=NO_ID, bin="SN") for k in ni]),
         "fair_over": {m.title[k]: m.over_bound(k, FAIR, sn=True) for k in ni},
+        "noid_over": {m.title[k]: m.over_bound(k, NO_ID, sn=True) for k in ni},
     }
 
 
@@ -882,6 +899,8 @@ def values(ctx) -> dict:
         "whole_coflows": ctx.prep["whole_coflows"],
         "flow_factor": ctx.prep["whole_flows"] / max(m.sizes[k][1] for k in m.keys),
         "fair_span": _span([m.norm(k, FAIR) for k in m.keys]),
+        "fair_aalo_span": _span([m.norm(k, FAIR, base=AALO) for k in m.keys]),
+        "aalo_bound_span": _span([m.over_bound(k, AALO) for k in m.keys]),
         "crowd_span": _span([m.crowd(k) for k in m.keys]),
         "coda_bound_span": _span([m.over_bound(k, CODA) for k in m.keys]),
         "fair_bound_span": _span([m.over_bound(k, FAIR) for k in m.keys]),
