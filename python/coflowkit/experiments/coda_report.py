@@ -756,6 +756,11 @@ def observation_figure(ctx):
 # What the text quotes
 
 
+#: A coflow counts as sped up or slowed down by late binding when its CCT moves by
+#: more than this share.
+LB_CHANGE = 0.01
+
+
 class Measured:
     """This run's results with the ratios the text reads: a scheme over its lower
     bound, and how crowded a scenario is."""
@@ -778,6 +783,30 @@ class Measured:
 
     def norm(self, k: str, name: str, **kw) -> float:
         return norm(self.res, k, name, **kw)
+
+    def lb_split(self, k: str, top: int = 5) -> dict:
+        """Late binding coflow by coflow in scenario ``k``: coflows more than
+        :data:`LB_CHANGE` faster and slower with it, the net change of the total CCT (s), and the
+        ``top`` coflows it slows most (their loss in s and their bins)."""
+        a = self.res[(k, CODA)].set_index("coflow_id")
+        b = self.res[(k, NO_LB)].set_index("coflow_id")
+        r = a["cct_s"] / b["cct_s"]
+        d = (a["cct_s"] - b["cct_s"]).sort_values(ascending=False).head(top)
+        tol = LB_CHANGE
+        return {
+            "title": self.title[k],
+            "faster": int((r < 1 - tol).sum()),
+            "slower": int((r > 1 + tol).sum()),
+            "tol": tol,
+            "net": float((a["cct_s"] - b["cct_s"]).sum()),
+            "top_loss": float(d.sum()),
+            "top_bins": sorted(set(a.loc[d.index, "bin"])),
+            "top_finish": (
+                float(a.loc[d.index, "finish_s"].min()),
+                float(a.loc[d.index, "finish_s"].max()),
+            ),
+            "last_finish": float(a["finish_s"].max()),
+        }
 
     def share(self, k: str, name: str, bin: str) -> float:
         """The share of ``name``'s total CCT carried by the coflows of ``bin``."""
@@ -838,6 +867,8 @@ def ablation_values(m: Measured) -> dict | None:
         },
         "lb_slows_lw": [m.title[k] for k in ab if m.norm(k, NO_LB, bin="LW") < 1 - 1e-9],
         "lw_share": _span([m.share(k, CODA, "LW") for k in ab]),
+        "ip_slows": [m.title[k] for k in ab if m.norm(k, NO_IP, bin="SN") < 0.99],
+        "lb_split": [m.lb_split(k) for k in ab if m.norm(k, NO_LB) < 1 - 1e-9],
         "cost_small": all(m.norm(k, NO_BOTH, base=AALO) < 1.05 for k in ab),
         "sn_bound": _span([m.sn_bound(k) for k in ab]),
         "sn_iso": _span([m.sn_isolated(k) for k in ab]),
