@@ -122,6 +122,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--trace", default="../shared/traces/FB2010-1Hr-150-0.txt")
     ap.add_argument("--cache-dir", default=None, help="result cache (default: none)")
     a = ap.parse_args(argv)
+    import time
+
+    started = time.monotonic()
     frames, provs = [], []
     for spec in a.run:
         label, sep, folder = spec.partition("=")
@@ -164,6 +167,22 @@ def main(argv: list[str]) -> int:
         )
     if a.detail:
         lines += detail_lines(a.detail, a.trace, a.cache_dir)
+    import shlex
+    import subprocess
+    import time
+
+    commit = subprocess.run(
+        ["git", "describe", "--always", "--dirty"], capture_output=True, text=True
+    ).stdout.strip()
+    lines += [
+        "",
+        "## Provenance",
+        "",
+        f"* Command: `{shlex.join(['python3', 'benches/coda_models.py', *argv])}`",
+        f"* commit {commit or 'unknown'}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+        f"* Wall time: {time.monotonic() - started:.0f} s (the --detail runs read from "
+        "the result cache when there)",
+    ]
     with open(os.path.join(a.out, "README.md"), "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
     print(f"wrote {a.out}/README.md and models.csv ({len(table)} rows)")
