@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from coflowkit import labels, metrics, runner
-from coflowkit.experiments import coda_error_kinds, common
+from coflowkit.experiments import coda_error_kinds, coda_late_binding, common
 from coflowkit.experiments.coda_scheduler import (
     AALO,
     ABLATIONS,
@@ -945,6 +945,7 @@ def values(ctx) -> dict:
         else {"precision": hadoop.precision, "recall": hadoop.recall},
         "obs": observation_values(m),
         "kinds": coda_error_kinds.kinds_values(ctx),
+        "lbx": coda_late_binding.losses_values(ctx),
         "split_parts": labels.SPLIT_PARTS,
     }
 
@@ -982,6 +983,12 @@ def parts(ctx) -> tuple:
             "bins",
             "Normalized CCT (average CCT / CODA's) overall and per bin (SN, LN, SW, LW)",
             bins_table,
+        ),
+        Table(
+            "late_binding_losses",
+            "Late binding's largest losses: queues and CCT",
+            coda_late_binding.losses_table,
+            digits=4,
         ),
     )
 

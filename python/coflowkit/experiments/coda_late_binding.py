@@ -1,0 +1,137 @@
+"""Late binding's largest losses in `coflowkit reproduce coda-scheduler`: the
+coflows late binding slows most, with what the labels without it did to them.
+
+D-CLAS (Aalo's, which CODA runs over labelled coflows) queues a labelled coflow by
+the bytes its flows have sent. Injected errors spread a coflow's flows over its
+own label and its neighbours'; each label then holds part of its bytes. This
+module measures, for each of the coflows late binding slows most, the queue D-CLAS
+gives its true bytes, the share of its bytes in its largest label without late
+binding, and the highest queue any of those labels reaches (all the bytes the
+label holds at the end, other coflows' flows included), beside its CCT under
+CODA, without late binding and under Aalo on the true coflows. The runs are those
+of :mod:`coda_report`; the labels are the ones the run without late binding
+scheduled with (``flow_labels``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from coflowkit import api
+from coflowkit.experiments.coda_scheduler import AALO, BY_KEY, CODA, NO_LB, chosen_of, norm
+
+#: The coflows shown per scenario: those late binding slows most.
+TOP = 5
+
+
+def coda_thresholds() -> np.ndarray:
+    """CODA's coflow-queue thresholds (bytes) at the registry's defaults, which
+    the scheduler's runs use: T0 · E^q for q = 0..K-2 (docs/policies/coda.md)."""
+    (spec,) = [p for p in api.policies() if p["name"] == "coda"]
+    d = {p["name"]: p["default"] for p in spec["params"]}
+    k, t0, e = int(d["queues"]), float(d["first_threshold_bytes"]), float(d["multiplier"])
+    return t0 * e ** np.arange(k - 1)
+
+
+def queue_of(nbytes, thresholds: np.ndarray) -> np.ndarray:
+    """D-CLAS's queue for ``nbytes`` sent: the number of thresholds reached."""
+    return np.searchsorted(thresholds, np.asarray(nbytes, dtype=float), side="right")
+
+
+def slowed(ctx) -> list:
+    """The ablated scenarios in which late binding makes CODA slower overall."""
+    res = ctx.results
+    return [
+        s
+        for s in chosen_of(ctx.opts)
+        if s.ablate
+        and (s.key, NO_LB) in res
+        and norm({k: r.coflows for k, r in res.items()}, s.key, NO_LB) < 1 - 1e-9
+    ]
+
+
+def pieces(flows: pd.DataFrame, labels: np.ndarray) -> pd.DataFrame:
+    """Per coflow: its bytes, the share of them in its largest label, and the bytes
+    of the fullest of its labels (every flow a label holds, any coflow's)."""
+    f = pd.DataFrame({"coflow_id": flows["coflow_id"], "bytes": flows["bytes"], "label": labels})
+    label_bytes = f.groupby("label")["bytes"].sum()
+    f["label_bytes"] = label_bytes.reindex(f["label"].to_numpy()).to_numpy()
+    per = f.groupby(["coflow_id", "label"], sort=True)["bytes"].sum()
+    total = f.groupby("coflow_id")["bytes"].sum()
+    return pd.DataFrame(
+        {
+            "bytes": total,
+            "largest_share": per.groupby(level=0).max() / total,
+            "fullest_label": f.groupby("coflow_id")["label_bytes"].max(),
+        }
+    )
+
+
+def losses_table(ctx) -> pd.DataFrame | None:
+    """Per scenario where late binding slows CODA: the :data:`TOP` coflows it slows
+    most, their queue on their true bytes and on the labels without late binding,
+    and their CCT under CODA, without late binding and under Aalo on the truth."""
+    rows, th = [], coda_thresholds()
+    for s in slowed(ctx):
+        coda, nolb = (ctx.results[(s.key, n)] for n in (CODA, NO_LB))
+        aalo = ctx.results[(s.key, AALO)].coflows.set_index("coflow_id")["cct_s"]
+        a, b = (r.coflows.set_index("coflow_id") for r in (coda, nolb))
+        top = (a["cct_s"] - b["cct_s"]).sort_values(ascending=False, kind="stable").head(TOP)
+        fc = ctx.prep["specs"][s.key].load().flow_columns()
+        flows = {k: np.asarray(fc[k]) for k in ("coflow_id", "bytes")}
+        p = pieces(pd.DataFrame(flows), np.asarray(nolb.extra["flow_labels"]))
+        for cid in top.index:
+            rows.append(
+                {
+                    "scenario": s.title,
+                    "coflow": int(cid),
+                    "bin": a.at[cid, "bin"],
+                    "GB": p.at[cid, "bytes"] / 1e9,
+                    "queue (true bytes)": int(queue_of(p.at[cid, "bytes"], th)),
+                    "largest label share w/o L.B.": p.at[cid, "largest_share"],
+                    "queue of its fullest label w/o L.B.": int(
+                        queue_of(p.at[cid, "fullest_label"], th)
+                    ),
+                    "CCT CODA (s)": a.at[cid, "cct_s"],
+                    "CCT w/o L.B. (s)": b.at[cid, "cct_s"],
+                    "CCT Aalo, truth (s)": aalo.at[cid],
+                }
+            )
+    return pd.DataFrame(rows) if rows else None
+
+
+def losses_values(ctx) -> dict | None:
+    """What the text says of the table: how many of the coflows late binding slows
+    most sit in a lower queue on their true bytes than on any of their labels
+    without it (the errors split them), their CCT summed under the three schemes,
+    and the LW bin's total CCT without late binding and under CODA over Aalo's on the
+    truth."""
+    t = losses_table(ctx)
+    if t is None:
+        return None
+    true_q, label_q = t["queue (true bytes)"], t["queue of its fullest label w/o L.B."]
+    split = true_q > label_q
+    keys = [s.key for s in slowed(ctx)]
+    res = {k: r.coflows for k, r in ctx.results.items()}
+    lw = {n: [norm(res, k, n, base=AALO, bin="LW") for k in keys] for n in (NO_LB, CODA)}
+    return {
+        "scenarios": [BY_KEY[k].title for k in keys],
+        "count": len(t),
+        "split": int(split.sum()),
+        "split_queue": sorted({int(q) for q in true_q[split]}),
+        "split_label_queue": sorted({int(q) for q in label_q[split]}),
+        "split_share": (
+            float(t.loc[split, "largest label share w/o L.B."].min()),
+            float(t.loc[split, "largest label share w/o L.B."].max()),
+        )
+        if split.any()
+        else None,
+        "sums": {
+            "coda": float(t.loc[split, "CCT CODA (s)"].sum()),
+            "nolb": float(t.loc[split, "CCT w/o L.B. (s)"].sum()),
+            "aalo": float(t.loc[split, "CCT Aalo, truth (s)"].sum()),
+        },
+        "others": [int(c) for c in t.loc[~split, "coflow"]],
+        "lw_nolb": (min(lw[NO_LB]), max(lw[NO_LB])),
+        "lw_coda": (min(lw[CODA]), max(lw[CODA])),
+    }
