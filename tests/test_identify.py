@@ -12,6 +12,7 @@ from coflowkit import _core, identify
 from coflowkit._core import CoflowkitError
 from coflowkit.cli import main
 from coflowkit.labels import quality
+from conftest import SHARED_TRACE
 
 
 def _same_partition(a, b) -> bool:
@@ -362,3 +363,23 @@ def test_simulation_reports_the_labels_it_scheduled_with(tmp_path):
     for _ in range(2):
         (res,) = runner.run_jobs([job], cache_dir=str(tmp_path / "c"))
         assert np.array_equal(res.extra["flow_labels"], lab)
+
+
+def test_simulation_reports_each_flows_binding():
+    # CODA binds a flow to the extended coflow it is first served with (late
+    # binding). Without late binding that is always the flow's own label; with it
+    # and injected neighbour errors, the label or the flow's true coflow (the only
+    # coflow a mislabelled flow is near), and on this trace some flows take the
+    # second. Labels and bindings are coflow indices in the workload's order.
+    w = ck.load_trace(SHARED_TRACE).head(40)
+    truth = np.unique(np.asarray(w.flow_columns()["coflow_id"]), return_inverse=True)[1]
+    base = {"labels": "random", "error_rate": "0.4", "seed": "3"}
+    off = ck.simulate(w, "coda", base | {"late_binding": "false"}).extra
+    assert np.array_equal(off["flow_bindings"], off["flow_labels"])
+    on = ck.simulate(w, "coda", base).extra
+    lab, bound = np.asarray(on["flow_labels"]), np.asarray(on["flow_bindings"])
+    assert len(bound) == w.num_flows and (bound >= 0).all()
+    assert ((bound == lab) | (bound == truth)).all()
+    moved = bound != lab
+    assert moved.any() and (bound[moved] == truth[moved]).all()
+    assert "flow_bindings" not in ck.simulate(w, "aalo").extra

@@ -335,6 +335,7 @@ def result_from_raw(workload: Workload, policy: str, p: dict[str, str], raw: dic
             "mean_active_flows": raw.get("active_flow_calls", 0) / max(raw["policy_calls"], 1),
         }
         | ({"flow_labels": raw["flow_labels"]} if raw.get("flow_labels") is not None else {})
+        | ({"flow_bindings": raw["flow_bindings"]} if raw.get("flow_bindings") is not None else {})
         | _timing(raw),
         series=series,
         progress=progress_rows,

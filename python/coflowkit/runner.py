@@ -163,7 +163,15 @@ def _simulate(job: Job, w) -> dict[str, Any]:
     )
     return {
         k: raw[k]
-        for k in ("finish_s", "events", "policy_calls", "series", "progress", "flow_labels")
+        for k in (
+            "finish_s",
+            "events",
+            "policy_calls",
+            "series",
+            "progress",
+            "flow_labels",
+            "flow_bindings",
+        )
         if k in raw
     }
 

@@ -94,3 +94,66 @@ def test_nothing_to_show_where_late_binding_does_not_slow_coda():
     ctx = _ctx(coda=[400.0, 10.0, 6.0], nolb=[1000.0, 50.0, 5.0], aalo=[900.0, 1.0, 4.0])
     assert lbx.losses_table(ctx) is None
     assert lbx.losses_values(ctx) is None
+
+
+def _ip_ctx(bindings=True):
+    key = "stretched-hadoop"
+    # Coflow 1 (SN): two flows of 1 MB; coflow 2 (LW): three of 0.6 TB; coflow 3
+    # (SN): one of 2 MB. CODA bound coflow 1's flows and one of coflow 2's to label 0
+    # (coflow 1's), the rest of coflow 2 to label 1, coflow 3 to label 2.
+    flows = {
+        "coflow_id": np.array([1, 1, 2, 2, 2, 3]),
+        "bytes": np.array([1e6, 1e6, 6e11, 6e11, 6e11, 2e6]),
+    }
+    extra = {"flow_bindings": [0, 0, 0, 1, 1, 2]} if bindings else {}
+
+    def run(cct):
+        c = pd.DataFrame(
+            {
+                "coflow_id": [1, 2, 3],
+                "cct_s": cct,
+                "bin": ["SN", "LW", "SN"],
+                "slowdown": [1.0, 1.0, 1.0],
+            }
+        )
+        return SimpleNamespace(coflows=c, extra=extra)
+
+    results = {
+        (key, cs.CODA): run([100.0, 500.0, 3.0]),
+        (key, cs.NO_IP): run([5.0, 520.0, 2.0]),
+        (key, cs.AALO): run([4.0, 450.0, 2.0]),
+    }
+    spec = SimpleNamespace(
+        load=lambda: SimpleNamespace(
+            flow_columns=lambda: flows, coflow_columns=lambda: {"coflow_id": np.array([1, 2, 3])}
+        )
+    )
+    return SimpleNamespace(
+        opts=SimpleNamespace(select=(key,)), results=results, prep={"specs": {key: spec}}
+    )
+
+
+def test_intra_losses_by_hand():
+    t = lbx.ip_table(_ip_ctx()).set_index("coflow")
+    # SN losses: coflow 1 95 s, coflow 3 1 s (both shown, the largest first).
+    assert t.index.tolist() == [1, 3]
+    one = t.loc[1]
+    # Label 0 (coflow 1's) also holds one flow of coflow 2: 0.6 TB, and with coflow
+    # 1's 2 MB the label reaches queue 5 (100 GiB-ish to 1 TiB-ish of D-CLAS).
+    assert (one["its label (coflow)"], one["other flows bound there"]) == (1, 1)
+    assert one["their GB"] == pytest.approx(600.0)
+    assert (one["most of them from"], one["label's queue by the end"]) == (2, 5)
+    assert (one["CCT CODA (s)"], one["CCT w/o I.P. (s)"], one["CCT Aalo, truth (s)"]) == (
+        100.0,
+        5.0,
+        4.0,
+    )
+    three = t.loc[3]
+    assert (three["other flows bound there"], three["label's queue by the end"]) == (0, 0)
+    (row,) = lbx.ip_values(_ip_ctx())["rows"]
+    assert row["share"] == pytest.approx(95 / 96) and row["top"]["coflow"] == 1
+
+
+def test_intra_losses_need_the_runs_bindings():
+    with pytest.raises(ValueError, match="no flow bindings.*fresh --cache-dir"):
+        lbx.ip_table(_ip_ctx(bindings=False))

@@ -88,6 +88,13 @@ pub trait NonClairvoyantPolicy: Send {
         None
     }
 
+    /// For such a policy that also binds flows to the coflow they are served with
+    /// (CODA's late binding): the labelled coflow each flow was last bound to (by
+    /// global flow index; `u32::MAX` for a flow never served).
+    fn flow_bindings(&self) -> Option<Vec<u32>> {
+        None
+    }
+
     /// The same for one flow, for a driver that asks about a few (the runtime's
     /// master, per round): `None` for a policy that does not label flows,
     /// `Some(u32::MAX)` for a flow it has not seen.
@@ -117,6 +124,14 @@ impl AnyPolicy {
         match self {
             AnyPolicy::Clairvoyant(_) => None,
             AnyPolicy::NonClairvoyant(p) => p.flow_labels(),
+        }
+    }
+
+    /// See [`NonClairvoyantPolicy::flow_bindings`].
+    pub fn flow_bindings(&self) -> Option<Vec<u32>> {
+        match self {
+            AnyPolicy::Clairvoyant(_) => None,
+            AnyPolicy::NonClairvoyant(p) => p.flow_bindings(),
         }
     }
 

@@ -524,12 +524,17 @@ fn result_dict<'py>(
     d.set_item("active_flow_calls", r.active_flow_calls)?;
     d.set_item("rate_changes", r.rate_changes)?;
     d.set_item("complete", r.complete)?;
-    if let Some(l) = r.flow_labels {
-        let l: Vec<i64> = l
-            .into_iter()
+    // Labels and bindings by flow; -1 for a flow never seen (never served).
+    let signed = |v: Vec<u32>| -> Vec<i64> {
+        v.into_iter()
             .map(|x| if x == u32::MAX { -1 } else { x as i64 })
-            .collect();
-        d.set_item("flow_labels", l)?;
+            .collect()
+    };
+    if let Some(l) = r.flow_labels {
+        d.set_item("flow_labels", signed(l))?;
+    }
+    if let Some(b) = r.flow_bindings {
+        d.set_item("flow_bindings", signed(b))?;
     }
     if let Some(s) = r.series {
         let t = PyDict::new(py);

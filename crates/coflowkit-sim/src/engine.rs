@@ -81,6 +81,9 @@ pub struct SimResult {
     /// The labels a policy that schedules identified coflows gave each flow
     /// (the last label of every flow; `coda`), for measuring identification.
     pub flow_labels: Option<Vec<u32>>,
+    /// For such a policy that binds flows (`coda`'s late binding): the labelled
+    /// coflow each flow was last bound to (`u32::MAX`: never served).
+    pub flow_bindings: Option<Vec<u32>>,
 }
 
 /// A simulation that could not complete.
@@ -141,6 +144,7 @@ pub fn simulate(
     e.paths_by_flow = policy.path_mode() && !path_mode;
     let mut r = e.run(policy, opts, progress)?;
     r.flow_labels = policy.flow_labels();
+    r.flow_bindings = policy.flow_bindings();
     Ok(r)
 }
 
@@ -298,6 +302,7 @@ impl<'w> Engine<'w> {
                 series: None,
                 complete: true,
                 flow_labels: None,
+                flow_bindings: None,
             },
             finished_coflows: 0,
             coflow_completed: false,

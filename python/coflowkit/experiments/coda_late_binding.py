@@ -1,5 +1,7 @@
 """Late binding's largest losses in `coflowkit reproduce coda-scheduler`: the
-coflows late binding slows most, with what the labels without it did to them.
+coflows late binding slows most, with what the labels without it did to them; and
+the SN coflows intra-coflow prioritisation slows most, with what late binding bound
+to their labels.
 
 D-CLAS (Aalo's, which CODA runs over labelled coflows) queues a labelled coflow by
 the bytes its flows have sent. Injected errors spread a coflow's flows over its
@@ -18,10 +20,23 @@ import numpy as np
 import pandas as pd
 
 from coflowkit import api
-from coflowkit.experiments.coda_scheduler import AALO, BY_KEY, CODA, NO_LB, chosen_of, norm
+from coflowkit.experiments.coda_scheduler import (
+    AALO,
+    BY_KEY,
+    CODA,
+    NO_IP,
+    NO_LB,
+    chosen_of,
+    norm,
+)
 
 #: The coflows shown per scenario: those late binding slows most.
 TOP = 5
+#: Intra-coflow prioritisation counts as slowing SN coflows in a scenario when
+#: their mean CCT without it is below this share of CODA's (as the report's text).
+IP_SLOWS = 0.99
+#: The SN coflows shown per such scenario: those it slows most.
+TOP_IP = 3
 
 
 def coda_thresholds() -> np.ndarray:
@@ -135,3 +150,103 @@ def losses_values(ctx) -> dict | None:
         "lw_nolb": (min(lw[NO_LB]), max(lw[NO_LB])),
         "lw_coda": (min(lw[CODA]), max(lw[CODA])),
     }
+
+
+def ip_slowed(ctx) -> list:
+    """The ablated scenarios in which intra-coflow prioritisation slows SN coflows."""
+    res = {k: r.coflows for k, r in ctx.results.items()}
+    return [
+        s
+        for s in chosen_of(ctx.opts)
+        if s.ablate and (s.key, NO_IP) in res and norm(res, s.key, NO_IP, bin="SN") < IP_SLOWS
+    ]
+
+
+def bound_with(flows: pd.DataFrame, bound: np.ndarray, ids: np.ndarray, cid) -> dict:
+    """What late binding bound together with coflow ``cid``'s flows: among the labels
+    its flows are bound to, the one holding most bytes of other coflows; the flows
+    and bytes of other coflows bound to it, the other coflow with most bytes there,
+    and all the bytes bound to it (every flow, finished ones included)."""
+    f = flows.assign(bound=bound)
+    mine = f["coflow_id"].to_numpy() == cid
+    best = None
+    for lab in np.unique(bound[mine & (bound >= 0)]):
+        on = f[f["bound"] == lab]
+        other = on[on["coflow_id"] != cid]
+        row = {
+            "label": int(lab),
+            "label of": int(ids[lab]) if 0 <= lab < len(ids) else None,
+            "other flows": len(other),
+            "other GB": float(other["bytes"].sum()) / 1e9,
+            "top other": int(other.groupby("coflow_id")["bytes"].sum().idxmax())
+            if len(other)
+            else None,
+            "bytes": float(on["bytes"].sum()),
+        }
+        if best is None or row["other GB"] > best["other GB"]:
+            best = row
+    return best or {}
+
+
+def ip_table(ctx) -> pd.DataFrame | None:
+    """Per scenario where intra-coflow prioritisation slows SN coflows: the
+    :data:`TOP_IP` SN coflows it slows most, their CCT under CODA, without it and
+    under Aalo on the truth, and what CODA's late binding bound to their label."""
+    rows, th = [], coda_thresholds()
+    for s in ip_slowed(ctx):
+        coda = ctx.results[(s.key, CODA)]
+        if "flow_bindings" not in coda.extra:
+            raise ValueError(
+                f"{s.title}: the CODA run has no flow bindings (a result cached by "
+                "an older coflowkit); run again with a fresh --cache-dir"
+            )
+        a = coda.coflows.set_index("coflow_id")
+        b = ctx.results[(s.key, NO_IP)].coflows.set_index("coflow_id")
+        aalo = ctx.results[(s.key, AALO)].coflows.set_index("coflow_id")["cct_s"]
+        sn = a.index[a["bin"] == "SN"]
+        loss = (a.loc[sn, "cct_s"] - b.loc[sn, "cct_s"]).sort_values(ascending=False, kind="stable")
+        w = ctx.prep["specs"][s.key].load()
+        fc = w.flow_columns()
+        flows = pd.DataFrame({k: np.asarray(fc[k]) for k in ("coflow_id", "bytes")})
+        ids = np.asarray(w.coflow_columns()["coflow_id"])
+        bound = np.asarray(coda.extra["flow_bindings"])
+        for cid in loss.index[:TOP_IP]:
+            if loss[cid] <= 0:
+                break
+            bw = bound_with(flows, bound, ids, cid)
+            rows.append(
+                {
+                    "scenario": s.title,
+                    "coflow": int(cid),
+                    "CCT CODA (s)": a.at[cid, "cct_s"],
+                    "CCT w/o I.P. (s)": b.at[cid, "cct_s"],
+                    "CCT Aalo, truth (s)": aalo.at[cid],
+                    "its label (coflow)": bw.get("label of"),
+                    "other flows bound there": bw.get("other flows", 0),
+                    "their GB": bw.get("other GB", 0.0),
+                    "most of them from": bw.get("top other"),
+                    "label's queue by the end": int(queue_of(bw.get("bytes", 0.0), th)),
+                }
+            )
+    return pd.DataFrame(rows) if rows else None
+
+
+def ip_values(ctx) -> dict | None:
+    """The text's reading of :func:`ip_table`: per scenario, the share of the SN
+    bin's total loss (CCT with intra-coflow prioritisation minus without, summed over
+    the SN coflows it slows) carried by the coflow it slows most, and that row."""
+    t = ip_table(ctx)
+    if t is None:
+        return None
+    out = []
+    res = {k: r.coflows for k, r in ctx.results.items()}
+    for s in ip_slowed(ctx):
+        a, b = (res[(s.key, n)].set_index("coflow_id") for n in (CODA, NO_IP))
+        sn = a["bin"] == "SN"
+        d = (a["cct_s"] - b["cct_s"])[sn]
+        rows = t[t["scenario"] == s.title]
+        if rows.empty:
+            continue
+        top = rows.iloc[0].to_dict()
+        out.append({"title": s.title, "share": float(d.max() / d[d > 0].sum()), "top": top})
+    return {"rows": out}

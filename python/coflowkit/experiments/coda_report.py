@@ -946,6 +946,7 @@ def values(ctx) -> dict:
         "obs": observation_values(m),
         "kinds": coda_error_kinds.kinds_values(ctx),
         "lbx": coda_late_binding.losses_values(ctx),
+        "ipx": coda_late_binding.ip_values(ctx),
         "split_parts": labels.SPLIT_PARTS,
     }
 
@@ -988,6 +989,12 @@ def parts(ctx) -> tuple:
             "late_binding_losses",
             "Late binding's largest losses: queues and CCT",
             coda_late_binding.losses_table,
+            digits=4,
+        ),
+        Table(
+            "intra_losses",
+            "Intra-coflow prioritisation's largest SN losses",
+            coda_late_binding.ip_table,
             digits=4,
         ),
     )

@@ -535,6 +535,10 @@ impl NonClairvoyantPolicy for Coda {
         Some(self.labels.clone())
     }
 
+    fn flow_bindings(&self) -> Option<Vec<u32>> {
+        Some(self.bound.clone())
+    }
+
     fn flow_label(&self, f: u32) -> Option<u32> {
         Some(self.labels.get(f as usize).copied().unwrap_or(UNLABELLED))
     }
@@ -885,5 +889,8 @@ mod tests {
         // Label 1 reaches 10 B at 10 B/s one second later; label 0 does not move.
         assert_eq!(d.wakeups, vec![Wakeup::At(6.0)]);
         assert_eq!(p.bound, vec![0, 0, 1]);
+        // What a driver reads at the end: x1 labelled 1, bound to 0.
+        assert_eq!(p.flow_labels(), Some(vec![0, 1, 1]));
+        assert_eq!(p.flow_bindings(), Some(vec![0, 0, 1]));
     }
 }
