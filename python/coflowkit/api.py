@@ -84,6 +84,11 @@ class Result:
     summary: dict[str, Any]
     events: int = 0
     policy_calls: int = 0
+    #: Engine counters and timings; for ``coda`` also ``flow_labels`` (each flow's
+    #: last label) and ``flow_bindings`` (the label late binding last bound it to),
+    #: both coflow indices in the workload's order (`split` errors add labels past
+    #: them), by flow in the order of
+    #: ``Workload.flow_columns()``, -1 for a flow never seen or never served.
     extra: dict[str, Any] = field(default_factory=dict)
     #: Instantaneous metrics (``record=`` given): one row per sample with
     #: ``time_s, duration_s, active_coflows, min_progress, mean_progress,
