@@ -152,6 +152,8 @@ def test_intra_losses_by_hand():
     assert (three["other flows bound there"], three["label's queue by the end"]) == (0, 0)
     (row,) = lbx.ip_values(_ip_ctx())["rows"]
     assert row["share"] == pytest.approx(95 / 96) and row["top"]["coflow"] == 1
+    # 100 s against 5 s without it: 20x, a loss the text reads the rules into.
+    assert row["factor"] == pytest.approx(20.0) and row["strong"]
 
 
 def test_intra_losses_need_the_runs_bindings():

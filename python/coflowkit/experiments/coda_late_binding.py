@@ -37,6 +37,9 @@ TOP = 5
 IP_SLOWS = 0.99
 #: The SN coflows shown per such scenario: those it slows most.
 TOP_IP = 3
+#: The text reads the rules of the mechanism into a loss only where intra-coflow
+#: prioritisation makes the coflow at least this many times as slow.
+IP_STRONG = 2.0
 
 
 def coda_thresholds() -> np.ndarray:
@@ -248,5 +251,14 @@ def ip_values(ctx) -> dict | None:
         if rows.empty:
             continue
         top = rows.iloc[0].to_dict()
-        out.append({"title": s.title, "share": float(d.max() / d[d > 0].sum()), "top": top})
+        factor = top["CCT CODA (s)"] / top["CCT w/o I.P. (s)"]
+        out.append(
+            {
+                "title": s.title,
+                "share": float(d.max() / d[d > 0].sum()),
+                "top": top,
+                "factor": float(factor),
+                "strong": bool(factor >= IP_STRONG),
+            }
+        )
     return {"rows": out}
