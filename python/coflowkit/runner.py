@@ -232,7 +232,27 @@ def run_jobs(
     ``cached`` and ``simulated`` job counts (the copies of a job simulated in
     this call count in neither)."""
     backend, address = _resolve_backend(backend, address)
-    for j in jobs:  # fail fast on bad policies, parameters or engines
+    _check_jobs(jobs)
+    raws: list[dict[str, Any] | None] = [_cached(j, cache_dir) for j in jobs]
+    copies = _copies(jobs, raws)
+    todo = list(copies)
+    if stats is not None:
+        repeats = sum(len(same) for same in copies.values())
+        stats["cached"] = stats.get("cached", 0) + len(jobs) - repeats
+        stats["simulated"] = stats.get("simulated", 0) + len(todo)
+    _run_todo(jobs, todo, raws, workers, cache_dir, progress, backend, address)
+    for first, same in copies.items():
+        for i in same[1:]:
+            raws[i] = raws[first]
+    return [_result(j, raw) for j, raw in zip(jobs, raws, strict=True)]
+
+
+def _check_jobs(jobs: list[Job]) -> None:
+    """Fails fast on bad policies, parameters or engines, and on transforms that
+    fail on the workload itself (a sample count above its number of coflows): those
+    workloads are built here, where such an error reaches the caller as it is (the
+    results need them anyway; forked workers inherit them)."""
+    for j in jobs:
         api._core.check_policy(j.policy, dict(j.params))
         if api.parse_engine(j.engine)[0] == "coflowsim":
             api.check_coflowsim_policy(j.policy, dict(j.params))
@@ -241,26 +261,36 @@ def run_jobs(
                     f"engine coflowsim steps as CoflowSim does: {j.policy} takes no "
                     f"recording or invariant checks there"
                 )
-    # Transforms can also fail on the workload itself (a sample count above its number
-    # of coflows): build those workloads here, where such an error reaches the caller
-    # as it is (the results need them anyway; forked workers inherit them).
     for spec, fabric in dict.fromkeys((j.workload, j.fabric) for j in jobs):
         if spec.transforms:
             _workload(spec, fabric)
-    raws: list[dict[str, Any] | None] = [_cached(j, cache_dir) for j in jobs]
-    # A job listed twice (same workload, policy, parameters, fabric and engine) is
-    # simulated once; its copies take that result.
+
+
+def _copies(jobs: list[Job], raws: list[dict[str, Any] | None]) -> dict[int, list[int]]:
+    """The jobs to simulate (those not cached), each with the positions of its
+    copies: a job listed twice (same workload, policy, parameters, fabric and
+    engine) is simulated once and its copies take that result."""
     copies: dict[int, list[int]] = {}
     firsts: dict[str, int] = {}
     for i, r in enumerate(raws):
         if r is None:
             first = firsts.setdefault(jobs[i].key(), i)
             copies.setdefault(first, []).append(i)
-    todo = list(copies)
-    if stats is not None:
-        repeats = sum(len(same) for same in copies.values())
-        stats["cached"] = stats.get("cached", 0) + len(jobs) - repeats
-        stats["simulated"] = stats.get("simulated", 0) + len(todo)
+    return copies
+
+
+def _run_todo(
+    jobs: list[Job],
+    todo: list[int],
+    raws: list[dict[str, Any] | None],
+    workers: int,
+    cache_dir: str | None,
+    progress: bool | None,
+    backend: str,
+    address: str | None,
+) -> None:
+    """Simulates the jobs at positions ``todo`` into ``raws`` and the cache, with a
+    progress bar on a terminal (or as ``progress`` says)."""
     show = sys.stderr.isatty() if progress is None else progress
     bar: Callable[[], None] = lambda: None  # noqa: E731
     ctx = None
@@ -292,18 +322,15 @@ def run_jobs(
     finally:
         if ctx is not None:
             ctx.stop()
-    for first, same in copies.items():
-        for i in same[1:]:
-            raws[i] = raws[first]
-    results = []
-    for j, raw in zip(jobs, raws, strict=True):
-        w = _workload(j.workload, j.fabric)
-        name, epoch = api.parse_engine(j.engine)
-        if name == "coflowsim":
-            results.append(api.result_from_coflowsim(w, j.policy, epoch, raw, dict(j.params)))
-        else:
-            results.append(api.result_from_raw(w, j.policy, dict(j.params), raw))
-    return results
+
+
+def _result(j: Job, raw: dict[str, Any] | None) -> api.Result:
+    """A job's result from its raw engine output, as its engine reports it."""
+    w = _workload(j.workload, j.fabric)
+    name, epoch = api.parse_engine(j.engine)
+    if name == "coflowsim":
+        return api.result_from_coflowsim(w, j.policy, epoch, raw, dict(j.params))
+    return api.result_from_raw(w, j.policy, dict(j.params), raw)
 
 
 BACKENDS = ("process", "serial", "ray")
