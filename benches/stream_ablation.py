@@ -134,8 +134,12 @@ def main(argv: list[str] | None = None) -> int:
         simulated += stats.get("simulated", 0)
         t = table({v: r.coflows for v, r in zip(js, res, strict=True)})
         frames.append(t.assign(sample=n).reset_index())
+        # What each run cost when it was simulated (kept with it in the cache).
+        cpu = [r.extra.get("sim_cpu_s", float("nan")) for r in res]
         parts.append(
             f"## First {n} coflows ({len(t)} DAG coflows)\n\n"
+            f"Simulation CPU time of the {len(res)} runs, as measured when each was "
+            f"simulated: {sum(cpu):.0f} s in all, {max(cpu):.0f} s the longest.\n\n"
             "Mean CCT of each removal over Stream's with all mechanisms (below 1: "
             "the removal makes Stream faster), and how many coflows it makes more than "
             f"{CHANGE:.0%} faster and slower:\n\n"
