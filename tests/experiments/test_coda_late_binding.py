@@ -34,10 +34,13 @@ class _Spec:
         self.flows = flows
 
     def load(self):
-        return SimpleNamespace(flow_columns=lambda: self.flows)
+        ids = np.unique(self.flows["coflow_id"])
+        return SimpleNamespace(
+            flow_columns=lambda: self.flows, coflow_columns=lambda: {"coflow_id": ids}
+        )
 
 
-def _run(cct, labels=None):
+def _run(cct, labels=None, bindings=None):
     c = pd.DataFrame(
         {
             "coflow_id": [1, 2, 3],
@@ -47,7 +50,10 @@ def _run(cct, labels=None):
             "finish_s": cct,
         }
     )
-    return SimpleNamespace(coflows=c, extra={} if labels is None else {"flow_labels": labels})
+    extra = {} if labels is None else {"flow_labels": labels}
+    if bindings is not None:
+        extra["flow_bindings"] = bindings
+    return SimpleNamespace(coflows=c, extra=extra)
 
 
 def _ctx(coda, nolb, aalo):
@@ -61,8 +67,10 @@ def _ctx(coda, nolb, aalo):
         "bytes": np.array([6e11, 6e11, 6e11, 1e6, 2e7]),
     }
     labels = [0, 1, 2, 1, 2]
+    # With late binding, two of coflow 1's flows are bound to its own label (index
+    # 0), the third to label 1 (coflow 2's); the others to their own.
     results = {
-        (key, cs.CODA): _run(coda),
+        (key, cs.CODA): _run(coda, bindings=[0, 0, 1, 1, 2]),
         (key, cs.NO_LB): _run(nolb, labels),
         (key, cs.AALO): _run(aalo),
     }
@@ -80,11 +88,17 @@ def test_losses_table_and_values_by_hand():
     assert t["queue of its fullest label w/o L.B."].tolist() == [5, 5, 5]
     assert t["largest label share w/o L.B."].tolist() == pytest.approx([1 / 3, 1.0, 1.0])
     assert t["CCT Aalo, truth (s)"].tolist() == [900.0, 1.0, 4.0]
+    # Coflow 1: 1.2 of its 1.8 TB bound to label 0, which holds only those (queue
+    # 6); coflows 2 and 3 wholly in their own labels: label 1 holds coflow 2's 1 MB
+    # and coflow 1's third flow (0.6 TB, queue 5), label 2 coflow 3's 20 MB (queue 1).
+    assert t["share bound to its own label (CODA)"].tolist() == pytest.approx([2 / 3, 1, 1])
+    assert t["queue of its own label (CODA)"].tolist() == [6, 5, 1]
     v = lbx.losses_values(ctx)
     # Only coflow 1 sits higher on its labels than on its true bytes.
     assert (v["count"], v["split"], v["others"]) == (3, 1, [2, 3])
     assert (v["split_queue"], v["split_label_queue"]) == ([6], [5])
     assert v["split_share"] == pytest.approx((1 / 3, 1 / 3))
+    assert v["own_share"] == pytest.approx((2 / 3, 2 / 3)) and v["own_queue"] == [6]
     assert v["sums"] == {"coda": 1000.0, "nolb": 400.0, "aalo": 900.0}
     assert v["lw_nolb"] == pytest.approx((400 / 900, 400 / 900))
     assert v["lw_coda"] == pytest.approx((1000 / 900, 1000 / 900))

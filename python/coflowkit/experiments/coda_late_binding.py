@@ -95,9 +95,11 @@ def losses_table(ctx) -> pd.DataFrame | None:
         aalo = ctx.results[(s.key, AALO)].coflows.set_index("coflow_id")["cct_s"]
         a, b = (r.coflows.set_index("coflow_id") for r in (coda, nolb))
         top = (a["cct_s"] - b["cct_s"]).sort_values(ascending=False, kind="stable").head(TOP)
-        fc = ctx.prep["specs"][s.key].load().flow_columns()
-        flows = {k: np.asarray(fc[k]) for k in ("coflow_id", "bytes")}
-        p = pieces(pd.DataFrame(flows), np.asarray(nolb.extra["flow_labels"]))
+        w = ctx.prep["specs"][s.key].load()
+        fc = w.flow_columns()
+        flows = pd.DataFrame({k: np.asarray(fc[k]) for k in ("coflow_id", "bytes")})
+        p = pieces(flows, np.asarray(nolb.extra["flow_labels"]))
+        own = own_label(flows, _bindings(s, coda), np.asarray(w.coflow_columns()["coflow_id"]))
         for cid in top.index:
             rows.append(
                 {
@@ -110,12 +112,41 @@ def losses_table(ctx) -> pd.DataFrame | None:
                     "queue of its fullest label w/o L.B.": int(
                         queue_of(p.at[cid, "fullest_label"], th)
                     ),
+                    "share bound to its own label (CODA)": own.at[cid, "share"],
+                    "queue of its own label (CODA)": int(queue_of(own.at[cid, "label_bytes"], th)),
                     "CCT CODA (s)": a.at[cid, "cct_s"],
                     "CCT w/o L.B. (s)": b.at[cid, "cct_s"],
                     "CCT Aalo, truth (s)": aalo.at[cid],
                 }
             )
     return pd.DataFrame(rows) if rows else None
+
+
+def _bindings(s, run) -> np.ndarray:
+    if "flow_bindings" not in run.extra:
+        raise ValueError(
+            f"{s.title}: the CODA run has no flow bindings (a result cached by "
+            "an older coflowkit); run again with a fresh --cache-dir"
+        )
+    return np.asarray(run.extra["flow_bindings"])
+
+
+def own_label(flows: pd.DataFrame, bound: np.ndarray, ids: np.ndarray) -> pd.DataFrame:
+    """Per coflow, in a run that binds flows: the share of its bytes bound to its
+    own label (the label numbered as the coflow's index), and all the bytes bound to
+    that label by the end (every flow, any coflow's)."""
+    index = pd.Series(np.arange(len(ids)), index=ids)
+    own = index.reindex(flows["coflow_id"].to_numpy()).to_numpy()
+    f = flows.assign(bound=bound, mine=bound == own)
+    label_bytes = f.groupby("bound")["bytes"].sum()
+    total = f.groupby("coflow_id")["bytes"].sum()
+    out = pd.DataFrame(
+        {"share": f[f["mine"]].groupby("coflow_id")["bytes"].sum().reindex(total.index) / total}
+    ).fillna(0.0)
+    out["label_bytes"] = (
+        label_bytes.reindex(index.reindex(out.index).to_numpy()).fillna(0.0).to_numpy()
+    )
+    return out
 
 
 def losses_values(ctx) -> dict | None:
@@ -144,6 +175,13 @@ def losses_values(ctx) -> dict | None:
         )
         if split.any()
         else None,
+        "own_share": (
+            float(t.loc[split, "share bound to its own label (CODA)"].min()),
+            float(t.loc[split, "share bound to its own label (CODA)"].max()),
+        )
+        if split.any()
+        else None,
+        "own_queue": sorted({int(q) for q in t.loc[split, "queue of its own label (CODA)"]}),
         "sums": {
             "coda": float(t.loc[split, "CCT CODA (s)"].sum()),
             "nolb": float(t.loc[split, "CCT w/o L.B. (s)"].sum()),
@@ -198,11 +236,7 @@ def ip_table(ctx) -> pd.DataFrame | None:
     rows, th = [], coda_thresholds()
     for s in ip_slowed(ctx):
         coda = ctx.results[(s.key, CODA)]
-        if "flow_bindings" not in coda.extra:
-            raise ValueError(
-                f"{s.title}: the CODA run has no flow bindings (a result cached by "
-                "an older coflowkit); run again with a fresh --cache-dir"
-            )
+        bound = _bindings(s, coda)
         a = coda.coflows.set_index("coflow_id")
         b = ctx.results[(s.key, NO_IP)].coflows.set_index("coflow_id")
         aalo = ctx.results[(s.key, AALO)].coflows.set_index("coflow_id")["cct_s"]
@@ -212,7 +246,6 @@ def ip_table(ctx) -> pd.DataFrame | None:
         fc = w.flow_columns()
         flows = pd.DataFrame({k: np.asarray(fc[k]) for k in ("coflow_id", "bytes")})
         ids = np.asarray(w.coflow_columns()["coflow_id"])
-        bound = np.asarray(coda.extra["flow_bindings"])
         for cid in loss.index[:TOP_IP]:
             if loss[cid] <= 0:
                 break
