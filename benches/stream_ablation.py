@@ -12,6 +12,15 @@ writes OUT/README.md (per category: mean CCT of each variant over Stream's with 
 mechanisms; how many coflows each removal makes more than 1% faster or slower;
 the coflows it moves most) with OUT/coflows.csv (every coflow's CCT per variant)
 and the provenance. Runs go through the result cache (`--cache-dir`).
+
+Two more sections say why. A sensitivity table runs the same variants with
+`settle=true` (each class boundary crossed in its own class's threshold, as
+agents evaluating eq. (5) round after round do) instead of one evaluation of
+eq. (5) in the threshold of the unit's current class (the default). And for the
+coflows Child-to-Parent moves most, a table per sub-coflow (stage) gives what
+the run reports of Stream's state (`Result.extra`'s `stream_*` columns): its
+internal id, its Child-to-Parent bytes, and the class eq. (5) gave its receivers
+when they appeared and at the end, with and without Child-to-Parent and settled.
 """
 
 from __future__ import annotations
@@ -38,15 +47,38 @@ CHANGE = 0.01
 TOP = 3
 
 
+#: The sensitivity's variants: `settle=true` with every mechanism, without
+#: Child-to-Parent, and without all three.
+SETTLED = "settled"
+SETTLED_VARIANTS = {
+    SETTLED: (),
+    "settled, no Child-to-Parent": S.ABLATIONS["no Child-to-Parent"],
+    "settled, none of the three": S.ABLATIONS["none of the three"],
+}
+C2P = "no Child-to-Parent"
+#: The per-flow columns of Stream's state the "why" table reads.
+COLUMNS = ("stream_first_class", "stream_last_class", "stream_child_mib", "stream_internal_id")
+
+
 def variants() -> dict[str, tuple]:
-    """Stream's parameters per variant: all mechanisms, then each ablation."""
+    """Stream's parameters per variant: all mechanisms, each ablation, then the
+    settled variants of the sensitivity."""
     base = (("queues", str(S.QUEUES)),)
-    return {ALL: base, **{k: base + v for k, v in S.ABLATIONS.items()}}
+    settle = base + (("settle", "true"),)
+    return {
+        ALL: base,
+        **{k: base + v for k, v in S.ABLATIONS.items()},
+        **{k: settle + v for k, v in SETTLED_VARIANTS.items()},
+    }
+
+
+def spec(trace: str, n: int, shape: str) -> runner.WorkloadSpec:
+    return runner.WorkloadSpec(trace=trace, transforms=(f"head:count={n}", f"dag:shape={shape}"))
 
 
 def jobs(trace: str, n: int, shape: str, k: int, gbps: int) -> dict[str, runner.Job]:
-    spec = runner.WorkloadSpec(trace=trace, transforms=(f"head:count={n}", f"dag:shape={shape}"))
-    return {v: runner.Job(spec, "stream", p, S.fabric(k, gbps)) for v, p in variants().items()}
+    ws = spec(trace, n, shape)
+    return {v: runner.Job(ws, "stream", p, S.fabric(k, gbps)) for v, p in variants().items()}
 
 
 def table(results: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -62,6 +94,76 @@ def table(results: dict[str, pd.DataFrame]) -> pd.DataFrame:
     for v, df in results.items():
         out[v] = df.set_index("coflow_id")["cct_s"].reindex(out.index)
     return out
+
+
+def sensitivity(t: pd.DataFrame) -> pd.DataFrame:
+    """Per category: Stream's mean CCT settled over one-shot, and, settled, the
+    mean CCT without Child-to-Parent and without all three over settled Stream's."""
+    rows = []
+    groups = [("all", t)] + [(c, t[t["category"] == c]) for c in S.CATEGORIES]
+    for name, g in groups:
+        if g.empty:
+            continue
+        row = {
+            "category": name,
+            "coflows": len(g),
+            "settled / one-shot": g[SETTLED].mean() / g[ALL].mean(),
+            "one-shot: no Child-to-Parent / all": g[C2P].mean() / g[ALL].mean(),
+        }
+        for v in SETTLED_VARIANTS:
+            if v != SETTLED:
+                row[f"{v} / settled"] = g[v].mean() / g[SETTLED].mean()
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _state(run, flows: pd.DataFrame) -> pd.DataFrame:
+    """Stream's per-flow state of one run, beside the flows' coflow and stage."""
+    missing = [c for c in COLUMNS if c not in run.extra]
+    if missing:
+        raise SystemExit(
+            f"a cached Stream run lacks {missing[0]!r} (cached before Stream reported "
+            "its state): run again with a fresh --cache-dir"
+        )
+    return flows.assign(**{c: run.extra[c] for c in COLUMNS})
+
+
+def _span(x: pd.Series) -> str:
+    """A class over a stage's receivers: one value, or its range."""
+    lo, hi = x.min(), x.max()
+    if pd.isna(lo):
+        return "-"
+    return f"{lo:.0f}" if lo == hi else f"{lo:.0f}-{hi:.0f}"
+
+
+def why_c2p(t: pd.DataFrame, runs: dict, flows: pd.DataFrame) -> pd.DataFrame:
+    """For each coflow the Child-to-Parent removal moves most (:func:`movers`), per
+    stage: its internal id, bytes, Child-to-Parent bytes (the largest over its
+    receivers), and the class (5) gave its receivers when they appeared and at
+    the end, with every mechanism, without Child-to-Parent, and settled."""
+    m = movers(t)
+    ids = m.loc[m["removed"] == C2P, "coflow"].tolist() if len(m) else []
+    shown = {"with all": ALL, "without": C2P, "settled": SETTLED}
+    states = {k: _state(runs[v], flows) for k, v in shown.items()}
+    rows = []
+    for cid in ids:
+        per = {k: s[s["coflow_id"] == cid].groupby("stage") for k, s in states.items()}
+        base = per["with all"]
+        sizes = base["bytes"].sum() / S.MIB
+        for stage, g in base:
+            row = {
+                "coflow": int(cid),
+                "stage": int(stage),
+                "internal id": int(g["stream_internal_id"].max()),
+                "MiB": sizes[stage],
+                "child MiB": g["stream_child_mib"].max(),
+            }
+            for k, grp in per.items():
+                sg = grp.get_group(stage)
+                row[f"class {k}: first"] = _span(sg["stream_first_class"])
+                row[f"class {k}: last"] = _span(sg["stream_last_class"])
+            rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def per_category(t: pd.DataFrame) -> pd.DataFrame:
@@ -132,7 +234,14 @@ def main(argv: list[str] | None = None) -> int:
         stats: dict = {}
         res = runner.run_jobs(list(js.values()), a.workers, a.cache_dir, stats=stats)
         simulated += stats.get("simulated", 0)
-        t = table({v: r.coflows for v, r in zip(js, res, strict=True)})
+        runs = dict(zip(js, res, strict=True))
+        t = table({v: runs[v].coflows for v in [ALL, *S.ABLATIONS]})
+        for v in SETTLED_VARIANTS:
+            t[v] = runs[v].coflows.set_index("coflow_id")["cct_s"].reindex(t.index)
+        flows = pd.DataFrame(
+            spec(a.trace, n, a.shape).load(S.fabric(a.k, a.gbps)).flow_columns()
+        )[["coflow_id", "stage", "bytes"]]
+        why = why_c2p(t, runs, flows)
         frames.append(t.assign(sample=n).reset_index())
         # What each run cost when it was simulated (kept with it in the cache).
         cpu = [r.extra.get("sim_cpu_s", float("nan")) for r in res]
@@ -146,6 +255,19 @@ def main(argv: list[str] | None = None) -> int:
             + markdown(per_category(t))
             + "\n\nThe coflows each removal moves most:\n\n"
             + markdown(movers(t))
+            + "\n\nSensitivity: eq. (5) evaluated once in the threshold of the unit's "
+            "current class (one-shot, the default) or class by class, each boundary in "
+            "its own class's threshold (`settle=true`); below 1, the row's variant is "
+            "faster:\n\n"
+            + markdown(sensitivity(t))
+            + "\n\nWhy Child-to-Parent moves these coflows: per sub-coflow (stage), "
+            "its internal id (Algorithm 1; 1 is the final stage), its bytes, the "
+            "Child-to-Parent bytes its receivers start with (S), and the class (5) gave "
+            "its receivers when they appeared (first) and at the end (last; 0 highest, "
+            f"{S.QUEUES - 1} lowest), with every mechanism, without Child-to-Parent, and "
+            "with every mechanism settled:\n\n"
+            + (markdown(why) if len(why) else "(Child-to-Parent moves no coflow by more "
+               f"than {CHANGE:.0%}.)")
             + "\n"
         )
     os.makedirs(a.out, exist_ok=True)

@@ -89,6 +89,11 @@ class Result:
     #: both coflow indices in the workload's order (`split` errors add labels past
     #: them), by flow in the order of
     #: ``Workload.flow_columns()``, -1 for a flow never seen or never served.
+    #: A policy's own per-flow columns, in the same flow order (NaN for a flow it
+    #: never saw): for ``stream``, ``stream_first_class`` and ``stream_last_class``
+    #: (the class eq. (5) gave the flow's receiver unit when it appeared, and its
+    #: class at the end; 0 highest), ``stream_child_mib`` (the unit's
+    #: Child-to-Parent bytes) and ``stream_internal_id`` (Algorithm 1's id).
     extra: dict[str, Any] = field(default_factory=dict)
     #: Instantaneous metrics (``record=`` given): one row per sample with
     #: ``time_s, duration_s, active_coflows, min_progress, mean_progress,
@@ -341,6 +346,7 @@ def result_from_raw(workload: Workload, policy: str, p: dict[str, str], raw: dic
         }
         | ({"flow_labels": raw["flow_labels"]} if raw.get("flow_labels") is not None else {})
         | ({"flow_bindings": raw["flow_bindings"]} if raw.get("flow_bindings") is not None else {})
+        | dict(raw.get("flow_columns") or {})
         | _timing(raw),
         series=series,
         progress=progress_rows,

@@ -171,6 +171,7 @@ def _simulate(job: Job, w) -> dict[str, Any]:
             "progress",
             "flow_labels",
             "flow_bindings",
+            "flow_columns",
         )
         if k in raw
     }

@@ -95,6 +95,13 @@ pub trait NonClairvoyantPolicy: Send {
         None
     }
 
+    /// Per-flow columns a policy reports about its own state at the end of a
+    /// simulation (by global flow index; NaN for a flow it never saw), each
+    /// named after the policy (`stream_first_class`, ...). Empty by default.
+    fn flow_columns(&self) -> Vec<(&'static str, Vec<f64>)> {
+        Vec::new()
+    }
+
     /// The same for one flow, for a driver that asks about a few (the runtime's
     /// master, per round): `None` for a policy that does not label flows,
     /// `Some(u32::MAX)` for a flow it has not seen.
@@ -132,6 +139,14 @@ impl AnyPolicy {
         match self {
             AnyPolicy::Clairvoyant(_) => None,
             AnyPolicy::NonClairvoyant(p) => p.flow_bindings(),
+        }
+    }
+
+    /// See [`NonClairvoyantPolicy::flow_columns`].
+    pub fn flow_columns(&self) -> Vec<(&'static str, Vec<f64>)> {
+        match self {
+            AnyPolicy::Clairvoyant(_) => Vec::new(),
+            AnyPolicy::NonClairvoyant(p) => p.flow_columns(),
         }
     }
 

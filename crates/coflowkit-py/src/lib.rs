@@ -536,6 +536,13 @@ fn result_dict<'py>(
     if let Some(b) = r.flow_bindings {
         d.set_item("flow_bindings", signed(b))?;
     }
+    if !r.flow_columns.is_empty() {
+        let cols = PyDict::new(py);
+        for (name, v) in r.flow_columns {
+            cols.set_item(name, v)?;
+        }
+        d.set_item("flow_columns", cols)?;
+    }
     if let Some(s) = r.series {
         let t = PyDict::new(py);
         t.set_item("time_s", s.time_s)?;

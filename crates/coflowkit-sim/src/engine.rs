@@ -84,6 +84,8 @@ pub struct SimResult {
     /// For such a policy that binds flows (`coda`'s late binding): the labelled
     /// coflow each flow was last bound to (`u32::MAX`: never served).
     pub flow_bindings: Option<Vec<u32>>,
+    /// The policy's own per-flow columns ([`AnyPolicy::flow_columns`]).
+    pub flow_columns: Vec<(&'static str, Vec<f64>)>,
 }
 
 /// A simulation that could not complete.
@@ -145,6 +147,7 @@ pub fn simulate(
     let mut r = e.run(policy, opts, progress)?;
     r.flow_labels = policy.flow_labels();
     r.flow_bindings = policy.flow_bindings();
+    r.flow_columns = policy.flow_columns();
     Ok(r)
 }
 
@@ -303,6 +306,7 @@ impl<'w> Engine<'w> {
                 complete: true,
                 flow_labels: None,
                 flow_bindings: None,
+                flow_columns: Vec::new(),
             },
             finished_coflows: 0,
             coflow_completed: false,

@@ -100,6 +100,9 @@ struct Unit {
     active: u32,
     /// Class from (5), applied.
     base: u8,
+    /// The class (5) gave the unit at its first evaluation (`u8::MAX` before
+    /// it), reported by [`NonClairvoyantPolicy::flow_columns`].
+    first: u8,
     boost: u8,
     pending: Option<(u8, f64)>,
     last_progress: f64,
@@ -274,6 +277,7 @@ impl Stream {
             finished: 0,
             active: 0,
             base: 0,
+            first: u8::MAX,
             boost: 0,
             pending: None,
             last_progress: v.now_s,
@@ -475,6 +479,9 @@ impl Stream {
         };
         let starve = self.cfg.starvation_s;
         let un = &mut self.units[u as usize];
+        if un.first == u8::MAX {
+            un.first = p;
+        }
         if ux > un.x_seen {
             un.last_progress = now;
             un.x_seen = ux;
@@ -528,6 +535,27 @@ impl Stream {
 }
 
 impl NonClairvoyantPolicy for Stream {
+    /// Per flow, its receiver unit's class at first evaluation and at the end,
+    /// its Child-to-Parent bytes (MiB) and internal id (NaN: a flow never seen).
+    fn flow_columns(&self) -> Vec<(&'static str, Vec<f64>)> {
+        let col = |get: &dyn Fn(&Unit) -> f64| -> Vec<f64> {
+            self.flow_unit
+                .iter()
+                .map(|&u| match self.units.get(u as usize) {
+                    Some(un) => get(un),
+                    None => f64::NAN,
+                })
+                .collect()
+        };
+        let unit = self.cfg.unit_bytes / MIB;
+        vec![
+            ("stream_first_class", col(&|un| un.first as f64)),
+            ("stream_last_class", col(&|un| un.base as f64)),
+            ("stream_child_mib", col(&|un| un.child * unit)),
+            ("stream_internal_id", col(&|un| un.m as f64)),
+        ]
+    }
+
     /// Units of dropped coflows go (a unit's relay peers and finished child
     /// stages are of its own coflow); the others are renumbered in order.
     fn remap(&mut self, m: &Remap) -> bool {
@@ -1005,5 +1033,15 @@ mod tests {
         view.common.now_s = 1e-3;
         p.decide(&view, &mut d);
         assert_eq!(d.classes, vec![3]);
+        // What the run reports per flow: (5) gave the child's unit (m = 2,
+        // W = ln 3) class 3 at once (10.2 / (1.0986 · 50) = 0.186 → 4 − ⌈0.74⌉),
+        // but it finished before the delay was over, so it ended in class 0; the
+        // parent's unit (m = 1) was given 3 by its first evaluation, taken after
+        // the delay, and holds the child's 50 B (unit 1 B) as S.
+        let cols: HashMap<&str, Vec<f64>> = p.flow_columns().into_iter().collect();
+        assert_eq!(cols["stream_first_class"], vec![3.0, 3.0]);
+        assert_eq!(cols["stream_last_class"], vec![0.0, 3.0]);
+        assert_eq!(cols["stream_child_mib"], vec![0.0, 50.0 / MIB]);
+        assert_eq!(cols["stream_internal_id"], vec![2.0, 1.0]);
     }
 }
