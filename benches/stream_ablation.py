@@ -238,9 +238,9 @@ def main(argv: list[str] | None = None) -> int:
         t = table({v: runs[v].coflows for v in [ALL, *S.ABLATIONS]})
         for v in SETTLED_VARIANTS:
             t[v] = runs[v].coflows.set_index("coflow_id")["cct_s"].reindex(t.index)
-        flows = pd.DataFrame(
-            spec(a.trace, n, a.shape).load(S.fabric(a.k, a.gbps)).flow_columns()
-        )[["coflow_id", "stage", "bytes"]]
+        flows = pd.DataFrame(spec(a.trace, n, a.shape).load(S.fabric(a.k, a.gbps)).flow_columns())[
+            ["coflow_id", "stage", "bytes"]
+        ]
         why = why_c2p(t, runs, flows)
         frames.append(t.assign(sample=n).reset_index())
         # What each run cost when it was simulated (kept with it in the cache).
@@ -266,8 +266,11 @@ def main(argv: list[str] | None = None) -> int:
             "its receivers when they appeared (first) and at the end (last; 0 highest, "
             f"{S.QUEUES - 1} lowest), with every mechanism, without Child-to-Parent, and "
             "with every mechanism settled:\n\n"
-            + (markdown(why) if len(why) else "(Child-to-Parent moves no coflow by more "
-               f"than {CHANGE:.0%}.)")
+            + (
+                markdown(why)
+                if len(why)
+                else f"(Child-to-Parent moves no coflow by more than {CHANGE:.0%}.)"
+            )
             + "\n"
         )
     os.makedirs(a.out, exist_ok=True)
