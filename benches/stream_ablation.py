@@ -47,14 +47,10 @@ CHANGE = 0.01
 TOP = 3
 
 
-#: The sensitivity's variants: `settle=true` with every mechanism, without
-#: Child-to-Parent, and without all three.
+#: The sensitivity's variants: `settle=true` with every mechanism and without
+#: each (the same ablations).
 SETTLED = "settled"
-SETTLED_VARIANTS = {
-    SETTLED: (),
-    "settled, no Child-to-Parent": S.ABLATIONS["no Child-to-Parent"],
-    "settled, none of the three": S.ABLATIONS["none of the three"],
-}
+SETTLED_VARIANTS = {SETTLED: (), **{f"settled, {k}": v for k, v in S.ABLATIONS.items()}}
 C2P = "no Child-to-Parent"
 #: The per-flow columns of Stream's state the "why" table reads.
 COLUMNS = ("stream_first_class", "stream_last_class", "stream_child_mib", "stream_internal_id")
@@ -97,8 +93,9 @@ def table(results: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def sensitivity(t: pd.DataFrame) -> pd.DataFrame:
-    """Per category: Stream's mean CCT settled over one-shot, and, settled, the
-    mean CCT without Child-to-Parent and without all three over settled Stream's."""
+    """Per category: Stream's mean CCT settled over one-shot, one-shot Stream's
+    without Child-to-Parent over with it, and, settled, the mean CCT without each
+    mechanism over settled Stream's."""
     rows = []
     groups = [("all", t)] + [(c, t[t["category"] == c]) for c in S.CATEGORIES]
     for name, g in groups:
@@ -210,6 +207,51 @@ def movers(t: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def sample(a: argparse.Namespace, n: int) -> tuple[str, pd.DataFrame, int]:
+    """One sample size: its section of the report, its coflows' CCTs per variant,
+    and how many of its runs were simulated (not read from the cache)."""
+    js = jobs(a.trace, n, a.shape, a.k, a.gbps)
+    stats: dict = {}
+    res = runner.run_jobs(list(js.values()), a.workers, a.cache_dir, stats=stats)
+    runs = dict(zip(js, res, strict=True))
+    t = table({v: runs[v].coflows for v in [ALL, *S.ABLATIONS]})
+    for v in SETTLED_VARIANTS:
+        t[v] = runs[v].coflows.set_index("coflow_id")["cct_s"].reindex(t.index)
+    w = spec(a.trace, n, a.shape).load(S.fabric(a.k, a.gbps))
+    why = why_c2p(t, runs, pd.DataFrame(w.flow_columns())[["coflow_id", "stage", "bytes"]])
+    # What each run cost when it was simulated (kept with it in the cache).
+    cpu = [r.extra.get("sim_cpu_s", float("nan")) for r in res]
+    text = (
+        f"## First {n} coflows ({len(t)} DAG coflows)\n\n"
+        f"Simulation CPU time of the {len(res)} runs, as measured when each was "
+        f"simulated: {sum(cpu):.0f} s in all, {max(cpu):.0f} s the longest.\n\n"
+        "Mean CCT of each removal over Stream's with all mechanisms (below 1: "
+        "the removal makes Stream faster), and how many coflows it makes more than "
+        f"{CHANGE:.0%} faster and slower:\n\n"
+        + markdown(per_category(t))
+        + "\n\nThe coflows each removal moves most:\n\n"
+        + markdown(movers(t))
+        + "\n\nSensitivity: eq. (5) evaluated once in the threshold of the unit's "
+        "current class (one-shot, the default) or class by class, each boundary in "
+        "its own class's threshold (`settle=true`); below 1, the row's variant is "
+        "faster:\n\n"
+        + markdown(sensitivity(t))
+        + "\n\nWhy Child-to-Parent moves these coflows: per sub-coflow (stage), "
+        "its internal id (Algorithm 1; 1 is the final stage), its bytes, the "
+        "Child-to-Parent bytes its receivers start with (S), and the class (5) gave "
+        "its receivers when they appeared (first) and at the end (last; 0 highest, "
+        f"{S.QUEUES - 1} lowest), with every mechanism, without Child-to-Parent, and "
+        "with every mechanism settled:\n\n"
+        + (
+            markdown(why)
+            if len(why)
+            else f"(Child-to-Parent moves no coflow by more than {CHANGE:.0%}.)"
+        )
+        + "\n"
+    )
+    return text, t.assign(sample=n).reset_index(), stats.get("simulated", 0)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trace", required=True)
@@ -230,49 +272,10 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     parts, frames, simulated = [], [], 0
     for n in sizes:
-        js = jobs(a.trace, n, a.shape, a.k, a.gbps)
-        stats: dict = {}
-        res = runner.run_jobs(list(js.values()), a.workers, a.cache_dir, stats=stats)
-        simulated += stats.get("simulated", 0)
-        runs = dict(zip(js, res, strict=True))
-        t = table({v: runs[v].coflows for v in [ALL, *S.ABLATIONS]})
-        for v in SETTLED_VARIANTS:
-            t[v] = runs[v].coflows.set_index("coflow_id")["cct_s"].reindex(t.index)
-        flows = pd.DataFrame(spec(a.trace, n, a.shape).load(S.fabric(a.k, a.gbps)).flow_columns())[
-            ["coflow_id", "stage", "bytes"]
-        ]
-        why = why_c2p(t, runs, flows)
-        frames.append(t.assign(sample=n).reset_index())
-        # What each run cost when it was simulated (kept with it in the cache).
-        cpu = [r.extra.get("sim_cpu_s", float("nan")) for r in res]
-        parts.append(
-            f"## First {n} coflows ({len(t)} DAG coflows)\n\n"
-            f"Simulation CPU time of the {len(res)} runs, as measured when each was "
-            f"simulated: {sum(cpu):.0f} s in all, {max(cpu):.0f} s the longest.\n\n"
-            "Mean CCT of each removal over Stream's with all mechanisms (below 1: "
-            "the removal makes Stream faster), and how many coflows it makes more than "
-            f"{CHANGE:.0%} faster and slower:\n\n"
-            + markdown(per_category(t))
-            + "\n\nThe coflows each removal moves most:\n\n"
-            + markdown(movers(t))
-            + "\n\nSensitivity: eq. (5) evaluated once in the threshold of the unit's "
-            "current class (one-shot, the default) or class by class, each boundary in "
-            "its own class's threshold (`settle=true`); below 1, the row's variant is "
-            "faster:\n\n"
-            + markdown(sensitivity(t))
-            + "\n\nWhy Child-to-Parent moves these coflows: per sub-coflow (stage), "
-            "its internal id (Algorithm 1; 1 is the final stage), its bytes, the "
-            "Child-to-Parent bytes its receivers start with (S), and the class (5) gave "
-            "its receivers when they appeared (first) and at the end (last; 0 highest, "
-            f"{S.QUEUES - 1} lowest), with every mechanism, without Child-to-Parent, and "
-            "with every mechanism settled:\n\n"
-            + (
-                markdown(why)
-                if len(why)
-                else f"(Child-to-Parent moves no coflow by more than {CHANGE:.0%}.)"
-            )
-            + "\n"
-        )
+        text, frame, sims = sample(a, n)
+        parts.append(text)
+        frames.append(frame)
+        simulated += sims
     os.makedirs(a.out, exist_ok=True)
     pd.concat(frames).to_csv(os.path.join(a.out, "coflows.csv"), index=False)
     cmd = "python3 benches/stream_ablation.py " + " ".join(sys.argv[1:] if argv is None else argv)
