@@ -158,6 +158,23 @@ def test_bins_are_pooled_over_seeds_and_normalized_to_aalo(tmp_path):
     assert len(pd.read_csv(dest / "coflows.csv")) == 2 * 2 * 11
 
 
+def test_fidelity_compares_each_coflow_with_its_simulation(tmp_path):
+    b = bench()
+    out = runs(tmp_path, {(5, 1, p): (1.0, 4.0) for p in ("mcs", "aalo", "varys")})
+    fid = b.fidelity(b.load(str(out))).set_index(["policy", "bin"])
+    # every simulated CCT is twice the real one: real / sim 0.5, |error| 0.5
+    assert fid.loc[("mcs", "all"), "coflows"] == 2
+    assert fid.loc[("mcs", "SN"), "real / sim mean CCT"] == pytest.approx(0.5)
+    assert fid.loc[("aalo", "all"), "median per-coflow |error|"] == pytest.approx(0.5)
+    assert fid.loc[("varys", "LW"), "coflows over 50% off"] == 0
+
+
+def test_volume_adds_the_reducers_bytes():
+    b = bench()
+    text = "8 2\n1 0 2 0 1 1 3:512.0\n2 0 1 4 2 5:256.0 6:256.0\n"
+    assert b.volume_gib(text) == pytest.approx(1.0)
+
+
 def test_an_unfinished_run_is_named(tmp_path):
     b = bench()
     out = runs(tmp_path, {(5, 1, "mcs"): (1.0, 2.0)})
