@@ -310,8 +310,9 @@ NOT_REPRODUCED = """## Not reproduced here
 * **Figs. 11-12** (load and batch arrivals): 100 coflows drawn from the FB
   workload per run, at several loads, for three policies, five times. A
   100-coflow draw of this generator (seed 1) carries {gib:.1f} GiB, which this
-  testbed's 8 links of 25 Mbit/s move in no less than {hours:.1f} hours of real
-  traffic per run; not run in this stop.
+  testbed's 8 links of 25 Mbit/s move in no less than {minutes:.0f} minutes per
+  run (every link busy all the time); three policies at four loads, five times,
+  is 60 runs, at least {hours:.0f} hours per figure. Not run in this stop.
 * **Table II** (Pearson correlation of width with input size and with coflow
   size for TPC-H and TPC-DS at scale factors 5, 10, 15) needs the Hadoop logs of
   the 22 TPC-H and 62 TPC-DS queries run through Hive at those scale factors
@@ -325,8 +326,8 @@ NOT_REPRODUCED = """## Not reproduced here
 def not_reproduced() -> str:
     gib = volume_gib(generate(100, 1))
     # 8 senders at 25 Mbit/s (10^6 bit) each, all busy at once at best
-    hours = gib * 2**30 * 8 / (8 * 25e6) / 3600
-    return NOT_REPRODUCED.format(gib=gib, hours=hours)
+    minutes = gib * 2**30 * 8 / (8 * 25e6) / 60
+    return NOT_REPRODUCED.format(gib=gib, minutes=minutes, hours=60 * minutes / 60)
 
 
 def table(out: str, dest: str, command: str, wall_s: float | None) -> None:
