@@ -83,7 +83,7 @@ def test_bad_generator_input_is_refused():
 def write_run(root, count, seed, policy, rows_real, rows_sim):
     d = root / f"n{count}-s{seed}" / policy
     (d / "sim").mkdir(parents=True)
-    cols = ["coflow_id", "cct_s", "width", "length_bytes"]
+    cols = ["coflow_id", "cct_s", "width", "length_bytes", "isolated_s"]
     pd.DataFrame(rows_real, columns=cols).to_csv(d / "coflows.csv", index=False)
     pd.DataFrame(rows_sim, columns=cols).to_csv(d / "sim" / "coflows.csv", index=False)
     (d / "comparison.json").write_text(json.dumps({"policy": policy}))
@@ -97,9 +97,10 @@ def runs(tmp_path, cct):
     """``cct[(count, seed, policy)] = (SN CCT, LW CCT)``; simulated twice as long."""
     for (count, seed, policy), cc in cct.items():
         real = [
-            (i + 1, t, w, length) for i, (t, (w, length)) in enumerate(zip(cc, SHAPES, strict=True))
+            (i + 1, t, w, length, 0.5)
+            for i, (t, (w, length)) in enumerate(zip(cc, SHAPES, strict=True))
         ]
-        sim = [(i, 2 * t, w, length) for i, t, w, length in real]
+        sim = [(i, 2 * t, w, length, 0.5) for i, t, w, length, _ in real]
         write_run(tmp_path, count, seed, policy, real, sim)
     return tmp_path
 
@@ -133,6 +134,8 @@ def test_bins_are_pooled_over_seeds_and_normalized_to_aalo(tmp_path):
     assert real.loc[(5, "LW"), "mcs/aalo"] == pytest.approx(1.1)
     assert real.loc[(5, "LW"), "varys/aalo"] == pytest.approx(0.8)
     assert real.loc[(10, "SN"), "mcs/aalo"] == pytest.approx(0.2)
+    # every coflow alone takes 0.5 s: SN's bound is 0.5 / Aalo's 4
+    assert real.loc[(5, "SN"), "bound"] == pytest.approx(0.125)
     # the simulated CCTs are all doubled: the same ratios
     sim = norm[norm["which"] == "sim"].set_index(["count", "bin"])
     assert sim.loc[(5, "SN"), "mcs_s"] == pytest.approx(4.0)
