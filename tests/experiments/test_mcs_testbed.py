@@ -154,7 +154,18 @@ def test_bins_are_pooled_over_seeds_and_normalized_to_aalo(tmp_path):
     # no LN or SW coflow: no value, and said so
     assert cl.loc[("LN", "mcs/aalo"), "verdict"] == "no coflow of this bin"
 
+    # with draws (here the runs' own simulations): their best N, bound and verdict
+    cl = b.claims(norm, norm[norm["which"] == "sim"]).set_index(["bin", "ratio"])
+    assert cl.loc[("SN", "mcs/aalo"), "draws"] == pytest.approx(0.2)
+    assert cl.loc[("SN", "mcs/aalo"), "draws_verdict"] == "not met"
+    # bound at N = 10: isolated 0.5 / Aalo's simulated 20
+    assert cl.loc[("SN", "mcs/aalo"), "bound"] == pytest.approx(0.025)
+
     dest = tmp_path / "report"
+    sens = tmp_path / "sens.csv"
+    norm.assign(which="sim, long 5-10 MiB").to_csv(sens, index=False)
+    with pytest.raises(SystemExit, match="no rows of the runs' setting"):
+        b.table(str(out), str(dest), "cmd", 12.0, str(sens))
     b.table(str(out), str(dest), "cmd", 12.0)
     text = (dest / "README.md").read_text()
     assert "MCS reduces SN CCT by up to 90%" in text
