@@ -411,7 +411,16 @@ the testbed's workload transform on 8 hosts at 25 Mbit/s; for seeds 1-5 these
 are the runs' own simulations up to the link rate), with many more draws per N
 and with long lengths drawn from other ranges than the runs' 5-25 MiB. `bound`
 is the bin's mean isolated CCT over Aalo's mean CCT: no schedule brings a
-policy / Aalo below it.
+policy / Aalo below it. Rows "1 gbps" model the paper's testbed (1 Gbps links),
+with every policy deciding at every event or only every 20 ms (Aalo's Δ,
+`realloc=interval`). Commands:
+
+```sh
+S="python3 benches/mcs_testbed.py sim --counts 5,10,15 --seeds 1-50"
+$S --long-mb 5,25 --long-mb 5,10 --long-mb 5,100 --long-mb 5,400 --out sens.csv
+$S --long-mb 5,25 --gbps 1 --append --out sens.csv
+$S --long-mb 5,25 --gbps 1 --decision-s 0.02 --append --out sens.csv
+```
 """
 
 
