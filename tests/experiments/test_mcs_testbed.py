@@ -161,6 +161,15 @@ def test_bins_are_pooled_over_seeds_and_normalized_to_aalo(tmp_path):
     # bound at N = 10: isolated 0.5 / Aalo's simulated 20
     assert cl.loc[("SN", "mcs/aalo"), "bound"] == pytest.approx(0.025)
 
+    # the findings read the bound and the 1 Gbps rows (here copies of the sims)
+    sim = norm[norm["which"] == "sim"]
+    labels = [b.RUNS_LABEL, f"{b.RUNS_LABEL}, 1 gbps"]
+    labels.append(f"{b.RUNS_LABEL}, decisions every 0.02 s, 1 gbps")
+    sens_rows = pd.concat([sim.assign(which=w) for w in labels])
+    text = " ".join(b.findings(b.claims(norm, sim), sens_rows))
+    assert "is 0.025 of Aalo's mean CCT: Aalo keeps them at 40" in text
+    assert "on SN at N=10 is 0.2 deciding at every event" in text
+
     dest = tmp_path / "report"
     sens = tmp_path / "sens.csv"
     norm.assign(which="sim, long 5-10 MiB").to_csv(sens, index=False)
