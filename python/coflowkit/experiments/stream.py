@@ -369,15 +369,27 @@ def heavy_table(ctx) -> pd.DataFrame:
 # figures
 
 
+#: Per policy in a line plot: markers shrinking and dashes differing, so that
+#: lines with equal values show one inside the other.
+LINE_STYLES = (
+    {"marker": "o", "markersize": 11, "linestyle": "-", "alpha": 0.8},
+    {"marker": "s", "markersize": 8, "linestyle": "--", "alpha": 0.8},
+    {"marker": "^", "markersize": 6, "linestyle": "-.", "alpha": 0.9},
+    {"marker": "x", "markersize": 6, "linestyle": ":", "alpha": 1.0},
+)
+
+
 def fig6_figure(ctx):
     fig6 = fig6_table(ctx)
     fig, axes = plt().subplots(2, 2, figsize=(10, 7))
     for i, g in enumerate(SPEEDS):
         for j, col in enumerate(("mice CCT (s)", "avg CCT (s)")):
             ax = axes[i][j]
-            for name in POLICIES:
+            for n, name in enumerate(POLICIES):
                 d = fig6[(fig6.gbps == g) & (fig6.policy == name)]
-                ax.plot(d["k"], d[col], marker="o", label=name)
+                # Equal values (the mice of Baraat, Stream and Aalo often are)
+                # stay visible: each policy its own marker size and dash.
+                ax.plot(d["k"], d[col], label=name, **LINE_STYLES[n % len(LINE_STYLES)])
             ax.set_xlabel("k (pods)")
             ax.set_ylabel(col)
             ax.set_title(f"{g}G switches")

@@ -222,6 +222,9 @@ class Parts:
             self.md[part.name] = self._table(part.name, shown, part.caption, 3)
         else:
             path = os.path.join(self.out, f"{part.name}.png")
+            if not built.get_constrained_layout():
+                # subplot titles and axis labels of neighbouring panels apart
+                built.tight_layout()
             built.savefig(path, dpi=110, bbox_inches="tight", metadata={"Software": None})
             import matplotlib.pyplot as plt
 
