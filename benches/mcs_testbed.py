@@ -451,9 +451,64 @@ def findings(cl: pd.DataFrame, sens: pd.DataFrame) -> list[str]:
     return out + [""]
 
 
+HEADER = """# MCS on coflowkit's testbed: the number of parallel coflows (MCS paper Fig. 10)
+
+Written by `benches/mcs_testbed.py` (its docstring states the setting and every
+choice the paper leaves open). N coflows arrive at once on 8 hosts; each bin's
+mean CCT over the coflows of all seeds, normalized to Aalo (below 1: faster
+than Aalo). *real*: the testbed run; *sim*: the same workload simulated on the
+testbed's fabric (links at the measured goodput).
+
+Seeds (repetitions): {seeds} (the paper: five).
+
+## The paper's claims (Fig. 10, at the best N)
+"""
+
+
+def at_n(values, counts) -> list[str]:
+    """ "value (N=n)" per claim."""
+    return [f"{x:.3g} (N={n})" for x, n in zip(values, counts, strict=True)]
+
+
+def claims_table(cl: pd.DataFrame, draws: pd.DataFrame | None) -> pd.DataFrame:
+    """The claims as the report shows them."""
+    rows = pd.DataFrame(
+        {
+            "claim": cl["claim"],
+            "bin": cl["bin"],
+            "ratio": cl["ratio"],
+            "paper": cl["paper"],
+            "coflowkit real": at_n(cl["real"], cl["real_n"]),
+            "coflowkit sim": at_n(cl["sim"], cl["sim_n"]),
+            "real / paper": cl["ratio_to_paper"],
+            "verdict (real at most 1.15x the paper's)": cl["verdict"],
+        }
+    )
+    if draws is not None:
+        n_draws = int(draws["seeds"].max())
+        rows[f"sim, {n_draws} draws"] = at_n(cl["draws"], cl["draws_n"])
+        rows[f"verdict, {n_draws} draws"] = cl["draws_verdict"]
+    rows["bound (isolated / Aalo), same N"] = cl["bound"]
+    return rows
+
+
+PER_N_COLUMNS = {
+    "which": "run",
+    "count": "N",
+    "mcs_s": "MCS (s)",
+    "aalo_s": "Aalo (s)",
+    "varys_s": "Varys (s)",
+    "mcs/aalo": "MCS / Aalo",
+    "varys/aalo": "Varys / Aalo",
+    "mcs/varys": "MCS / Varys",
+}
+
+
 def table(
     out: str, dest: str, command: str, wall_s: float | None, sensitivity: str | None = None
 ) -> None:
+    """Reads the runs in ``out`` (and the `sim` CSV ``sensitivity``) and writes
+    the report and its tables to ``dest``."""
     df = load(out)
     norm = normalized(df)
     sens = pd.read_csv(sensitivity) if sensitivity else None
@@ -463,87 +518,31 @@ def table(
         if draws.empty:
             raise SystemExit(f"{sensitivity}: no rows of the runs' setting ({RUNS_LABEL!r})")
     cl = claims(norm, draws)
-    os.makedirs(dest, exist_ok=True)
-    df.to_csv(os.path.join(dest, "coflows.csv"), index=False)
-    norm.to_csv(os.path.join(dest, "normalized.csv"), index=False)
-    cl.to_csv(os.path.join(dest, "claims.csv"), index=False)
-    seeds = sorted(df["seed"].unique())
-    fmt = lambda x: f"{x:.3g}"  # noqa: E731
-    lines = [
-        "# MCS on coflowkit's testbed: the number of parallel coflows (MCS paper Fig. 10)",
-        "",
-        "Written by `benches/mcs_testbed.py` (its docstring states the setting and every",
-        "choice the paper leaves open). N coflows arrive at once on 8 hosts; each bin's",
-        "mean CCT over the coflows of all seeds, normalized to Aalo (below 1: faster",
-        "than Aalo). *real*: the testbed run; *sim*: the same workload simulated on the",
-        "testbed's fabric (links at the measured goodput).",
-        "",
-        f"Seeds (repetitions): {', '.join(map(str, seeds))} (the paper: five).",
-        "",
-        "## The paper's claims (Fig. 10, at the best N)",
-        "",
-    ]
-    rows = pd.DataFrame(
-        {
-            "claim": cl["claim"],
-            "bin": cl["bin"],
-            "ratio": cl["ratio"],
-            "paper": cl["paper"],
-            "coflowkit real": [
-                f"{fmt(x)} (N={n})" for x, n in zip(cl["real"], cl["real_n"], strict=True)
-            ],
-            "coflowkit sim": [
-                f"{fmt(x)} (N={n})" for x, n in zip(cl["sim"], cl["sim_n"], strict=True)
-            ],
-            "real / paper": cl["ratio_to_paper"],
-            "verdict (real at most 1.15x the paper's)": cl["verdict"],
-        }
-    )
-    if draws is not None:
-        n_draws = int(draws["seeds"].max())
-        rows[f"sim, {n_draws} draws"] = [
-            f"{fmt(x)} (N={n})" for x, n in zip(cl["draws"], cl["draws_n"], strict=True)
-        ]
-        rows[f"verdict, {n_draws} draws"] = cl["draws_verdict"]
-    rows["bound (isolated / Aalo), same N"] = cl["bound"]
-    lines += [markdown(rows), ""]
-    if sens is not None:
-        lines += findings(cl, sens)
-    lines += ["## Per N and bin", ""]
-    per = norm.rename(
-        columns={
-            "which": "run",
-            "count": "N",
-            "mcs_s": "MCS (s)",
-            "aalo_s": "Aalo (s)",
-            "varys_s": "Varys (s)",
-            "mcs/aalo": "MCS / Aalo",
-            "varys/aalo": "Varys / Aalo",
-            "mcs/varys": "MCS / Varys",
-        }
-    )
-    lines.append(markdown(per))
     fid = fidelity(df)
-    fid.to_csv(os.path.join(dest, "fidelity.csv"), index=False)
-    if sens is not None:
-        sens.to_csv(os.path.join(dest, "sensitivity.csv"), index=False)
-        lines += ["", SENSITIVITY, markdown(sens)]
-    lines += [
-        "",
-        "## The testbed against its simulation (every run, every seed and N)",
-        "",
-        markdown(fid),
-        "",
-        not_reproduced(),
-    ]
     prov = {
         "command": command,
         "version": provenance(),
         "machine": machine(),
         "wall_s_of_the_runs": wall_s,
     }
+    os.makedirs(dest, exist_ok=True)
+    tables = {"coflows": df, "normalized": norm, "claims": cl, "fidelity": fid}
+    if sens is not None:
+        tables["sensitivity"] = sens
+    for name, t in tables.items():
+        t.to_csv(os.path.join(dest, f"{name}.csv"), index=False)
     with open(os.path.join(dest, "provenance.json"), "w") as fh:
         json.dump(prov, fh, indent=2, sort_keys=True)
+
+    seeds = ", ".join(map(str, sorted(df["seed"].unique())))
+    lines = [HEADER.format(seeds=seeds), markdown(claims_table(cl, draws)), ""]
+    if sens is not None:
+        lines += findings(cl, sens)
+    lines += ["## Per N and bin", "", markdown(norm.rename(columns=PER_N_COLUMNS))]
+    if sens is not None:
+        lines += ["", SENSITIVITY, markdown(sens)]
+    lines += ["", "## The testbed against its simulation (every run, every seed and N)", ""]
+    lines += [markdown(fid), "", not_reproduced()]
     lines += ["", "## Provenance", ""] + [f"* {k}: {v}" for k, v in sorted(prov.items())]
     with open(os.path.join(dest, "README.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
