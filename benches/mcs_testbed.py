@@ -4,7 +4,8 @@ run also simulated on the testbed's fabric, normalized to Aalo per bin.
 
     python3 benches/mcs_testbed.py gen --count 15 --seed 1 --out trace.txt
     python3 benches/mcs_testbed.py run --counts 5,10,15 --seeds 1,2 --out DIR   # as root
-    python3 benches/mcs_testbed.py table DIR --out docs/results/mcs-testbed
+    python3 benches/mcs_testbed.py sim --counts 5,10,15 --seeds 1-50 --out sens.csv
+    python3 benches/mcs_testbed.py table DIR --sensitivity sens.csv --out docs/results/mcs-testbed
 
 The paper (../shared/papers/002_59b639202db2f4f2.txt, §VII): 8 daemon hosts on
 one 1 Gbps switch; N coflows arrive at once; each is a bin of Table IV drawn with
@@ -14,7 +15,7 @@ and randomly chose its length in [1, 5) MB" for SN); MCS with Δ_i = 2^i,
 p_i = i, θ^n_i = 10·2^(i-1) MB, θ^w_i = 2^(i-1) MB; Aalo with its defaults
 (K = E = 10, 10 MB); each point the mean of five repetitions.
 
-What the paper leaves open, and coflowkit's choice (each a `gen` option):
+What the paper leaves open, and coflowkit's choice (the long lengths an option):
 
 * wide widths: from 5 up to what 8 hosts allow (hosts² less the host-to-self
   pairs); a coflow is drawn as m senders and r receivers (m, r uniform in 1..8,
@@ -22,7 +23,7 @@ What the paper leaves open, and coflowkit's choice (each a `gen` option):
   testbed's flows) is in the bin's range;
 * long lengths: uniform in [5, 25) MB (`--long-mb`); the paper samples them
   "from the Facebook workload (scaled-down)" with no scale given. 25 MB keeps a
-  15-coflow run on the 25 Mbit/s testbed near a minute;
+  15-coflow run on the 25 Mbit/s testbed to two or three minutes;
 * every flow of a coflow has the coflow's length; all arrive at time 0.
 
 `run` calls `coflowkit testbed run --trace T --coflows N --bytes-scale 1
@@ -34,7 +35,8 @@ width and length (narrow: at most 4 flows; short: length below 5 MiB), pools the
 coflows of every seed per (N, bin, policy) and writes README.md (with the
 paper's claims as rows), normalized.csv, claims.csv, fidelity.csv (real against
 simulated per policy and bin), coflows.csv (every run's coflows, real and
-simulated) and provenance.json.
+simulated), sensitivity.csv (with `--sensitivity`: the CSV `sim` wrote, more
+draws and other settings simulated only) and provenance.json.
 """
 
 from __future__ import annotations
