@@ -154,6 +154,15 @@ def test_two_hosts_three_flows(tmp_path):
         # Not sent before its release; received after its connect.
         assert by[(f["id"], "send")]["start"] >= t0 + f["start_s"] - 0.01
         assert by[(f["id"], "recv")]["end"] > by[(f["id"], "send")]["start"]
+        # Progress marks: 0 at accept, a mark each time another 1/64 of the
+        # flow has arrived (a new multiple of the step), and one at the last
+        # byte: at most 66, in time order, none after the last byte.
+        marks = by[(f["id"], "recv")]["marks"]
+        step = f["bytes"] // traffic.PROGRESS_MARKS
+        assert marks[0][1] == 0 and marks[-1][1] == f["bytes"] and 2 <= len(marks) <= 66
+        for (ta, ba), (tb, bb) in zip(marks, marks[1:]):
+            assert tb >= ta and (bb // step > ba // step or bb == f["bytes"] > ba)
+        assert marks[-1][0] <= by[(f["id"], "recv")]["end"] + 1e-6
 
     c = traffic.collect(results, plan)
     assert c["errors"] == 0
@@ -389,7 +398,7 @@ def test_collect_hand_computed():
             "host": 1,
             "errors": 1,
             "flows": [
-                rec(10, "recv", 1000.61, 1001.5, 100),
+                dict(rec(10, "recv", 1000.61, 1001.5, 100), marks=[[1000.61, 0], [1001.0, 50]]),
                 rec(11, "recv", 1000.3, 1002.0, 200),
                 rec(12, "send", 1001.0, 1001.1, 300),
             ],
@@ -415,7 +424,10 @@ def test_collect_hand_computed():
         "end": pytest.approx(1.5),
         "bytes": 100,
         "error": None,
+        # the receiver's progress marks, relative to t0 (none from older workers)
+        "marks": [(pytest.approx(0.61), 0), (pytest.approx(1.0), 50)],
     }
+    assert flows[11]["marks"] == []
     assert flows[11]["start"] == pytest.approx(0.26) and flows[11]["end"] == pytest.approx(2.0)
     # 10 ms after its planned 0.25 s: the lateness testbed runs record
     assert flows[11]["start"] - flows[11]["planned"] == pytest.approx(0.01)

@@ -258,7 +258,8 @@ def _run(args) -> None:
         threshold=args.agent_threshold, decentralized=args.decentralized,
         observe_only=args.observe_only, switch_queues=_switch_queues(args), layout=args.layout,
         min_flow=args.min_flow_bytes, traffic_priority=args.traffic_priority,
-        tell_fraction=args.tell_fraction,
+        tell_fraction=args.tell_fraction, headroom=args.headroom,
+        sample_s=args.sample_ms / 1000.0 if args.sample_ms else None,
     )  # fmt: skip
     print(
         f"testbed run: {s.get('decentralized', s['policy'])} on {s['hosts']} hosts, {s['coflows']} coflows, {s['flows']} flows"
@@ -347,6 +348,16 @@ def add_testbed(sub) -> None:
         help="run: the traffic workers' scheduling: normal (default), or control, the "
         "real-time priority of the master and agents (on a 2-core machine the agents "
         "can starve normal workers, which then start flows late)",
+    )  # fmt: skip
+    t.add_argument(
+        "--headroom", type=float, default=0.0, metavar="F",
+        help="run: the share of each link's measured goodput the master leaves unallocated "
+        "(default 0; the simulation keeps the whole goodput)",
+    )  # fmt: skip
+    t.add_argument(
+        "--sample-ms", type=float, default=None, metavar="MS",
+        help="run: poll the master every MS ms; write progress.csv (each coflow's bytes) "
+        "and rates.csv (each scheduled flow's assigned rate)",
     )  # fmt: skip
     t.add_argument("--out", help="output directory (run: default testbed-run)")
     _add_emulate_args(t)

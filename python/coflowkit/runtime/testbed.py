@@ -592,16 +592,18 @@ class Cluster:
 
 
 class ProgressSampler:
-    """Polls the master's ``GET /api/coflows`` every ``every_s`` seconds in a thread
-    and keeps ``(wall time, coflow, bytes_sent)``; :meth:`stop` writes the times
-    from ``plan["t0"]`` as it is then (the replay's start is set only once every
-    traffic worker listens, after sampling began). A failed poll (the master busy
-    for a moment) is skipped, and counted."""
+    """Polls the master's ``GET /api/coflows`` and ``GET /api/flows`` every
+    ``every_s`` seconds in a thread and keeps ``(wall time, coflow, bytes_sent)``
+    and ``(wall time, coflow, slot, src, dst, assigned rate)``; :meth:`stop`
+    writes the times from ``plan["t0"]`` as it is then (the replay's start is
+    set only once every traffic worker listens, after sampling began). A failed
+    poll (the master busy for a moment) is skipped, and counted."""
 
     def __init__(self, cluster: Cluster, plan: dict, every_s: float):
         import threading
 
         self.rows: list[tuple[float, int, float]] = []
+        self.rates: list[tuple[float, int, int, int, int, float]] = []
         self.failed = 0
         self._plan = plan
         self._halt = threading.Event()
@@ -611,17 +613,23 @@ class ProgressSampler:
                 now = time.time()
                 try:
                     coflows = cluster.get("/api/coflows", timeout=1.0)
+                    flows = cluster.get("/api/flows", timeout=1.0)
                 except (OSError, ValueError, CoflowkitError):
                     self.failed += 1
                     continue
                 for c in coflows:
                     self.rows.append((now, int(c["id"]), float(c["bytes_sent"])))
+                for f in flows:
+                    self.rates.append((now, int(f["coflow"]), int(f["slot"]), int(f["src"]),
+                                       int(f["dst"]), float(f["rate_bytes_per_s"])))  # fmt: skip
 
         self._thread = threading.Thread(target=loop, daemon=True)
         self._thread.start()
 
     def stop(self, path: str) -> None:
-        """Stops polling and writes ``path`` (time_s, coflow_id, bytes_sent)."""
+        """Stops polling and writes ``path`` (time_s, coflow_id, bytes_sent) and,
+        beside it, ``rates.csv`` (time_s, coflow_id, slot, src, dst,
+        rate_bytes_per_s: every flow the master scheduled, as each poll saw it)."""
         import pandas as pd
 
         self._halt.set()
@@ -629,6 +637,11 @@ class ProgressSampler:
         t0 = float(self._plan["t0"])
         rows = [(t - t0, k, b) for t, k, b in self.rows]
         pd.DataFrame(rows, columns=["time_s", "coflow_id", "bytes_sent"]).to_csv(path, index=False)
+        rates = [(t - t0, *rest) for t, *rest in self.rates]
+        cols = ["time_s", "coflow_id", "slot", "src", "dst", "rate_bytes_per_s"]
+        pd.DataFrame(rates, columns=cols).to_csv(
+            os.path.join(os.path.dirname(path), "rates.csv"), index=False
+        )
 
 
 def _prom(text: str, name: str) -> float:
@@ -691,6 +704,7 @@ def run_workload(
     switch_queues: int = 1,
     traffic_priority: str = "normal",
     tell_fraction: float | None = None,
+    headroom: float = 0.0,
 ) -> dict:
     """Replays ``w`` (flows between distinct hosts ``0..hosts-1``, each at least
     100 KB so the agents see it) for real under ``policy`` on the testbed, simulates
@@ -707,8 +721,18 @@ def run_workload(
     (plain TCP, simulated as ``fair``). ``switch_queues``: strict-priority
     queues per switch port, by DSCP (:func:`up`). ``traffic_priority``: the
     traffic workers' scheduling (:data:`TRAFFIC_PRIORITIES`). ``tell_fraction``:
-    the decentralized agents' ``--tell-fraction`` (``None``: their default)."""
+    the decentralized agents' ``--tell-fraction`` (``None``: their default).
+    ``headroom``: the share of each link's measured goodput the master leaves
+    unallocated (its links are ``(1 - headroom) x`` the goodput; the simulation
+    keeps the whole goodput, so a headroom costs the real run what it leaves)."""
     _check_options(policy, membership, decentralized, observe_only, traffic_priority, tell_fraction)
+    if not 0.0 <= headroom <= 0.5 or (headroom > 0.0 and decentralized):
+        raise CoflowkitError(
+            f"testbed: --headroom is a share in [0, 0.5] of the links a master allocates, "
+            f"not for --decentralized runs; got {headroom!r}"
+        )
+    if sample_s is not None and not (0.001 <= sample_s <= 60.0):
+        raise CoflowkitError(f"testbed: --sample-ms must be in [1, 60000], got {sample_s * 1e3!r}")
     os.makedirs(out, exist_ok=True)
     st = _bed(hosts, gbps, switch_queues)
     goodput = measure_goodput(st["ips"], gbps, out, traffic_priority=traffic_priority)
@@ -721,8 +745,8 @@ def run_workload(
             params, hosts, gbps, out, interval_ms, observe_only, tell_fraction
         )
     else:
-        cluster = Cluster(policy, params, hosts, gbps, goodput, out, interval_ms, membership,
-                          threshold)  # fmt: skip
+        cluster = Cluster(policy, params, hosts, gbps, goodput * (1.0 - headroom), out,
+                          interval_ms, membership, threshold)  # fmt: skip
     try:
         sim_w = w.with_fabric(sim_fabric(hosts, goodput))
         sim = api.simulate(sim_w, policy, params)
@@ -741,7 +765,7 @@ def run_workload(
     summary.update(extra, membership=membership, agent_threshold_bytes=threshold,
                    switch_queues=switch_queues, traffic_priority=traffic_priority,
                    traffic_schedulers=real.get("schedulers", []),
-                   tell_fraction=tell_fraction)  # fmt: skip
+                   tell_fraction=tell_fraction, master_headroom=headroom)  # fmt: skip
     with open(os.path.join(out, "comparison.json"), "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=2, sort_keys=True)
         fh.write("\n")
@@ -873,7 +897,8 @@ def breakdown(comp, bins):
 
 def _start_lateness(flows: list[dict], out: str) -> dict:
     """Writes ``flows.csv`` (per flow: planned start, the sender's actual start,
-    how late it was, and its last byte; seconds from t0) and returns the
+    how late it was, and its last byte; seconds from t0), ``flow_marks.csv``
+    (per flow, when each 1/64 of it had arrived at its receiver) and returns the
     lateness's median, 95th percentile and maximum. A late sender delays its
     coflow in the real run but not in the simulation, so this is the harness's
     own share of the error."""
@@ -884,6 +909,11 @@ def _start_lateness(flows: list[dict], out: str) -> dict:
             fh.write(
                 f"{f['id']},{f['coflow']},{f['planned']:.6f},{f['start']:.6f},{d:.6f},{f['end']:.6f}\n"
             )
+    with open(os.path.join(out, "flow_marks.csv"), "w", encoding="utf-8") as fh:
+        fh.write("flow,time_s,bytes\n")
+        for f in flows:
+            for t, b in f.get("marks") or ():
+                fh.write(f"{f['id']},{t:.6f},{b}\n")
     if not len(late):
         return {"median": 0.0, "p95": 0.0, "max": 0.0}
     return {

@@ -69,6 +69,9 @@ PATTERN_LEN = 65536
 CHUNK = 4 * PATTERN_LEN
 """Bytes per ``sendall`` and per ``recv_into`` (a multiple of the pattern length)."""
 
+PROGRESS_MARKS = 64
+"""A receiver notes the time each time another 1/64 of its flow has arrived."""
+
 CONNECT_RETRY_S = 2.0
 """How long a sender retries a refused connection (its receiver may start late)."""
 
@@ -213,9 +216,13 @@ class FlowRecord:
     nbytes: int = 0
     error: str | None = None
     done: bool = False
+    # Receive records: (time, bytes received) at accept, each time another
+    # 1/PROGRESS_MARKS of the flow has arrived, and at its last byte (at most
+    # PROGRESS_MARKS + 2 pairs).
+    marks: list[tuple[float, int]] | None = None
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        d = {
             "id": self.id,
             "role": self.role,
             "start": self.start,
@@ -223,6 +230,9 @@ class FlowRecord:
             "bytes": self.nbytes,
             "error": self.error,
         }
+        if self.marks is not None:
+            d["marks"] = self.marks
+        return d
 
 
 def _first_mismatch(ref: bytes, offset: int, data: memoryview) -> int:
@@ -454,6 +464,9 @@ class Worker:
         got = 0
         error: str | None = None
         last_byte: float | None = None
+        step = max(1, expected // PROGRESS_MARKS)
+        next_mark = step
+        rec.marks = [(time.time(), 0)]
         while True:
             n = conn.recv_into(buf)
             if n == 0:
@@ -468,6 +481,9 @@ class Worker:
                     error = f"flow {fid} recv: received more than the expected {expected} bytes"
             got += n
             rec.nbytes = got
+            if got >= next_mark or (last_byte is None and got >= expected):
+                rec.marks.append((time.time(), got))
+                next_mark = (got // step + 1) * step
             if last_byte is None and got >= expected:
                 last_byte = time.time()
         eof = time.time()
@@ -596,14 +612,16 @@ def _scheduler() -> str:
 def collect(results: list[dict[str, Any]], plan: dict[str, Any]) -> dict[str, Any]:
     """Merge all hosts' result files into times relative to ``plan["t0"]``::
 
-        {"flows":   [{"id", "coflow", "planned", "start", "end", "bytes", "error"}, ...],  # plan order
+        {"flows":   [{"id", "coflow", "planned", "start", "end", "bytes", "error", "marks"}, ...],  # plan order
          "coflows": [{"coflow", "start", "end", "error"}, ...],                # by coflow id
          "errors":  number of flows with an error,
          "schedulers": the workers' scheduling policies, e.g. ["other"]}
 
     A flow's ``planned`` is its ``start_s``, ``start`` its sender's connect time, ``end``
     the receiver's last byte,
-    ``bytes`` the bytes received, ``error`` its send and receive errors joined by
+    ``bytes`` the bytes received, ``marks`` the receiver's (time, bytes received)
+    pairs (:data:`PROGRESS_MARKS`; empty from older workers), ``error`` its send
+    and receive errors joined by
     ``"; "`` (a missing record is an error). A coflow's ``start`` is its scheduled
     release (min ``start_s`` of its flows), ``end`` the max of its flows' ends (``None``
     if one is missing), ``error`` the first error of its flows in plan order. A
@@ -639,6 +657,7 @@ def collect(results: list[dict[str, Any]], plan: dict[str, Any]) -> dict[str, An
             "end": rel(rcv["end"]) if rcv else None,
             "bytes": rcv["bytes"] if rcv else None,
             "error": "; ".join(errors) or None,
+            "marks": [(t - t0, b) for t, b in rcv.get("marks") or ()] if rcv else [],
         }
         flows.append(row)
         c = coflows.get(f["coflow"])
