@@ -45,6 +45,27 @@ def test_add_change_remove_are_incremental():
     assert p.apply([(7, proto.RATE, 0.0)], M) == [
         "class change dev eth0 parent 1:1 classid 1:2 htb rate 1045580bit ceil 1045580bit quantum 30280"
     ]
+    # Released from the floor: HTB would keep the paused class's token debt (up
+    # to one frame's time at the floor rate) across a change, so the class is
+    # built anew, in the same slot, its filter removed first and added last.
+    assert p.apply([(7, proto.RATE, 2e6)], M) == [
+        "filter del dev eth0 parent 1: protocol ip prio 1 handle 800::2 u32",
+        "class del dev eth0 classid 1:2",
+        "class add dev eth0 parent 1:1 classid 1:2 htb rate 16729282bit ceil 16729282bit quantum 30280",
+        "filter add dev eth0 parent 1: protocol ip prio 1 handle 800::2 u32 match ip src 10.0.0.1/32 "
+        "match ip dst 10.0.0.2/32 match ip sport 40000 0xffff match ip dport 5001 0xffff flowid 1:2",
+    ]
+    # Paused again; a rise that stays at the floor is a change, as is any
+    # other rate change.
+    p.apply([(7, proto.RATE, 0.0)], M)
+    assert p.apply([(7, proto.RATE, 1.0)], M) == [
+        "class change dev eth0 parent 1:1 classid 1:2 htb rate 1045580bit ceil 1045580bit quantum 30280"
+    ]
+    p.fresh_on_release = False
+    assert p.apply([(7, proto.RATE, 2e6)], M) == [
+        "class change dev eth0 parent 1:1 classid 1:2 htb rate 16729282bit ceil 16729282bit quantum 30280"
+    ]
+    p.apply([(7, proto.RATE, 0.0)], M)
     # A class decision: strict priority by HTB prio (capped at 7), borrowing up to the link.
     lines = p.apply([(8, proto.CLASS, 9.0)], M)
     assert lines[0] == (
@@ -97,7 +118,8 @@ def test_the_kernel_accepts_the_generated_lines():
         tc = TcBatch(["ip", "netns", "exec", ns])
         tc.run(p.setup())
         tc.run(p.apply([(7, proto.RATE, 1e6), (8, proto.CLASS, 2.0)], M))
-        tc.run(p.apply([(7, proto.RATE, 3e6)], M))
+        tc.run(p.apply([(7, proto.RATE, 0.0)], M))
+        tc.run(p.apply([(7, proto.RATE, 3e6)], M))  # released: built anew
         tc.run(p.forget(8))
         tc.close()
         assert tc.take_errors() == []

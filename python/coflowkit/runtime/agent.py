@@ -148,6 +148,10 @@ class Observer:
 
 # Bytes the agent queues for a master that does not read before it gives up on it.
 SEND_QUEUE = 8 << 20
+RELEASES = ("rebuild", "change")
+"""How a paused flow's class is given its new rate (``--release``): built anew,
+with full tokens (the default), or changed in place, keeping the token debt of
+its last trickled frame (:meth:`coflowkit.runtime.tc.TcPlan.apply`)."""
 
 
 class Agent:
@@ -165,7 +169,12 @@ class Agent:
         enforce: bool = True,
         name: str | None = None,
         discover_every: int | None = None,
+        release: str = "rebuild",
     ):
+        if release not in RELEASES:
+            raise CoflowkitError(
+                f"agent: --release must be one of {', '.join(RELEASES)}, got {release!r}"
+            )
         if interval <= 0:
             raise CoflowkitError(f"interval must be positive, got {interval}")
         if discover_every is None:
@@ -186,6 +195,7 @@ class Agent:
         self.name = name or socket.gethostname()
         self.observer = Observer(self.addrs, threshold)
         self.plan = TcPlan(dev, link_bytes_per_s)
+        self.plan.fresh_on_release = release == "rebuild"
         self.enforce = enforce
         self.tc: TcBatch | None = None
         self.tree = False
@@ -393,6 +403,7 @@ def main(args) -> int:
         timeout_rounds=args.timeout_rounds,
         enforce=not args.observe_only,
         discover_every=args.discover_every,
+        release=args.release,
     )
 
     def stop(*_):

@@ -68,6 +68,12 @@ def add_agent(sub) -> None:
     )
     a.add_argument("--observe-only", action="store_true", help="report but never touch tc")
     a.add_argument(
+        "--release", choices=["rebuild", "change"], default="rebuild",
+        help="a paused flow given a rate: its HTB class built anew with full tokens (default), "
+        "or changed in place (it then first pays the token debt of its last trickled frame, "
+        "up to 0.1 s at the 0.5%% floor)",
+    )  # fmt: skip
+    a.add_argument(
         "--decentralized", choices=["stream"], default=None,
         help="run Stream with no master: classes from this host's receivers, enforced by "
         "senders, exchanged between agents (docs/runtime.md, Decentralized Stream)",
@@ -258,7 +264,7 @@ def _run(args) -> None:
         threshold=args.agent_threshold, decentralized=args.decentralized,
         observe_only=args.observe_only, switch_queues=_switch_queues(args), layout=args.layout,
         min_flow=args.min_flow_bytes, traffic_priority=args.traffic_priority,
-        tell_fraction=args.tell_fraction, headroom=args.headroom,
+        tell_fraction=args.tell_fraction, release=args.agent_release,
         sample_s=args.sample_ms / 1000.0 if args.sample_ms else None,
     )  # fmt: skip
     print(
@@ -350,9 +356,8 @@ def add_testbed(sub) -> None:
         "can starve normal workers, which then start flows late)",
     )  # fmt: skip
     t.add_argument(
-        "--headroom", type=float, default=0.0, metavar="F",
-        help="run: the share of each link's measured goodput the master leaves unallocated "
-        "(default 0; the simulation keeps the whole goodput)",
+        "--agent-release", choices=["rebuild", "change"], default="rebuild",
+        help="run: the agents' --release (how a paused flow's class gets its new rate)",
     )  # fmt: skip
     t.add_argument(
         "--sample-ms", type=float, default=None, metavar="MS",

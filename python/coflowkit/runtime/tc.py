@@ -74,6 +74,8 @@ class TcPlan:
         self.min_bits = max(self.link_bits * min_fraction, 8000.0)
         self.installed: dict[int, Installed] = {}
         self._free = list(range(MAX_SLOTS, 1, -1))
+        # A paused flow released to a rate gets a new class (see apply).
+        self.fresh_on_release = True
 
     def setup(self) -> list[str]:
         d = self.dev
@@ -117,6 +119,16 @@ class TcPlan:
             if cur is not None:
                 if cur.kind == kind and cur.value == value:
                     continue
+                if self.fresh_on_release and self._released(cur, kind, value):
+                    # HTB keeps a class's token debt across `class change`: a
+                    # paused class owes up to one frame's time at the trickle
+                    # rate (about 0.1 s at 0.5% of the link) and would send
+                    # nothing at its new rate until it is paid. A class built
+                    # anew starts with full tokens.
+                    m = cur.match
+                    lines += self._remove(fid)
+                    lines += self._add(fid, kind, value, m)
+                    continue
                 cur.kind, cur.value = kind, value
                 lines.append(
                     f"class change dev {d} parent 1:1 classid 1:{cur.slot:x} {self._class_args(kind, value)}"
@@ -125,18 +137,26 @@ class TcPlan:
             m = matches.get(fid)
             if m is None or not self._free:
                 continue
-            slot = self._free.pop()
-            self.installed[fid] = Installed(slot, kind, value, m)
-            src, sport, dst, dport = m
-            lines.append(
-                f"class add dev {d} parent 1:1 classid 1:{slot:x} {self._class_args(kind, value)}"
-            )
-            lines.append(
-                f"filter add dev {d} parent 1: protocol ip prio 1 handle 800::{slot:x} u32 "
-                f"match ip src {src}/32 match ip dst {dst}/32 "
-                f"match ip sport {sport} 0xffff match ip dport {dport} 0xffff flowid 1:{slot:x}"
-            )
+            lines += self._add(fid, kind, value, m)
         return lines
+
+    def _released(self, cur: Installed, kind: int, value: float) -> bool:
+        """Whether a flow installed at ``cur`` is paused (a rate at the trickle
+        floor) and now gets a rate above it."""
+        floor = self.min_bits / (8 * self.overhead)
+        return cur.kind == RATE and kind == RATE and cur.value <= floor < value
+
+    def _add(self, fid: int, kind: int, value: float, m: tuple[str, int, str, int]) -> list[str]:
+        d = self.dev
+        slot = self._free.pop()
+        self.installed[fid] = Installed(slot, kind, value, m)
+        src, sport, dst, dport = m
+        return [
+            f"class add dev {d} parent 1:1 classid 1:{slot:x} {self._class_args(kind, value)}",
+            f"filter add dev {d} parent 1: protocol ip prio 1 handle 800::{slot:x} u32 "
+            f"match ip src {src}/32 match ip dst {dst}/32 "
+            f"match ip sport {sport} 0xffff match ip dport {dport} 0xffff flowid 1:{slot:x}",
+        ]
 
     def forget(self, fid: int) -> list[str]:
         """The flow is gone: remove its class if it has one."""

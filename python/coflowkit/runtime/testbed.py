@@ -499,6 +499,7 @@ class Cluster:
         interval_ms: int,
         membership: str = "registry",
         threshold: int = 100_000,
+        release: str = "rebuild",
     ):
         self.out = out
         tls_dir = make_identities(os.path.join(out, "tls"), hosts)
@@ -540,6 +541,8 @@ class Cluster:
                         "25",
                         "--threshold",
                         str(threshold),
+                        "--release",
+                        release,
                         control=True,
                     ),
                     env=child_env(),
@@ -704,7 +707,7 @@ def run_workload(
     switch_queues: int = 1,
     traffic_priority: str = "normal",
     tell_fraction: float | None = None,
-    headroom: float = 0.0,
+    release: str = "rebuild",
 ) -> dict:
     """Replays ``w`` (flows between distinct hosts ``0..hosts-1``, each at least
     100 KB so the agents see it) for real under ``policy`` on the testbed, simulates
@@ -722,15 +725,8 @@ def run_workload(
     queues per switch port, by DSCP (:func:`up`). ``traffic_priority``: the
     traffic workers' scheduling (:data:`TRAFFIC_PRIORITIES`). ``tell_fraction``:
     the decentralized agents' ``--tell-fraction`` (``None``: their default).
-    ``headroom``: the share of each link's measured goodput the master leaves
-    unallocated (its links are ``(1 - headroom) x`` the goodput; the simulation
-    keeps the whole goodput, so a headroom costs the real run what it leaves)."""
+    ``release``: the agents' ``--release``."""
     _check_options(policy, membership, decentralized, observe_only, traffic_priority, tell_fraction)
-    if not 0.0 <= headroom <= 0.5 or (headroom > 0.0 and decentralized):
-        raise CoflowkitError(
-            f"testbed: --headroom is a share in [0, 0.5] of the links a master allocates, "
-            f"not for --decentralized runs; got {headroom!r}"
-        )
     if sample_s is not None and not (0.001 <= sample_s <= 60.0):
         raise CoflowkitError(f"testbed: --sample-ms must be in [1, 60000], got {sample_s * 1e3!r}")
     os.makedirs(out, exist_ok=True)
@@ -745,8 +741,7 @@ def run_workload(
             params, hosts, gbps, out, interval_ms, observe_only, tell_fraction
         )
     else:
-        cluster = Cluster(policy, params, hosts, gbps, goodput * (1.0 - headroom), out,
-                          interval_ms, membership, threshold)  # fmt: skip
+        cluster = Cluster(policy, params, hosts, gbps, goodput, out, interval_ms, membership, threshold, release)  # fmt: skip
     try:
         sim_w = w.with_fabric(sim_fabric(hosts, goodput))
         sim = api.simulate(sim_w, policy, params)
@@ -765,7 +760,7 @@ def run_workload(
     summary.update(extra, membership=membership, agent_threshold_bytes=threshold,
                    switch_queues=switch_queues, traffic_priority=traffic_priority,
                    traffic_schedulers=real.get("schedulers", []),
-                   tell_fraction=tell_fraction, master_headroom=headroom)  # fmt: skip
+                   tell_fraction=tell_fraction, agent_release=release)  # fmt: skip
     with open(os.path.join(out, "comparison.json"), "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=2, sort_keys=True)
         fh.write("\n")

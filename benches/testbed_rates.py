@@ -1,0 +1,146 @@
+"""Assigned against achieved rates, flow by flow, in a testbed run made with
+``coflowkit testbed run --sample-ms MS`` (issue 26, item 5).
+
+Reads the run directory's ``rates.csv`` (every scheduled flow's assigned rate,
+as the master's API showed it at each poll), ``flow_marks.csv`` (when each
+1/64 of a flow had arrived at its receiver), ``flows.csv`` and
+``traffic-plan.json``, and prints, per bin of coflows (SN, SW, LW):
+
+- the bytes the assigned rates would have carried over the flows' lives,
+  against their sizes;
+- the bytes achieved against the bytes assigned in each poll interval, by the
+  time since the flow's assigned rate last rose (a step up: a flow resumed, or
+  given more), so a slow take-up of a raised rate shows as a low ratio in the
+  first intervals after a step;
+- the bytes carried while the master assigned the flow nothing (unknown to it
+  yet, or paused at the trickle).
+
+A flow is matched to the master's rows by (coflow, source, destination); a
+pair that is not unique within its coflow is left out (counted).
+
+    python3 benches/testbed_rates.py RUN_DIR [--markdown]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import pandas as pd
+
+AGE_EDGES_S = (0.0, 0.05, 0.1, 0.2, 0.5, np.inf)
+
+
+def load(run: str) -> dict:
+    plan = pd.DataFrame(json.load(open(os.path.join(run, "traffic-plan.json")))["flows"])
+    plan = plan.set_index("id")
+    need = ("rates.csv", "flow_marks.csv", "flows.csv", "coflows.csv")
+    missing = [n for n in need if not os.path.exists(os.path.join(run, n))]
+    if missing:
+        raise SystemExit(
+            f"{run}: no {', '.join(missing)} (a run of `coflowkit testbed run --sample-ms MS`)"
+        )
+    return {
+        "plan": plan,
+        "rates": pd.read_csv(os.path.join(run, "rates.csv")),
+        "marks": pd.read_csv(os.path.join(run, "flow_marks.csv")),
+        "flows": pd.read_csv(os.path.join(run, "flows.csv")).set_index("flow"),
+        "coflows": pd.read_csv(os.path.join(run, "coflows.csv")).set_index("coflow_id"),
+    }
+
+
+def intervals(d: dict) -> tuple[pd.DataFrame, int]:
+    """One row per (flow, poll interval inside its life): the assigned rate at
+    the interval's start, the bytes achieved in it (from the receiver's marks,
+    linear between marks), its length, and the time since the flow's assigned
+    rate last rose."""
+    plan, rates, marks, flows = d["plan"], d["rates"], d["marks"], d["flows"]
+    polls = np.array(sorted(rates.time_s.unique()))
+    unique = plan.groupby(["coflow", "src", "dst"]).size()
+    by_key = {k: g.set_index("time_s").rate_bytes_per_s for k, g in
+              rates.groupby(["coflow_id", "src", "dst"])}  # fmt: skip
+    marks_of = {f: (g.time_s.to_numpy(), g.bytes.to_numpy(float)) for f, g in marks.groupby("flow")}
+    rows = []
+    skipped = 0
+    for fid, p in plan.iterrows():
+        key = (p.coflow, p.src, p.dst)
+        if unique[key] != 1 or fid not in marks_of:
+            skipped += 1
+            continue
+        start, end = flows.loc[fid, "start_s"], flows.loc[fid, "end_s"]
+        inside = polls[(polls >= start) & (polls < end)]
+        if len(inside) < 2:
+            continue
+        assigned = by_key.get(key)
+        a = (
+            np.zeros(len(inside))
+            if assigned is None
+            else assigned[~assigned.index.duplicated()].reindex(inside, fill_value=0.0).to_numpy()
+        )
+        edges = np.append(inside, end)
+        mt, mb = marks_of[fid]
+        got = np.interp(edges, mt, mb)
+        rose_at = inside[0]
+        for i in range(len(inside)):
+            if i > 0 and a[i] > a[i - 1] * 1.05:
+                rose_at = inside[i]
+            rows.append((fid, p.coflow, a[i], got[i + 1] - got[i], edges[i + 1] - edges[i],
+                         inside[i] - rose_at, p.bytes))  # fmt: skip
+    cols = ["flow", "coflow", "assigned", "achieved_bytes", "dt", "since_rise_s", "size"]
+    return pd.DataFrame(rows, columns=cols), skipped
+
+
+def table(d: dict) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    iv, skipped = intervals(d)
+    iv["bin"] = d["coflows"].loc[iv.coflow, "bin"].to_numpy()
+    iv["assigned_bytes"] = iv.assigned * iv.dt
+    per_bin = []
+    for b, g in iv.groupby("bin"):
+        lives = g.groupby("flow").agg(assigned=("assigned_bytes", "sum"), size=("size", "first"))
+        on = g[g.assigned > 0]
+        off = g[g.assigned <= 0]
+        per_bin.append({
+            "bin": b,
+            "flows": int(g.flow.nunique()),
+            "assigned over life / size (median)": float((lives.assigned / lives["size"]).median()),
+            "achieved / assigned, while assigned": float(on.achieved_bytes.sum() / on.assigned_bytes.sum()),
+            "share of bytes carried while assigned nothing": float(off.achieved_bytes.sum() / g.achieved_bytes.sum()),
+        })  # fmt: skip
+    on = iv[iv.assigned > 0].copy()
+    on["age"] = pd.cut(on.since_rise_s, AGE_EDGES_S, right=False)
+    age = (
+        on.groupby(["bin", "age"], observed=True)
+        .apply(
+            lambda g: pd.Series(
+                {
+                    "intervals": len(g),
+                    "achieved / assigned": g.achieved_bytes.sum() / g.assigned_bytes.sum(),
+                }
+            ),
+            include_groups=False,
+        )  # fmt: skip
+        .reset_index()
+    )
+    return pd.DataFrame(per_bin), age, skipped
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("run", help="a `coflowkit testbed run --sample-ms` output directory")
+    ap.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    a = ap.parse_args(argv)
+    per_bin, age, skipped = table(load(a.run))
+    show = (lambda t: t.to_markdown(index=False, floatfmt=".3f")) if a.markdown else (
+        lambda t: t.round(3).to_string(index=False))  # fmt: skip
+    print(show(per_bin))
+    print()
+    print(show(age))
+    print(f"\nflows left out (a (coflow, src, dst) pair not unique in its coflow): {skipped}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
