@@ -35,14 +35,14 @@ AGE_EDGES_S = (0.0, 0.05, 0.1, 0.2, 0.5, np.inf)
 
 
 def load(run: str) -> dict:
-    plan = pd.DataFrame(json.load(open(os.path.join(run, "traffic-plan.json")))["flows"])
-    plan = plan.set_index("id")
-    need = ("rates.csv", "flow_marks.csv", "flows.csv", "coflows.csv")
+    need = ("rates.csv", "flow_marks.csv", "flows.csv", "coflows.csv", "traffic-plan.json")
     missing = [n for n in need if not os.path.exists(os.path.join(run, n))]
     if missing:
         raise SystemExit(
             f"{run}: no {', '.join(missing)} (a run of `coflowkit testbed run --sample-ms MS`)"
         )
+    with open(os.path.join(run, "traffic-plan.json"), encoding="utf-8") as fh:
+        plan = pd.DataFrame(json.load(fh)["flows"]).set_index("id")
     return {
         "plan": plan,
         "rates": pd.read_csv(os.path.join(run, "rates.csv")),

@@ -34,6 +34,7 @@ import numpy as np
 from coflowkit import api
 from coflowkit import transforms as T
 from coflowkit._core import CoflowkitError, Workload
+from coflowkit.runtime.agent import RELEASES
 from coflowkit.runtime.testbed_hosts import (  # noqa: F401 (the testbed's names, re-exported)
     CONTROL_PRIORITY,
     CTL_NET,
@@ -729,6 +730,10 @@ def run_workload(
     _check_options(policy, membership, decentralized, observe_only, traffic_priority, tell_fraction)
     if sample_s is not None and not (0.001 <= sample_s <= 60.0):
         raise CoflowkitError(f"testbed: --sample-ms must be in [1, 60000], got {sample_s * 1e3!r}")
+    if release not in RELEASES:
+        raise CoflowkitError(
+            f"testbed: --agent-release must be one of {', '.join(RELEASES)}, got {release!r}"
+        )
     os.makedirs(out, exist_ok=True)
     st = _bed(hosts, gbps, switch_queues)
     goodput = measure_goodput(st["ips"], gbps, out, traffic_priority=traffic_priority)

@@ -1,0 +1,52 @@
+"""benches/testbed_rates.py: assigned against achieved rates of a testbed run,
+on a run directory written here and checked by hand."""
+
+import json
+
+import pytest
+from conftest import load_bench
+
+
+def write_run(d):
+    """One SN flow (coflow 1, host 0 -> 1, 250 bytes) alive over [0, 0.3] s.
+    Polls at 0, 0.1, 0.2 (a row of another coflow at 0 makes it a poll): the
+    master assigns the flow nothing at 0, then 1000 B/s. The receiver had 50
+    bytes at 0.15 s and all 250 at 0.3 s."""
+    (d / "traffic-plan.json").write_text(
+        json.dumps({"t0": 0, "hosts": [], "deadline_s": 9, "flows": [
+            {"id": 0, "coflow": 1, "src": 0, "dst": 1, "port": 1, "bytes": 250, "start_s": 0.0}]})
+    )  # fmt: skip
+    (d / "coflows.csv").write_text("coflow_id,bin\n1,SN\n")
+    (d / "flows.csv").write_text("flow,coflow,planned_s,start_s,late_s,end_s\n0,1,0,0,0,0.3\n")
+    (d / "rates.csv").write_text(
+        "time_s,coflow_id,slot,src,dst,rate_bytes_per_s\n"
+        "0.0,2,9,3,4,500\n0.1,1,5,0,1,1000\n0.2,1,5,0,1,1000\n"
+    )
+    (d / "flow_marks.csv").write_text("flow,time_s,bytes\n0,0.0,0\n0,0.15,50\n0,0.3,250\n")
+
+
+def test_assigned_and_achieved_by_hand(tmp_path):
+    b = load_bench("testbed_rates")
+    write_run(tmp_path)
+    per_bin, age, skipped = b.table(b.load(str(tmp_path)))
+    # Bytes at the interval edges 0, 0.1, 0.2, 0.3 (linear between marks):
+    # 0, 50 * 0.1/0.15 = 33.33, 50 + 200 * 0.05/0.15 = 116.67, 250.
+    # Assigned 0, 1000, 1000 over 0.1 s each: 200 bytes over the life.
+    row = per_bin.iloc[0]
+    assert row["bin"] == "SN" and row["flows"] == 1 and skipped == 0
+    assert row["assigned over life / size (median)"] == pytest.approx(200 / 250)
+    # While assigned: (83.33 + 133.33) / 200.
+    assert row["achieved / assigned, while assigned"] == pytest.approx((250 - 100 / 3) / 200)
+    assert row["share of bytes carried while assigned nothing"] == pytest.approx((100 / 3) / 250)
+    # The rise at 0.1: the interval [0.1, 0.2) is 0 s after it (83.33 of 100),
+    # [0.2, 0.3) is 0.1 s after it (133.33 of 100).
+    got = {str(a): r for a, r in zip(age.age, age["achieved / assigned"], strict=True)}
+    assert got == {"[0.0, 0.05)": pytest.approx(250 / 300), "[0.1, 0.2)": pytest.approx(400 / 300)}
+
+
+def test_a_run_without_samples_is_one_clear_error(tmp_path):
+    b = load_bench("testbed_rates")
+    write_run(tmp_path)
+    (tmp_path / "rates.csv").unlink()
+    with pytest.raises(SystemExit, match="no rates.csv .*--sample-ms"):
+        b.load(str(tmp_path))
