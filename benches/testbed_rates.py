@@ -31,6 +31,9 @@ import sys
 import numpy as np
 import pandas as pd
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from coflowkit.experiments.common import markdown  # noqa: E402
+
 AGE_EDGES_S = (0.0, 0.05, 0.1, 0.2, 0.5, np.inf)
 
 
@@ -124,6 +127,8 @@ def table(d: dict) -> tuple[pd.DataFrame, pd.DataFrame, int]:
         )  # fmt: skip
         .reset_index()
     )
+    age["age"] = [f"[{a.left:g}, {a.right:g}) s" for a in age["age"]]
+    age["intervals"] = age["intervals"].astype(int)
     return pd.DataFrame(per_bin), age, skipped
 
 
@@ -133,8 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables")
     a = ap.parse_args(argv)
     per_bin, age, skipped = table(load(a.run))
-    show = (lambda t: t.to_markdown(index=False, floatfmt=".3f")) if a.markdown else (
-        lambda t: t.round(3).to_string(index=False))  # fmt: skip
+    show = markdown if a.markdown else (lambda t: t.round(3).to_string(index=False))
     print(show(per_bin))
     print()
     print(show(age))
