@@ -292,3 +292,29 @@ def test_the_per_bin_breakdown_is_computed_per_bin():
     assert got.loc["SN", "real_over_sim"] == pytest.approx(1.6 / 1.2)
     assert got.loc["SN", "median_abs_error"] == pytest.approx(0.2)
     assert got.loc["LW", "real_over_sim"] == 1.0 and list(got.index) == ["LW", "SN"]
+
+
+def test_the_interval_model_waits_for_the_next_decision(tmp_path):
+    """`_compare_interval` simulates the master's control loop: one flow that
+    starts at 50 ms waits for the decision at 100 ms (Δ = 100 ms), so its
+    simulated CCT is its CCT at every event plus 50 ms; the real CCT is set
+    to 1.5x that, and the error follows."""
+    from coflowkit import api
+
+    trace = tmp_path / "one.txt"
+    trace.write_text("2 1\n1 50 1 0 1 1:1.0\n")
+    w = api.load_trace(str(trace)).with_fabric(testbed.sim_fabric(2, 1e6))
+    at_events = float(api.simulate(w, "fair", {}).coflows["cct_s"].iloc[0])
+    waited = at_events + 0.05
+    pd.DataFrame(
+        {"coflow_id": [1], "real_cct_s": [1.5 * waited], "sim_cct_s": [at_events], "error": [0.0]}
+    ).to_csv(tmp_path / "comparison.csv", index=False)
+    pd.DataFrame({"coflow_id": [1], "bin": ["SN"]}).to_csv(tmp_path / "coflows.csv", index=False)
+    got = testbed._compare_interval(w, "fair", {}, 100, str(tmp_path))
+    assert got["decision_s"] == 0.1
+    assert got["sim_mean_cct_s"] == pytest.approx(waited, rel=1e-9)
+    assert got["mean_cct_error"] == pytest.approx(0.5) and got["median_coflow_error"] == pytest.approx(0.5)
+    assert got["by_bin"][0]["bin"] == "SN" and got["by_bin"][0]["real_over_sim"] == pytest.approx(1.5)
+    rows = pd.read_csv(tmp_path / "comparison-interval.csv")
+    assert rows["sim_cct_s"].iloc[0] == pytest.approx(waited, rel=1e-9)
+    assert (tmp_path / "sim-interval" / "coflows.csv").exists()

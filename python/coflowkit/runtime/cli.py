@@ -276,6 +276,12 @@ def _run(args) -> None:
     print(
         f"  error              {100 * s['mean_cct_error']:+.1f}% (median per-coflow |error| {100 * s['median_coflow_error']:.1f}%)"
     )
+    iv = s.get("interval_model") or {}
+    if "median_coflow_error" in iv:
+        print(
+            f"  vs decisions every Δ {100 * iv['mean_cct_error']:+.1f}% (median per-coflow |error| "
+            f"{100 * iv['median_coflow_error']:.1f}%; simulated with realloc=interval)"
+        )
     if s.get("decentralized"):
         sent = sum(a["sent"]["classes"] for a in s["agents"])
         print(f"  no master: {len(s['agents'])} agents sent {sent} CLASSES messages")
