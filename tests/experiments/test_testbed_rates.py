@@ -41,7 +41,8 @@ def test_assigned_and_achieved_by_hand(tmp_path):
     # The rise at 0.1: the interval [0.1, 0.2) is 0 s after it (83.33 of 100),
     # [0.2, 0.3) is 0.1 s after it (133.33 of 100).
     got = {str(a): r for a, r in zip(age.age, age["achieved / assigned"], strict=True)}
-    assert got == {"[0, 0.05) s": pytest.approx(250 / 300), "[0.1, 0.2) s": pytest.approx(400 / 300)}
+    want = {"[0, 0.05) s": 250 / 300, "[0.1, 0.2) s": 400 / 300}
+    assert got == {k: pytest.approx(v) for k, v in want.items()}
     assert list(age.intervals) == [1, 1]
 
 

@@ -313,8 +313,12 @@ def test_the_interval_model_waits_for_the_next_decision(tmp_path):
     got = testbed._compare_interval(w, "fair", {}, 100, str(tmp_path))
     assert got["decision_s"] == 0.1
     assert got["sim_mean_cct_s"] == pytest.approx(waited, rel=1e-9)
-    assert got["mean_cct_error"] == pytest.approx(0.5) and got["median_coflow_error"] == pytest.approx(0.5)
-    assert got["by_bin"][0]["bin"] == "SN" and got["by_bin"][0]["real_over_sim"] == pytest.approx(1.5)
+    assert got["mean_cct_error"] == pytest.approx(0.5) and got[
+        "median_coflow_error"
+    ] == pytest.approx(0.5)
+    assert got["by_bin"][0]["bin"] == "SN" and got["by_bin"][0]["real_over_sim"] == pytest.approx(
+        1.5
+    )
     rows = pd.read_csv(tmp_path / "comparison-interval.csv")
     assert rows["sim_cct_s"].iloc[0] == pytest.approx(waited, rel=1e-9)
     assert (tmp_path / "sim-interval" / "coflows.csv").exists()
