@@ -24,6 +24,7 @@ pair that is not unique within its coflow is left out (counted).
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import sys
@@ -39,19 +40,23 @@ AGE_EDGES_S = (0.0, 0.05, 0.1, 0.2, 0.5, np.inf)
 
 def load(run: str) -> dict:
     need = ("rates.csv", "flow_marks.csv", "flows.csv", "coflows.csv", "traffic-plan.json")
-    missing = [n for n in need if not os.path.exists(os.path.join(run, n))]
+    # Each file as the run wrote it, or gzipped (as the committed runs keep them).
+    path = {n: next((os.path.join(run, x) for x in (n, n + ".gz")
+                     if os.path.exists(os.path.join(run, x))), None) for n in need}  # fmt: skip
+    missing = [n for n in need if path[n] is None]
     if missing:
         raise SystemExit(
             f"{run}: no {', '.join(missing)} (a run of `coflowkit testbed run --sample-ms MS`)"
         )
-    with open(os.path.join(run, "traffic-plan.json"), encoding="utf-8") as fh:
+    opener = gzip.open if path["traffic-plan.json"].endswith(".gz") else open
+    with opener(path["traffic-plan.json"], "rt", encoding="utf-8") as fh:
         plan = pd.DataFrame(json.load(fh)["flows"]).set_index("id")
     return {
         "plan": plan,
-        "rates": pd.read_csv(os.path.join(run, "rates.csv")),
-        "marks": pd.read_csv(os.path.join(run, "flow_marks.csv")),
-        "flows": pd.read_csv(os.path.join(run, "flows.csv")).set_index("flow"),
-        "coflows": pd.read_csv(os.path.join(run, "coflows.csv")).set_index("coflow_id"),
+        "rates": pd.read_csv(path["rates.csv"]),
+        "marks": pd.read_csv(path["flow_marks.csv"]),
+        "flows": pd.read_csv(path["flows.csv"]).set_index("flow"),
+        "coflows": pd.read_csv(path["coflows.csv"]).set_index("coflow_id"),
     }
 
 

@@ -46,6 +46,19 @@ def test_assigned_and_achieved_by_hand(tmp_path):
     assert list(age.intervals) == [1, 1]
 
 
+def test_gzipped_files_read_the_same(tmp_path):
+    import gzip
+
+    b = load_bench("testbed_rates")
+    write_run(tmp_path)
+    plain = b.table(b.load(str(tmp_path)))[0]
+    for name in ("rates.csv", "traffic-plan.json"):
+        f = tmp_path / name
+        (tmp_path / (name + ".gz")).write_bytes(gzip.compress(f.read_bytes()))
+        f.unlink()
+    assert b.table(b.load(str(tmp_path)))[0].equals(plain)
+
+
 def test_a_run_without_samples_is_one_clear_error(tmp_path):
     b = load_bench("testbed_rates")
     write_run(tmp_path)
