@@ -1,0 +1,112 @@
+"""A testbed run's per-coflow error against four simulations of it (issue 26,
+item 5): which part of the gap between real TCP and the simulator is the
+master's control loop, which part the harness's late senders.
+
+- ``event``: what ``coflowkit testbed run`` compares against: the policy decides
+  at every event, every flow starts at its planned time;
+- ``interval``: the policy decides only every Δ (``realloc=interval``,
+  ``decision_s`` = Δ): the master's control loop (the run's ``sim-interval/``);
+- ``started``: every flow starts when its sender actually started (the run's
+  ``flows.csv``), each coflow still timed from its planned arrival, as the
+  real CCT is: the harness's lateness is in both;
+- ``started, interval``: both.
+
+    python3 benches/testbed_models.py RUN_DIR [RUN_DIR ...]
+
+A run directory is what ``coflowkit testbed run`` wrote for the default
+workload of that command (``--coflows 40 --bytes-scale 0.005 --time-scale 0.1
+--min-flow-bytes 300000`` on 8 hosts), or a committed copy of one; the
+interval is the run's ``--interval-ms`` (20 ms unless given).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import pandas as pd
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+import coflowkit as ck  # noqa: E402
+from coflowkit import transforms as T  # noqa: E402
+from coflowkit.experiments.common import markdown  # noqa: E402
+
+MODELS = ("event", "interval", "started", "started, interval")
+
+
+def as_started(w, starts: np.ndarray):
+    """``w`` with flow ``i`` starting at ``starts[i]`` (not before its coflow's
+    arrival, which stays: a coflow is still timed from its planned arrival)."""
+    f = T.Flows(w)
+    if len(starts) != f.num_flows:
+        raise SystemExit(f"{len(starts)} flow starts for a workload of {f.num_flows} flows")
+    f.start_s = np.maximum(np.asarray(starts, dtype=float), f.arrival_s)
+    return f.build("as started")
+
+
+def simulated(real: pd.DataFrame, w, policy: str, params: dict, interval_s: float) -> dict:
+    """Per model: the simulated CCT of every coflow, by coflow id."""
+    starts = real.attrs["starts"]
+    out = {}
+    for model in MODELS:
+        ww = as_started(w, starts) if model.startswith("started") else w
+        p = dict(params)
+        if model.endswith("interval"):
+            p.update(realloc="interval", decision_s=repr(interval_s))
+        sim = ck.simulate(ww, policy, params=p, progress=False).coflows.set_index("coflow_id")
+        out[model] = sim["cct_s"]
+    return out
+
+
+def load(run: str, trace: str):
+    from coflowkit.runtime import testbed as TB
+
+    with open(os.path.join(run, "comparison.json"), encoding="utf-8") as fh:
+        c = json.load(fh)
+    hosts = int(c["hosts"])
+    w = TB.workload(trace, hosts, 40, 0.005, 0.1, 300e3, "shuffle")
+    w = w.with_fabric(TB.sim_fabric(hosts, c["goodput_bytes_per_s"]))
+    real = pd.read_csv(os.path.join(run, "coflows.csv")).set_index("coflow_id")
+    flows = pd.read_csv(os.path.join(run, "flows.csv")).sort_values("flow")
+    real.attrs["starts"] = flows["start_s"].to_numpy()
+    interval = (c.get("interval_model") or {}).get("decision_s", 0.02)
+    return c, w, real, interval
+
+
+def table(runs: list[str], trace: str) -> pd.DataFrame:
+    rows = []
+    for run in runs:
+        c, w, real, interval = load(run, trace)
+        sims = simulated(real, w, c["policy"], c.get("params", {}), interval)
+        sn = real["bin"] == "SN"
+        for model, sim in sims.items():
+            e = real["cct_s"] / sim - 1
+            rows.append({
+                "run": os.path.basename(os.path.normpath(run)),
+                "policy": c["policy"],
+                "model": model,
+                "median abs error": float(e.abs().median()),
+                "> 50% off": int((e.abs() > 0.5).sum()),
+                "SN real / sim": float(real["cct_s"][sn].mean() / sim[sn].mean()),
+            })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("runs", nargs="+", help="`coflowkit testbed run` output directories")
+    ap.add_argument(
+        "--trace", default=os.path.join(ROOT, "..", "shared", "traces", "FB2010-1Hr-150-0.txt")
+    )
+    a = ap.parse_args(argv)
+    print(markdown(table(a.runs, a.trace)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""benches/testbed_models.py: the simulations a testbed run is compared with,
+checked by hand on one flow."""
+
+import coflowkit as ck
+import numpy as np
+import pytest
+from conftest import load_bench
+
+
+def one_flow(tmp_path):
+    from coflowkit.runtime import testbed
+
+    trace = tmp_path / "one.txt"
+    trace.write_text("2 1\n1 50 1 0 1 1:1.0\n")  # arrives at 50 ms
+    return ck.load_trace(str(trace)).with_fabric(testbed.sim_fabric(2, 1e6))
+
+
+def test_a_late_sender_is_in_the_simulated_cct(tmp_path):
+    b = load_bench("testbed_models")
+    w = one_flow(tmp_path)
+    on_time = float(ck.simulate(w, "fair", progress=False).coflows["cct_s"].iloc[0])
+    # Its sender started 0.1 s after the coflow's arrival: the coflow is still
+    # timed from its arrival, so its CCT grows by those 0.1 s.
+    late = b.as_started(w, np.array([0.15]))
+    got = float(ck.simulate(late, "fair", progress=False).coflows["cct_s"].iloc[0])
+    assert got == pytest.approx(on_time + 0.1, rel=1e-9)
+    # A start before the arrival (clock jitter) is the arrival.
+    early = b.as_started(w, np.array([0.0]))
+    got = float(ck.simulate(early, "fair", progress=False).coflows["cct_s"].iloc[0])
+    assert got == pytest.approx(on_time, rel=1e-9)
+
+
+def test_the_four_models(tmp_path):
+    b = load_bench("testbed_models")
+    w = one_flow(tmp_path)
+    import pandas as pd
+
+    real = pd.DataFrame({"cct_s": [1.0], "bin": ["SN"]}, index=pd.Index([1], name="coflow_id"))
+    real.attrs["starts"] = np.array([0.15])
+    sims = b.simulated(real, w, "fair", {}, 0.1)
+    base = float(sims["event"].iloc[0])
+    # Decisions every 0.1 s: the flow arriving at 0.05 waits until 0.1; started
+    # at 0.15, it waits until 0.2. Either way 0.05 s more than at every event.
+    assert float(sims["interval"].iloc[0]) == pytest.approx(base + 0.05, rel=1e-9)
+    assert float(sims["started"].iloc[0]) == pytest.approx(base + 0.1, rel=1e-9)
+    assert float(sims["started, interval"].iloc[0]) == pytest.approx(base + 0.15, rel=1e-9)
+
+
+def test_a_wrong_number_of_starts_is_one_clear_error(tmp_path):
+    b = load_bench("testbed_models")
+    with pytest.raises(SystemExit, match="2 flow starts for a workload of 1 flows"):
+        b.as_started(one_flow(tmp_path), np.array([0.1, 0.2]))
