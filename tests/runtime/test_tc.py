@@ -45,9 +45,16 @@ def test_add_change_remove_are_incremental():
     assert p.apply([(7, proto.RATE, 0.0)], M) == [
         "class change dev eth0 parent 1:1 classid 1:2 htb rate 1045580bit ceil 1045580bit quantum 30280"
     ]
-    # Released from the floor: HTB would keep the paused class's token debt (up
-    # to one frame's time at the floor rate) across a change, so the class is
-    # built anew, in the same slot, its filter removed first and added last.
+    # Released from the floor, by default: one class change (HTB keeps the
+    # paused class's token debt, up to one frame's time at the floor rate).
+    assert not p.fresh_on_release
+    assert p.apply([(7, proto.RATE, 2e6)], M) == [
+        "class change dev eth0 parent 1:1 classid 1:2 htb rate 16729282bit ceil 16729282bit quantum 30280"
+    ]
+    p.apply([(7, proto.RATE, 0.0)], M)
+    # With fresh_on_release (`agent --release rebuild`) the class is built anew
+    # (full tokens), in the same slot, its filter removed first and added last.
+    p.fresh_on_release = True
     assert p.apply([(7, proto.RATE, 2e6)], M) == [
         "filter del dev eth0 parent 1: protocol ip prio 1 handle 800::2 u32",
         "class del dev eth0 classid 1:2",
@@ -119,6 +126,7 @@ def test_the_kernel_accepts_the_generated_lines():
         tc.run(p.setup())
         tc.run(p.apply([(7, proto.RATE, 1e6), (8, proto.CLASS, 2.0)], M))
         tc.run(p.apply([(7, proto.RATE, 0.0)], M))
+        p.fresh_on_release = True
         tc.run(p.apply([(7, proto.RATE, 3e6)], M))  # released: built anew
         tc.run(p.forget(8))
         tc.close()

@@ -148,10 +148,11 @@ class Observer:
 
 # Bytes the agent queues for a master that does not read before it gives up on it.
 SEND_QUEUE = 8 << 20
-RELEASES = ("rebuild", "change")
-"""How a paused flow's class is given its new rate (``--release``): built anew,
-with full tokens (the default), or changed in place, keeping the token debt of
-its last trickled frame (:meth:`coflowkit.runtime.tc.TcPlan.apply`)."""
+RELEASES = ("change", "rebuild")
+"""How a paused flow's class is given its new rate (``--release``): changed in
+place, keeping the token debt of its last trickled frame (the default), or
+built anew with full tokens, which drops the frames queued in the old class
+(:meth:`coflowkit.runtime.tc.TcPlan.apply`; docs/runtime.md)."""
 
 
 class Agent:
@@ -169,7 +170,7 @@ class Agent:
         enforce: bool = True,
         name: str | None = None,
         discover_every: int | None = None,
-        release: str = "rebuild",
+        release: str = "change",
     ):
         if release not in RELEASES:
             raise CoflowkitError(

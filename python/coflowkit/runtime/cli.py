@@ -68,10 +68,10 @@ def add_agent(sub) -> None:
     )
     a.add_argument("--observe-only", action="store_true", help="report but never touch tc")
     a.add_argument(
-        "--release", choices=["rebuild", "change"], default="rebuild",
-        help="a paused flow given a rate: its HTB class built anew with full tokens (default), "
-        "or changed in place (it then first pays the token debt of its last trickled frame, "
-        "up to 0.1 s at the 0.5%% floor)",
+        "--release", choices=["change", "rebuild"], default="change",
+        help="a paused flow given a rate: its HTB class changed in place (default; it first "
+        "pays the token debt of its last trickled frame, up to 0.1 s at the 0.5%% floor), or "
+        "built anew with full tokens (the frames queued in the old class are dropped)",
     )  # fmt: skip
     a.add_argument(
         "--decentralized", choices=["stream"], default=None,
@@ -362,7 +362,7 @@ def add_testbed(sub) -> None:
         "can starve normal workers, which then start flows late)",
     )  # fmt: skip
     t.add_argument(
-        "--agent-release", choices=["rebuild", "change"], default="rebuild",
+        "--agent-release", choices=["change", "rebuild"], default="change",
         help="run: the agents' --release (how a paused flow's class gets its new rate)",
     )  # fmt: skip
     t.add_argument(

@@ -74,8 +74,9 @@ class TcPlan:
         self.min_bits = max(self.link_bits * min_fraction, 8000.0)
         self.installed: dict[int, Installed] = {}
         self._free = list(range(MAX_SLOTS, 1, -1))
-        # A paused flow released to a rate gets a new class (see apply).
-        self.fresh_on_release = True
+        # A paused flow released to a rate gets a new class (see apply); off by
+        # default: the frames queued in the old class are dropped with it.
+        self.fresh_on_release = False
 
     def setup(self) -> list[str]:
         d = self.dev
@@ -122,9 +123,10 @@ class TcPlan:
                 if self.fresh_on_release and self._released(cur, kind, value):
                     # HTB keeps a class's token debt across `class change`: a
                     # paused class owes up to one frame's time at the trickle
-                    # rate (about 0.1 s at 0.5% of the link) and would send
-                    # nothing at its new rate until it is paid. A class built
-                    # anew starts with full tokens.
+                    # rate (about 0.1 s at 0.5% of the link) and sends nothing
+                    # at its new rate until it is paid. A class built anew
+                    # starts with full tokens, but deleting the old one drops
+                    # the frames queued in it (a loss for TCP to recover).
                     m = cur.match
                     lines += self._remove(fid)
                     lines += self._add(fid, kind, value, m)

@@ -508,7 +508,7 @@ class Cluster:
         interval_ms: int,
         membership: str = "registry",
         threshold: int = 100_000,
-        release: str = "rebuild",
+        release: str = "change",
     ):
         self.out = out
         tls_dir = make_identities(os.path.join(out, "tls"), hosts)
@@ -709,7 +709,7 @@ def run_workload(
     switch_queues: int = 1,
     traffic_priority: str = "normal",
     tell_fraction: float | None = None,
-    release: str = "rebuild",
+    release: str = "change",
 ) -> dict:
     """Replays ``w`` (flows between distinct hosts ``0..hosts-1``, each at least
     100 KB so the agents see it) for real under ``policy`` on the testbed, simulates
