@@ -12,6 +12,11 @@ master's control loop, which part the harness's late senders.
 - ``started, interval``: both.
 
     python3 benches/testbed_models.py RUN_DIR [RUN_DIR ...]
+    python3 benches/testbed_models.py --summary RUN_DIR [RUN_DIR ...]
+
+``--summary`` prints, from each run's own files only, the run's errors and
+per-bin ratios against the per-event simulation and against the control-loop
+simulation (``comparison-interval.csv``, ``breakdown-interval.csv``).
 
 A run directory is what ``coflowkit testbed run`` wrote for the default
 workload of that command (``--coflows 40 --bytes-scale 0.005 --time-scale 0.1
@@ -97,14 +102,38 @@ def table(runs: list[str], trace: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def summary(runs: list[str]) -> pd.DataFrame:
+    rows = []
+    for run in runs:
+        with open(os.path.join(run, "comparison.json"), encoding="utf-8") as fh:
+            c = json.load(fh)
+        row = {
+            "run": os.path.basename(os.path.normpath(run)),
+            "policy": c["policy"],
+            "release": c.get("agent_release", "change"),
+            "mean real / sim": f"{100 * c['mean_cct_error']:+.1f}%",
+        }
+        for tag, suffix in (("", ""), (", sim at Δ", "-interval")):
+            comp = pd.read_csv(os.path.join(run, f"comparison{suffix}.csv"))
+            bins = pd.read_csv(os.path.join(run, f"breakdown{suffix}.csv")).set_index("bin")
+            row[f"median abs error{tag}"] = f"{100 * comp['error'].abs().median():.1f}%"
+            row[f"> 50% off{tag}"] = int((comp["error"].abs() > 0.5).sum())
+            for b in ("SN", "SW", "LW"):
+                if b in bins.index:
+                    row[f"{b}{tag}"] = f"{bins.loc[b, 'real_over_sim']:.2f}"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("runs", nargs="+", help="`coflowkit testbed run` output directories")
+    ap.add_argument("--summary", action="store_true", help="the runs' own comparisons only")
     ap.add_argument(
         "--trace", default=os.path.join(ROOT, "..", "shared", "traces", "FB2010-1Hr-150-0.txt")
     )
     a = ap.parse_args(argv)
-    print(markdown(table(a.runs, a.trace)))
+    print(markdown(summary(a.runs) if a.summary else table(a.runs, a.trace)))
     return 0
 
 

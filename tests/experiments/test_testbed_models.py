@@ -50,3 +50,27 @@ def test_a_wrong_number_of_starts_is_one_clear_error(tmp_path):
     b = load_bench("testbed_models")
     with pytest.raises(SystemExit, match="2 flow starts for a workload of 1 flows"):
         b.as_started(one_flow(tmp_path), np.array([0.1, 0.2]))
+
+
+def test_summary_reads_the_runs_own_comparisons(tmp_path):
+    import json
+
+    import pandas as pd
+
+    b = load_bench("testbed_models")
+    run = tmp_path / "r"
+    run.mkdir()
+    (run / "comparison.json").write_text(json.dumps({"policy": "varys", "mean_cct_error": 0.05}))
+    # Errors 0.1, -0.3, 0.6 per event; 0.05, 0.2, 0.4 at Δ.
+    for suffix, errs, ratio in (("", [0.1, -0.3, 0.6], 1.4), ("-interval", [0.05, 0.2, 0.4], 1.2)):
+        pd.DataFrame({"coflow_id": [1, 2, 3], "error": errs}).to_csv(
+            run / f"comparison{suffix}.csv", index=False
+        )
+        pd.DataFrame({"bin": ["SN"], "real_over_sim": [ratio]}).to_csv(
+            run / f"breakdown{suffix}.csv", index=False
+        )
+    row = b.summary([str(run)]).iloc[0]
+    assert row["release"] == "change" and row["mean real / sim"] == "+5.0%"
+    assert row["median abs error"] == "30.0%" and row["> 50% off"] == 1 and row["SN"] == "1.40"
+    assert row["median abs error, sim at Δ"] == "20.0%" and row["> 50% off, sim at Δ"] == 0
+    assert row["SN, sim at Δ"] == "1.20" and "SW" not in row
