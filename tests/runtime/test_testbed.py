@@ -322,3 +322,37 @@ def test_the_interval_model_waits_for_the_next_decision(tmp_path):
     rows = pd.read_csv(tmp_path / "comparison-interval.csv")
     assert rows["sim_cct_s"].iloc[0] == pytest.approx(waited, rel=1e-9)
     assert (tmp_path / "sim-interval" / "coflows.csv").exists()
+
+
+def test_a_bed_in_use_by_a_live_run_is_not_taken(tmp_path, monkeypatch):
+    """`testbed run` holds the bed (a lock naming its pid and the pid's start
+    time); `down` (and so `up`) refuse while another live process holds it,
+    and a lock left by a process that is gone, or unreadable, is dropped."""
+    from coflowkit._core import CoflowkitError
+
+    lock = tmp_path / "lock"
+    monkeypatch.setattr(testbed, "LOCK_FILE", str(lock))
+    assert testbed.in_use_by() is None
+    with testbed.hold("out-a"):
+        held = json.loads(lock.read_text())
+        assert held["pid"] == os.getpid() and held["out"] == "out-a"
+        assert testbed.in_use_by() is None  # this process's own lock
+    assert not lock.exists()
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        mine = {"pid": other.pid, "started": testbed._started(other.pid), "out": "out-b"}
+        lock.write_text(json.dumps(mine))
+        assert testbed.in_use_by() == mine
+        with pytest.raises(CoflowkitError, match=f"in use by .*pid {other.pid}, writing out-b"):
+            with testbed.hold("out-c"):
+                pass
+        # The same pid with another start time is another process: stale.
+        lock.write_text(json.dumps(dict(mine, started="1")))
+        assert testbed.in_use_by() is None and not lock.exists()
+    finally:
+        other.kill()
+        other.wait()
+    lock.write_text(json.dumps(mine))  # its process is gone now
+    assert testbed.in_use_by() is None and not lock.exists()
+    lock.write_text("not json")
+    assert testbed.in_use_by() is None and not lock.exists()

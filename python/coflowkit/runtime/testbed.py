@@ -60,6 +60,9 @@ from coflowkit.runtime.testbed_hosts import (  # noqa: F401 (the testbed's names
 
 MASTER_PORT = 7470
 STATE_FILE = "/run/coflowkit-testbed.json"
+# Held by a `testbed run` while it uses the bed: its pid, the pid's start time
+# (so a reused pid is not taken for it) and its output directory.
+LOCK_FILE = "/run/coflowkit-testbed.lock"
 # Bumped whenever `up` builds something different: a testbed of an older layout
 # is rebuilt rather than reused.
 LAYOUT = 2
@@ -99,9 +102,63 @@ def namespaces() -> list[str]:
     return [line.split()[0] for line in r.stdout.splitlines() if line.startswith(f"{PREFIX}-")]
 
 
+def _started(pid: int) -> str | None:
+    """The start time of process ``pid`` (field 22 of /proc/PID/stat), or None
+    when there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def in_use_by() -> dict | None:
+    """The live `testbed run` holding the bed (``{"pid", "started", "out"}``),
+    other than this process; a lock left by a process that is gone is removed."""
+    try:
+        with open(LOCK_FILE, encoding="utf-8") as fh:
+            held = json.load(fh)
+        pid = int(held["pid"])
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError):
+        held, pid = None, -1
+    if held is not None and pid != os.getpid() and _started(pid) == held.get("started"):
+        return held
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(LOCK_FILE)
+    return None
+
+
+@contextlib.contextmanager
+def hold(out: str):
+    """Marks the bed as used by this process (for :func:`down`) while the block runs."""
+    held = in_use_by()
+    if held is not None:
+        raise CoflowkitError(_busy(held))
+    with open(LOCK_FILE, "w", encoding="utf-8") as fh:
+        json.dump({"pid": os.getpid(), "started": _started(os.getpid()), "out": out}, fh)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(LOCK_FILE)
+
+
+def _busy(held: dict) -> str:
+    return (
+        f"testbed: in use by a `coflowkit testbed run` (pid {held['pid']}, writing "
+        f"{held.get('out')}); wait for it or stop it first"
+    )
+
+
 def down() -> int:
-    """Removes every namespace and link of the testbed; returns how many namespaces."""
+    """Removes every namespace and link of the testbed; returns how many namespaces.
+    Refused while another process's `testbed run` holds the bed (:func:`hold`)."""
     _need_tools()
+    held = in_use_by()
+    if held is not None:
+        raise CoflowkitError(_busy(held))
     names = namespaces()
     for ns in names:
         _sh(["ip", "netns", "pids", ns], check=False)
@@ -736,32 +793,33 @@ def run_workload(
             f"testbed: --agent-release must be one of {', '.join(RELEASES)}, got {release!r}"
         )
     os.makedirs(out, exist_ok=True)
-    st = _bed(hosts, gbps, switch_queues)
-    goodput = measure_goodput(st["ips"], gbps, out, traffic_priority=traffic_priority)
-    if observe_only:
-        policy, params = "fair", {}
-    if decentralized:
-        from coflowkit.runtime.testbed_stream import DecentralCluster
-
-        cluster = DecentralCluster(
-            params, hosts, gbps, out, interval_ms, observe_only, tell_fraction
-        )
-    else:
-        cluster = Cluster(policy, params, hosts, gbps, goodput, out, interval_ms, membership, threshold, release)  # fmt: skip
-    try:
-        sim_w = w.with_fabric(sim_fabric(hosts, goodput))
-        sim = api.simulate(sim_w, policy, params)
-        makespan = float(np.nanmax(sim.coflows["finish_s"].to_numpy()))
-        p = plan(w, time.time() + 3.0, st["ips"], deadline_s=max(60.0, 4 * makespan))
+    with hold(out):
+        st = _bed(hosts, gbps, switch_queues)
+        goodput = measure_goodput(st["ips"], gbps, out, traffic_priority=traffic_priority)
+        if observe_only:
+            policy, params = "fair", {}
         if decentralized:
-            real, prom, extra = _replay_decentralized(cluster, p, out, hosts, traffic_priority)
-            extra["decentralized"] = "tcp (agents observe only)" if observe_only else "stream"
-        else:
-            real, prom, extra = _replay_with_master(
-                cluster, w, p, out, hosts, membership, sample_s, traffic_priority
+            from coflowkit.runtime.testbed_stream import DecentralCluster
+
+            cluster = DecentralCluster(
+                params, hosts, gbps, out, interval_ms, observe_only, tell_fraction
             )
-    finally:
-        cluster.stop()
+        else:
+            cluster = Cluster(policy, params, hosts, gbps, goodput, out, interval_ms, membership, threshold, release)  # fmt: skip
+        try:
+            sim_w = w.with_fabric(sim_fabric(hosts, goodput))
+            sim = api.simulate(sim_w, policy, params)
+            makespan = float(np.nanmax(sim.coflows["finish_s"].to_numpy()))
+            p = plan(w, time.time() + 3.0, st["ips"], deadline_s=max(60.0, 4 * makespan))
+            if decentralized:
+                real, prom, extra = _replay_decentralized(cluster, p, out, hosts, traffic_priority)
+                extra["decentralized"] = "tcp (agents observe only)" if observe_only else "stream"
+            else:
+                real, prom, extra = _replay_with_master(
+                    cluster, w, p, out, hosts, membership, sample_s, traffic_priority
+                )
+        finally:
+            cluster.stop()
     summary = _compare(w, sim_w, sim, real, prom, policy, params, hosts, gbps, goodput, out)
     if not decentralized:
         summary["interval_model"] = _compare_interval(sim_w, policy, params, interval_ms, out)
