@@ -336,7 +336,8 @@ def test_a_bed_in_use_by_a_live_run_is_not_taken(tmp_path, monkeypatch):
     with testbed.hold("out-a"):
         held = json.loads(lock.read_text())
         assert held["pid"] == os.getpid() and held["out"] == "out-a"
-        assert testbed.in_use_by() is None  # this process's own lock
+        assert testbed.in_use_by() is None  # this process's own lock: kept
+        assert json.loads(lock.read_text()) == held
     assert not lock.exists()
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:

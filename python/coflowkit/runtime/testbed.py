@@ -123,8 +123,8 @@ def in_use_by() -> dict | None:
         return None
     except (OSError, ValueError, KeyError, TypeError):
         held, pid = None, -1
-    if held is not None and pid != os.getpid() and _started(pid) == held.get("started"):
-        return held
+    if held is not None and _started(pid) == held.get("started"):
+        return None if pid == os.getpid() else held
     with contextlib.suppress(FileNotFoundError):
         os.unlink(LOCK_FILE)
     return None
