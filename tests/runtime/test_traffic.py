@@ -424,8 +424,7 @@ def test_collect_hand_computed():
         "end": pytest.approx(1.5),
         "bytes": 100,
         "error": None,
-        # the receiver's progress marks, relative to t0 (none from older workers)
-        "marks": [(pytest.approx(0.61), 0), (pytest.approx(1.0), 50)],
+        "marks": [(pytest.approx(0.61), 0), (pytest.approx(1.0), 50)],  # relative to t0
     }
     assert flows[11]["marks"] == []
     assert flows[11]["start"] == pytest.approx(0.26) and flows[11]["end"] == pytest.approx(2.0)

@@ -618,10 +618,9 @@ def collect(results: list[dict[str, Any]], plan: dict[str, Any]) -> dict[str, An
          "schedulers": the workers' scheduling policies, e.g. ["other"]}
 
     A flow's ``planned`` is its ``start_s``, ``start`` its sender's connect time, ``end``
-    the receiver's last byte,
-    ``bytes`` the bytes received, ``marks`` the receiver's (time, bytes received)
-    pairs (:data:`PROGRESS_MARKS`; empty from older workers), ``error`` its send
-    and receive errors joined by
+    the receiver's last byte, ``bytes`` the bytes received, ``marks`` the receiver's
+    (time, bytes received) pairs (:data:`PROGRESS_MARKS`; empty from older workers),
+    ``error`` its send and receive errors joined by
     ``"; "`` (a missing record is an error). A coflow's ``start`` is its scheduled
     release (min ``start_s`` of its flows), ``end`` the max of its flows' ends (``None``
     if one is missing), ``error`` the first error of its flows in plan order. A
