@@ -785,13 +785,8 @@ def run_workload(
     traffic workers' scheduling (:data:`TRAFFIC_PRIORITIES`). ``tell_fraction``:
     the decentralized agents' ``--tell-fraction`` (``None``: their default).
     ``release``: the agents' ``--release``."""
-    _check_options(policy, membership, decentralized, observe_only, traffic_priority, tell_fraction)
-    if sample_s is not None and not (0.001 <= sample_s <= 60.0):
-        raise CoflowkitError(f"testbed: --sample-ms must be in [1, 60000], got {sample_s * 1e3!r}")
-    if release not in RELEASES:
-        raise CoflowkitError(
-            f"testbed: --agent-release must be one of {', '.join(RELEASES)}, got {release!r}"
-        )
+    _check_options(policy, membership, decentralized, observe_only, traffic_priority,
+                   tell_fraction, sample_s, release)  # fmt: skip
     os.makedirs(out, exist_ok=True)
     with hold(out):
         st = _bed(hosts, gbps, switch_queues)
@@ -834,10 +829,17 @@ def run_workload(
 
 
 def _check_options(
-    policy, membership, decentralized, observe_only, traffic_priority, tell_fraction
-):
-    """:func:`run_workload`'s options that do not go together, refused before
-    anything is touched."""
+    policy, membership, decentralized, observe_only, traffic_priority, tell_fraction,
+    sample_s=None, release="change",
+):  # fmt: skip
+    """:func:`run_workload`'s options that are out of range or do not go
+    together, refused before anything is touched."""
+    if sample_s is not None and not (0.001 <= sample_s <= 60.0):
+        raise CoflowkitError(f"testbed: --sample-ms must be in [1, 60000], got {sample_s * 1e3!r}")
+    if release not in RELEASES:
+        raise CoflowkitError(
+            f"testbed: --agent-release must be one of {', '.join(RELEASES)}, got {release!r}"
+        )
     if traffic_priority not in TRAFFIC_PRIORITIES:
         raise CoflowkitError(
             f"testbed: traffic priority must be one of {', '.join(TRAFFIC_PRIORITIES)}, "
