@@ -34,6 +34,7 @@ CCTS = {
 
 
 def sweep_dir(tmp_path, drop=None):
+    tmp_path.mkdir(parents=True, exist_ok=True)
     rows = []
     for k, runs in CCTS.items():
         for policy, mouse, large in runs:
@@ -68,7 +69,7 @@ def test_improvements_claims_and_targets_by_hand(tmp_path):
     assert imp.loc[(24, "Baraat"), "II"] == pytest.approx(1.25)
     # k = 32: Stream 2.0; Baraat 3.0, Fair 5.0, Aalo 2.0.
     assert imp.loc[(32, "Baraat"), "avg"] == pytest.approx(1.5)
-    claims = m.claims(imp.reset_index(), [24, 32]).set_index("claim")
+    claims = m.claims(imp.reset_index()).set_index("claim")
     row = claims.loc["Baraat / Stream, mean CCT, 1G"]
     assert row.iloc[1] == pytest.approx(1.45)  # mean over k of 1.4 and 1.5
     assert row["ratio"] == pytest.approx(1.45 / 1.4, abs=1e-3)
@@ -110,3 +111,59 @@ def test_a_foreign_fabric_is_refused(tmp_path):
     df.to_csv(d / "coflows.csv", index=False)
     with pytest.raises(SystemExit, match="'bigswitch' is not fattree"):
         m.load(str(d))
+
+
+def run_main(m, *argv):
+    import sys
+
+    old = sys.argv
+    sys.argv = ["stream_whole.py", *argv]
+    try:
+        m.main()
+    finally:
+        sys.argv = old
+
+
+def test_an_earlier_reports_means_join_for_the_sizes_the_sweep_lacks(tmp_path):
+    """A k = 24-32 report's fig6.csv merged into a sweep of k = 32 only: k = 24
+    comes from the file, k = 32 from the sweep (the file's k = 32 rows, made
+    different on purpose, are ignored); the claims average over both."""
+    m = bench()
+    first = sweep_dir(tmp_path / "a")
+    run_main(m, str(first), "--out", str(tmp_path / "rep1"))
+    old = pd.read_csv(tmp_path / "rep1" / "fig6.csv")
+    old.loc[old.k == 32, "avg"] = 99.0
+    old.to_csv(tmp_path / "rep1" / "fig6.csv", index=False)
+    (tmp_path / "b").mkdir()
+    df = pd.read_csv(first / "coflows.csv")
+    df[df.fabric.str.contains("k=32")].to_csv(tmp_path / "b" / "coflows.csv", index=False)
+    (tmp_path / "b" / "report.md").write_text("# Sweep\n\n## Provenance\n\n* Command: `y`\n")
+    out = tmp_path / "rep2"
+    run_main(
+        m,
+        str(tmp_path / "b"),
+        "--means",
+        str(tmp_path / "rep1" / "fig6.csv"),
+        "--keep-coflows",
+        "--out",
+        str(out),
+    )
+    claims = pd.read_csv(out / "claims.csv").set_index("claim")
+    # Baraat / Stream: 1.4 at k = 24 (from the file), 1.5 at k = 32 (the sweep).
+    row = claims.loc["Baraat / Stream, mean CCT, 1G"]
+    assert row["ours, mean over the k measured"] == pytest.approx(1.45)
+    assert row["per k"] == "24: 1.400, 32: 1.500"
+    text = (out / "README.md").read_text()
+    assert "Means of (Gbps, k) = (1, 24) read from" in text
+    assert "at 1G k = 24, 32 (the paper also has k = 8, 16, 48)" in text
+    kept = pd.read_csv(out / "coflows.csv")
+    assert len(kept) == 8 and set(kept.fabric) == {"fattree:k=32,gbps=1"}
+
+
+def test_a_means_file_of_another_kind_is_refused(tmp_path):
+    m = bench()
+    d = sweep_dir(tmp_path / "a")
+    bad = tmp_path / "bad.csv"
+    pd.DataFrame({"gbps": [1], "k": [8]}).to_csv(bad, index=False)
+    with pytest.raises(SystemExit, match="bad.csv: columns .* missing"):
+        run_main(m, str(d), "--means", str(bad), "--out", str(tmp_path / "o"))
