@@ -53,7 +53,9 @@ def test_agents_beyond_the_descriptor_limit_are_refused_before_anything_starts()
     # No process may hold ten million descriptors (nr_open is at most 2^20):
     # the emulator says so, with the number it could run, instead of failing
     # half-way through connecting.
-    with pytest.raises(CoflowkitError, match=r"10000000 agents need 10000256 descriptors"):
+    with pytest.raises(
+        CoflowkitError, match=r"10000000 agents in 1 process\(es\) need 10000256 descriptors"
+    ):
         scale.check_descriptors(10_000_000)
 
 

@@ -56,7 +56,7 @@ impl AgentHub {
 #[pymethods]
 impl AgentHub {
     #[new]
-    #[pyo3(signature = (host, port, tls_dir, hosts, max_agents, handshake_timeout, read_timeout, send_queue, heartbeat, workers = 1))]
+    #[pyo3(signature = (host, port, tls_dir, hosts, max_agents, handshake_timeout, read_timeout, send_queue, heartbeat, workers = 1, reuse_port = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -70,6 +70,7 @@ impl AgentHub {
         send_queue: usize,
         heartbeat: f64,
         workers: usize,
+        reuse_port: bool,
     ) -> PyResult<Self> {
         let listen = resolve(host, port)?;
         let cfg = HubConfig {
@@ -82,6 +83,7 @@ impl AgentHub {
             send_queue,
             heartbeat: duration(heartbeat, "heartbeat")?,
             workers,
+            reuse_port,
         };
         let hub = py
             .allow_threads(|| Hub::start(cfg))

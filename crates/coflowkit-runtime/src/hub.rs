@@ -52,6 +52,10 @@ pub struct HubConfig {
     pub heartbeat: Duration,
     /// Tokio worker threads.
     pub workers: usize,
+    /// Binds with `SO_REUSEPORT`, so that hubs in several processes of the
+    /// same user share one port and the kernel spreads new connections over
+    /// them (the master's session shards, docs/runtime.md).
+    pub reuse_port: bool,
 }
 
 /// What the hub tells the master.
@@ -264,6 +268,22 @@ fn tls_config(dir: &Path) -> Result<rustls::ServerConfig, String> {
     Ok(cfg)
 }
 
+/// A listening socket on `addr` (`SO_REUSEADDR`, and `SO_REUSEPORT` if asked),
+/// with a backlog of 1024. Call within the runtime.
+fn listen(addr: SocketAddr, reuse_port: bool) -> std::io::Result<TcpListener> {
+    let sock = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    sock.set_reuseaddr(true)?;
+    if reuse_port {
+        sock.set_reuseport(true)?;
+    }
+    sock.bind(addr)?;
+    sock.listen(1024)
+}
+
 impl Hub {
     /// Binds `cfg.listen` and starts accepting agents.
     pub fn start(cfg: HubConfig) -> Result<Hub, String> {
@@ -277,19 +297,14 @@ impl Hub {
             .enable_all()
             .build()
             .map_err(|e| format!("hub: cannot start its threads: {e}"))?;
-        let std_listener = std::net::TcpListener::bind(cfg.listen)
-            .map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?;
-        std_listener
-            .set_nonblocking(true)
-            .map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?;
-        let local = std_listener
-            .local_addr()
-            .map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?;
         let listener = {
             let _g = rt.enter();
-            TcpListener::from_std(std_listener)
+            listen(cfg.listen, cfg.reuse_port)
                 .map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?
         };
+        let local = listener
+            .local_addr()
+            .map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?;
         let shared = Arc::new(Shared {
             cfg,
             events: Mutex::new(VecDeque::new()),
@@ -846,6 +861,7 @@ mod tests {
                 send_queue: 1 << 20,
                 heartbeat: Duration::from_secs(1),
                 workers: 1,
+                reuse_port: false,
             },
             events: Mutex::new(VecDeque::new()),
             ready: Condvar::new(),

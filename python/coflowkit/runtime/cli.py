@@ -170,6 +170,12 @@ def add_master(sub) -> None:
         help="who holds the agents' sessions: this Python thread (default), or the session hub "
         "on tokio threads (Rust; for thousands of agents, docs/runtime.md)",
     )  # fmt: skip
+    m.add_argument(
+        "--hub-shards", type=int, default=1, metavar="S",
+        help="with --io rust: S processes share the agents' port (SO_REUSEPORT), each "
+        "holding its share of the sessions; for more agents than one process may hold "
+        "descriptors (default 1: the hub in this process)",
+    )  # fmt: skip
     m.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
     m.set_defaults(func=cmd_master)
 
@@ -208,14 +214,15 @@ def _emulate(args) -> None:
     rows = scale.sweep(
         [int(n) for n in args.agents.split(",")], args.policy.split(","),
         parse_kv(args.param), args.flows_per_agent, args.concurrent_coflows,
-        args.interval_ms, args.rounds, out, args.gbps, args.io, args.master_nice,
+        args.interval_ms, args.rounds, out, args.gbps, args.io, args.master_nice, args.shards,
     )  # fmt: skip
     for r in rows:
         print(
             f"{r['policy']:>8} {r['agents']:>6} agents: round median {r['round_median_ms']:.1f} ms, "
             f"p99 {r['round_p99_ms']:.1f}, max {r['round_max_ms']:.1f} (Δ {r['interval_ms']:g} ms); "
             f"master CPU {100 * r['master_cpu_share']:.0f}%, RSS {r['master_rss_mib']:.0f} MiB, "
-            f"{r['agents_connected_end']} agents connected at the end (--io {r['io']})"
+            f"{r['agents_connected_end']} agents connected at the end (--io {r['io']}, "
+            f"{r['shards']} session shard(s) per side)"
         )
     print(f"wrote {os.path.join(out, 'scale.csv')}")
 
@@ -228,7 +235,7 @@ def _soak(args) -> None:
     cfg = scale.Config(
         int(args.agents), args.flows_per_agent, args.concurrent_coflows, args.policy,
         tuple(sorted(parse_kv(args.param).items())), args.interval_ms, gbps=args.gbps,
-        io=args.io, master_nice=args.master_nice,
+        io=args.io, master_nice=args.master_nice, shards=args.shards,
     )  # fmt: skip
     soak = scale.Soak(args.minutes, args.churn_every_s, args.churn_hosts, args.away_s)
     row = scale.run(cfg, soak=soak)
@@ -391,6 +398,11 @@ def _add_emulate_args(t) -> None:
         help="add N (-20..19; negative needs root) to the master's nice value: the emulated "
         "agents stand for other machines but share this one's cores (default 0)",
     )  # fmt: skip
+    e.add_argument(
+        "--shards", type=int, default=0, metavar="S",
+        help="processes holding the sessions on each side: the master's --hub-shards and the "
+        "emulator's own (needs --io rust when above 1; default 0: as few as ulimit -Hn allows)",
+    )  # fmt: skip
     k = t.add_argument_group("soak: emulate for minutes, with agents leaving and coming back")
     k.add_argument("--minutes", type=float, default=10.0, help="length of the run (10)")
     k.add_argument("--churn-every-s", type=float, default=10.0, help="seconds between churns (10)")
@@ -485,6 +497,7 @@ def master_main(args) -> int:
             max_agents=args.max_agents, handshake_timeout=args.handshake_timeout,
             read_timeout=args.read_timeout, send_queue=args.send_queue_kib << 10,
             http_inflight=args.http_inflight, lost_after=args.lost_after,
+            hub_shards=args.hub_shards,
         ),
         io=args.io,
         tls_dir=args.tls_dir,

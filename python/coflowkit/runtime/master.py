@@ -84,10 +84,15 @@ class Limits:
     http_inflight: int = 64
     http_body: int = 4 << 20
     lost_after: float = 30.0  # a disconnected host's flows end after this
+    hub_shards: int = 1  # processes holding the sessions (--io rust; runtime/shards.py)
 
     def check(self) -> None:
+        if self.hub_shards < 1:
+            raise CoflowkitError(f"hub-shards must be >= 1, got {self.hub_shards}")
         if self.max_agents is None:
             room = descriptor_room() - self.http_inflight - FD_RESERVE
+            if self.hub_shards > 1:  # each shard holds its share (shards.shard_cap)
+                room = int((descriptor_room() - 64 - 256) * self.hub_shards / 1.1)
             self.max_agents = max(1, min(DEFAULT_MAX_AGENTS, room))
             if self.max_agents < DEFAULT_MAX_AGENTS:
                 log.warning(
@@ -144,8 +149,12 @@ class Master(HubLoop, Registered):
         check_options(interval, membership, enforce, hosts, io, tls_dir)
         self.limits = limits or Limits()
         self.limits.check()
+        if self.limits.hub_shards > 1 and io != "rust":
+            raise CoflowkitError("--hub-shards needs --io rust (the shards are session hubs)")
+        # Under shards the sessions' descriptors are the shards' (each checks its own).
+        sessions = self.limits.max_agents if self.limits.hub_shards == 1 else self.limits.hub_shards
         ensure_descriptors(
-            self.limits.max_agents + self.limits.http_inflight + FD_RESERVE,
+            sessions + self.limits.http_inflight + FD_RESERVE,
             f"--max-agents {self.limits.max_agents} (+ --http-inflight {self.limits.http_inflight})",
         )
         self.live = LiveScheduler(policy, params, hosts, link_bytes_per_s)
@@ -203,7 +212,16 @@ class Master(HubLoop, Registered):
         self.hub = None
         self.server = None
         self.reserve = None
-        if io == "rust":
+        if io == "rust" and self.limits.hub_shards > 1:
+            from coflowkit.runtime.shards import ShardedHub
+
+            lim = self.limits
+            self.hub = ShardedHub(
+                lim.hub_shards, listen[0], listen[1], tls_dir, self.hosts, lim.max_agents,
+                lim.handshake_timeout, lim.read_timeout, lim.send_queue, 3 * self.interval,
+            )  # fmt: skip
+            self.address = self.hub.address
+        elif io == "rust":
             lim = self.limits
             self.hub = _core.AgentHub(
                 listen[0], listen[1], tls_dir, self.hosts, lim.max_agents, lim.handshake_timeout,

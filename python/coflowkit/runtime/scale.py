@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import resource
 import shutil
 import signal
 import socket
@@ -42,6 +41,7 @@ from dataclasses import asdict, dataclass
 
 from coflowkit._core import CoflowkitError
 from coflowkit.runtime import tls
+from coflowkit.runtime.shards import SHARD_RESERVE, SwarmGroup, raise_nofile, shard_cap, shards_for
 
 #: Bytes a flow has sent when its agent first reports it (the agent's threshold).
 FIRST_BYTES = 100_000
@@ -73,6 +73,10 @@ class Config:
     # machines but share this one's cores: a negative value (root only) keeps
     # them from taking the master's. 0: as the harness runs.
     master_nice: int = 0
+    # Processes holding the sessions, on each side (the master's --hub-shards and
+    # the emulator's own; runtime/shards.py). 0: as few as the descriptor limit
+    # allows (1 when one process can hold every session).
+    shards: int = 0
 
     def check(self) -> None:
         if not 1 <= self.agents <= 65000:
@@ -88,6 +92,17 @@ class Config:
             raise CoflowkitError(f"--io must be python or rust, got {self.io!r}")
         if not -20 <= self.master_nice <= 19:
             raise CoflowkitError(f"--master-nice must be in -20..19, got {self.master_nice}")
+        if self.shards < 0:
+            raise CoflowkitError(f"--shards must be >= 0, got {self.shards}")
+        if self.sessions_shards() > 1 and self.io != "rust":
+            raise CoflowkitError(
+                f"{self.agents} agents need {self.sessions_shards()} session shards, which "
+                "need --io rust"
+            )
+
+    def sessions_shards(self) -> int:
+        """Processes per side that hold the sessions."""
+        return self.shards or shards_for(self.agents)
 
 
 @dataclass
@@ -100,32 +115,16 @@ class Flow:
     coflow: int
 
 
-def raise_nofile(want: int) -> int:
-    """Raises this process's descriptor limit toward ``want``; returns the limit."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft < want:
-        new = want if hard == resource.RLIM_INFINITY else min(want, hard)
-        if new < want and os.geteuid() == 0:
-            try:
-                resource.setrlimit(resource.RLIMIT_NOFILE, (want, max(want, hard)))
-                new = want
-            except (ValueError, OSError):  # no CAP_SYS_RESOURCE (a container)
-                resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
-        else:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
-        soft = new
-    return soft
-
-
-def check_descriptors(agents: int) -> None:
-    """Raises the descriptor limit for ``agents`` sessions, or says why it cannot."""
-    need = agents + 256
+def check_descriptors(agents: int, shards: int = 1) -> None:
+    """Raises the descriptor limit for ``agents`` sessions in one process (or for
+    a shard's share of them), or says why it cannot."""
+    need = shard_cap(agents, shards) + SHARD_RESERVE
     got = raise_nofile(need)
     if got < need:
         raise CoflowkitError(
-            f"{agents} agents need {need} descriptors per process; the hard limit "
-            f"(ulimit -Hn) allows {got} and cannot be raised here (it needs root with "
-            f"CAP_SYS_RESOURCE): at most {max(0, got - 256)} agents"
+            f"{agents} agents in {shards} process(es) need {need} descriptors per process; "
+            f"the hard limit (ulimit -Hn) allows {got} and cannot be raised here (it needs "
+            f"root with CAP_SYS_RESOURCE): use --shards {shards_for(agents, got)}"
         )
 
 
@@ -231,10 +230,16 @@ class Emulation:
             self.post(cid, flows)
         t0 = time.monotonic()
         hosts = list(range(cfg.agents))
-        self.swarm = _core.AgentSwarm(
-            self.master[0], self.master[1], self.pki, hosts, [addr_of(h) for h in hosts],
-            cfg.interval_ms / 1000, workers=cfg.emulator_threads,
-        )  # fmt: skip
+        addrs = [addr_of(h) for h in hosts]
+        shards = cfg.sessions_shards()
+        if shards > 1:  # more agents than one process may hold sessions
+            self.swarm = SwarmGroup(shards, self.master[0], self.master[1], self.pki, hosts,
+                                    addrs, cfg.interval_ms / 1000, workers=cfg.emulator_threads)  # fmt: skip
+        else:
+            self.swarm = _core.AgentSwarm(
+                self.master[0], self.master[1], self.pki, hosts, addrs,
+                cfg.interval_ms / 1000, workers=cfg.emulator_threads,
+            )  # fmt: skip
         while (st := self.swarm.stats())["connected"] + st["failed"] < cfg.agents:
             if time.monotonic() - t0 > 60 + cfg.agents / 50:
                 raise CoflowkitError(f"agents did not connect in time ({st})")
@@ -277,6 +282,31 @@ def master_rounds(http: tuple[str, int]) -> dict:
     return api_get(http, "/api/rounds")
 
 
+def proc_tree_cpu_rss(pid: int) -> tuple[float, int]:
+    """CPU seconds and RSS of process ``pid`` and every process below it (the
+    master and its session shards)."""
+    kids: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile
+        kids.setdefault(ppid, []).append(int(d))
+    cpu, rss, todo = 0.0, 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            c, r = proc_cpu_rss(p)
+        except OSError:
+            continue
+        cpu, rss = cpu + c, rss + r
+        todo.extend(kids.get(p, []))
+    return cpu, rss
+
+
 def proc_cpu_rss(pid: int) -> tuple[float, int]:
     with open(f"/proc/{pid}/stat") as fh:
         parts = fh.read().rsplit(")", 1)[1].split()
@@ -317,12 +347,12 @@ def drive(cfg: Config, emu: Emulation, pid: int) -> dict:
             r = master_rounds(emu.http)["rounds"]
             if start_rounds is None and r >= cfg.warmup:
                 start_rounds = r
-                cpu0, rss1 = proc_cpu_rss(pid)
+                cpu0, rss1 = proc_tree_cpu_rss(pid)
                 wall0 = time.monotonic()
                 reports0 = emu.swarm.stats()["reports"]
             if start_rounds is not None and r - start_rounds >= cfg.rounds:
                 break
-        cpu1, rss_end = proc_cpu_rss(pid)
+        cpu1, rss_end = proc_tree_cpu_rss(pid)
         st = emu.swarm.stats()
         return summary(cfg, emu, time.monotonic() - wall0, cpu1 - cpu0, rss1, rss_end,
                        active_sum / max(ticks, 1), st["reports"] - reports0, connect_s)  # fmt: skip
@@ -424,7 +454,7 @@ def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
                 keep_rounds(got, warm, rounds)
                 next_poll += 1  # the master keeps 600 rounds: none missed below 600/s
             if now >= next_rss:
-                rss.append((now - start, proc_cpu_rss(pid)[1] / 2**20))
+                rss.append((now - start, proc_tree_cpu_rss(pid)[1] / 2**20))
                 # Agent messages received and not applied yet: a growing backlog
                 # would be a master falling behind (and memory held for it).
                 backlog.append((now - start, metric(api_get(emu.http, "/metrics"),
@@ -444,7 +474,7 @@ def soak_drive(cfg: Config, soak: Soak, emu: Emulation, pid: int) -> dict:
             time.sleep(0.25)
         got = master_rounds(emu.http)
         keep_rounds(got, warm, rounds)
-        rss.append((time.monotonic() - start, proc_cpu_rss(pid)[1] / 2**20))
+        rss.append((time.monotonic() - start, proc_tree_cpu_rss(pid)[1] / 2**20))
         emu.swarm.pause(False)
     finally:
         emu.close()
@@ -513,7 +543,8 @@ def run(cfg: Config, workdir: str | None = None, soak: Soak | None = None) -> di
     """One measurement: a master process and the emulated agents; returns the
     row (a long run with churn when ``soak`` is given)."""
     cfg.check()
-    check_descriptors(cfg.agents)
+    shards = cfg.sessions_shards()
+    check_descriptors(cfg.agents, shards)
     own = workdir is None
     workdir = workdir or tempfile.mkdtemp(prefix="coflowkit-emulate-")
     pki = os.path.join(workdir, "tls")
@@ -529,6 +560,8 @@ def run(cfg: Config, workdir: str | None = None, soak: Soak | None = None) -> di
            "--state", "none", "--interval-ms", str(cfg.interval_ms),
            "--max-agents", str(cfg.agents + 16), "--handshake-timeout", "30", "--io", cfg.io,
            "--log-level", os.environ.get("COFLOWKIT_EMULATE_LOG", "warning")]  # fmt: skip
+    if shards > 1:
+        cmd += ["--hub-shards", str(shards)]
     for k, v in cfg.params:
         cmd += ["--param", f"{k}={v}"]
     if cfg.master_nice:
@@ -566,6 +599,7 @@ def run(cfg: Config, workdir: str | None = None, soak: Soak | None = None) -> di
             shutil.rmtree(workdir, ignore_errors=True)
     row["params"] = ",".join(f"{k}={v}" for k, v in cfg.params)
     row["io"] = cfg.io
+    row["shards"] = shards
     row["config"] = asdict(cfg)
     return row
 
@@ -573,7 +607,7 @@ def run(cfg: Config, workdir: str | None = None, soak: Soak | None = None) -> di
 def sweep(
     agents: list[int], policies: list[str], params: dict[str, str], flows_per_agent: float,
     coflows: int, interval_ms: float, rounds: int, out: str, gbps: float = 1.0,
-    io: str = "python", master_nice: int = 0,
+    io: str = "python", master_nice: int = 0, shards: int = 0,
 ) -> list[dict]:  # fmt: skip
     """Every (N, policy) measurement, one master each, into ``out/scale.csv`` (rows
     written as they come). The certificates of the largest N serve every run."""
@@ -583,13 +617,15 @@ def sweep(
     rows: list[dict] = []
     work = tempfile.mkdtemp(prefix="coflowkit-emulate-")
     try:
-        check_descriptors(max(agents))
+        top = Config(max(agents), io=io, shards=shards)
+        top.check()
+        check_descriptors(top.agents, top.sessions_shards())
         make_pki(os.path.join(work, "tls"), max(agents))
         for n in agents:
             for policy in policies:
                 cfg = Config(n, flows_per_agent, coflows, policy, tuple(sorted(params.items())),
                              interval_ms, rounds, gbps=gbps, io=io,
-                             master_nice=master_nice)  # fmt: skip
+                             master_nice=master_nice, shards=shards)  # fmt: skip
                 row = run(cfg, work)
                 row.pop("config")
                 rows.append(row)

@@ -1,0 +1,515 @@
+"""Session shards: the master's agent sessions (and the emulator's agents) held
+by several processes, for more sessions than one process may hold descriptors.
+
+One process holds one descriptor per TCP session, and ``ulimit -Hn`` bounds a
+process's descriptors (20,000 on the machine the scale results come from, with
+no ``CAP_SYS_RESOURCE`` to raise it). ``coflowkit master --io rust --hub-shards
+S`` runs S session hubs (``_core.AgentHub``, crates/coflowkit-runtime/src/hub.rs)
+in S child processes bound to the same port with ``SO_REUSEPORT``: the kernel
+spreads new connections over them, each hub does TLS, framing, deadlines and
+heartbeats for its sessions, and forwards its events to the master over a pipe.
+:class:`ShardedHub` is the master's side: the interface of ``AgentHub`` (poll,
+send_decisions, close, stop, metrics, open_sessions, address), so the master's
+loop (hubloop.py) does not know the difference. Session ids carry their shard
+in the bits above :data:`SHARD_SHIFT`.
+
+* Sends and closes are buffered per shard and go out in one message at the next
+  ``poll`` (the loop polls right after a round). A session whose send queue is
+  full is closed by its shard ("does not keep up"), which the master learns as
+  that session's ``closed`` event.
+* ``--max-agents`` holds for the whole master: a HELLO beyond it is refused with
+  its session closed; each shard also accepts at most its share plus a margin
+  (:func:`shard_cap`), so no shard holds more than its descriptors allow.
+* A shard that dies (its pipe ends) ends its sessions (one ``closed`` event
+  each, as a dead connection would) and is started again on the same port;
+  its agents reconnect as after any lost connection. The master goes on.
+
+:class:`SwarmGroup` is the emulator's side (``coflowkit testbed emulate``): the
+interface of ``_core.AgentSwarm`` over S child processes, host ``h`` in shard
+``h % S``. A coflow ends when every shard given some of its flows says so.
+
+The pipes connect this process to its own children (``multiprocessing``'s spawn
+context, pickled messages): nothing outside reads or writes them.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import math
+import multiprocessing
+import multiprocessing.connection
+import resource
+import signal
+import threading
+import time
+
+from coflowkit._core import CoflowkitError
+
+log = logging.getLogger("coflowkit.master")
+
+SHARD_SHIFT = 48
+LOCAL = (1 << SHARD_SHIFT) - 1
+#: Descriptors a shard keeps beyond its sessions (its pipe, Python's own, logs).
+SHARD_RESERVE = 256
+#: How long a shard may take to start (spawn, import, bind).
+START_S = 60.0
+#: A shard polls its hub this long between looks at the master's messages.
+TICK_S = 0.002
+METRICS_EVERY_S = 0.1
+
+
+def nofile_limit() -> int:
+    """The descriptors one process may hold here (the hard limit)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return 1 << 30 if hard == resource.RLIM_INFINITY else max(soft, hard)
+
+
+def raise_nofile(want: int) -> int:
+    """Raises this process's soft descriptor limit toward ``want`` (up to the
+    hard limit, or past it where the process may); returns the soft limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft >= want:
+        return soft
+    new = want if hard == resource.RLIM_INFINITY else min(want, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, max(want, hard)))
+        return want
+    except (ValueError, OSError):  # no CAP_SYS_RESOURCE (a container)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+        return new
+
+
+def shards_for(sessions: int, limit: int | None = None) -> int:
+    """The fewest processes that hold ``sessions`` sessions within ``limit``
+    descriptors each (default: this machine's hard limit), margins included."""
+    per = (limit or nofile_limit()) - SHARD_RESERVE
+    if per < 64:
+        raise CoflowkitError(f"a descriptor limit of {limit} leaves no room for sessions")
+    s = 1
+    while shard_cap(sessions, s) > per:
+        s += 1
+    return s
+
+
+def shard_cap(sessions: int, shards: int) -> int:
+    """Sessions one of ``shards`` shards accepts: its even share, 10% more and
+    64 (the kernel spreads connections by a hash, not evenly)."""
+    if shards <= 1:
+        return sessions
+    return min(sessions, math.ceil(sessions * 1.1 / shards) + 64)
+
+
+def _context():
+    return multiprocessing.get_context("spawn")
+
+
+def _start_child(target, args: tuple, what: str):
+    """Starts ``target(conn, *args)`` in a child process; returns (process,
+    connection, the child's first message after "ready")."""
+    ctx = _context()
+    ours, theirs = ctx.Pipe()
+    proc = ctx.Process(target=target, args=(theirs, *args), daemon=True, name=what)
+    proc.start()
+    theirs.close()
+    if not ours.poll(START_S):
+        proc.kill()
+        raise CoflowkitError(f"{what} did not start in {START_S:.0f} s")
+    try:
+        msg = ours.recv()
+    except EOFError:
+        proc.join(5)
+        raise CoflowkitError(f"{what} ended while starting (exit code {proc.exitcode})") from None
+    if msg[0] != "ready":
+        proc.join(5)
+        raise CoflowkitError(f"{what}: {msg[1]}")
+    return proc, ours, msg[1]
+
+
+# --- the master's side -------------------------------------------------------
+
+
+def _hub_shard(conn, index: int, kw: dict) -> None:
+    """A shard process: one hub on the shared port, its events to the master,
+    the master's sends and closes to its sessions, until told to stop or the
+    master is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the master stops its shards
+    from coflowkit import _core
+
+    try:
+        need = kw["max_agents"] + SHARD_RESERVE
+        got = raise_nofile(need)
+        if got < need:
+            raise CoflowkitError(
+                f"session shard {index}: {kw['max_agents']} sessions need {need} descriptors; "
+                f"this process may open {got} (ulimit -Hn): use more --hub-shards"
+            )
+        hub = _core.AgentHub(**kw, reuse_port=True)
+    except Exception as e:  # noqa: BLE001 - reported to the master, which refuses to start
+        conn.send(("error", str(e)))
+        return
+    conn.send(("ready", hub.address[1]))
+    _serve_hub(conn, hub, kw["send_queue"])
+
+
+def _serve_hub(conn, hub, send_queue: int) -> None:
+    next_metrics = 0.0
+    try:
+        while True:
+            events = hub.poll(TICK_S, 8192)
+            if events:
+                conn.send(("events", events))
+            now = time.monotonic()
+            if now >= next_metrics:
+                conn.send(("metrics", dict(hub.metrics()), hub.open_sessions))
+                next_metrics = now + METRICS_EVERY_S
+            while conn.poll(0):
+                msg = conn.recv()
+                if msg[0] == "stop":
+                    hub.stop(msg[1], msg[2])
+                    conn.send(("stopped",))
+                    return
+                for op in msg[1]:
+                    if op[0] == "send":
+                        n = hub.send_decisions(op[1], op[2])
+                        if n > 0:
+                            hub.close(op[1], f"does not keep up: {n} bytes queued "
+                                             f"(limit {send_queue})", True)  # fmt: skip
+                    else:
+                        hub.close(op[1], op[2], op[3])
+    except (EOFError, OSError, BrokenPipeError):
+        hub.stop("master gone", 1.0)  # the master died: its agents reconnect elsewhere
+
+
+class ShardedHub:
+    """``AgentHub``'s interface over ``shards`` child processes (module docs)."""
+
+    def __init__(
+        self, shards: int, host: str, port: int, tls_dir: str, hosts: int, max_agents: int,
+        handshake_timeout: float, read_timeout: float, send_queue: int, heartbeat: float,
+    ):  # fmt: skip
+        if shards < 2:
+            raise CoflowkitError(f"hub shards: at least 2, got {shards}")
+        self.shards = shards
+        self.max_agents = max_agents
+        self.kw = dict(host=host, port=port, tls_dir=tls_dir, hosts=hosts,
+                       max_agents=shard_cap(max_agents, shards),
+                       handshake_timeout=handshake_timeout, read_timeout=read_timeout,
+                       send_queue=send_queue, heartbeat=heartbeat)  # fmt: skip
+        self.conns: list = [None] * shards
+        self.procs: list = [None] * shards
+        self.ops: list[list] = [[] for _ in range(shards)]
+        self.peers: list[dict[int, str]] = [{} for _ in range(shards)]  # local sid -> peer
+        self.shard_metrics: list[dict] = [{} for _ in range(shards)]
+        self.opened = [0] * shards
+        self.queue: collections.deque = collections.deque()
+        self.refused_over_cap = 0
+        self.restarts = 0
+        self.lock = threading.Lock()  # conns and procs, against the restarter
+        self.restarting: set[int] = set()
+        try:
+            for i in range(shards):
+                self._start(i)
+                if i == 0:
+                    self.kw["port"] = self.port  # the first bound port 0 to a real one
+        except BaseException:
+            self.stop("master could not start", 0.5)
+            raise
+        self.address = (host, self.port)
+
+    def _start(self, i: int) -> None:
+        proc, conn, port = _start_child(_hub_shard, (i, dict(self.kw)), f"session shard {i}")
+        with self.lock:
+            self.procs[i], self.conns[i] = proc, conn
+        self.port = port
+
+    # -- events in --
+
+    def poll(self, timeout: float, max: int = 4096) -> list[tuple]:  # noqa: A002 - AgentHub's name
+        self._flush()
+        if not self.queue:
+            live = [c for c in self.conns if c is not None]
+            ready = multiprocessing.connection.wait(live, timeout=max_wait(timeout)) if live else []
+            if not live:
+                time.sleep(max_wait(timeout))
+            for c in ready:
+                self._drain(self.conns.index(c))
+        out = []
+        while self.queue and len(out) < max:
+            out.append(self.queue.popleft())
+        return out
+
+    def _drain(self, i: int) -> None:
+        c = self.conns[i]
+        try:
+            while c.poll(0):
+                msg = c.recv()
+                if msg[0] == "events":
+                    self._events(i, msg[1])
+                elif msg[0] == "metrics":
+                    self.shard_metrics[i], self.opened[i] = msg[1], msg[2]
+        except (EOFError, OSError):
+            self._lost(i, "its process ended")
+
+    def _events(self, i: int, events: list[tuple]) -> None:
+        tag = i << SHARD_SHIFT
+        peers = self.peers[i]
+        for ev in events:
+            kind = ev[0]
+            if kind == "updates":
+                self.queue.append(("updates", [tag | s for s in ev[1]], ev[2], ev[3]))
+                continue
+            sid = ev[1]
+            if kind == "hello":
+                if sum(len(p) for p in self.peers) >= self.max_agents:
+                    self.refused_over_cap += 1
+                    self.ops[i].append(("close", sid, "too many agents (--max-agents)", True))
+                    continue
+                peers[sid] = ev[2]
+            elif kind == "closed":
+                if peers.pop(sid, None) is None and not ev[4]:
+                    continue  # refused before its HELLO reached the master
+            self.queue.append((kind, tag | sid, *ev[2:]))
+
+    def _lost(self, i: int, why: str) -> None:
+        """Shard ``i`` is gone: its sessions end; it is started again."""
+        with self.lock:
+            conn, self.conns[i] = self.conns[i], None
+        if conn is None:
+            return
+        conn.close()
+        log.error("session shard %d: %s; its %d sessions end, restarting it", i, why,
+                  len(self.peers[i]))  # fmt: skip
+        tag = i << SHARD_SHIFT
+        for sid, peer in self.peers[i].items():
+            self.queue.append(("closed", tag | sid, peer, f"session shard {i} stopped", False))
+        self.peers[i].clear()
+        self.ops[i].clear()
+        self.opened[i] = 0
+        if i not in self.restarting:
+            self.restarting.add(i)
+            threading.Thread(target=self._restart, args=(i,), daemon=True).start()
+
+    def _restart(self, i: int) -> None:
+        delay = 0.5
+        while True:
+            try:
+                self._start(i)
+                self.restarts += 1
+                break
+            except CoflowkitError as e:
+                log.error("session shard %d: restart failed: %s", i, e)
+                time.sleep(delay)
+                delay = min(2 * delay, 30.0)
+        self.restarting.discard(i)
+
+    # -- sends out --
+
+    def send_decisions(self, sid: int, items: list) -> int:
+        i = sid >> SHARD_SHIFT
+        if not 0 <= i < self.shards or self.conns[i] is None:
+            return -1
+        self.ops[i].append(("send", sid & LOCAL, items))
+        return 0
+
+    def close(self, sid: int, why: str, tell: bool) -> None:
+        i = sid >> SHARD_SHIFT
+        if 0 <= i < self.shards and self.conns[i] is not None:
+            self.ops[i].append(("close", sid & LOCAL, why, tell))
+
+    def _flush(self) -> None:
+        for i, ops in enumerate(self.ops):
+            if ops and self.conns[i] is not None:
+                try:
+                    self.conns[i].send(("ops", ops))
+                except OSError:
+                    self._lost(i, "its pipe broke")
+            self.ops[i] = []
+
+    # -- state --
+
+    @property
+    def open_sessions(self) -> int:
+        return sum(self.opened)
+
+    def metrics(self) -> dict:
+        out: dict = collections.Counter()
+        for m in self.shard_metrics:
+            out.update(m)
+        out = dict(out)
+        out["events_pending"] = out.get("events_pending", 0) + len(self.queue)
+        out["event_items_pending"] = out.get("event_items_pending", 0) + len(self.queue)
+        out["refused_connections"] = out.get("refused_connections", 0) + self.refused_over_cap
+        out["shard_restarts"] = self.restarts
+        return out
+
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.procs if p is not None]
+
+    def stop(self, why: str = "master stopping", grace: float = 1.0) -> None:
+        self._flush()
+        with self.lock:
+            conns = list(enumerate(self.conns))
+            self.conns = [None] * self.shards
+        for _, c in conns:
+            if c is not None:
+                try:
+                    c.send(("stop", why, grace))
+                except OSError:
+                    pass
+        end = time.monotonic() + grace + 2.0
+        for i, c in conns:
+            p = self.procs[i]
+            if p is None:
+                continue
+            p.join(max(0.0, end - time.monotonic()))
+            if p.is_alive():
+                p.kill()
+                p.join(1.0)
+            if c is not None:
+                c.close()
+
+
+def max_wait(timeout: float) -> float:
+    return min(max(0.0, timeout), 3600.0)
+
+
+# --- the emulator's side -----------------------------------------------------
+
+
+def _swarm_shard(conn, index: int, kw: dict) -> None:
+    """A process of emulated agents: requests from the driver, one answer each."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from coflowkit import _core
+
+    try:
+        need = len(kw["hosts"]) + SHARD_RESERVE
+        if raise_nofile(need) < need:
+            raise CoflowkitError(f"emulator shard {index}: {len(kw['hosts'])} agents need "
+                                 f"{need} descriptors (ulimit -Hn)")  # fmt: skip
+        swarm = _core.AgentSwarm(**kw)
+    except Exception as e:  # noqa: BLE001 - reported to the driver
+        conn.send(("error", str(e)))
+        return
+    conn.send(("ready", None))
+    try:
+        while True:
+            op, *args = conn.recv()
+            try:
+                if op == "start":
+                    for host, items in args[0]:
+                        swarm.start_flows(host, items)
+                    res = None
+                elif op == "stop":
+                    swarm.stop()
+                    conn.send(("ok", None))
+                    return
+                else:
+                    res = getattr(swarm, op)(*args)
+                    res = dict(res) if op == "stats" else res
+                conn.send(("ok", res))
+            except CoflowkitError as e:
+                conn.send(("error", str(e)))
+    except (EOFError, OSError):
+        swarm.stop()
+
+
+class SwarmGroup:
+    """``_core.AgentSwarm``'s interface over ``shards`` child processes."""
+
+    def __init__(self, shards: int, master_host: str, master_port: int, tls_dir: str,
+                 hosts: list[int], addrs: list[str], interval_s: float, workers: int = 1):  # fmt: skip
+        if shards < 2:
+            raise CoflowkitError(f"emulator shards: at least 2, got {shards}")
+        if len(hosts) != len(addrs):
+            raise CoflowkitError("swarm: one address per host")
+        self.shards = shards
+        self.of = {h: k % shards for k, h in enumerate(hosts)}
+        self.procs, self.conns = [], []
+        self.buf: list[list] = [[] for _ in range(shards)]
+        self.parts: dict[int, set[int]] = {}  # coflow -> shards given some of its flows
+        self.done: dict[int, set[int]] = {}  # coflow -> shards that saw all theirs end
+        try:
+            for i in range(shards):
+                kw = dict(master_host=master_host, master_port=master_port, tls_dir=tls_dir,
+                          hosts=hosts[i::shards], addrs=addrs[i::shards],
+                          interval_s=interval_s, workers=workers)  # fmt: skip
+                p, c, _ = _start_child(_swarm_shard, (i, kw), f"emulator shard {i}")
+                self.procs.append(p)
+                self.conns.append(c)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _ask(self, i: int, *msg):
+        self.conns[i].send(msg)
+        try:
+            status, res = self.conns[i].recv()
+        except EOFError:
+            raise CoflowkitError(f"emulator shard {i} ended") from None
+        if status == "error":
+            raise CoflowkitError(f"emulator shard {i}: {res}")
+        return res
+
+    def _flush(self) -> None:
+        for i, b in enumerate(self.buf):
+            if b:
+                self.buf[i] = []
+                self._ask(i, "start", b)
+
+    def start_flows(self, host: int, flows: list) -> None:
+        i = self.of.get(host)
+        if i is None:
+            raise CoflowkitError(f"swarm: host {host} is not emulated here")
+        self.buf[i].append((host, flows))
+        for f in flows:
+            self.parts.setdefault(f[6], set()).add(i)
+
+    def finished(self) -> list[int]:
+        self._flush()
+        out = []
+        for i in range(self.shards):
+            for cid in self._ask(i, "finished"):
+                got = self.done.setdefault(cid, set())
+                got.add(i)
+                if got >= self.parts.get(cid, set()):
+                    out.append(cid)
+                    self.done.pop(cid, None)
+                    self.parts.pop(cid, None)
+        return out
+
+    def stats(self) -> dict:
+        self._flush()
+        total: dict = {}
+        for i in range(self.shards):
+            for k, v in self._ask(i, "stats").items():
+                if k == "first_error":
+                    total[k] = total.get(k) or v
+                else:
+                    total[k] = total.get(k, 0) + v
+        return total
+
+    def churn(self, hosts: list[int], away_s: float) -> None:
+        by: dict[int, list[int]] = {}
+        for h in hosts:
+            by.setdefault(self.of[h], []).append(h)
+        for i, hs in by.items():
+            self._ask(i, "churn", hs, away_s)
+
+    def pause(self, paused: bool) -> None:
+        self._flush()
+        for i in range(self.shards):
+            self._ask(i, "pause", paused)
+
+    def stop(self) -> None:
+        for i, c in enumerate(self.conns):
+            try:
+                self._ask(i, "stop")
+            except (CoflowkitError, OSError):
+                pass
+            c.close()
+        for p in self.procs:
+            p.join(10)
+            if p.is_alive():
+                p.kill()
+        self.conns, self.procs = [], []
