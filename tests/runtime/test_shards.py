@@ -111,7 +111,7 @@ def test_sessions_spread_over_shards_and_decisions_reach_them(tmp_path):
     finally:
         s.stop()
         h.stop("test over", 0.5)
-    assert all(not p.is_alive() for p in h.procs)
+    assert all(p.poll() is not None for p in h.procs)
 
 
 def test_the_master_wide_agent_cap_holds_across_shards(tmp_path):
@@ -153,3 +153,26 @@ def test_an_emulation_with_both_sides_sharded(tmp_path):
     assert row["rounds"] == 30 and row["decisions_received"] > 0 and row["master_flows_end"] > 0
     # Three Python processes at least (master, two shards): each over 10 MiB.
     assert row["master_rss_mib"] > 30
+
+
+def test_a_script_with_no_main_guard_can_start_shards(tmp_path):
+    """Shards are fresh interpreters, not multiprocessing's spawn: a caller's
+    script is not imported again in them (with spawn, this script would start
+    shards from inside its shards and fail)."""
+    import subprocess
+    import sys
+
+    pki = tmp_path / "tls"
+    pki.mkdir()
+    scale.make_pki(str(pki), 2)
+    script = tmp_path / "noguard.py"
+    script.write_text(
+        "from coflowkit.runtime import shards\n"
+        f"h = shards.ShardedHub(2, '127.0.0.1', 0, {str(pki)!r}, 2, 2, 5.0, 5.0, 4096, 1.0)\n"
+        "print('port', h.address[1] > 0, len(h.pids()))\n"
+        "h.stop('done', 0.2)\n"
+    )
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                       env=shards._child_env())  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "port True 2"

@@ -28,8 +28,10 @@ in the bits above :data:`SHARD_SHIFT`.
 interface of ``_core.AgentSwarm`` over S child processes, host ``h`` in shard
 ``h % S``. A coflow ends when every shard given some of its flows says so.
 
-The pipes connect this process to its own children (``multiprocessing``'s spawn
-context, pickled messages): nothing outside reads or writes them.
+Each shard is a fresh interpreter (``python -c``, not multiprocessing's spawn, so
+the caller's main module is never imported again) on one end of a socket pair
+inherited from its parent (``multiprocessing.connection``, pickled messages):
+nothing outside this process and its own children reads or writes them.
 """
 
 from __future__ import annotations
@@ -39,8 +41,11 @@ import logging
 import math
 import multiprocessing
 import multiprocessing.connection
+import os
 import resource
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -100,30 +105,46 @@ def shard_cap(sessions: int, shards: int) -> int:
     return min(sessions, math.ceil(sessions * 1.1 / shards) + 64)
 
 
-def _context():
-    return multiprocessing.get_context("spawn")
+def _child_env() -> dict:
+    """The children import this very coflowkit (installed or a source tree)."""
+    env = dict(os.environ)
+    pkg = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = pkg + os.pathsep + env.get("PYTHONPATH", "")
+    return env
 
 
-def _start_child(target, args: tuple, what: str):
-    """Starts ``target(conn, *args)`` in a child process; returns (process,
-    connection, the child's first message after "ready")."""
-    ctx = _context()
-    ours, theirs = ctx.Pipe()
-    proc = ctx.Process(target=target, args=(theirs, *args), daemon=True, name=what)
-    proc.start()
+def _start_child(target: str, args: tuple, what: str):
+    """Starts ``TARGETS[target](conn, *args)`` in a fresh interpreter (no import
+    of the caller's main module, unlike multiprocessing's spawn); returns
+    (process, connection, the child's answer after "ready")."""
+    ours, theirs = multiprocessing.Pipe()
+    fd = theirs.fileno()
+    code = "import sys; from coflowkit.runtime.shards import child; child(int(sys.argv[1]))"
+    proc = subprocess.Popen([sys.executable, "-c", code, str(fd)], pass_fds=(fd,),
+                            env=_child_env(), stdin=subprocess.DEVNULL)  # fmt: skip
     theirs.close()
+    ours.send((target, args))
     if not ours.poll(START_S):
         proc.kill()
+        proc.wait()
         raise CoflowkitError(f"{what} did not start in {START_S:.0f} s")
     try:
         msg = ours.recv()
     except EOFError:
-        proc.join(5)
-        raise CoflowkitError(f"{what} ended while starting (exit code {proc.exitcode})") from None
+        proc.wait(5)
+        raise CoflowkitError(f"{what} ended while starting (exit code {proc.returncode})") from None
     if msg[0] != "ready":
-        proc.join(5)
+        proc.wait(5)
         raise CoflowkitError(f"{what}: {msg[1]}")
     return proc, ours, msg[1]
+
+
+def child(fd: int) -> None:
+    """A shard process's entry: its task comes first on the pipe from its parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops its shards
+    conn = multiprocessing.connection.Connection(fd)
+    target, args = conn.recv()
+    {"hub": _hub_shard, "swarm": _swarm_shard}[target](conn, *args)
 
 
 # --- the master's side -------------------------------------------------------
@@ -133,7 +154,6 @@ def _hub_shard(conn, index: int, kw: dict) -> None:
     """A shard process: one hub on the shared port, its events to the master,
     the master's sends and closes to its sessions, until told to stop or the
     master is gone."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the master stops its shards
     from coflowkit import _core
 
     try:
@@ -218,7 +238,7 @@ class ShardedHub:
         self.address = (host, self.port)
 
     def _start(self, i: int) -> None:
-        proc, conn, port = _start_child(_hub_shard, (i, dict(self.kw)), f"session shard {i}")
+        proc, conn, port = _start_child("hub", (i, dict(self.kw)), f"session shard {i}")
         with self.lock:
             self.procs[i], self.conns[i] = proc, conn
         self.port = port
@@ -278,6 +298,11 @@ class ShardedHub:
         if conn is None:
             return
         conn.close()
+        proc = self.procs[i]
+        if proc is not None and proc.poll() is None:  # alive with its pipe gone: end it
+            proc.kill()
+        if proc is not None:
+            proc.wait(5)  # reaped, not left a zombie
         log.error("session shard %d: %s; its %d sessions end, restarting it", i, why,
                   len(self.peers[i]))  # fmt: skip
         tag = i << SHARD_SHIFT
@@ -362,10 +387,11 @@ class ShardedHub:
             p = self.procs[i]
             if p is None:
                 continue
-            p.join(max(0.0, end - time.monotonic()))
-            if p.is_alive():
+            try:
+                p.wait(max(0.0, end - time.monotonic()))
+            except subprocess.TimeoutExpired:
                 p.kill()
-                p.join(1.0)
+                p.wait()
             if c is not None:
                 c.close()
 
@@ -379,7 +405,6 @@ def max_wait(timeout: float) -> float:
 
 def _swarm_shard(conn, index: int, kw: dict) -> None:
     """A process of emulated agents: requests from the driver, one answer each."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     from coflowkit import _core
 
     try:
@@ -434,7 +459,7 @@ class SwarmGroup:
                 kw = dict(master_host=master_host, master_port=master_port, tls_dir=tls_dir,
                           hosts=hosts[i::shards], addrs=addrs[i::shards],
                           interval_s=interval_s, workers=workers)  # fmt: skip
-                p, c, _ = _start_child(_swarm_shard, (i, kw), f"emulator shard {i}")
+                p, c, _ = _start_child("swarm", (i, kw), f"emulator shard {i}")
                 self.procs.append(p)
                 self.conns.append(c)
         except BaseException:
@@ -509,7 +534,9 @@ class SwarmGroup:
                 pass
             c.close()
         for p in self.procs:
-            p.join(10)
-            if p.is_alive():
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
                 p.kill()
+                p.wait()
         self.conns, self.procs = [], []
