@@ -176,3 +176,54 @@ def test_a_script_with_no_main_guard_can_start_shards(tmp_path):
                        env=shards._child_env())  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "port True 2"
+
+
+class ChattyHub:
+    """A hub with events at every poll, to fill a shard's pipe to the master."""
+
+    def __init__(self):
+        self.sent = 0
+        self.stopped = None
+        self.open_sessions = 0
+
+    def poll(self, timeout, max):  # noqa: A002 - AgentHub's signature
+        return [("updates", [1], [2], [3])] * 1000
+
+    def metrics(self):
+        return {}
+
+    def send_decisions(self, sid, items):
+        self.sent += 1
+        return 0
+
+    def close(self, sid, why, tell):
+        pass
+
+    def stop(self, why, grace):
+        self.stopped = why
+
+
+def test_a_shard_blocked_sending_events_still_takes_the_masters_sends():
+    """The deadlock the first 40,000-agent run hit: the master, busy in a round,
+    does not read; the shard blocks sending it events; the master then sends a
+    batch larger than the pipe holds. The shard's reader thread takes it anyway,
+    so the master's send returns while nobody reads the events."""
+    import multiprocessing
+    import threading
+
+    master, shard = multiprocessing.Pipe()
+    h = ChattyHub()
+    t = threading.Thread(target=shards._serve_hub, args=(shard, h, 1 << 20), daemon=True)
+    t.start()
+    time.sleep(0.5)  # the shard's events fill the pipe: its loop blocks in send
+    ops = [("send", 1, [(f, 1, 1.0) for f in range(100)]) for _ in range(20_000)]  # ~25 MB
+    sender = threading.Thread(target=master.send, args=(("ops", ops),), daemon=True)
+    sender.start()
+    sender.join(60)
+    assert not sender.is_alive()  # delivered while the shard was blocked sending
+    master.send(("stop", "test over", 0.0))
+    end = time.monotonic() + 60
+    while t.is_alive() and time.monotonic() < end:
+        while master.poll(0.05):
+            master.recv()  # the events drain; the shard applies the ops and stops
+    assert not t.is_alive() and h.stopped == "test over" and h.sent == 20_000

@@ -325,6 +325,11 @@ def proc_nice(pid: int) -> int:
         return int(fh.read().rsplit(")", 1)[1].split()[16])
 
 
+def progress(text: str) -> None:
+    """A line on stderr, so that a long emulation shows how far it is."""
+    print(f"[emulate {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
 def drive(cfg: Config, emu: Emulation, pid: int) -> dict:
     """Launches the workload (:meth:`Emulation.launch`), keeps ``coflows``
     coflows running, and measures the master's rounds after warm-up."""
@@ -335,11 +340,17 @@ def drive(cfg: Config, emu: Emulation, pid: int) -> dict:
     active_sum = ticks = 0
     try:
         connect_s = emu.launch()
-        wall0 = time.monotonic()
+        progress(f"{cfg.agents} agents connected in {connect_s:.1f} s")
+        wall0 = next_note = time.monotonic()
         while True:
             tick_start = time.monotonic()
             emu.refill()
             st = emu.swarm.stats()
+            if tick_start >= next_note:
+                next_note = tick_start + 10
+                r = master_rounds(emu.http)["rounds"]
+                progress(f"{r} rounds ({cfg.warmup} warm-up + {cfg.rounds}), "
+                         f"{st['active_flows']} flows active, {emu.finished} coflows done")  # fmt: skip
             if start_rounds is not None:
                 active_sum += st["active_flows"]
                 ticks += 1

@@ -141,7 +141,11 @@ def _start_child(target: str, args: tuple, what: str):
 
 def child(fd: int) -> None:
     """A shard process's entry: its task comes first on the pipe from its parent."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops its shards
+    # The parent stops its shards (or its end of the pipe closes when it dies): a
+    # signal to the whole process group must not end them before the parent
+    # has told their agents it is stopping.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     conn = multiprocessing.connection.Connection(fd)
     target, args = conn.recv()
     {"hub": _hub_shard, "swarm": _swarm_shard}[target](conn, *args)
@@ -173,6 +177,19 @@ def _hub_shard(conn, index: int, kw: dict) -> None:
 
 
 def _serve_hub(conn, hub, send_queue: int) -> None:
+    # The master's messages are read by their own thread, so the two processes
+    # never wait on each other's pipe at once: this loop may block sending
+    # events to a master busy in a round, while the master's sends still land.
+    inbox: collections.deque = collections.deque()
+
+    def read() -> None:
+        try:
+            while True:
+                inbox.append(conn.recv())
+        except (EOFError, OSError):
+            inbox.append(None)
+
+    threading.Thread(target=read, daemon=True, name="from-master").start()
     next_metrics = 0.0
     try:
         while True:
@@ -183,8 +200,10 @@ def _serve_hub(conn, hub, send_queue: int) -> None:
             if now >= next_metrics:
                 conn.send(("metrics", dict(hub.metrics()), hub.open_sessions))
                 next_metrics = now + METRICS_EVERY_S
-            while conn.poll(0):
-                msg = conn.recv()
+            while inbox:
+                msg = inbox.popleft()
+                if msg is None:
+                    raise EOFError
                 if msg[0] == "stop":
                     hub.stop(msg[1], msg[2])
                     conn.send(("stopped",))
@@ -197,7 +216,7 @@ def _serve_hub(conn, hub, send_queue: int) -> None:
                                              f"(limit {send_queue})", True)  # fmt: skip
                     else:
                         hub.close(op[1], op[2], op[3])
-    except (EOFError, OSError, BrokenPipeError):
+    except (EOFError, OSError):
         hub.stop("master gone", 1.0)  # the master died: its agents reconnect elsewhere
 
 
@@ -227,6 +246,7 @@ class ShardedHub:
         self.restarts = 0
         self.lock = threading.Lock()  # conns and procs, against the restarter
         self.restarting: set[int] = set()
+        self.stopping = False
         try:
             for i in range(shards):
                 self._start(i)
@@ -303,21 +323,21 @@ class ShardedHub:
             proc.kill()
         if proc is not None:
             proc.wait(5)  # reaped, not left a zombie
-        log.error("session shard %d: %s; its %d sessions end, restarting it", i, why,
-                  len(self.peers[i]))  # fmt: skip
+        log.error("session shard %d: %s; its %d sessions end%s", i, why, len(self.peers[i]),
+                  "" if self.stopping else ", restarting it")  # fmt: skip
         tag = i << SHARD_SHIFT
         for sid, peer in self.peers[i].items():
             self.queue.append(("closed", tag | sid, peer, f"session shard {i} stopped", False))
         self.peers[i].clear()
         self.ops[i].clear()
         self.opened[i] = 0
-        if i not in self.restarting:
+        if i not in self.restarting and not self.stopping:
             self.restarting.add(i)
             threading.Thread(target=self._restart, args=(i,), daemon=True).start()
 
     def _restart(self, i: int) -> None:
         delay = 0.5
-        while True:
+        while not self.stopping:
             try:
                 self._start(i)
                 self.restarts += 1
@@ -372,6 +392,7 @@ class ShardedHub:
         return [p.pid for p in self.procs if p is not None]
 
     def stop(self, why: str = "master stopping", grace: float = 1.0) -> None:
+        self.stopping = True
         self._flush()
         with self.lock:
             conns = list(enumerate(self.conns))
