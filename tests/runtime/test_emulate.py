@@ -89,3 +89,36 @@ def test_soak_parameters_are_checked():
         scale.Config(agents=1, master_nice=20).check()
     with pytest.raises(CoflowkitError, match="--away-s must be positive"):
         scale.Soak(away_s=0).check()
+
+
+def test_a_registration_the_busy_master_refuses_is_sent_again():
+    """A master whose round does not come in time answers 503: the emulator
+    registers again (as a job framework would) and counts it; another error
+    stops the run with the coflow named."""
+    import http.server
+    import threading
+
+    answers = [503, 503, 201, 400]
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's name
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(answers.pop(0))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        cfg = scale.Config(agents=4, coflows=1)
+        emu = scale.Emulation(cfg, srv.server_address, ("127.0.0.1", 1), "")
+        cid, flows = emu.new_coflow()
+        emu.post(cid, flows)
+        assert emu.register_retries == 2 and answers == [400]
+        with pytest.raises(CoflowkitError, match=f"registration of coflow {cid}: HTTP 400"):
+            emu.post(cid, flows)
+    finally:
+        srv.shutdown()

@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from dataclasses import asdict, dataclass
 
@@ -45,6 +46,8 @@ from coflowkit.runtime.shards import SHARD_RESERVE, SwarmGroup, raise_nofile, sh
 
 #: Bytes a flow has sent when its agent first reports it (the agent's threshold).
 FIRST_BYTES = 100_000
+#: Attempts at one registration answered 503 (the master busy) before giving up.
+REGISTER_TRIES = 20
 CONNECT_BATCH = 200
 
 
@@ -168,6 +171,7 @@ class Emulation:
         self.live: dict[int, int] = {}  # coflow -> flows (running until it ends)
         self.started = 0
         self.finished = 0
+        self.register_retries = 0  # registrations answered 503 (busy) and sent again
         self.width = max(1, round(cfg.agents * cfg.flows_per_agent / cfg.coflows))
 
     def new_coflow(self) -> tuple[int, list[Flow]]:
@@ -191,12 +195,22 @@ class Emulation:
         body = {"id": cid, "flows": [
             {"src": f.src, "dst": f.dst, "dst_port": f.dport, "size": f.size} for f in flows
         ]}  # fmt: skip
-        req = urllib.request.Request(
-            f"http://{self.http[0]}:{self.http[1]}/api/coflows", json.dumps(body).encode()
-        )
-        with urllib.request.urlopen(req, timeout=30) as r:
-            if r.status != 201:
-                raise CoflowkitError(f"registration of coflow {cid}: HTTP {r.status}")
+        data = json.dumps(body).encode()
+        url = f"http://{self.http[0]}:{self.http[1]}/api/coflows"
+        # A master whose round does not come within the API's wait answers 503
+        # (busy): a job framework tries again, and so does the emulator, for up
+        # to REGISTER_TRIES attempts (counted in the row).
+        for attempt in range(REGISTER_TRIES):
+            try:
+                with urllib.request.urlopen(urllib.request.Request(url, data), timeout=30) as r:
+                    if r.status != 201:
+                        raise CoflowkitError(f"registration of coflow {cid}: HTTP {r.status}")
+                    return
+            except urllib.error.HTTPError as e:
+                if e.code != 503 or attempt == REGISTER_TRIES - 1:
+                    raise CoflowkitError(f"registration of coflow {cid}: HTTP {e.code}") from None
+                self.register_retries += 1
+                time.sleep(min(2.0, 0.1 * 2**attempt))
 
     def start(self, flows: list[Flow]) -> None:
         """The registered coflow's flows start: their agents report them next Δ."""
@@ -546,6 +560,7 @@ def summary(cfg: Config, emu: Emulation, wall: float, cpu: float, rss_start: flo
         "decisions_received": st["decisions"],
         "agents_disconnected": st["disconnected"],
         "connect_s": connect_s,
+        "register_retries": emu.register_retries,
         "wall_s": wall,
     }
 
