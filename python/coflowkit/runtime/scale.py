@@ -80,6 +80,11 @@ class Config:
     # the emulator's own; runtime/shards.py). 0: as few as the descriptor limit
     # allows (1 when one process can hold every session).
     shards: int = 0
+    # The master's --read-timeout: how long an agent may stay silent. The emulated
+    # agents share this machine's cores; where they cannot all report on time (tens
+    # of thousands on 2 cores), a longer timeout keeps their sessions, and
+    # `reports_per_s` says how often they did report.
+    read_timeout_s: float = 10.0
 
     def check(self) -> None:
         if not 1 <= self.agents <= 65000:
@@ -97,6 +102,8 @@ class Config:
             raise CoflowkitError(f"--master-nice must be in -20..19, got {self.master_nice}")
         if self.shards < 0:
             raise CoflowkitError(f"--shards must be >= 0, got {self.shards}")
+        if not self.read_timeout_s > 0:
+            raise CoflowkitError(f"--read-timeout must be positive, got {self.read_timeout_s}")
         if self.sessions_shards() > 1 and self.io != "rust":
             raise CoflowkitError(
                 f"{self.agents} agents need {self.sessions_shards()} session shards, which "
@@ -585,6 +592,7 @@ def run(cfg: Config, workdir: str | None = None, soak: Soak | None = None) -> di
            "--listen", f"{listen[0]}:{listen[1]}", "--http", f"{http[0]}:{http[1]}",
            "--state", "none", "--interval-ms", str(cfg.interval_ms),
            "--max-agents", str(cfg.agents + 16), "--handshake-timeout", "30", "--io", cfg.io,
+           "--read-timeout", str(cfg.read_timeout_s),
            "--log-level", os.environ.get("COFLOWKIT_EMULATE_LOG", "warning")]  # fmt: skip
     if shards > 1:
         cmd += ["--hub-shards", str(shards)]
