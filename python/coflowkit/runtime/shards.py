@@ -50,6 +50,7 @@ import threading
 import time
 
 from coflowkit._core import CoflowkitError
+from coflowkit.runtime.resources import descriptor_room, ensure_descriptors
 
 log = logging.getLogger("coflowkit.master")
 
@@ -62,12 +63,6 @@ START_S = 60.0
 #: A shard polls its hub this long between looks at the master's messages.
 TICK_S = 0.002
 METRICS_EVERY_S = 0.1
-
-
-def nofile_limit() -> int:
-    """The descriptors one process may hold here (the hard limit)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    return 1 << 30 if hard == resource.RLIM_INFINITY else max(soft, hard)
 
 
 def raise_nofile(want: int) -> int:
@@ -88,7 +83,7 @@ def raise_nofile(want: int) -> int:
 def shards_for(sessions: int, limit: int | None = None) -> int:
     """The fewest processes that hold ``sessions`` sessions within ``limit``
     descriptors each (default: this machine's hard limit), margins included."""
-    per = (limit or nofile_limit()) - SHARD_RESERVE
+    per = (limit or descriptor_room()) - SHARD_RESERVE
     if per < 64:
         raise CoflowkitError(f"a descriptor limit of {limit} leaves no room for sessions")
     s = 1
@@ -161,13 +156,9 @@ def _hub_shard(conn, index: int, kw: dict) -> None:
     from coflowkit import _core
 
     try:
-        need = kw["max_agents"] + SHARD_RESERVE
-        got = raise_nofile(need)
-        if got < need:
-            raise CoflowkitError(
-                f"session shard {index}: {kw['max_agents']} sessions need {need} descriptors; "
-                f"this process may open {got} (ulimit -Hn): use more --hub-shards"
-            )
+        ensure_descriptors(kw["max_agents"] + SHARD_RESERVE,
+                           f"session shard {index} ({kw['max_agents']} sessions; or more "
+                           "--hub-shards)")  # fmt: skip
         hub = _core.AgentHub(**kw, reuse_port=True)
     except Exception as e:  # noqa: BLE001 - reported to the master, which refuses to start
         conn.send(("error", str(e)))
@@ -429,10 +420,8 @@ def _swarm_shard(conn, index: int, kw: dict) -> None:
     from coflowkit import _core
 
     try:
-        need = len(kw["hosts"]) + SHARD_RESERVE
-        if raise_nofile(need) < need:
-            raise CoflowkitError(f"emulator shard {index}: {len(kw['hosts'])} agents need "
-                                 f"{need} descriptors (ulimit -Hn)")  # fmt: skip
+        ensure_descriptors(len(kw["hosts"]) + SHARD_RESERVE,
+                           f"emulator shard {index} ({len(kw['hosts'])} agents)")  # fmt: skip
         swarm = _core.AgentSwarm(**kw)
     except Exception as e:  # noqa: BLE001 - reported to the driver
         conn.send(("error", str(e)))
