@@ -247,8 +247,19 @@ def test_late_binding_tables(report):
     assert a["recall"].is_monotonic_increasing
     assert a.loc[0, "flows in 2+ extended coflows"] == 0
     b = _csv(out, "fig14b")
-    assert list(b["d"].astype(str)) == ["off", "0.75", "2.0"]
+    assert list(b["d"].astype(str)) == ["off", "0.75", "2.0", "0.75", "2.0"]
+    assert list(b["binding"]) == ["-", "first", "first", "round", "round"]
     assert b.loc[b["d"].astype(str) == "off", "normalized CCT (vs late binding off)"].item() == 1
+    # Without late binding every served flow is bound to its own label.
+    assert b.loc[b["d"].astype(str) == "off", "flows bound elsewhere"].item() == 0
+    assert (b["flows bound elsewhere"] <= b["flows served"]).all()
+    assert (b["flows served"] > 0).all()
+
+
+def test_bound_elsewhere_counts_served_flows_off_their_label():
+    # flows: served with their label, bound elsewhere, never served (-1)
+    assert ci.bound_elsewhere([3, 3, 4, 5], [3, 4, -1, 7]) == (3, 2)
+    assert ci.bound_elsewhere([], []) == (0, 0)
 
 
 def test_end_to_end_against_runs(report):
@@ -262,7 +273,10 @@ def test_end_to_end_against_runs(report):
         assert 0 <= e.loc[w, "offline precision"] <= 1
     assert e.loc["Spark", "paper Fair / CODA"] == 2.7
     assert set(runs["coflows"]) == {15}
-    assert runs["params"].str.contains("labels=identify").sum() == 1 + 2 + 1
+    # CODA per scenario, Fig. 14b's late binding off and d = 2 (first), and
+    # its binding=round twins at d = 0.75 and 2
+    assert runs["params"].str.contains("labels=identify").sum() == 1 + 2 + 1 + 2
+    assert runs["params"].str.contains("binding=round").sum() == 2
     # Every run decides every second (CODA's simulator, §6.1), the default model.
     assert runs["params"].str.contains("realloc=interval").all()
     assert runs["params"].str.contains("decision_s=1").all()

@@ -243,6 +243,8 @@ SMALL = Config(
 )
 
 CODA, AALO, FAIR = "CODA", "Aalo", "Fair"
+#: Fig. 14b's runs under ``binding=round`` are keyed ``(scenario, (ROUND, d))``.
+ROUND = "round"
 NO_LB = "CODA, no late binding"
 
 # ---------------------------------------------------------------------------
@@ -472,9 +474,13 @@ def late_binding_offline(sc: Scorer, weights, ds) -> list[dict]:
 # Simulations
 
 
-def coda_params(s: Scenario, d: float | None) -> tuple[tuple[str, str], ...]:
+def coda_params(
+    s: Scenario, d: float | None, binding: str = "first"
+) -> tuple[tuple[str, str], ...]:
     """``coda`` on the online identifier with the scenario's paper weights; ``d``
-    None turns late binding off."""
+    None turns late binding off. ``binding`` is late binding's reading
+    (docs/policies/coda.md): ``first`` (the default) binds a flow for good when it
+    is first served, ``round`` anew at every call."""
     p = (
         ("labels", "identify"),
         ("weights", s.weights),
@@ -484,7 +490,8 @@ def coda_params(s: Scenario, d: float | None) -> tuple[tuple[str, str], ...]:
     )
     if d is None:
         return p + (("late_binding", "false"),)
-    return p + (("distance_s", f"{d:g}"),)
+    p += (("distance_s", f"{d:g}"),)
+    return p if binding == "first" else p + (("binding", binding),)
 
 
 def _cost(s: Scenario, policy: str) -> float:
@@ -516,6 +523,10 @@ def sim_jobs(
         for d in (None, DISTANCE, *cfg.d_sim):
             k = (key, CODA) if d == DISTANCE else (key, d)
             wanted.setdefault(k, ("coda", coda_params(s, d)))
+        # Fig. 14b under the other reading of late binding (flows bound anew
+        # at every call): what shows why the default reading changes nothing.
+        for d in (DISTANCE, *cfg.d_sim):
+            wanted[(key, (ROUND, d))] = ("coda", coda_params(s, d, ROUND))
     groups: dict[str, list] = {}
     for k, (policy, params) in wanted.items():
         groups.setdefault(k[0], []).append((k, policy, params))
@@ -529,6 +540,15 @@ def sim_jobs(
         for k, policy, params in sorted(items, key=lambda it: -_cost(s, it[1])):
             out.append((k, runner.Job(spec, policy, tuple(params) + model)))
     return out
+
+
+def bound_elsewhere(labels, bindings) -> tuple[int, int]:
+    """(flows served, flows late binding last bound to another coflow than their
+    last label); a flow never served has binding -1."""
+    lab = np.asarray(labels)
+    bnd = np.asarray(bindings)
+    served = bnd >= 0
+    return int(served.sum()), int((bnd[served] != lab[served]).sum())
 
 
 def norm(res, a, b) -> float:
@@ -559,6 +579,8 @@ class Results:
     jobs: list = field(default_factory=list)
     sim_q: dict = field(default_factory=dict)
     bounds: dict = field(default_factory=dict)
+    #: Per coda run: (flows served, flows whose last binding is not their label).
+    moved: dict = field(default_factory=dict)
     batch_share: dict = field(default_factory=dict)
     #: Coflows of one flow, and all coflows (offline workloads).
     single: tuple = (0, 0)
@@ -661,6 +683,9 @@ def simulate(
     R.jobs = sim_jobs(R.cfg, trace, transforms, seed, sim_n, decisions)
     results = runner.run_jobs([j for _, j in R.jobs], workers, cache_dir, stats=stats)
     R.res = {k: r.coflows for (k, _), r in zip(R.jobs, results, strict=True)}
+    for (k, _), r in zip(R.jobs, results, strict=True):
+        if "flow_bindings" in r.extra and "flow_labels" in r.extra:
+            R.moved[k] = bound_elsewhere(r.extra["flow_labels"], r.extra["flow_bindings"])
     for key in dict.fromkeys(k[0] for k, _ in R.jobs):
         s = BY_KEY[key]
         w = runner.WorkloadSpec(

@@ -21,6 +21,7 @@ from coflowkit.experiments.coda_identify import (
     PAPER_10A,
     PAPER_10BC,
     PAPER_10D_LOSS,
+    ROUND,
     SWEPT,
     TRAINING,
     Results,
@@ -385,32 +386,56 @@ def late_key(d):
     return CODA if d == DISTANCE else d
 
 
+def run_name(k) -> str:
+    """The runs table's name of a simulation keyed ``(scenario, k)``."""
+    if isinstance(k, str):
+        return k
+    if k is None:
+        return NO_LB
+    if isinstance(k, tuple):
+        return f"CODA, d={k[1]:g}, binding={k[0]}"
+    return f"CODA, d={k:g}"
+
+
 def fig14b_rows(R: Results) -> tuple[list[dict], dict]:
-    """The table's rows and, per workload, the figure's (d, normalized CCT) points."""
+    """The table's rows and, per (workload, binding), the figure's (d, normalized
+    CCT) points. Each run under the default reading (a flow bound for good when
+    first served) has a twin under ``binding=round`` (bound anew at every call)
+    when that was run; ``flows bound elsewhere`` counts the served flows whose
+    last binding is another coflow than their last label."""
     rows = []
     curves = {}
     for key in R.cfg.late_scenarios:
         if (key, None) not in R.res:
             continue
         base = R.res[(key, None)]["cct_s"].mean()
-        pts = []
         off = R.res[(key, None)]["cct_s"].to_numpy()
-        for d in (None, DISTANCE, *R.cfg.d_sim):
-            c = R.res[(key, late_key(d))]
-            v = float(c["cct_s"].mean() / base)
-            diff = np.abs(c["cct_s"].to_numpy() - off)
-            rows.append(
-                {
-                    "workload": BY_KEY[key].title,
-                    "d": "off" if d is None else d,
-                    "mean CCT (s)": float(c["cct_s"].mean()),
-                    "normalized CCT (vs late binding off)": v,
-                    "coflows whose CCT changed": int((diff > 1e-9).sum()),
-                    "largest change (s)": float(diff.max()),
-                }
-            )
-            pts.append((0.0 if d is None else d, v))
-        curves[key] = sorted(pts)
+        for binding in ("first", ROUND):
+            ds = (None, DISTANCE, *R.cfg.d_sim) if binding == "first" else (DISTANCE, *R.cfg.d_sim)
+            keys = [(key, late_key(d) if binding == "first" else (ROUND, d)) for d in ds]
+            if not all(k in R.res for k in keys):
+                continue
+            pts = [(0.0, 1.0)] if binding == ROUND else []
+            for d, k in zip(ds, keys, strict=True):
+                c = R.res[k]
+                v = float(c["cct_s"].mean() / base)
+                diff = np.abs(c["cct_s"].to_numpy() - off)
+                served, moved = R.moved.get(k, (None, None))
+                rows.append(
+                    {
+                        "workload": BY_KEY[key].title,
+                        "binding": "-" if d is None else binding,
+                        "d": "off" if d is None else d,
+                        "mean CCT (s)": float(c["cct_s"].mean()),
+                        "normalized CCT (vs late binding off)": v,
+                        "coflows whose CCT changed": int((diff > 1e-9).sum()),
+                        "largest change (s)": float(diff.max()),
+                        "flows bound elsewhere": moved,
+                        "flows served": served,
+                    }
+                )
+                pts.append((0.0 if d is None else d, v))
+            curves[(key, binding)] = sorted(pts)
     return rows, curves
 
 
@@ -424,8 +449,11 @@ def fig14b_figure(ctx):
     if not rows:
         return None
     fig, ax = plt().subplots(figsize=(6, 3))
-    for key, pts in curves.items():
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=BY_KEY[key].title)
+    for (key, binding), pts in curves.items():
+        style, label = ("o-", BY_KEY[key].title)
+        if binding == ROUND:
+            style, label = ("s--", f"{label}, binding=round")
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=label)
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.set_xlabel("diameter d (0: late binding off)")
     ax.set_ylabel("CCT / CCT without late binding")
@@ -509,7 +537,7 @@ def runs_table(ctx) -> pd.DataFrame | None:
     rows = []
     for k, job in R.jobs:
         c = R.res[k]
-        name = k[1] if isinstance(k[1], str) else (NO_LB if k[1] is None else f"CODA, d={k[1]:g}")
+        name = run_name(k[1])
         rows.append(
             {
                 "workload": BY_KEY[k[0]].title,

@@ -31,6 +31,7 @@ from coflowkit.experiments.coda_identify import (
     PAPER_10D_LOSS,
     PAPER_14A,
     PAPER_T1,
+    ROUND,
     SCENARIOS,
     TAU,
     TRAINING,
@@ -346,9 +347,11 @@ def late_offline_values(R: Results) -> dict | None:
 
 
 def late_sim_values(R: Results) -> dict | None:
-    """Fig. 14b: how little CCT moves with d, and how few flows are near another
-    cluster offline."""
+    """Fig. 14b: how little CCT moves with d, how few flows are near another
+    cluster offline, and how many flows late binding bound elsewhere under each
+    reading (``first``: for good when first served; ``round``: at every call)."""
     flat = []
+    readings = []
     for key in R.cfg.late_scenarios:
         if (key, None) in R.res:
             base = R.res[(key, None)]["cct_s"].mean()
@@ -356,11 +359,31 @@ def late_sim_values(R: Results) -> dict | None:
                 R.res[(key, late_key(d))]["cct_s"].mean() / base for d in (DISTANCE, *R.cfg.d_sim)
             ]
             flat.append((BY_KEY[key].title, min(vals), max(vals)))
+            first = [R.moved.get((key, late_key(d))) for d in (DISTANCE, *R.cfg.d_sim)]
+            rounds = [(d, (key, (ROUND, d))) for d in (DISTANCE, *R.cfg.d_sim)]
+            if all(x is not None for x in first) and all(k in R.moved for _, k in rounds):
+                off = R.res[(key, None)]["cct_s"].to_numpy()
+                changed = [
+                    int((np.abs(R.res[k]["cct_s"].to_numpy() - off) > 1e-9).sum())
+                    for _, k in rounds
+                ]
+                norm_r = [R.res[k]["cct_s"].mean() / base for _, k in rounds]
+                readings.append(
+                    {
+                        "title": BY_KEY[key].title,
+                        "first_moved": max(m for _, m in first),
+                        "round_moved": [R.moved[k][1] for _, k in rounds],
+                        "ds": [d for d, _ in rounds],
+                        "round_changed": changed,
+                        "round_lo": min(norm_r),
+                        "round_hi": max(norm_r),
+                    }
+                )
     if not flat:
         return None
     far = {r["d"]: r["multi"] for r in R.late}
     near = [(far[d], d) for d in (DISTANCE, max(far)) if d in far]
-    return {"span": flat, "near": near}
+    return {"span": flat, "near": near, "readings": readings}
 
 
 def e2e_values(R: Results) -> dict:
