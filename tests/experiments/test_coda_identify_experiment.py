@@ -294,6 +294,16 @@ def test_simulations_are_the_policies_under_the_decision_model(report, small_tra
         fair.coflows["cct_s"].mean()
     )
     assert "policies deciding **every 1 s**" in text
+    # The run's precision and recall are those of the labels CODA's own run
+    # scheduled with, against the true coflows.
+    e = _csv(out, "fig11_12").set_index("workload")
+    params = dict(ci.coda_params(ci.BY_KEY["spark"], ci.DISTANCE))
+    coda = ck.simulate(w, "coda", params | {"realloc": "interval", "decision_s": "1"})
+    truth = np.asarray(w.flow_columns()["coflow_id"])
+    q = labels.quality(truth, coda.extra["flow_labels"])
+    assert e.loc["Spark", "run's precision"] == pytest.approx(q.precision)
+    assert e.loc["Spark", "run's recall"] == pytest.approx(q.recall)
+    assert 0 < q.precision <= 1 and 0 < q.recall <= 1
 
 
 def test_claims_are_the_tables_numbers_beside_the_papers(report):

@@ -203,6 +203,7 @@ class Config:
         "spark",
         "hadoop",
         "batch10",
+        "batch50",
         "batch100",
         "stretched-spark",
         "stretched-hadoop",
@@ -581,6 +582,9 @@ class Results:
     bounds: dict = field(default_factory=dict)
     #: Per coda run: (flows served, flows whose last binding is not their label).
     moved: dict = field(default_factory=dict)
+    #: Per simulated scenario: the quality of the labels CODA's run scheduled
+    #: with (each flow's last label, every flow), against the true coflows.
+    online_q: dict = field(default_factory=dict)
     batch_share: dict = field(default_factory=dict)
     #: Coflows of one flow, and all coflows (offline workloads).
     single: tuple = (0, 0)
@@ -683,9 +687,12 @@ def simulate(
     R.jobs = sim_jobs(R.cfg, trace, transforms, seed, sim_n, decisions)
     results = runner.run_jobs([j for _, j in R.jobs], workers, cache_dir, stats=stats)
     R.res = {k: r.coflows for (k, _), r in zip(R.jobs, results, strict=True)}
+    online = {}
     for (k, _), r in zip(R.jobs, results, strict=True):
         if "flow_bindings" in r.extra and "flow_labels" in r.extra:
             R.moved[k] = bound_elsewhere(r.extra["flow_labels"], r.extra["flow_bindings"])
+            if k[1] == CODA:
+                online[k[0]] = r.extra["flow_labels"]
     for key in dict.fromkeys(k[0] for k, _ in R.jobs):
         s = BY_KEY[key]
         w = runner.WorkloadSpec(
@@ -694,6 +701,9 @@ def simulate(
         q = Scorer(identify.table_from_workload(w)).quality(s.weights)
         R.sim_q[key] = (w.num_coflows, w.num_flows, q)
         R.bounds[key] = lower_bounds(w)
+        if key in online:
+            truth = np.asarray(w.flow_columns()["coflow_id"])
+            R.online_q[key] = labels.quality(truth, online[key])
 
 
 def compute(

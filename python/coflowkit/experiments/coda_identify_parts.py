@@ -466,6 +466,13 @@ def fig14b_figure(ctx):
 # Figs. 11-12: CODA on its own identification
 
 
+def _online(R: Results, key: str, what: str) -> float | None:
+    """The precision or recall of the labels CODA's run of scenario ``key``
+    scheduled with (each flow's last label, every flow)."""
+    q = R.online_q.get(key)
+    return None if q is None else float(getattr(q, what))
+
+
 def e2e_rows(R: Results) -> list[dict]:
     rows = []
     for key in R.cfg.sim_scenarios:
@@ -485,6 +492,8 @@ def e2e_rows(R: Results) -> list[dict]:
                 "flows": nf,
                 "offline precision": q.precision,
                 "offline recall": q.recall,
+                "run's precision": _online(R, key, "precision"),
+                "run's recall": _online(R, key, "recall"),
                 "coflows in the network (Fair)": concurrency(R.res[(key, FAIR)]),
                 "CODA / bound": float(R.res[(key, CODA)]["cct_s"].mean() / b.mean()),
                 "Fair / bound": float(R.res[(key, FAIR)]["cct_s"].mean() / b.mean()),
