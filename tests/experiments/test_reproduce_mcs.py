@@ -229,3 +229,12 @@ def test_run_all_returns_results_in_job_order(small_trace):
         assert g.policy == w.policy
         assert np.array_equal(g.coflows["cct_s"].to_numpy(), w.coflows["cct_s"].to_numpy())
     assert stats == {"cached": 0, "simulated": len(jobs)}
+
+
+def test_class_changes_counts_coflows_whose_width_class_moves():
+    # A class is how many Delta_i are <= the width. Default Delta = 10, 100,
+    # 1000, 10000: classes 0, 1, 1, 2, 2, 4. Delta x 5 = 50, 500, 5000, 50000:
+    # classes 0, 0, 1, 1, 2, 2 -> widths 10, 100 and 20000 move.
+    w = [5, 10, 50, 100, 999, 20000]
+    assert mcs.class_changes(w, 5.0) == 3
+    assert mcs.class_changes(w, 1.0) == 0
