@@ -346,6 +346,11 @@ def late_offline_values(R: Results) -> dict | None:
     }
 
 
+def _changed(R: Results, k, off) -> int:
+    """How many coflows' CCT in run ``k`` differs from ``off``'s (same order)."""
+    return int((np.abs(R.res[k]["cct_s"].to_numpy() - off) > 1e-9).sum())
+
+
 def late_sim_values(R: Results) -> dict | None:
     """Fig. 14b: how little CCT moves with d, how few flows are near another
     cluster offline, and how many flows late binding bound elsewhere under each
@@ -359,19 +364,18 @@ def late_sim_values(R: Results) -> dict | None:
                 R.res[(key, late_key(d))]["cct_s"].mean() / base for d in (DISTANCE, *R.cfg.d_sim)
             ]
             flat.append((BY_KEY[key].title, min(vals), max(vals)))
-            first = [R.moved.get((key, late_key(d))) for d in (DISTANCE, *R.cfg.d_sim)]
+            first_keys = [(key, late_key(d)) for d in (DISTANCE, *R.cfg.d_sim)]
+            first = [R.moved.get(k) for k in first_keys]
             rounds = [(d, (key, (ROUND, d))) for d in (DISTANCE, *R.cfg.d_sim)]
             if all(x is not None for x in first) and all(k in R.moved for _, k in rounds):
                 off = R.res[(key, None)]["cct_s"].to_numpy()
-                changed = [
-                    int((np.abs(R.res[k]["cct_s"].to_numpy() - off) > 1e-9).sum())
-                    for _, k in rounds
-                ]
+                changed = [_changed(R, k, off) for _, k in rounds]
                 norm_r = [R.res[k]["cct_s"].mean() / base for _, k in rounds]
                 readings.append(
                     {
                         "title": BY_KEY[key].title,
                         "first_moved": max(m for _, m in first),
+                        "first_changed": max(_changed(R, k, off) for k in first_keys),
                         "round_moved": [R.moved[k][1] for _, k in rounds],
                         "ds": [d for d, _ in rounds],
                         "round_changed": changed,
