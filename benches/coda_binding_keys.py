@@ -7,8 +7,8 @@ instrumented build (`benches/patches/coda-binding-keys.patch`) counts, for every
 look-up, whether it found a cluster within d and how each one's D-CLAS key
 (queue, first seen, label) compares with the flow's own coflow's, and prints the
 totals when the policy is dropped. This runs `coda:labels=identify` in Fig. 14b's
-scenarios of `reproduce coda-identify` (same transforms, parameters and 1 s
-decisions) under both readings of the binding, one simulation per child process
+scenarios of `reproduce coda-identify` (same transforms, parameters and
+decisions, every 1 s by default) under both readings of the binding, one simulation per child process
 (the counts are process-wide), and tabulates them.
 
 The instrumented extension is built outside the repository:
@@ -37,7 +37,8 @@ import pandas as pd
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
-from coflowkit.experiments.common import markdown  # noqa: E402
+from coflowkit.experiments.coda_scheduler import DEFAULT_DECISIONS  # noqa: E402
+from coflowkit.experiments.common import decisions_label, markdown  # noqa: E402
 from coflowkit.policy_timing import machine, provenance  # noqa: E402
 
 TRACE = os.path.join(ROOT, "..", "shared", "traces", "FB2010-1Hr-150-0.txt")
@@ -68,7 +69,7 @@ a = json.loads(sys.argv[1])
 s = ci.BY_KEY[a["scenario"]]
 spec = runner.WorkloadSpec(trace=a["trace"], transforms=s.transforms(1), first=a["coflows"])
 w = spec.load()
-params = dict(ci.coda_params(s, a["d"], a["binding"])) | dict(common.decision_params(None))
+params = dict(ci.coda_params(s, a["d"], a["binding"])) | dict(common.decision_params(a["decisions"]))
 r = ck.simulate(w, "coda", params, progress=False)
 lab = np.asarray(r.extra["flow_labels"]); bnd = np.asarray(r.extra["flow_bindings"])
 served = bnd >= 0
@@ -78,9 +79,16 @@ del r
 """
 
 
-def run_one(py_path: str, trace: str, scenario: str, binding: str, d: float, n) -> dict:
+def run_one(py_path: str, a, scenario: str, binding: str) -> dict:
     arg = json.dumps(
-        {"trace": trace, "scenario": scenario, "binding": binding, "d": d, "coflows": n}
+        {
+            "trace": a.trace,
+            "scenario": scenario,
+            "binding": binding,
+            "d": a.d,
+            "coflows": a.coflows,
+            "decisions": a.decisions,
+        }
     )
     env = dict(os.environ, PYTHONPATH=py_path)
     p = subprocess.run(
@@ -104,13 +112,18 @@ def main() -> int:
     ap.add_argument("--d", type=float, default=4.0, help="late binding's diameter")
     ap.add_argument("--coflows", type=int, default=None, help="first N coflows (default all)")
     ap.add_argument("--scenarios", default="stretched-hadoop,spark")
+    ap.add_argument(
+        "--decisions",
+        default=DEFAULT_DECISIONS,
+        help="every S seconds (default: the experiment's 1 s) or 'event'",
+    )
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     t0 = time.time()
     rows = []
     for scenario in a.scenarios.split(","):
         for binding in ("first", "round"):
-            r = run_one(a.python_path, a.trace, scenario, binding, a.d, a.coflows)
+            r = run_one(a.python_path, a, scenario, binding)
             rows.append({"scenario": scenario, "binding": binding, **r})
             print(rows[-1], file=sys.stderr, flush=True)
     names = {"served": "flows served", "moved": "flows bound elsewhere", "mean_cct": "mean CCT (s)"}
@@ -125,7 +138,7 @@ Machine: {machine()}; wall time {time.time() - t0:.0f} s, uncached
 
 `coda:labels=identify` in Fig. 14b's scenarios of `reproduce coda-identify` (the
 {"whole trace" if a.coflows is None else f"first {a.coflows} coflows"}, the same
-transforms and parameters, decisions every 1 s), late binding at d = {a.d:g},
+transforms and parameters, decisions {decisions_label(a.decisions)}), late binding at d = {a.d:g},
 under both readings of the binding: `first` (the default: a flow is bound for
 good when first served) and `round` (bound anew at every call). A look-up is one
 flow's choice of extended coflow at one call; a comparison is one cluster within
