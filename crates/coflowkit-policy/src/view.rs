@@ -90,6 +90,9 @@ pub struct Common<'a> {
     pub flow_stage: &'a [u32],
     /// Strict-priority class the workload gives each flow (0 when none; `spq`).
     pub flow_priority: &'a [u32],
+    /// Per flow: when the driver first saw it active (NaN before; may be empty,
+    /// see [`Common::seen_s`]).
+    pub flow_seen_s: &'a [f64],
     /// The stage DAG: `(coflow, child stage, parent stage)` for every pair where a
     /// flow of the parent stage waits for a flow of the child stage; sorted.
     pub stage_parents: &'a [(u32, u32, u32)],
@@ -109,6 +112,18 @@ pub struct Common<'a> {
 }
 
 impl Common<'_> {
+    /// When the driver first saw flow `f` active, or `now_s` when it does not
+    /// say (an empty or NaN entry). Under a decision interval a policy is called
+    /// after flows start; this is when they started, which an identifier that
+    /// timestamps flows needs (CODA's agents see a flow's first packet).
+    #[inline]
+    pub fn seen_s(&self, f: u32) -> f64 {
+        match self.flow_seen_s.get(f as usize) {
+            Some(&t) if t.is_finite() => t,
+            _ => self.now_s,
+        }
+    }
+
     /// Bytes flow `f` has sent so far.
     #[inline]
     pub fn sent(&self, f: u32) -> f64 {
@@ -198,6 +213,10 @@ pub struct ViewData {
     pub flow_stage: Vec<u32>,
     pub flow_priority: Vec<u32>,
     pub size: Vec<f64>,
+    /// Per flow: when the driver first saw it active (the engine: its start; the
+    /// runtime: the report that started it); NaN before. A driver that leaves it
+    /// empty makes it NaN for every flow (see [`Common::seen_s`]).
+    pub flow_seen_s: Vec<f64>,
     // Per coflow, fixed.
     pub coflow_id: Vec<u64>,
     pub arrival: Vec<f64>,
@@ -287,6 +306,7 @@ impl ViewData {
             coflow_started: &self.coflow_started,
             flow_stage: &self.flow_stage,
             flow_priority: &self.flow_priority,
+            flow_seen_s: &self.flow_seen_s,
             stage_parents: &self.stage_parents,
             path_count: &self.path_count,
             active_paths: &self.active_paths,

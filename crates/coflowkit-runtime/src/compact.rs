@@ -129,6 +129,7 @@ impl Live {
             d.flow_dst_port,
             d.flow_stage,
             d.flow_priority,
+            d.flow_seen_s,
             d.size,
             d.base,
             d.rate,

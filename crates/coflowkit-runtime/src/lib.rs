@@ -416,6 +416,7 @@ impl Live {
             d.flow_dst_port.push(f.dst_port);
             d.flow_stage.push(f.stage);
             d.flow_priority.push(f.priority);
+            d.flow_seen_s.push(f64::NAN);
             let s = f.size.unwrap_or(0.0);
             d.size.push(s);
             d.base.push(0.0);
@@ -531,6 +532,7 @@ impl Live {
             return Err(param("flow", format!("flow slot {h} already started")));
         }
         self.state[i] = SlotState::Active;
+        self.d.flow_seen_s[i] = now;
         self.d.flow_src_port[i] = src_port;
         let k = self.d.flow_coflow[i] as usize;
         if !self.arrived[k] {

@@ -196,6 +196,7 @@ fn view_data(w: &Workload) -> ViewData {
         flow_stage: meta(w, 0, |m| m.stage),
         flow_priority: meta(w, 0, |m| m.priority),
         size: w.flows.iter().map(|f| f.size_bytes).collect(),
+        flow_seen_s: vec![f64::NAN; w.flows.len()],
         coflow_id: w.coflows.iter().map(|c| c.id).collect(),
         arrival: w.coflows.iter().map(|c| c.arrival_s).collect(),
         weight: w.coflows.iter().map(|c| c.weight).collect(),
@@ -442,6 +443,7 @@ impl<'w> Engine<'w> {
 
     fn start(&mut self, i: usize, np: usize) {
         self.result.flow_start_s[i] = self.now;
+        self.d.flow_seen_s[i] = self.now;
         self.d.started.push(i as u32);
         self.d.since[i] = self.now;
         self.d.coflow_started[self.d.flow_coflow[i] as usize] += 1;

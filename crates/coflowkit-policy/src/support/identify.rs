@@ -265,7 +265,7 @@ impl Labeller for Identify {
         let rough = self.rough.as_mut().expect("initialised");
         for &f in new {
             let fu = f as usize;
-            self.records.time[fu] = c.now_s;
+            self.records.time[fu] = c.seen_s(f);
             labels[fu] = rough.fresh();
             self.state[fu] = PENDING;
             self.pending.push(f);
@@ -420,5 +420,30 @@ mod tests {
             vec![0]
         );
         assert_eq!(labels[0], before);
+    }
+
+    #[test]
+    fn flows_are_timestamped_when_the_driver_saw_them_start() {
+        // Decisions every second: flow 0 starts at 0.95 and is labelled at the
+        // call of t = 1, flow 1 starts at 1.05 and is labelled at t = 2. By
+        // their starts they are 0.1 s apart (≤ ε = 0.5): one coflow. Stamped at
+        // the calls (1 s apart) they would be two.
+        let flows = [(0, 0, 2, 9.0, 0.0), (0, 1, 2, 9.0, 0.0)];
+        let mut case = Case::new(4, 1.0, &flows);
+        case.flow_seen_s = vec![0.95, 1.05];
+        let mut s = source(0.0);
+        let mut labels = vec![u32::MAX; 2];
+        call(&mut s, &mut case, 1.0, &[0], &[0], &mut labels);
+        let ch = call(&mut s, &mut case, 2.0, &[0, 1], &[1], &mut labels);
+        assert_eq!(labels[1], labels[0]);
+        assert_eq!(ch, vec![1]);
+        // Without start times (a driver that does not say) the call's time is
+        // the stamp, and the two are 1 s apart.
+        let mut case = Case::new(4, 1.0, &flows);
+        let mut s = source(0.0);
+        let mut labels = vec![u32::MAX; 2];
+        call(&mut s, &mut case, 1.0, &[0], &[0], &mut labels);
+        call(&mut s, &mut case, 2.0, &[0, 1], &[1], &mut labels);
+        assert_ne!(labels[1], labels[0]);
     }
 }
