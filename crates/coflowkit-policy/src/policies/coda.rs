@@ -336,7 +336,11 @@ impl Coda {
         changed.clear();
         self.labeller.label(c, &new, &mut self.labels, &mut changed);
         for &f in &new {
-            self.seen_s[f as usize] = c.now_s;
+            // When the flow started (the driver's first sighting), not this
+            // call's time: under decision intervals the call is up to an
+            // interval later, and every coflow that arrived in one interval
+            // would tie in D-CLAS's FIFO order.
+            self.seen_s[f as usize] = c.seen_s(f);
             self.grow(self.labels[f as usize]);
             self.see(f);
         }
@@ -749,6 +753,29 @@ mod tests {
                 }
             ]
         );
+    }
+
+    #[test]
+    fn fifo_inside_a_queue_follows_when_flows_started_not_the_call() {
+        // C = 10, both flows into down2, both coflows in queue 0 (nothing sent).
+        // Coflow 0 (x0 0→2) started at 0.7 s, coflow 1 (x1 1→2) at 0.2 s; both
+        // are first seen by a call at 1.0 s (a 1 s decision interval).
+        let c = Case::new(3, 10.0, &[(0, 0, 2, 100.0, 0.0), (1, 1, 2, 100.0, 0.0)]);
+        let decide = |stamps: Vec<f64>| {
+            let mut case = c.clone();
+            case.data.flow_seen_s = stamps;
+            let mut v = case.non_clairvoyant();
+            v.common.now_s = 1.0;
+            let mut d = Decision::default();
+            d.reset(2);
+            coda(LabelSource::Truth, false, false).decide(&v, &mut d);
+            d.rates
+        };
+        // With the start stamps coflow 1 arrived first and takes down2 whole.
+        close(&decide(vec![0.7, 0.2]), &[0.0, 10.0]);
+        // A driver without stamps: both first seen at 1.0, the tie goes to the
+        // smaller label, coflow 0.
+        close(&decide(vec![]), &[10.0, 0.0]);
     }
 
     /// Labels fixed in advance, by global flow index.
