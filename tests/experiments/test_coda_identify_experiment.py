@@ -86,6 +86,7 @@ def test_report_names_every_figure_and_section(report):
         "fig14a.png",
         "fig14b.png",
         "fig11_12.png",
+        "fig13_15.png",
     }
     for p in pngs:
         assert f"({p})" in text, p
@@ -99,6 +100,7 @@ def test_report_names_every_figure_and_section(report):
         "Fig. 14a",
         "Fig. 14b",
         "Figs. 11-12",
+        "Figs. 13 and 15",
         "Every simulation",
         "The paper's claims, one row each",
         "Differences from the paper",
@@ -273,13 +275,48 @@ def test_end_to_end_against_runs(report):
         assert 0 <= e.loc[w, "offline precision"] <= 1
     assert e.loc["Spark", "paper Fair / CODA"] == 2.7
     assert set(runs["coflows"]) == {15}
-    # CODA per scenario, Fig. 14b's late binding off and d = 2 (first), and
-    # its binding=round twins at d = 0.75 and 2
-    assert runs["params"].str.contains("labels=identify").sum() == 1 + 2 + 1 + 2
+    # CODA per scenario, Fig. 14b's late binding off and d = 2 (first), its
+    # binding=round twins at d = 0.75 and 2, and Fig. 13's runs without
+    # intra-coflow prioritisation (late binding on, and off)
+    assert runs["params"].str.contains("labels=identify").sum() == 1 + 2 + 1 + 2 + 2
     assert runs["params"].str.contains("binding=round").sum() == 2
+    assert runs["params"].str.contains("intra=false").sum() == 2
     # Every run decides every second (CODA's simulator, §6.1), the default model.
     assert runs["params"].str.contains("realloc=interval").all()
     assert runs["params"].str.contains("decision_s=1").all()
+
+
+def test_fig13_15_against_runs(report):
+    out, text = report
+    f = _csv(out, "fig13_15").set_index("workload")
+    assert list(f.index) == ["stretched Hadoop"]
+    runs = _csv(out, "runs")
+    mean = runs[runs["workload"] == "stretched Hadoop"].set_index("run")["mean CCT (s)"]
+    row = f.loc["stretched Hadoop"]
+    for col, run in (
+        ("w/o L.B. / CODA", ci.NO_LB),
+        ("w/o I.P. / CODA", ci.NO_IP),
+        ("w/o both / CODA", ci.NO_BOTH),
+        ("Aalo / CODA", "Aalo"),
+    ):
+        assert row[col] == pytest.approx(mean[run] / mean["CODA"], rel=1e-3), col
+    assert row["CODA mean CCT (s)"] == pytest.approx(mean["CODA"], rel=1e-3)
+    # the paper's text: late binding "more than 10%", intra 7%, both 1.16x
+    paper = [str(row[f"paper {a}"]) for a in ("w/o L.B.", "w/o I.P.", "w/o both")]
+    assert paper == ["> 1.1", "1.07", "1.16"]
+    assert row["paper w/o I.P. (SN, best case)"] == 1.30
+    # footnote 8 from the same means, when the errors cost anything
+    wob, coda, aalo = mean[ci.NO_BOTH], mean["CODA"], mean["Aalo"]
+    if wob > aalo:
+        assert row["impact reduction"] == pytest.approx((wob - coda) / (wob - aalo), rel=1e-3)
+    else:
+        assert np.isnan(row["impact reduction"])
+    runs = runs.set_index(["workload", "run"])
+    no_ip = runs.loc[("stretched Hadoop", ci.NO_IP), "params"]
+    both = runs.loc[("stretched Hadoop", ci.NO_BOTH), "params"]
+    assert "intra=false" in no_ip and "distance_s=0.75" in no_ip
+    assert "intra=false" in both and "late_binding=false" in both
+    assert "(fig13_15.png)" in text
 
 
 def test_simulations_are_the_policies_under_the_decision_model(report, small_trace):
@@ -342,9 +379,25 @@ def test_claims_are_the_tables_numbers_beside_the_papers(report):
     c = v.loc[f"recall change by late binding at d = {ci.DISTANCE:g}, stretched Hadoop"]
     assert 100 * c["ours"] == pytest.approx(late.loc[ci.DISTANCE, "recall change (points)"])
 
+    # Fig. 13 on stretched Hadoop: w/o L.B. "more than 10%" is a bound, w/o
+    # I.P. 7% and w/o both 1.16 are values; Fig. 15's best SN gain
+    f = _csv(out, "fig13_15").set_index("workload")
+    c = v.loc["w/o L.B. / CODA (identified), stretched Hadoop"]
+    assert c["ours"] == pytest.approx(f.loc["stretched Hadoop", "w/o L.B. / CODA"])
+    assert c["paper"] == 1.10 and c["ours: flag"] == (not c["ours"] > 1.10)
+    c = v.loc["w/o both / CODA (identified), stretched Hadoop"]
+    assert c["paper"] == 1.16 and c["where"] == "§6.4, Fig. 13 and footnote 8"
+    c = v.loc["best w/o I.P. / CODA of SN coflows (identified), stretched arrivals"]
+    assert c["paper"] == 1.30 and c["where"] == "§6.4, Fig. 15"
+    if np.isfinite(f.loc["stretched Hadoop", "w/o I.P. / CODA (SN)"]):
+        assert c["ours"] == pytest.approx(f.loc["stretched Hadoop", "w/o I.P. / CODA (SN)"])
+
     # one row per stated number this run measures
     stated = 6 + 2 + 2  # Fig. 10a precision and recall; 10b precision; 10c recall
-    assert len(v) == stated + (d["weights"] == "equal").sum() + 2 * len(t1) + 2 + 2 + 2 * len(e)
+    fig13 = 3 + 1 + 1  # stretched Hadoop: three ablations, footnote 8, Fig. 15
+    assert len(v) == (
+        stated + (d["weights"] == "equal").sum() + 2 * len(t1) + 2 + 2 + 2 * len(e) + fig13
+    )
     ok = int((v["ours: flag"].astype(str) == "False").sum())
     assert f"Reproduced:\n{ok} of {int(v['ours'].notna().sum())}." in text
 

@@ -14,6 +14,10 @@ and CODA's scheduler on the labels the identifier itself produces.
   binding (every flow within distance d), offline.
 * Fig. 14b, Figs. 11-12: simulations of ``coda`` with ``labels=identify`` (the
   online identifier) against ``aalo`` (true coflows) and ``fair``.
+* Figs. 13 and 15 on the identifier: ``coda`` with ``labels=identify`` without
+  late binding, without intra-coflow prioritisation and without both, in the
+  batch and stretched scenarios (the coda-scheduler experiment runs the same
+  ablation on injected label errors).
 
 Everything but the simulations runs in this process; simulations go through
 :func:`coflowkit.runner.run_jobs` (workers, cache) as in the other experiments.
@@ -199,6 +203,15 @@ class Config:
     d_offline: tuple[float, ...] = (0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
     d_sim: tuple[float, ...] = (1.0, 2.0, 4.0)
     late_scenarios: tuple[str, ...] = ("stretched-hadoop", "spark")
+    #: Figs. 13 and 15: the scenarios of the ablation (the paper's batch and
+    #: stretched arrivals); each must also be in ``sim_scenarios``.
+    ablation_scenarios: tuple[str, ...] = (
+        "batch10",
+        "batch50",
+        "batch100",
+        "stretched-spark",
+        "stretched-hadoop",
+    )
     sim_scenarios: tuple[str, ...] = (
         "spark",
         "hadoop",
@@ -234,6 +247,7 @@ SMALL = Config(
     d_offline=(0.75, 2.0),
     d_sim=(2.0,),
     late_scenarios=("stretched-hadoop",),
+    ablation_scenarios=("stretched-hadoop",),
     sim_scenarios=("spark", "stretched-hadoop"),
     t1_widths=(2, 10_000),
     t1_concurrent=4,
@@ -247,6 +261,10 @@ CODA, AALO, FAIR = "CODA", "Aalo", "Fair"
 #: Fig. 14b's runs under ``binding=round`` are keyed ``(scenario, (ROUND, d))``.
 ROUND = "round"
 NO_LB = "CODA, no late binding"
+#: Figs. 13 and 15: CODA without intra-coflow prioritisation, and without both
+#: (late binding's ablation is the run keyed ``(scenario, None)``, Fig. 14b's d = 0).
+NO_IP = "CODA, no intra-coflow prioritisation"
+NO_BOTH = "CODA, neither"
 
 # ---------------------------------------------------------------------------
 # Workloads
@@ -476,12 +494,13 @@ def late_binding_offline(sc: Scorer, weights, ds) -> list[dict]:
 
 
 def coda_params(
-    s: Scenario, d: float | None, binding: str = "first"
+    s: Scenario, d: float | None, binding: str = "first", intra: bool = True
 ) -> tuple[tuple[str, str], ...]:
     """``coda`` on the online identifier with the scenario's paper weights; ``d``
     None turns late binding off. ``binding`` is late binding's reading
     (docs/policies/coda.md): ``first`` (the default) binds a flow for good when it
-    is first served, ``round`` anew at every call."""
+    is first served, ``round`` anew at every call. ``intra`` False turns
+    intra-coflow prioritisation off."""
     p = (
         ("labels", "identify"),
         ("weights", s.weights),
@@ -489,6 +508,8 @@ def coda_params(
         ("tau", f"{TAU:g}"),
         ("interval_s", f"{INTERVAL_S:g}"),
     )
+    if not intra:
+        p += (("intra", "false"),)
     if d is None:
         return p + (("late_binding", "false"),)
     p += (("distance_s", f"{d:g}"),)
@@ -510,7 +531,8 @@ def sim_jobs(
     decisions: str | None = None,
 ):
     """(key, job) pairs: (scenario, scheme) for Figs. 11-12, (scenario, d) for
-    Fig. 14b (d None: late binding off); every policy decides as ``decisions``
+    Fig. 14b (d None: late binding off), (scenario, NO_IP / NO_BOTH) for Figs.
+    13 and 15; every policy decides as ``decisions``
     says (:func:`common.decision_params`)."""
     model = common.decision_params(decisions)
     wanted: dict[tuple, tuple] = {}
@@ -528,6 +550,11 @@ def sim_jobs(
         # at every call): what shows why the default reading changes nothing.
         for d in (DISTANCE, *cfg.d_sim):
             wanted[(key, (ROUND, d))] = ("coda", coda_params(s, d, ROUND))
+    for key in cfg.ablation_scenarios:
+        s = BY_KEY[key]
+        wanted.setdefault((key, None), ("coda", coda_params(s, None)))
+        wanted[(key, NO_IP)] = ("coda", coda_params(s, DISTANCE, intra=False))
+        wanted[(key, NO_BOTH)] = ("coda", coda_params(s, None, intra=False))
     groups: dict[str, list] = {}
     for k, (policy, params) in wanted.items():
         groups.setdefault(k[0], []).append((k, policy, params))

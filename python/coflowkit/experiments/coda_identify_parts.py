@@ -16,6 +16,8 @@ from coflowkit.experiments.coda_identify import (
     DISTANCE,
     EPS,
     FAIR,
+    NO_BOTH,
+    NO_IP,
     NO_LB,
     PAPER,
     PAPER_10A,
@@ -28,12 +30,19 @@ from coflowkit.experiments.coda_identify import (
     norm,
 )
 from coflowkit.experiments.coda_identify_speed import table1_summary
-from coflowkit.experiments.coda_report import PAPER_MAIN
+from coflowkit.experiments.coda_report import (
+    PAPER_ABLATION,
+    PAPER_MAIN,
+    PAPER_SN,
+    PAPER_TEXT,
+    _paper_range,
+    _range_note,
+)
 from coflowkit.experiments.coda_report import WHERE as MAIN_WHERE
 from coflowkit.experiments.coda_scheduler import BY_KEY as SCHEDULER_SCENARIOS
 from coflowkit.experiments.common import Claim, fmt, plt, ratio_note
 from coflowkit.experiments.spec import Claims, Data, Figure, Table
-from coflowkit.metrics import concurrency
+from coflowkit.metrics import concurrency, normalized
 
 WEIGHT_NAMES = {"spark": "As", "hadoop": "Ah", "equal": "equal"}
 TRAINING_NAMES = {"spark": "Spark twin", "hadoop": "Hadoop twin", "mixed": "mixed twin"}
@@ -541,6 +550,94 @@ def e2e_figure(ctx):
     return fig
 
 
+# ---------------------------------------------------------------------------
+# Figs. 13 and 15: the error-tolerant design, on CODA's own identification
+
+#: The ablation's runs, in the paper's order: (name in the tables, run key).
+ABLATION_RUNS = (("w/o L.B.", None), ("w/o I.P.", NO_IP), ("w/o both", NO_BOTH))
+
+
+def _binned(R: Results, a, b, bin: str) -> float:
+    """Average CCT of run ``a`` / run ``b`` over the coflows of one bin (NaN if none)."""
+    n = normalized(R.res[a], R.res[b])[bin]
+    return float(n["ratio_of_means"]) if n["coflows"] else float("nan")
+
+
+def ablation_keys(R: Results) -> list[str]:
+    """The ablation scenarios whose every run is there."""
+    need = [CODA, AALO] + [k for _, k in ABLATION_RUNS]
+    return [k for k in R.cfg.ablation_scenarios if all((k, x) in R.res for x in need)]
+
+
+def fig13_rows(R: Results) -> list[dict]:
+    """Per scenario: each ablation's average CCT over CODA's (> 1: the part
+    removed helps), the paper's range, the gain ratio; Aalo / CODA and the
+    footnote-8 impact reduction; the SN bin (Fig. 15)."""
+    rows = []
+    for key in ablation_keys(R):
+        paper = PAPER_ABLATION[key]
+        row = {
+            "workload": BY_KEY[key].title,
+            "run's precision": _online(R, key, "precision"),
+            "run's recall": _online(R, key, "recall"),
+            "CODA mean CCT (s)": float(R.res[(key, CODA)]["cct_s"].mean()),
+        }
+        for (name, k), pr in zip(ABLATION_RUNS, paper, strict=True):
+            v = norm(R.res, (key, k), (key, CODA))
+            row[f"{name} / CODA"] = v
+            row[f"paper {name}"] = _paper_range(pr)
+            row[f"{name} gain ratio"] = _range_note(v, pr)
+        row["Aalo / CODA"] = norm(R.res, (key, AALO), (key, CODA))
+        wob = R.res[(key, NO_BOTH)]["cct_s"].mean()
+        coda = R.res[(key, CODA)]["cct_s"].mean()
+        aalo = R.res[(key, AALO)]["cct_s"].mean()
+        row["impact reduction"] = float((wob - coda) / (wob - aalo)) if wob > aalo else None
+        row["SN coflows"] = int((R.res[(key, CODA)]["bin"] == "SN").sum())
+        for name, k in ABLATION_RUNS:
+            row[f"{name} / CODA (SN)"] = _binned(R, (key, k), (key, CODA), "SN")
+        kind = "batch" if key.startswith("batch") else "stretched"
+        row["paper w/o I.P. (SN, best case)"] = PAPER_SN[kind]
+        rows.append(row)
+    return rows
+
+
+def fig13_table(ctx) -> pd.DataFrame | None:
+    rows = fig13_rows(ctx.local)
+    return pd.DataFrame(rows) if rows else None
+
+
+def fig13_figure(ctx):
+    """Figs. 13 and 15 side by side: each ablation's normalized CCT, all coflows
+    and SN coflows, the paper's values (a range's middle) marked."""
+    rows = fig13_rows(ctx.local)
+    if not rows:
+        return None
+    fig, axes = plt().subplots(1, 2, figsize=(10, 3.4))
+    x = np.arange(len(rows))
+    width = 0.8 / len(ABLATION_RUNS)
+    for j, (name, _) in enumerate(ABLATION_RUNS):
+        dx = (j - (len(ABLATION_RUNS) - 1) / 2) * width
+        axes[0].bar(x + dx, [r[f"{name} / CODA"] for r in rows], width, label=name)
+        axes[1].bar(x + dx, [r[f"{name} / CODA (SN)"] for r in rows], width, label=name)
+        marks = []
+        for key in ablation_keys(ctx.local):
+            pr = PAPER_ABLATION[key][j]
+            marks.append(np.nan if pr is None else (pr[0] if pr[1] is None else sum(pr) / 2))
+        axes[0].scatter(x + dx, marks, marker="_", s=200, color="k", zorder=3)
+    axes[1].scatter(
+        x - width, [r["paper w/o I.P. (SN, best case)"] for r in rows], marker="_", s=200, color="k"
+    )
+    titles = ("Fig. 13: all coflows", "Fig. 15: SN coflows")
+    for ax, title in zip(axes, titles, strict=True):
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set_xticks(x, [r["workload"].replace(" ", "\n", 1) for r in rows], fontsize=8)
+        ax.set_ylabel("CCT without / with (CODA)")
+        ax.set_title(title, fontsize=9)
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
 def runs_table(ctx) -> pd.DataFrame | None:
     R = ctx.local
     rows = []
@@ -654,9 +751,49 @@ def late_e2e_claims(R: Results) -> list[Claim]:
     return out
 
 
+def _range_claims(text: str, r, v: float, where: str) -> list[Claim]:
+    """A paper's value or range as claims: one value, '> lo', or both ends as bounds."""
+    lo, hi = r
+    if hi is None:
+        return [Claim(text, f"> {fmt(lo)}", "above", lo, {"ours": v}, where)]
+    if lo == hi:
+        return [Claim(text, fmt(lo), "value", lo, {"ours": v}, where)]
+    return [
+        Claim(f"{text} (low end)", f"> {fmt(lo)}", "above", lo, {"ours": v}, where),
+        Claim(f"{text} (high end)", f"< {fmt(hi)}", "below", hi, {"ours": v}, where),
+    ]
+
+
+def ablation_claims(R: Results) -> list[Claim]:
+    """Fig. 13 (each ablation, as the text states it), footnote 8 (stretched) and
+    Fig. 15 (the best SN gain of intra-coflow prioritisation per arrival kind)."""
+    out = []
+    where = MAIN_WHERE["impact"]
+    best: dict[str, float] = {}
+    for row, key in zip(fig13_rows(R), ablation_keys(R), strict=True):
+        title = BY_KEY[key].title
+        for (name, _), pr in zip(ABLATION_RUNS, PAPER_ABLATION[key], strict=True):
+            if pr is not None:
+                text = f"{name} / CODA (identified), {title}"
+                out += _range_claims(text, pr, row[f"{name} / CODA"], where)
+        if key.startswith("stretched"):
+            p = PAPER_TEXT["impact"]
+            text = f"impact reduction (footnote 8, identified), {title}"
+            out.append(Claim(text, fmt(p), "value", p, {"ours": row["impact reduction"]}, where))
+        kind = "batch" if key.startswith("batch") else "stretched"
+        v = row["w/o I.P. / CODA (SN)"]
+        if np.isfinite(v):
+            best[kind] = max(best.get(kind, v), v)
+    for kind, v in best.items():
+        p = PAPER_SN[kind]
+        text = f"best w/o I.P. / CODA of SN coflows (identified), {kind} arrivals"
+        out.append(Claim(text, fmt(p), "value", p, {"ours": v}, "§6.4, Fig. 15"))
+    return out
+
+
 def claims(ctx) -> list[Claim]:
     R = ctx.local
-    return [*quality_claims(R), *speed_claims(R), *late_e2e_claims(R)]
+    return [*quality_claims(R), *speed_claims(R), *late_e2e_claims(R), *ablation_claims(R)]
 
 
 PARTS = (
@@ -685,6 +822,12 @@ PARTS = (
     Figure("fig14b", fig14b_figure),
     Table("fig11_12", "Figs. 11-12: normalized CCT", e2e_table),
     Figure("fig11_12", e2e_figure),
+    Table(
+        "fig13_15",
+        "Figs. 13 and 15: without late binding / intra-coflow prioritisation",
+        fig13_table,
+    ),
+    Figure("fig13_15", fig13_figure),
     Table("runs", "Every run", runs_table),
     Claims("claims", "The paper's numbers that this run measures", claims, models=("ours",)),
     Table("wall_times", "Wall time of each step", wall_times, digits=3),
