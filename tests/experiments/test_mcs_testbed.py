@@ -181,6 +181,70 @@ def test_bins_are_pooled_over_seeds_and_normalized_to_aalo(tmp_path):
     assert len(pd.read_csv(dest / "coflows.csv")) == 2 * 2 * 11
 
 
+def _sens(rows):
+    """Rows of the runs' setting: (count, bin, mcs/aalo, varys/aalo, bound)."""
+    b = bench()
+    cols = ["count", "bin", "mcs/aalo", "varys/aalo", "bound"]
+    return pd.DataFrame(rows, columns=cols).assign(which=b.RUNS_LABEL)
+
+
+def test_bin_findings_compare_the_paper_with_the_bound_and_varys():
+    b = bench()
+    cl = pd.DataFrame(
+        [
+            {"bin": "SN", "ratio": "mcs/aalo", "paper": 0.10, "verdict": "not met"},
+            {"bin": "LN", "ratio": "mcs/aalo", "paper": 0.19, "verdict": "not met"},
+            {"bin": "SW", "ratio": "mcs/aalo", "paper": 0.30, "verdict": "not met"},
+            {"bin": "LW", "ratio": "mcs/aalo", "paper": 0.90, "verdict": "not met"},
+            # a met claim gets no paragraph
+            {"bin": "LN", "ratio": "mcs/varys", "paper": 1.2, "verdict": "met"},
+        ]
+    )
+    sens = _sens(
+        [
+            # LN: the bound (0.5, 0.77) is above 0.19 at every N
+            (5, "LN", 0.91, 0.96, 0.77),
+            (15, "LN", 0.79, 0.88, 0.50),
+            # SW: the bound falls below 0.3 at N = 15; Varys stays at 0.49-0.54
+            (5, "SW", 1.09, 0.54, 0.38),
+            (15, "SW", 0.98, 0.49, 0.21),
+            # LW: Varys reaches the paper's 0.9 at N = 15
+            (5, "LW", 0.98, 0.98, 0.71),
+            (15, "LW", 0.96, 0.85, 0.46),
+        ]
+    )
+    text = " ".join(b.bin_findings(cl, sens))
+    assert "**LN.** Over the simulated draws (N = 5, 15), the LN bound is 0.5-0.77" in text
+    assert "below the bound at every N: no schedule brings LN" in text
+    assert "the SW bound is 0.21-0.38 of Aalo, clairvoyant Varys reaches 0.49-0.54" in text
+    assert "The bound is below the paper's value at N = 15" in text
+    assert "Why MCS gains nothing on SW over Aalo is not located." in text
+    assert "reach it, and Varys does; why MCS does not on LW is not located." in text
+    assert "**SN.**" not in text
+    met = cl.assign(verdict=["not met", "not met", "not met", "met", "met"])
+    assert "**LW.**" not in " ".join(b.bin_findings(met, sens))
+
+
+def test_a_report_directory_is_re_rendered_with_the_runs_provenance(tmp_path):
+    b = bench()
+    out = runs(tmp_path / "runs", {(5, 1, p): (1.0, 4.0) for p in ("mcs", "aalo", "varys")})
+    first = tmp_path / "report"
+    b.table(str(out), str(first), "the run command", 12.0)
+    before = pd.read_csv(first / "normalized.csv")
+    again = tmp_path / "again"
+    b.table(str(first), str(again), "", None)
+    # the same tables from the report's coflows.csv; the runs' provenance kept
+    pd.testing.assert_frame_equal(pd.read_csv(again / "normalized.csv"), before)
+    prov = json.loads((again / "provenance.json").read_text())
+    assert prov["command"] == "the run command" and prov["wall_s_of_the_runs"] == 12.0
+    assert "from the committed coflows.csv" in prov["rendered"]
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    pd.DataFrame({"count": [5]}).to_csv(bad / "coflows.csv", index=False)
+    with pytest.raises(SystemExit, match="coflows.csv: columns"):
+        b.load(str(bad))
+
+
 def test_fidelity_compares_each_coflow_with_its_simulation(tmp_path):
     b = bench()
     out = runs(tmp_path, {(5, 1, p): (1.0, 4.0) for p in ("mcs", "aalo", "varys")})
