@@ -317,6 +317,13 @@ def test_fig13_15_against_runs(report):
     assert "intra=false" in no_ip and "distance_s=0.75" in no_ip
     assert "intra=false" in both and "late_binding=false" in both
     assert "(fig13_15.png)" in text
+    # the Differences bullet quotes the table: one scenario, so each span is one value
+    bullet = _bullet(text, "**Figs. 13 and 15 on CODA's own identification.**")
+    for col, name in (("w/o L.B. / CODA", "w/o L.B."), ("w/o both / CODA", "w/o both")):
+        g = f"{100 * (row[col] - 1):+.1f}%"
+        assert f"{g} to {g} ({name}; in the paper's range in" in " ".join(bullet.split())
+    prec = row["run's precision"]
+    assert f"{prec:.3f}-{prec:.3f}" in bullet
 
 
 def test_simulations_are_the_policies_under_the_decision_model(report, small_trace):

@@ -40,15 +40,17 @@ from coflowkit.experiments.coda_identify import (
     compute,
 )
 from coflowkit.experiments.coda_identify_parts import (
+    ABLATION_RUNS,
     PARTS,
     TRAINING_NAMES,
     WEIGHT_NAMES,
     e2e_rows,
+    fig13_rows,
     has_speed,
     late_key,
 )
 from coflowkit.experiments.coda_identify_speed import run_speed, table1_summary
-from coflowkit.experiments.coda_report import PAPER_MAIN
+from coflowkit.experiments.coda_report import PAPER_MAIN, PAPER_TEXT
 from coflowkit.experiments.coda_scheduler import DEFAULT_DECISIONS, TICK_S
 from coflowkit.experiments.spec import Experiment
 from coflowkit.experiments.writer import command, machine
@@ -416,6 +418,54 @@ def e2e_values(R: Results) -> dict:
     }
 
 
+def ablation_values(R: Results) -> dict | None:
+    """Figs. 13 and 15 on the identifier, for the text: per part turned off, the
+    gains (normalized CCT - 1) over the scenarios and how many fall in the
+    paper's range; the SN gains of intra-coflow prioritisation per arrival kind;
+    footnote 8 on the stretched scenarios; the labels' quality."""
+    rows = fig13_rows(R)
+    if not rows:
+        return None
+    parts = []
+    for name, _ in ABLATION_RUNS:
+        vals = [r[f"{name} / CODA"] for r in rows]
+        notes = [r[f"{name} gain ratio"] for r in rows]
+        judged = [n for n in notes if n != "-"]
+        parts.append(
+            {
+                "name": name,
+                "lo": min(vals),
+                "hi": max(vals),
+                "in_range": sum(n == "in range" for n in judged),
+                "judged": len(judged),
+                "slower": [r["workload"] for r in rows if r[f"{name} / CODA"] < 1 - 1e-9],
+            }
+        )
+    sn = {}
+    for r in rows:
+        kind = "batch" if r["workload"].startswith("batch") else "stretched"
+        v = r["w/o I.P. / CODA (SN)"]
+        if math.isfinite(v):
+            best = sn.get(kind)
+            if best is None or v > best["ours"]:
+                sn[kind] = {"ours": v, "paper": r["paper w/o I.P. (SN, best case)"]}
+    impact = [
+        (r["workload"], r["impact reduction"])
+        for r in rows
+        if r["workload"].startswith("stretched")
+    ]
+    prec = [r["run's precision"] for r in rows if r["run's precision"] is not None]
+    rec = [r["run's recall"] for r in rows if r["run's recall"] is not None]
+    return {
+        "parts": parts,
+        "sn": sn,
+        "impact": impact,
+        "paper_impact": PAPER_TEXT["impact"],
+        "precision": (min(prec), max(prec)) if prec else None,
+        "recall": (min(rec), max(rec)) if rec else None,
+    }
+
+
 def values(ctx) -> dict:
     """The numbers of the report's text: the setup, the paper's, and this run's."""
     R = ctx.local
@@ -430,6 +480,7 @@ def values(ctx) -> dict:
         "late_offline": late_offline_values(R),
         "late_sim": late_sim_values(R),
         "e2e": e2e_values(R),
+        "ablation": ablation_values(R),
     }
 
 
