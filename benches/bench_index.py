@@ -148,7 +148,8 @@ PREFACE = [
     "exactness-madd-fold (2026-11-28) is coflex's and naive-tradeoff's MADD",
     "through the same madd_gamma (caps as an option); old times the fixtures'.",
     "Whole-command times of every policy are in bench-fb.md (2026-11-26); of the",
-    "13 policies under 150 s, again alone, in bench-fb-3.md (2026-11-28).",
+    "13 policies under 150 s, again alone, in bench-fb-3.md (2026-11-28) and,",
+    "on a freshly booted machine, bench-fb-4.md (2026-12-06).",
     "",
 ]
 
