@@ -37,6 +37,7 @@ from coflowkit.experiments.coda_report import (
     PAPER_TEXT,
     _paper_range,
     _range_note,
+    impact_of,
 )
 from coflowkit.experiments.coda_report import WHERE as MAIN_WHERE
 from coflowkit.experiments.coda_scheduler import BY_KEY as SCHEDULER_SCENARIOS
@@ -588,10 +589,9 @@ def fig13_rows(R: Results) -> list[dict]:
             row[f"paper {name}"] = _paper_range(pr)
             row[f"{name} gain ratio"] = _range_note(v, pr)
         row["Aalo / CODA"] = norm(R.res, (key, AALO), (key, CODA))
-        wob = R.res[(key, NO_BOTH)]["cct_s"].mean()
-        coda = R.res[(key, CODA)]["cct_s"].mean()
-        aalo = R.res[(key, AALO)]["cct_s"].mean()
-        row["impact reduction"] = float((wob - coda) / (wob - aalo)) if wob > aalo else None
+        row["impact reduction"] = impact_of(
+            *(R.res[(key, k)]["cct_s"].mean() for k in (NO_BOTH, CODA, AALO))
+        )
         row["SN coflows"] = int((R.res[(key, CODA)]["bin"] == "SN").sum())
         for name, k in ABLATION_RUNS:
             row[f"{name} / CODA (SN)"] = _binned(R, (key, k), (key, CODA), "SN")

@@ -450,7 +450,7 @@ def ablation_values(R: Results) -> dict | None:
             if best is None or v > best["ours"]:
                 sn[kind] = {"ours": v, "paper": r["paper w/o I.P. (SN, best case)"]}
     impact = [
-        (r["workload"], r["impact reduction"])
+        (r["workload"], r["impact reduction"] if math.isfinite(r["impact reduction"]) else None)
         for r in rows
         if r["workload"].startswith("stretched")
     ]
