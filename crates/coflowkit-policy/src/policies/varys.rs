@@ -48,7 +48,7 @@ impl Varys {
             residual: Vec::new(),
             cuts: Cuts::default(),
             buckets: Buckets::default(),
-            cache: LoadCache::default(),
+            cache: LoadCache::drained(),
         }
     }
 }
@@ -115,7 +115,7 @@ impl Varys {
         let Some(gamma) = madd_gamma(v.fabric, &mut self.residual, loads, None) else {
             return;
         };
-        self.cache.moved(v.groups[gi].coflow);
+        self.cache.all_at(v.groups[gi].coflow, gamma);
         for i in v.groups[gi].range() {
             let rem = v.remaining(v.active[i]);
             out.rates[i] = rem / gamma;
@@ -138,7 +138,7 @@ impl Varys {
                 out.rates[i] += extra;
                 out.touch(i);
                 consume(v.fabric, residual, p, extra);
-                cache.moved(coflow);
+                cache.add(coflow, v.fabric.path(p), extra);
             }
         });
     }
