@@ -38,6 +38,9 @@ pub struct LoadCache {
     /// Drained form: the policy call (counted by [`LoadCache::begin`]), and per
     /// coflow how its loads fall.
     drain: Option<(u64, Vec<Drain>)>,
+    /// Drained form: the flows that finished since the previous call, as
+    /// (coflow, flow), sorted.
+    gone: Vec<(u32, u32)>,
 }
 
 /// How a coflow's cached loads fall between calls (drained form).
@@ -46,8 +49,10 @@ struct Drain {
     /// The call that last read the loads, and its time.
     call: u64,
     at: f64,
-    /// Per entry of the loads: bytes per second leaving it from `at` on.
+    /// Per entry of the loads: bytes per second leaving it from `at` on, and
+    /// the active flows crossing its link.
     rho: Vec<f64>,
+    live: Vec<u32>,
     /// The coflow's remaining bytes at `at` (the view's), and their rate.
     left: f64,
     left_rate: f64,
@@ -73,6 +78,10 @@ impl LoadCache {
         self.index.begin(c);
         if let Some((call, _)) = &mut self.drain {
             *call += 1;
+            self.gone.clear();
+            self.gone
+                .extend(c.finished.iter().map(|&f| (c.flow_coflow[f as usize], f)));
+            self.gone.sort_unstable();
         }
     }
 
@@ -105,26 +114,53 @@ impl LoadCache {
         let key = (v.coflow_started[k], grp.end - grp.start, 0);
         let e = &mut drains[k];
         let left = (v.coflow_size[k] - v.coflow_sent(k as u32)).max(0.0);
-        if self.built[k] == key {
-            if e.call == *call {
-                return &self.loads[k];
+        let built = self.built[k];
+        if built == key && e.call == *call {
+            return &self.loads[k];
+        }
+        // Kept if the same flows are active, or some finished (listed by the
+        // driver) and none started; and if the coflow sent what its rates say.
+        let lo = self.gone.partition_point(|&(c, _)| (c as usize) < k);
+        let hi = lo + self.gone[lo..].partition_point(|&(c, _)| c as usize == k);
+        let same = built != STALE && built.0 == key.0 && built.1 == key.1 + (hi - lo) as u32;
+        let dt = v.now_s - e.at;
+        if same && (e.left - e.left_rate * dt - left).abs() <= DRAIN_TOL * v.coflow_size[k] {
+            let loads = &mut self.loads[k];
+            for ((_, b), &r) in loads.iter_mut().zip(&e.rho) {
+                if r != 0.0 {
+                    *b = (*b - r * dt).max(0.0);
+                }
             }
-            let dt = v.now_s - e.at;
-            let predicted = e.left - e.left_rate * dt;
-            if (predicted - left).abs() <= DRAIN_TOL * v.coflow_size[k] {
-                for ((_, b), &r) in self.loads[k].iter_mut().zip(&e.rho) {
-                    if r != 0.0 {
-                        *b = (*b - r * dt).max(0.0);
+            // A finished flow had at most its finish tolerance left, which the
+            // driver credited: only the links it leaves empty go.
+            let mut emptied = false;
+            for &(_, f) in &self.gone[lo..hi] {
+                for &l in v.fabric.path(v.flow_path[f as usize]) {
+                    if let Ok(j) = loads.binary_search_by_key(&l, |&(x, _)| x) {
+                        e.live[j] -= 1;
+                        emptied |= e.live[j] == 0;
                     }
                 }
-                e.rho.iter_mut().for_each(|r| *r = 0.0);
-                (e.call, e.at, e.left, e.left_rate) = (*call, v.now_s, left, 0.0);
-                return &self.loads[k];
             }
+            if emptied {
+                let mut j = 0;
+                loads.retain(|_| {
+                    j += 1;
+                    e.live[j - 1] > 0
+                });
+                e.live.retain(|&n| n > 0);
+                e.rho.truncate(e.live.len());
+            }
+            e.rho.iter_mut().for_each(|r| *r = 0.0);
+            (e.call, e.at, e.left, e.left_rate) = (*call, v.now_s, left, 0.0);
+            self.built[k] = key;
+            return &self.loads[k];
         }
         let out = &mut self.loads[k];
         out.clear();
-        self.index.sums(v, g, out, |i| v.remaining(v.active[i]));
+        e.live.clear();
+        self.index
+            .sums_counted(v, g, out, Some(&mut e.live), |i| v.remaining(v.active[i]));
         self.built[k] = key;
         e.rho.clear();
         e.rho.resize(out.len(), 0.0);
@@ -445,6 +481,19 @@ impl LinkIndex {
         c: &Common,
         g: usize,
         out: &mut Vec<(u32, f64)>,
+        value: impl FnMut(usize) -> f64,
+    ) {
+        self.sums_counted(c, g, out, None, value);
+    }
+
+    /// [`LinkIndex::sums`], with `counts` (if given) appended, for each link
+    /// listed, the number of active flows crossing it.
+    pub fn sums_counted(
+        &mut self,
+        c: &Common,
+        g: usize,
+        out: &mut Vec<(u32, f64)>,
+        mut counts: Option<&mut Vec<u32>>,
         mut value: impl FnMut(usize) -> f64,
     ) {
         let grp = c.groups[g];
@@ -488,6 +537,9 @@ impl LinkIndex {
         for (li, &l) in e.links.iter().enumerate() {
             if e.live[li] > 0 {
                 out.push((l, self.acc[li]));
+                if let Some(n) = counts.as_deref_mut() {
+                    n.push(e.live[li]);
+                }
             }
         }
     }
@@ -654,6 +706,39 @@ mod tests {
         cache.begin(&v);
         assert_eq!(cache.get(&v, 0), &fresh(&c, 1.0)[..]);
         assert_eq!(cache.get(&v, 0), &[(0, 6.0), (2, 2.0), (4, 4.0), (5, 4.0)]);
+        // Now every flow at rem/2 (2, 1, 1) from t = 1, and flow 1 (0→2) 1 B/s
+        // more. At t = 2 it has finished (the driver lists it): down5 keeps
+        // flow 2's 1 B, up0 flow 0's 2 B, and no link is dropped; drained, not
+        // recounted.
+        cache.all_at(0, 2.0);
+        let path = c.fabric.path(c.data.flow_path[1]).to_vec();
+        cache.add(0, &path, 1.0);
+        for (f, r) in [(0, 2.0), (1, 2.0), (2, 1.0)] {
+            run_at(&mut c, f, r, 1.0);
+        }
+        run_at(&mut c, 1, 0.0, 2.0);
+        c.set_active(&[0, 2]);
+        c.data.finished = vec![1];
+        let v = c.data.clairvoyant(&c.fabric, 2.0);
+        cache.begin(&v);
+        let got = cache.get(&v, 0).to_vec();
+        assert_eq!(got, [(0, 2.0), (2, 1.0), (4, 2.0), (5, 1.0)]);
+        assert_eq!(got, fresh(&c, 2.0));
+        // Flow 2 (2→2) finished too, at t = 3 with rates (1, 0.5 + 0.5) since
+        // t = 2: up2 and down5 have no flow left and go.
+        cache.all_at(0, 2.0);
+        let path = c.fabric.path(c.data.flow_path[2]).to_vec();
+        cache.add(0, &path, 0.5);
+        for (f, r) in [(0, 1.0), (2, 1.0)] {
+            run_at(&mut c, f, r, 2.0);
+        }
+        run_at(&mut c, 2, 0.0, 3.0);
+        c.set_active(&[0]);
+        c.data.finished = vec![2];
+        let v = c.data.clairvoyant(&c.fabric, 3.0);
+        cache.begin(&v);
+        assert_eq!(cache.get(&v, 0), &[(0, 1.0), (4, 1.0)]);
+        assert_eq!(cache.get(&v, 0), &fresh(&c, 3.0)[..]);
     }
 
     #[test]
