@@ -250,6 +250,8 @@ struct Engine<'w> {
     mark: Vec<u64>,
     /// Scratch: one bit per active position ([`sort_positions`]).
     bits: Vec<u64>,
+    /// Scratch: the positions whose rate a dense decision changes.
+    moved: Vec<u32>,
     decision: Decision,
     /// Strict-priority classes kept across calls (class decisions).
     classes: KeptClasses,
@@ -321,6 +323,7 @@ impl<'w> Engine<'w> {
             done: Vec::new(),
             mark: vec![0; n],
             bits: Vec::new(),
+            moved: Vec::new(),
             decision: Decision::default(),
             classes: KeptClasses::new(),
         }
@@ -598,26 +601,26 @@ impl<'w> Engine<'w> {
         }
     }
 
-    /// One rate per active flow.
+    /// One rate per active flow: one pass finds the positions whose rate
+    /// changes, and only those are applied.
     fn apply_dense(&mut self) {
         let now = self.now;
-        let n = (0..self.d.active.len())
-            .filter(|&i| {
-                changed(
-                    self.d.rate[self.d.active[i] as usize],
-                    self.decision.rates[i],
-                )
-            })
-            .count();
-        self.choose_flow_mode(n);
-        for i in 0..self.d.active.len() {
-            let f = self.d.active[i];
-            let r = self.decision.rates[i];
-            if changed(self.d.rate[f as usize], r) {
-                self.rates.set_rate(&mut self.d, f, r, now);
-                self.result.rate_changes += 1;
+        let mut moved = std::mem::take(&mut self.moved);
+        moved.clear();
+        let (rate, rates) = (&self.d.rate, &self.decision.rates);
+        for (i, (&f, &r)) in self.d.active.iter().zip(rates.iter()).enumerate() {
+            if changed(rate[f as usize], r) {
+                moved.push(i as u32);
             }
         }
+        self.choose_flow_mode(moved.len());
+        for &i in &moved {
+            let f = self.d.active[i as usize];
+            let r = self.decision.rates[i as usize];
+            self.rates.set_rate(&mut self.d, f, r, now);
+        }
+        self.result.rate_changes += moved.len() as u64;
+        self.moved = moved;
     }
 
     /// Only the listed positions move: the flows moving before and not listed

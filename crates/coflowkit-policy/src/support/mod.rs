@@ -11,5 +11,6 @@ pub mod labels;
 pub mod loads;
 pub mod loadtree;
 pub mod mlfq;
+pub mod pathflows;
 pub mod priority;
 pub mod thresholds;
