@@ -13,6 +13,7 @@
 //! ```
 
 use crate::support::loads::LinkCounts;
+use crate::support::pathflows::PathFlows;
 use crate::decision::Decision;
 use crate::policy::NonClairvoyantPolicy;
 use crate::view::NonClairvoyantView;
@@ -55,13 +56,38 @@ pub struct Psp {
     /// Per host: its uplink and downlink as seen on the active flows (`Host`).
     access: Vec<[u32; 2]>,
     stamp: Vec<u32>,
-    /// n_k(l) of the group being served (zero elsewhere).
+    /// n_k(l) of the group being served (zero elsewhere); N_l in the one pass.
     mine: Vec<f64>,
+    /// Σ_k S_k(l), then the spare u_l.
     residual: Vec<f64>,
     mm: MaxMin,
     path_flows: Vec<u32>,
     per_path: Vec<f64>,
     rate_of: Vec<f64>,
+    kept: Kept,
+}
+
+/// Stage 1 kept per coflow: a coflow's shares `s_f` depend only on `K_l` and
+/// `n_k(l)` on its links, so they are computed again only when one of those
+/// moved. Under a driver that takes delta decisions the answer then lists
+/// only the flows of coflows computed again, the flows on paths whose spare
+/// share moved, and nothing else (each flow's rate is `s_f + e(path)`, the
+/// full form's, bit for bit).
+#[derive(Default)]
+struct Kept {
+    call: u32,
+    /// Per flow (global index): `s_f`.
+    share: Vec<f64>,
+    /// Per coflow: `(coflow_started, active count)` and `K_l` on each of its
+    /// links (aligned with its `LinkCounts` entry) when computed, `S_k(l)`
+    /// (Σ of its flows' `s_f` on each link), and the call that computed it.
+    key: Vec<(u32, u32)>,
+    tenants: Vec<Vec<f64>>,
+    sums: Vec<Vec<f64>>,
+    listed: Vec<u32>,
+    /// Delta form: per path its spare share at the last call, and its flows.
+    last_extra: Vec<f64>,
+    paths: PathFlows,
 }
 
 impl Psp {
@@ -79,7 +105,58 @@ impl Psp {
             path_flows: Vec::new(),
             per_path: Vec::new(),
             rate_of: Vec::new(),
+            kept: Kept::default(),
         }
+    }
+
+    /// Stage 1 for group `g` if its inputs moved (always when `fresh`): each
+    /// flow's `s_f` and the coflow's `S_k(l)`; true when computed.
+    fn stage1(&mut self, v: &NonClairvoyantView, g: usize, fresh: bool) -> bool {
+        let fab = v.fabric;
+        let caps = &fab.capacities;
+        let k = v.groups[g].coflow as usize;
+        let kp = &mut self.kept;
+        let key = (v.coflow_started[k], v.groups[g].end - v.groups[g].start);
+        let counts = self.counts.get(v, g);
+        let same = !fresh
+            && kp.key[k] == key
+            && kp.tenants[k].len() == counts.len()
+            && counts
+                .iter()
+                .zip(&kp.tenants[k])
+                .all(|(&(l, _), &t)| self.coflows_on[l as usize].to_bits() == t.to_bits());
+        if same {
+            return false;
+        }
+        kp.key[k] = key;
+        kp.tenants[k].clear();
+        kp.tenants[k].extend(counts.iter().map(|&(l, _)| self.coflows_on[l as usize]));
+        for &(l, n) in counts {
+            self.mine[l as usize] = n as f64;
+        }
+        // S_k(l) accumulated in `rate_of` (per link here), in flow order.
+        for &(l, _) in counts {
+            self.rate_of[l as usize] = 0.0;
+        }
+        for &f in &v.active[v.groups[g].range()] {
+            let p = v.flow_path[f as usize];
+            let mut sf = f64::INFINITY;
+            for &l in fab.path(p) {
+                let li = l as usize;
+                sf = sf.min(caps[li] / (self.coflows_on[li] * self.mine[li]));
+            }
+            let sf = if sf.is_finite() { sf } else { 0.0 };
+            kp.share[f as usize] = sf;
+            for &l in fab.path(p) {
+                self.rate_of[l as usize] += sf;
+            }
+        }
+        kp.sums[k].clear();
+        for &(l, _) in counts {
+            kp.sums[k].push(self.rate_of[l as usize]);
+            self.mine[l as usize] = 0.0;
+        }
+        true
     }
 }
 
@@ -104,60 +181,58 @@ impl NonClairvoyantPolicy for Psp {
             Tenants::All => self.coflows_on.fill(v.groups.len() as f64),
             Tenants::Host => self.count_per_host(v),
         }
-        // Stage 1: each flow takes the smaller of its per-link shares.
+        let delta = out.delta_ok && self.spare != Spare::MaxMin;
+        let (nc, nf) = (v.coflow_started.len(), v.flow_path.len());
+        let kp = &mut self.kept;
+        kp.call = kp.call.wrapping_add(1).max(1);
+        if kp.key.len() < nc {
+            kp.key.resize(nc, (u32::MAX, u32::MAX));
+            kp.tenants.resize(nc, Vec::new());
+            kp.sums.resize(nc, Vec::new());
+            kp.listed.resize(nc, 0);
+        }
+        if kp.share.len() < nf {
+            kp.share.resize(nf, 0.0);
+        }
+        self.rate_of.resize(fab.num_paths().max(nl), 0.0);
+        // Stage 1, per coflow; u_l = C_l − Σ_k S_k(l), summed in coflow order.
         self.residual.clear();
-        self.residual.extend_from_slice(caps);
+        self.residual.resize(nl, 0.0);
         for g in 0..v.groups.len() {
-            let counts = self.counts.get(v, g);
-            for &(l, n) in counts {
-                self.mine[l as usize] = n as f64;
+            let k = v.groups[g].coflow as usize;
+            if self.stage1(v, g, !delta) {
+                self.kept.listed[k] = self.kept.call;
             }
-            for i in v.groups[g].range() {
-                let p = v.flow_path[v.active[i] as usize];
-                let mut s = f64::INFINITY;
-                for &l in fab.path(p) {
-                    let li = l as usize;
-                    s = s.min(caps[li] / (self.coflows_on[li] * self.mine[li]));
-                }
-                let s = if s.is_finite() { s } else { 0.0 };
-                out.rates[i] = s;
-                for &l in fab.path(p) {
-                    let r = &mut self.residual[l as usize];
-                    *r = (*r - s).max(0.0);
-                }
-            }
-            for &(l, _) in counts {
-                self.mine[l as usize] = 0.0;
+            for (&(l, _), &x) in self.counts.get(v, g).iter().zip(&self.kept.sums[k]) {
+                self.residual[l as usize] += x;
             }
         }
+        for (u, &c) in self.residual.iter_mut().zip(caps) {
+            *u = (c - *u).max(0.0);
+        }
+        let share = &self.kept.share;
         match self.spare {
-            Spare::None => return,
-            Spare::OnePass => {
-                self.one_pass(v, out);
+            Spare::None => {
+                for &p in v.active_paths {
+                    self.rate_of[p as usize] = 0.0;
+                }
+            }
+            Spare::OnePass => self.one_pass(v),
+            Spare::MaxMin => {
+                for (r, &f) in out.rates.iter_mut().zip(v.active) {
+                    *r = share[f as usize];
+                }
+                self.spare_max_min(v, out);
                 return;
             }
-            Spare::MaxMin => {}
         }
-        // Stage 2: the spare capacity, max-min fair over all active flows; flows on
-        // the same path get the same share, so solve per path.
-        self.path_flows.clear();
-        self.path_flows
-            .extend(v.active_paths.iter().map(|&p| v.path_count[p as usize]));
-        self.per_path.clear();
-        self.per_path.resize(v.active_paths.len(), 0.0);
-        self.mm.solve_counted(
-            fab,
-            &mut self.residual,
-            v.active_paths,
-            &self.path_flows,
-            &mut self.per_path,
-        );
-        self.rate_of.resize(fab.num_paths(), 0.0);
-        for (&p, &x) in v.active_paths.iter().zip(&self.per_path) {
-            self.rate_of[p as usize] = x;
+        if delta {
+            self.answer_delta(v, out);
+            return;
         }
+        let share = &self.kept.share;
         for (r, &f) in out.rates.iter_mut().zip(v.active) {
-            *r += self.rate_of[v.flow_path[f as usize] as usize];
+            *r = share[f as usize] + self.rate_of[v.flow_path[f as usize] as usize];
         }
     }
 }
@@ -204,8 +279,8 @@ impl Psp {
 
     /// NC-DRF's one-pass backfill on the spare `u` left by stage 1: every flow adds
     /// `min_{l ∈ f} u_l / N_l`, all computed from the same `u` (per path: flows on
-    /// one path get the same).
-    fn one_pass(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+    /// one path get the same), in `rate_of[p]`.
+    fn one_pass(&mut self, v: &NonClairvoyantView) {
         let fab = v.fabric;
         let caps = &fab.capacities;
         // N_l, in `mine` (zero after stage 1)
@@ -215,7 +290,6 @@ impl Psp {
                 self.mine[l as usize] += n;
             }
         }
-        self.rate_of.resize(fab.num_paths(), 0.0);
         for &p in v.active_paths {
             let mut w = f64::INFINITY;
             for &l in fab.path(p) {
@@ -229,8 +303,66 @@ impl Psp {
                 self.mine[l as usize] = 0.0;
             }
         }
+    }
+
+    /// Stage 2 for `spare=maxmin`: the spare capacity, max-min fair over all
+    /// active flows; flows on the same path get the same share, so solve per
+    /// path.
+    fn spare_max_min(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+        let fab = v.fabric;
+        self.path_flows.clear();
+        self.path_flows
+            .extend(v.active_paths.iter().map(|&p| v.path_count[p as usize]));
+        self.per_path.clear();
+        self.per_path.resize(v.active_paths.len(), 0.0);
+        self.mm.solve_counted(
+            fab,
+            &mut self.residual,
+            v.active_paths,
+            &self.path_flows,
+            &mut self.per_path,
+        );
+        self.rate_of.resize(fab.num_paths(), 0.0);
+        for (&p, &x) in v.active_paths.iter().zip(&self.per_path) {
+            self.rate_of[p as usize] = x;
+        }
         for (r, &f) in out.rates.iter_mut().zip(v.active) {
             *r += self.rate_of[v.flow_path[f as usize] as usize];
+        }
+    }
+
+    /// The delta form of the answer: the flows of the coflows whose stage 1
+    /// was computed again, then the flows on the paths whose spare share moved
+    /// (bit for bit), each once, at `s_f + e(path)`. A flow that started is in
+    /// the first set (its coflow's counts moved).
+    fn answer_delta(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+        let kp = &mut self.kept;
+        kp.paths.sync(v);
+        let np = v.fabric.num_paths();
+        if kp.last_extra.len() < np {
+            kp.last_extra.resize(np, f64::NAN);
+        }
+        out.by_flow = true;
+        out.flow_rates.clear();
+        let extra = &self.rate_of;
+        for grp in v.groups {
+            if kp.listed[grp.coflow as usize] == kp.call {
+                for &f in &v.active[grp.range()] {
+                    let p = v.flow_path[f as usize] as usize;
+                    out.flow_rates.push((f, kp.share[f as usize] + extra[p]));
+                }
+            }
+        }
+        for &p in v.active_paths {
+            let (pi, e) = (p as usize, extra[p as usize]);
+            if kp.last_extra[pi].to_bits() != e.to_bits() {
+                kp.last_extra[pi] = e;
+                for &f in kp.paths.flows(p) {
+                    if kp.listed[v.flow_coflow[f as usize] as usize] != kp.call {
+                        out.flow_rates.push((f, kp.share[f as usize] + e));
+                    }
+                }
+            }
         }
     }
 }
