@@ -243,13 +243,17 @@ impl Buckets {
         }
         if gather {
             let act = &c.active[grp.range()];
+            // Entries come in order, so their active positions do too: each is
+            // searched from the last one on, by doubling steps.
+            let mut lo = 0;
             for &j in out.iter() {
                 let j = j as usize;
                 if *dead == 0 {
                     step(j, j, residual);
                 } else if flows[j] != DEAD {
-                    let i = act.binary_search(&flows[j]);
-                    step(j, i.expect("an unmarked entry is active"), residual);
+                    let i = gallop(act, lo, flows[j]).expect("an unmarked entry is active");
+                    step(j, i, residual);
+                    lo = i + 1;
                 }
             }
         } else {
@@ -265,10 +269,41 @@ impl Buckets {
     }
 }
 
+/// The position of `x` in the ascending `a`, searched from `lo` on (every
+/// element before `lo` is smaller): doubling steps, then a binary search in the
+/// last one. `O(log d)` for a distance `d` from `lo`.
+fn gallop(a: &[u32], lo: usize, x: u32) -> Option<usize> {
+    // Everything before `from` is smaller than `x`; `hi` is the next probe.
+    let (mut from, mut hi, mut step) = (lo, lo, 1);
+    while hi < a.len() && a[hi] < x {
+        from = hi + 1;
+        hi = lo + step;
+        step *= 2;
+    }
+    let to = (hi + 1).min(a.len());
+    if from >= to {
+        return None;
+    }
+    a[from..to].binary_search(&x).ok().map(|i| from + i)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testkit::Case;
+
+    #[test]
+    fn gallop_finds_what_binary_search_finds_from_any_start_before_it() {
+        let a: Vec<u32> = (0..200).map(|i| 3 * i + 1).collect();
+        for (i, &x) in a.iter().enumerate() {
+            for lo in 0..=i {
+                assert_eq!(gallop(&a, lo, x), Some(i), "x {x} from {lo}");
+            }
+            assert_eq!(gallop(&a, 0, x + 1), None);
+        }
+        assert_eq!(gallop(&a, 0, 10_000), None);
+        assert_eq!(gallop(&[], 0, 5), None);
+    }
 
     /// Offsets (within group `g`) visited on `r`; `close_up` makes each visit
     /// saturate the flow's first link (its sender's uplink on the big switch).
