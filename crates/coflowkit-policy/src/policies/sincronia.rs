@@ -28,7 +28,8 @@ pub struct Sincronia {
     /// The incremental form, under a driver with delta decisions (the engine).
     inc: Option<Inc>,
     choice: FormChoice,
-    /// Per-coflow remaining bytes per link, recounted only for coflows that moved.
+    /// Per-coflow remaining bytes per link, drained by the rates given
+    /// (`LoadCache`'s drained form).
     cache: LoadCache,
     /// Per active group: (link, load) pairs, concatenated; `spans[g]` delimits them.
     loads: Vec<(u32, f64)>,
@@ -339,7 +340,11 @@ impl ClairvoyantPolicy for Sincronia {
             self.decide_inc(v, out);
             return;
         }
-        self.inc = None;
+        if self.inc.take().is_some() {
+            // The incremental form gave rates the drained loads were not told of.
+            self.cache.forget();
+        }
+        self.cache.drain_on();
         self.loads(v);
         self.bssi(v);
         self.residual.clear();
@@ -348,18 +353,15 @@ impl ClairvoyantPolicy for Sincronia {
             if self.cuts.blocked(v, g, &self.residual) {
                 continue;
             }
-            let mut moved = false;
+            let k = v.groups[g].coflow;
             for i in v.groups[g].range() {
                 let p = v.flow_path[v.active[i] as usize];
                 let r = path_avail(v.fabric, &self.residual, p);
                 if r > 0.0 {
                     out.rates[i] = r;
                     consume(v.fabric, &mut self.residual, p, r);
-                    moved = true;
+                    self.cache.add(k, v.fabric.path(p), r);
                 }
-            }
-            if moved {
-                self.cache.moved(v.groups[g].coflow);
             }
         }
     }

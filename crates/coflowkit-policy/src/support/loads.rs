@@ -73,6 +73,21 @@ impl LoadCache {
         }
     }
 
+    /// Puts the cache in drained form (a no-op if it is): for a policy built
+    /// by `Default`.
+    pub fn drain_on(&mut self) {
+        if self.drain.is_none() {
+            self.drain = Some((0, Vec::new()));
+            self.forget();
+        }
+    }
+
+    /// Every entry is recounted at its next read (a policy that gave rates the
+    /// cache was not told of, as when it answered in another form).
+    pub fn forget(&mut self) {
+        self.built.iter_mut().for_each(|b| *b = STALE);
+    }
+
     /// Once per policy call (the index's sweep, [`Sweep::begin`]).
     pub fn begin(&mut self, c: &Common) {
         self.index.begin(c);
