@@ -67,9 +67,9 @@ pub struct Psp {
     kept: Kept,
 }
 
-/// Stage 1 kept per coflow: a coflow's shares `s_f` depend only on `K_l` and
-/// `n_k(l)` on its links, so they are computed again only when one of those
-/// moved. Under a driver that takes delta decisions the answer then lists
+/// Stage 1 kept per coflow (under every driver): a coflow's shares `s_f`
+/// depend only on `K_l` and `n_k(l)` on its links, so they are computed again
+/// only when one of those moved. Under a driver that takes delta decisions the answer then lists
 /// only the flows of coflows computed again, the flows on paths whose spare
 /// share moved, and nothing else (each flow's rate is `s_f + e(path)`, the
 /// full form's, bit for bit).
@@ -109,17 +109,18 @@ impl Psp {
         }
     }
 
-    /// Stage 1 for group `g` if its inputs moved (always when `fresh`): each
-    /// flow's `s_f` and the coflow's `S_k(l)`; true when computed.
-    fn stage1(&mut self, v: &NonClairvoyantView, g: usize, fresh: bool) -> bool {
+    /// Stage 1 for group `g` if its inputs moved (the same flows, named by
+    /// `(coflow_started, active count)`, and the same `K_l` on its links give
+    /// the same shares): each flow's `s_f` and the coflow's `S_k(l)`; true
+    /// when computed.
+    fn stage1(&mut self, v: &NonClairvoyantView, g: usize) -> bool {
         let fab = v.fabric;
         let caps = &fab.capacities;
         let k = v.groups[g].coflow as usize;
         let kp = &mut self.kept;
         let key = (v.coflow_started[k], v.groups[g].end - v.groups[g].start);
         let counts = self.counts.get(v, g);
-        let same = !fresh
-            && kp.key[k] == key
+        let same = kp.key[k] == key
             && kp.tenants[k].len() == counts.len()
             && counts
                 .iter()
@@ -200,7 +201,7 @@ impl NonClairvoyantPolicy for Psp {
         self.residual.resize(nl, 0.0);
         for g in 0..v.groups.len() {
             let k = v.groups[g].coflow as usize;
-            if self.stage1(v, g, !delta) {
+            if self.stage1(v, g) {
                 self.kept.listed[k] = self.kept.call;
             }
             for (&(l, _), &x) in self.counts.get(v, g).iter().zip(&self.kept.sums[k]) {
