@@ -160,7 +160,9 @@ PREFACE = [
     "build, 39.1 s after).",
     "Whole-command times of every policy are in bench-fb.md (2026-11-26); of the",
     "13 policies under 150 s, again alone, in bench-fb-3.md (2026-11-28) and,",
-    "on a freshly booted machine, bench-fb-4.md (2026-12-06).",
+    "on a freshly booted machine, bench-fb-4.md (2026-12-06); sincronia, ncdrf,",
+    "varys and psp after exactness-drain, bench-fb-5.md (2026-12-06, the last",
+    "run of the old build's psp on the other core for its first 4 minutes).",
     "",
 ]
 
