@@ -204,7 +204,7 @@ def main() -> int:
     out += ["## Reports", ""]
     for name, head in sources:
         out.append(f"* [{name}]({name}): " + "; ".join(h.rstrip() for h in head))
-    others = ["growth.md", "bench.md", "coflowsim-fb.md"] + sorted(
+    others = ["growth.md", "growth-2.md", "growth-3.md", "bench.md", "coflowsim-fb.md"] + sorted(
         os.path.basename(p) for p in glob.glob(os.path.join(DIR, "fattree*.md"))
     )
     for extra in others:
