@@ -344,7 +344,10 @@ impl ClairvoyantPolicy for Sincronia {
             // The incremental form gave rates the drained loads were not told of.
             self.cache.forget();
         }
-        self.cache.drain_on();
+        if out.delta_ok {
+            // As varys: drained loads under the engine only.
+            self.cache.drain_on();
+        }
         self.loads(v);
         self.bssi(v);
         self.residual.clear();

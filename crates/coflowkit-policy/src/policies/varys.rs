@@ -48,7 +48,7 @@ impl Varys {
             residual: Vec::new(),
             cuts: Cuts::default(),
             buckets: Buckets::default(),
-            cache: LoadCache::drained(),
+            cache: LoadCache::default(),
         }
     }
 }
@@ -148,6 +148,12 @@ impl ClairvoyantPolicy for Varys {
     /// SEBF order by Γ, then MADD per coflow, then backfilling per coflow.
     fn decide(&mut self, v: &ClairvoyantView, out: &mut Decision) {
         out.sparse = true;
+        // Drained loads under the engine only (a driver that takes delta
+        // decisions applies the rates given exactly); elsewhere recounted, so
+        // that a decision depends on the view alone, bit for bit.
+        if out.delta_ok {
+            self.cache.drain_on();
+        }
         self.cache.begin(v);
         self.order.clear();
         for (gi, g) in v.groups.iter().enumerate() {

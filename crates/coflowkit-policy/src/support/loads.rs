@@ -73,8 +73,11 @@ impl LoadCache {
         }
     }
 
-    /// Puts the cache in drained form (a no-op if it is): for a policy built
-    /// by `Default`.
+    /// Puts the cache in drained form (a no-op if it is). Policies do it under
+    /// a driver that takes delta decisions (the engine), which applies the
+    /// rates given exactly; under the runtime they recount, so that a decision
+    /// depends on the view alone, bit for bit (a master that compacts its
+    /// slots starts the policy afresh and must get the same decisions).
     pub fn drain_on(&mut self) {
         if self.drain.is_none() {
             self.drain = Some((0, Vec::new()));
