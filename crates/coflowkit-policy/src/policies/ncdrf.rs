@@ -60,6 +60,73 @@ struct Delta {
     /// flows.
     last_extra: Vec<f64>,
     path_listed: Vec<u32>,
+    /// One backfilling round: per link its active paths, per path its slot
+    /// in each of its links' lists (`NONE`: not tracked), the spare `u_l` and
+    /// `N_l` each link had at the last call, and this call's paths whose
+    /// extra is computed again (those on a link whose `u_l` or `N_l` moved,
+    /// and those whose flows changed), stamped by `call`.
+    link_paths: Vec<Vec<u32>>,
+    slots: Vec<Vec<u32>>,
+    last_u: Vec<f64>,
+    last_n: Vec<f64>,
+    dirty: Vec<u32>,
+    dirty_at: Vec<u32>,
+}
+
+const NONE: u32 = u32::MAX;
+
+impl Delta {
+    /// Tracks the active paths of `v` in the per-link lists (told the paths
+    /// whose flow count changed; all active paths at the first call).
+    fn track_paths(&mut self, v: &NonClairvoyantView) {
+        let (nl, np) = (v.fabric.num_links(), v.fabric.num_paths());
+        if self.link_paths.len() < nl {
+            self.link_paths.resize_with(nl, Vec::new);
+            self.last_u.resize(nl, f64::NAN);
+            self.last_n.resize(nl, f64::NAN);
+        }
+        if self.slots.len() < np {
+            self.slots.resize_with(np, Vec::new);
+            self.dirty_at.resize(np, 0);
+        }
+        let first = self.last_u.iter().all(|x| x.is_nan());
+        let paths = if first { v.active_paths } else { v.changed_paths };
+        for &p in paths {
+            let pi = p as usize;
+            let active = v.path_count[pi] > 0;
+            let tracked = self.slots[pi].first().is_some_and(|&s| s != NONE);
+            let links = v.fabric.path(p);
+            if active && !tracked {
+                self.slots[pi].clear();
+                for &l in links {
+                    let list = &mut self.link_paths[l as usize];
+                    self.slots[pi].push(list.len() as u32);
+                    list.push(p);
+                }
+            } else if !active && tracked {
+                for (j, &l) in links.iter().enumerate() {
+                    let at = self.slots[pi][j] as usize;
+                    let list = &mut self.link_paths[l as usize];
+                    list.swap_remove(at);
+                    if let Some(&q) = list.get(at) {
+                        let k = v.fabric.path(q).iter().position(|&x| x == l).unwrap();
+                        self.slots[q as usize][k] = at as u32;
+                    }
+                }
+                self.slots[pi].iter_mut().for_each(|s| *s = NONE);
+            }
+            if active {
+                self.mark(p);
+            }
+        }
+    }
+
+    fn mark(&mut self, p: u32) {
+        if self.dirty_at[p as usize] != self.call {
+            self.dirty_at[p as usize] = self.call;
+            self.dirty.push(p);
+        }
+    }
 }
 
 impl NcDrf {
@@ -123,6 +190,11 @@ impl NonClairvoyantPolicy for NcDrf {
         // Backfilling: every flow gets min over its links of u_l / N_l, all from
         // the same u; flows on the same path get the same, so work per path.
         self.path_extra.resize(fab.num_paths(), 0.0);
+        if out.delta_ok && self.backfill_rounds == 1 {
+            self.backfill_dirty(v);
+            self.answer_delta(v, out);
+            return;
+        }
         for &p in v.active_paths {
             self.path_extra[p as usize] = 0.0;
         }
@@ -167,6 +239,38 @@ impl NonClairvoyantPolicy for NcDrf {
 }
 
 impl NcDrf {
+    /// One backfilling round, under delta decisions: the extra
+    /// `min_{l ∈ p} u_l / N_l` computed again only for the paths on a link
+    /// whose `u_l` or `N_l` moved (bit for bit) and the paths whose flows
+    /// changed; every other path's is what the full round would give again.
+    fn backfill_dirty(&mut self, v: &NonClairvoyantView) {
+        let fab = v.fabric;
+        let caps = &fab.capacities;
+        let d = &mut self.delta;
+        d.call = d.call.wrapping_add(1).max(1);
+        d.dirty.clear();
+        d.track_paths(v);
+        for l in 0..fab.num_links() {
+            let (u, n) = (self.sum[l], self.flows_on[l]);
+            if u.to_bits() != d.last_u[l].to_bits() || n.to_bits() != d.last_n[l].to_bits() {
+                d.last_u[l] = u;
+                d.last_n[l] = n;
+                for j in 0..d.link_paths[l].len() {
+                    let p = d.link_paths[l][j];
+                    d.mark(p);
+                }
+            }
+        }
+        for &p in &d.dirty {
+            let mut w = f64::INFINITY;
+            for &l in fab.path(p) {
+                let li = l as usize;
+                w = w.min(avail(&self.sum, caps, li) / self.flows_on[li]);
+            }
+            self.path_extra[p as usize] = if w.is_finite() && w > 0.0 { w } else { 0.0 };
+        }
+    }
+
     /// The delta form of "every flow at 0" (no link carries a flow): each
     /// active flow listed at 0, and everything listed again at the next call.
     fn stop_all(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
@@ -174,6 +278,11 @@ impl NcDrf {
         d.paths.sync(v);
         d.last_speed.iter_mut().for_each(|x| *x = f64::NAN);
         d.last_extra.iter_mut().for_each(|x| *x = f64::NAN);
+        // The per-link path lists are built again from the active paths.
+        d.link_paths.iter_mut().for_each(Vec::clear);
+        d.slots.iter_mut().for_each(Vec::clear);
+        d.last_u.iter_mut().for_each(|x| *x = f64::NAN);
+        d.last_n.iter_mut().for_each(|x| *x = f64::NAN);
         out.by_flow = true;
         out.flow_rates.clear();
         out.flow_rates.extend(v.active.iter().map(|&f| (f, 0.0)));
@@ -185,7 +294,12 @@ impl NcDrf {
     fn answer_delta(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
         let d = &mut self.delta;
         d.paths.sync(v);
-        d.call = d.call.wrapping_add(1).max(1);
+        // `backfill_dirty` started this call (one round); else start it here
+        // and compare every active path's extra.
+        let every = self.backfill_rounds != 1;
+        if every {
+            d.call = d.call.wrapping_add(1).max(1);
+        }
         let (nc, np) = (v.coflow_started.len(), v.fabric.num_paths());
         if d.last_speed.len() < nc {
             d.last_speed.resize(nc, f64::NAN);
@@ -211,7 +325,8 @@ impl NcDrf {
                 }
             }
         }
-        for &p in v.active_paths {
+        let paths = if every { v.active_paths } else { &d.dirty[..] };
+        for &p in paths {
             let (pi, e) = (p as usize, extra[p as usize]);
             if d.last_extra[pi].to_bits() != e.to_bits() {
                 d.last_extra[pi] = e;
