@@ -162,7 +162,8 @@ PREFACE = [
     "13 policies under 150 s, again alone, in bench-fb-3.md (2026-11-28) and,",
     "on a freshly booted machine, bench-fb-4.md (2026-12-06); sincronia, ncdrf,",
     "varys and psp after exactness-drain, bench-fb-5.md (2026-12-06, the last",
-    "run of the old build's psp on the other core for its first 4 minutes).",
+    "run of the old build's psp on the other core for its first 4 minutes);",
+    "ncdrf after its incremental backfilling round, bench-fb-6.md.",
     "",
 ]
 
