@@ -10,6 +10,8 @@
 //!   weight `w_i` = number of flows. All unfrozen entities rise at the same per-flow
 //!   rate `x`; link `l` saturates when `Σ_{frozen i ∋ l} w_i r_i + x Σ_{unfrozen i ∋ l} w_i = c_l`;
 //!   entities crossing the first saturated link freeze at `x`. Repeat until all freeze.
+//! * [`LevelMaxMin`]: the same max-min kept as a level per bottleneck link and
+//!   solved by progressive filling over links (groups of paths), not paths.
 //! * [`TailMaxMin`]: [`MaxMin`] for one group kept across calls, solved again only
 //!   from the lowest level a change can reach.
 //! * [`MaxMin::priority`]: ordered groups; group 1 gets max-min rates on the residual
@@ -25,6 +27,7 @@
 
 mod filling;
 mod incgreedy;
+mod levels;
 mod maxmin;
 mod rate_order;
 mod reach;
@@ -32,6 +35,7 @@ mod tail;
 
 pub use filling::Filling;
 pub use incgreedy::IncGreedy;
+pub use levels::LevelMaxMin;
 pub use maxmin::MaxMin;
 pub use reach::Reach;
 pub use tail::TailMaxMin;

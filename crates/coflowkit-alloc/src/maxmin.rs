@@ -62,14 +62,14 @@ const HEAP_ABOVE_LINKS: usize = 512;
 /// A heap entry: a share (bytes/s per unit of weight), a touched position and a
 /// version, packed so that integer order is `(share by f64::total_cmp, position,
 /// version)` (the share's bits made monotone as `total_cmp` does).
-fn entry(share: f64, k: u32, ver: u32) -> u128 {
+pub(crate) fn entry(share: f64, k: u32, ver: u32) -> u128 {
     let b = share.to_bits();
     let key = if b >> 63 == 1 { !b } else { b | 1 << 63 };
     (key as u128) << 64 | (k as u128) << 32 | ver as u128
 }
 
 /// The share, position and version of [`entry`]'s value.
-fn unpack(e: u128) -> (f64, u32, u32) {
+pub(crate) fn unpack(e: u128) -> (f64, u32, u32) {
     let key = (e >> 64) as u64;
     let b = if key >> 63 == 1 {
         key & !(1 << 63)

@@ -1,0 +1,428 @@
+//! [`LevelMaxMin`]: max-min fairness over paths, solved at the level of links.
+//!
+//! In a max-min solution every path's rate is the level at which the first of
+//! its links saturates in progressive filling (its *bottleneck*), so the
+//! solution is a level per bottleneck link and, per path, which link that is.
+//! This solver keeps exactly that across calls:
+//!
+//! * per path its flow count and its *group* (the link it is assigned to);
+//! * per group `b` and per link `l` the flows of `b`'s paths that cross `l`,
+//!   `W(b, l)` (a sparse matrix kept by row and by column), and per link the
+//!   flows crossing it, `N_l = Σ_b W(b, l)`.
+//!
+//! A solve is progressive filling over links, not paths. Link `l`'s share is
+//! `(c_l − frozen load on l) / (unfrozen flows on l)`; the link with the smallest
+//! share saturates at level `λ`; its own group freezes at `λ` by its row
+//! (`O(links the group crosses)`, whatever its number of paths), and the paths
+//! of any other unfrozen group that cross it move into its group and freeze
+//! there one by one (a *switch*: the only per-path work). So a solve costs the
+//! matrix's entries plus the switches, and the paths that change rate are the
+//! members of the groups whose level moved, named once per group.
+//!
+//! The assignment never has to be right beforehand: a path's group is one of its
+//! own links, and whichever of its links saturates first freezes it (in its
+//! group, or by a switch). A new path starts in its link of lowest level from
+//! the last solve, which is almost always where it ends.
+//!
+//! The rates are those of [`crate::MaxMin`] on the same counts up to the order
+//! of float sums (the frozen load of a link adds `W(b, l)·λ_b` per group, not
+//! per path); ties between links (equal shares) may assign a path to either,
+//! at the same rate.
+
+use crate::avail;
+use crate::maxmin::{entry, unpack};
+use coflowkit_model::{Fabric, LinkId, PathId};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// No group (the path has no flows).
+const NONE: u32 = u32::MAX;
+
+/// A multiplicative hash for the `(group, link)` keys of the matrix.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type KeyMap = HashMap<u64, u32, BuildHasherDefault<KeyHasher>>;
+
+/// One non-zero `W(b, l)`, with its positions in `row[b]` and `col[l]`.
+#[derive(Clone, Copy)]
+struct Entry {
+    group: u32,
+    link: u32,
+    w: u32,
+    rpos: u32,
+    cpos: u32,
+}
+
+/// Max-min over paths kept as bottleneck groups (see the module docs).
+#[derive(Default)]
+pub struct LevelMaxMin {
+    // Per path.
+    count: Vec<u32>,
+    group: Vec<u32>,
+    gpos: Vec<u32>,
+    // Per group (a link id).
+    members: Vec<Vec<PathId>>,
+    row: Vec<Vec<u32>>,
+    level: Vec<f64>,
+    // Per link.
+    col: Vec<Vec<u32>>,
+    ncross: Vec<u32>,
+    /// The links with flows (each one's position in `on_pos`).
+    on: Vec<u32>,
+    on_pos: Vec<u32>,
+    // The matrix.
+    ents: Vec<Entry>,
+    free: Vec<u32>,
+    at: KeyMap,
+    // Scratch of a solve.
+    fl: Vec<f64>,
+    uw: Vec<f64>,
+    ver: Vec<u32>,
+    frozen: Vec<u32>,
+    stamp: u32,
+    heap: BinaryHeap<Reverse<u128>>,
+    switching: Vec<u32>,
+    moving: Vec<PathId>,
+    /// The groups whose level moved in the last solve, and the paths that
+    /// changed group in it.
+    pub changed_groups: Vec<u32>,
+    pub switched: Vec<PathId>,
+}
+
+impl LevelMaxMin {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn grow(&mut self, fabric: &Fabric) {
+        let np = fabric.num_paths();
+        if self.count.len() < np {
+            self.count.resize(np, 0);
+            self.group.resize(np, NONE);
+            self.gpos.resize(np, 0);
+        }
+        let nl = fabric.num_links();
+        if self.col.len() < nl {
+            self.members.resize_with(nl, Vec::new);
+            self.row.resize_with(nl, Vec::new);
+            self.level.resize(nl, f64::INFINITY);
+            self.col.resize_with(nl, Vec::new);
+            self.ncross.resize(nl, 0);
+            self.on_pos.resize(nl, u32::MAX);
+            self.fl.resize(nl, 0.0);
+            self.uw.resize(nl, 0.0);
+            self.ver.resize(nl, 0);
+            self.frozen.resize(nl, 0);
+        }
+    }
+
+    /// Path `p`'s flow count.
+    pub fn count(&self, p: PathId) -> u32 {
+        self.count.get(p as usize).copied().unwrap_or(0)
+    }
+
+    /// Path `p`'s per-flow rate in the last solve (0 without flows).
+    pub fn rate_of(&self, p: PathId) -> f64 {
+        match self.group.get(p as usize) {
+            Some(&g) if g != NONE => self.level[g as usize],
+            _ => 0.0,
+        }
+    }
+
+    /// Path `p`'s group (the link that froze it in the last solve), if it has
+    /// flows.
+    pub fn group_of(&self, p: PathId) -> Option<LinkId> {
+        self.group.get(p as usize).copied().filter(|&g| g != NONE)
+    }
+
+    /// The level of group (link) `g` in the last solve.
+    pub fn level_of(&self, g: LinkId) -> f64 {
+        self.level[g as usize]
+    }
+
+    /// The paths of group `g`.
+    pub fn members(&self, g: LinkId) -> &[PathId] {
+        &self.members[g as usize]
+    }
+
+    /// Adds `dw` (may be negative) to `W(g, l)`, creating or dropping the entry.
+    fn add_w(&mut self, g: u32, l: u32, dw: i64) {
+        let key = (g as u64) << 32 | l as u64;
+        match self.at.get(&key).copied() {
+            Some(e) => {
+                let w = self.ents[e as usize].w as i64 + dw;
+                debug_assert!(w >= 0);
+                if w > 0 {
+                    self.ents[e as usize].w = w as u32;
+                    return;
+                }
+                self.at.remove(&key);
+                let Entry { rpos, cpos, .. } = self.ents[e as usize];
+                let row = &mut self.row[g as usize];
+                row.swap_remove(rpos as usize);
+                if let Some(&o) = row.get(rpos as usize) {
+                    self.ents[o as usize].rpos = rpos;
+                }
+                let col = &mut self.col[l as usize];
+                col.swap_remove(cpos as usize);
+                if let Some(&o) = col.get(cpos as usize) {
+                    self.ents[o as usize].cpos = cpos;
+                }
+                self.free.push(e);
+            }
+            None => {
+                debug_assert!(dw > 0);
+                let ent = Entry {
+                    group: g,
+                    link: l,
+                    w: dw as u32,
+                    rpos: self.row[g as usize].len() as u32,
+                    cpos: self.col[l as usize].len() as u32,
+                };
+                let e = match self.free.pop() {
+                    Some(e) => {
+                        self.ents[e as usize] = ent;
+                        e
+                    }
+                    None => {
+                        self.ents.push(ent);
+                        (self.ents.len() - 1) as u32
+                    }
+                };
+                self.row[g as usize].push(e);
+                self.col[l as usize].push(e);
+                self.at.insert(key, e);
+            }
+        }
+    }
+
+    fn join(&mut self, g: u32, p: PathId) {
+        self.group[p as usize] = g;
+        self.gpos[p as usize] = self.members[g as usize].len() as u32;
+        self.members[g as usize].push(p);
+    }
+
+    fn leave(&mut self, p: PathId) {
+        let g = self.group[p as usize];
+        let at = self.gpos[p as usize];
+        let m = &mut self.members[g as usize];
+        m.swap_remove(at as usize);
+        if let Some(&o) = m.get(at as usize) {
+            self.gpos[o as usize] = at;
+        }
+        self.group[p as usize] = NONE;
+    }
+
+    /// Sets path `p`'s flow count to `n`.
+    pub fn set_count(&mut self, fabric: &Fabric, p: PathId, n: u32) {
+        self.grow(fabric);
+        let pi = p as usize;
+        let old = self.count[pi];
+        if old == n {
+            return;
+        }
+        self.count[pi] = n;
+        let links = fabric.path(p);
+        if old == 0 {
+            // Its link of lowest level in the last solve (the first on ties).
+            let lev = &self.level;
+            let g = links
+                .iter()
+                .copied()
+                .reduce(|a, b| {
+                    if lev[b as usize] < lev[a as usize] {
+                        b
+                    } else {
+                        a
+                    }
+                })
+                .expect("a path crosses at least one link");
+            self.join(g, p);
+        }
+        let g = self.group[pi];
+        let dw = n as i64 - old as i64;
+        for &l in links {
+            self.add_w(g, l, dw);
+            let c = &mut self.ncross[l as usize];
+            let was = *c;
+            *c = (*c as i64 + dw) as u32;
+            if was == 0 {
+                self.on_pos[l as usize] = self.on.len() as u32;
+                self.on.push(l);
+            } else if *c == 0 {
+                let at = self.on_pos[l as usize] as usize;
+                self.on.swap_remove(at);
+                if let Some(&o) = self.on.get(at) {
+                    self.on_pos[o as usize] = at as u32;
+                }
+                self.on_pos[l as usize] = u32::MAX;
+            }
+        }
+        if n == 0 {
+            self.leave(p);
+        }
+    }
+
+    /// Moves path `p` (with flows) from its group to group `g`.
+    fn switch(&mut self, fabric: &Fabric, p: PathId, g: u32) {
+        let old = self.group[p as usize];
+        let n = self.count[p as usize] as i64;
+        for &l in fabric.path(p) {
+            self.add_w(old, l, -n);
+            self.add_w(g, l, n);
+        }
+        self.leave(p);
+        self.join(g, p);
+    }
+
+    /// Takes `w` flows at `level` off link `l`'s unfrozen weight.
+    fn freeze_on(&mut self, l: u32, w: f64, level: f64) {
+        let li = l as usize;
+        self.fl[li] += w * level;
+        self.uw[li] -= w;
+        self.ver[li] = self.ver[li].wrapping_add(1);
+    }
+
+    /// Max-min on `residual` (not changed): every group with paths gets its
+    /// level. Lists the groups whose level moved (bit for bit) in
+    /// `changed_groups` and the paths that changed group in `switched`.
+    pub fn solve(&mut self, fabric: &Fabric, residual: &[f64]) {
+        self.grow(fabric);
+        self.changed_groups.clear();
+        self.switched.clear();
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.frozen.iter_mut().for_each(|s| *s = 0);
+            self.stamp = 1;
+        }
+        let st = self.stamp;
+        let mut entries = std::mem::take(&mut self.heap).into_vec();
+        entries.clear();
+        let mut unfrozen: u64 = 0;
+        for &l in &self.on {
+            let li = l as usize;
+            self.fl[li] = 0.0;
+            self.uw[li] = self.ncross[li] as f64;
+            self.ver[li] = 0;
+            let c = avail(residual, &fabric.capacities, li);
+            entries.push(Reverse(entry(c / self.uw[li], l, 0)));
+        }
+        for &l in &self.on {
+            for &p in &self.members[l as usize] {
+                unfrozen += self.count[p as usize] as u64;
+            }
+        }
+        self.heap = BinaryHeap::from(entries);
+        let mut level: f64 = 0.0;
+        while unfrozen > 0 {
+            let Some(Reverse(e)) = self.heap.pop() else {
+                break;
+            };
+            let (share, l, v) = unpack(e);
+            let li = l as usize;
+            if self.uw[li] <= 0.5 {
+                continue;
+            }
+            if v != self.ver[li] {
+                let c = avail(residual, &fabric.capacities, li);
+                let s = (c - self.fl[li]).max(0.0) / self.uw[li];
+                self.heap.push(Reverse(entry(s, l, self.ver[li])));
+                continue;
+            }
+            level = level.max(share);
+            // Its own group freezes by its row.
+            if !self.members[li].is_empty() && self.frozen[li] != st {
+                self.frozen[li] = st;
+                if self.level[li].to_bits() != level.to_bits() {
+                    self.changed_groups.push(l);
+                }
+                self.level[li] = level;
+                for k in 0..self.row[li].len() {
+                    let Entry { link, w, .. } = self.ents[self.row[li][k] as usize];
+                    self.freeze_on(link, w as f64, level);
+                    if link == l {
+                        unfrozen -= w as u64;
+                    }
+                }
+            }
+            if self.uw[li] <= 0.5 {
+                continue;
+            }
+            // Paths of other unfrozen groups cross it: they move into its
+            // group and freeze at this level.
+            self.switching.clear();
+            for &e in &self.col[li] {
+                let Entry { group, .. } = self.ents[e as usize];
+                if group != l && self.frozen[group as usize] != st {
+                    self.switching.push(group);
+                }
+            }
+            if self.frozen[li] != st {
+                // The link bounded no path of its own: it gets a level now.
+                self.frozen[li] = st;
+                if self.level[li].to_bits() != level.to_bits() {
+                    self.changed_groups.push(l);
+                }
+                self.level[li] = level;
+            }
+            for j in 0..self.switching.len() {
+                let b = self.switching[j];
+                self.moving.clear();
+                for &p in &self.members[b as usize] {
+                    if fabric.path(p).contains(&l) {
+                        self.moving.push(p);
+                    }
+                }
+                for k in 0..self.moving.len() {
+                    let p = self.moving[k];
+                    let n = self.count[p as usize];
+                    self.switch(fabric, p, l);
+                    self.switched.push(p);
+                    for &m in fabric.path(p) {
+                        self.freeze_on(m, n as f64, level);
+                    }
+                    unfrozen -= n as u64;
+                }
+            }
+        }
+        // Groups left with no paths keep no level.
+        let (members, level) = (&self.members, &mut self.level);
+        for &g in &self.changed_groups {
+            if members[g as usize].is_empty() {
+                level[g as usize] = f64::INFINITY;
+            }
+        }
+        self.changed_groups
+            .retain(|&g| !members[g as usize].is_empty());
+    }
+
+    /// The paths whose rate may have moved in the last solve: the members of
+    /// the groups whose level moved, and the paths that switched.
+    pub fn moved_paths(&self, out: &mut Vec<PathId>) {
+        out.clear();
+        for &g in &self.changed_groups {
+            out.extend_from_slice(&self.members[g as usize]);
+        }
+        out.extend_from_slice(&self.switched);
+    }
+}
+
+#[cfg(test)]
+#[path = "levels_tests.rs"]
+mod tests;
