@@ -23,13 +23,22 @@
 //! `fattree:k=8`), the search and checks cost about 5% more than they save
 //! (docs/results/bench/fair-local.md). A local solve whose work passes twice
 //! the active paths (`LOCAL_BUDGET`) stops and solves the whole tail.
+//!
+//! `solver=levels` keeps the solution as bottleneck groups instead
+//! ([`coflowkit_alloc::LevelMaxMin`]: a level per link that froze paths, solved
+//! by progressive filling over links) and lists the paths of the groups whose
+//! level moved. Its sums follow the history of the groups, so it runs only
+//! under a driver that takes delta decisions (the engine); any other driver
+//! gets the default form.
 
 use crate::decision::Decision;
 use crate::policy::{Info, NonClairvoyantPolicy};
 use crate::spec::{non_clairvoyant, PolicySpec};
 use crate::view::NonClairvoyantView;
-use coflowkit_alloc::{MaxMin, Reach};
-use coflowkit_model::PathId;
+use crate::params::{ParamSpec, Params};
+use crate::policy::AnyPolicy;
+use coflowkit_alloc::{LevelMaxMin, MaxMin, Reach};
+use coflowkit_model::{ModelError, PathId};
 
 #[derive(Default)]
 pub struct Fair {
@@ -43,6 +52,9 @@ pub struct Fair {
     /// Calls answered by a local solve and by the whole tail (for profiles).
     pub local_solves: u64,
     pub tail_solves: u64,
+    /// `solver=levels`: the bottleneck groups (under delta decisions only).
+    levels: Option<Box<LevelMaxMin>>,
+    moved: Vec<PathId>,
 }
 
 /// A local solve stops, and the whole tail is solved, once its work (paths
@@ -56,6 +68,35 @@ pub struct Fair {
 const LOCAL_BUDGET: u64 = 2;
 
 impl Fair {
+    /// `fair` with the solver `solver=levels` when `levels`.
+    pub fn new(levels: bool) -> Self {
+        Fair {
+            levels: levels.then(Box::default),
+            ..Fair::default()
+        }
+    }
+
+    /// The level form: each changed path's count set, one solve over links,
+    /// and the rates of the paths of every group whose level moved, of the
+    /// paths that changed group and of the changed paths.
+    fn decide_levels(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+        let Some(lm) = self.levels.as_deref_mut() else {
+            return;
+        };
+        if v.changed_paths.is_empty() {
+            return;
+        }
+        for &p in v.changed_paths {
+            lm.set_count(v.fabric, p, v.path_count[p as usize]);
+        }
+        lm.solve(v.fabric, &v.fabric.capacities);
+        lm.moved_paths(&mut self.moved);
+        self.moved.extend_from_slice(v.changed_paths);
+        for &p in &self.moved {
+            out.path_rates.push((p, lm.rate_of(p)));
+        }
+    }
+
     fn grow(&mut self, v: &NonClairvoyantView) {
         let (np, nl) = (v.fabric.num_paths(), v.fabric.num_links());
         if self.count.len() < np {
@@ -110,6 +151,9 @@ impl NonClairvoyantPolicy for Fair {
     /// its rate (`check`). Otherwise, or when the local solve cannot stand on
     /// its own, the whole tail is solved.
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+        if self.levels.is_some() && out.delta_ok {
+            return self.decide_levels(v, out);
+        }
         self.grow(v);
         let Some(floor) = self.restart_level(v) else {
             return;
@@ -143,6 +187,17 @@ impl NonClairvoyantPolicy for Fair {
     }
 }
 
+pub const PARAMS: &[ParamSpec] = &[ParamSpec {
+    name: "solver",
+    default: "reach",
+    help: "how max-min is kept between events (same rates up to float sums): reach (per path, re-solved where a change reaches) or levels (per bottleneck link, under the engine only)",
+}];
+
+fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
+    let levels = p.choice("solver", &["reach", "levels"])? == "levels";
+    non_clairvoyant(Fair::new(levels))
+}
+
 pub const SPEC: PolicySpec = PolicySpec {
     name: "fair",
     info: Info::NonClairvoyant,
@@ -150,9 +205,9 @@ pub const SPEC: PolicySpec = PolicySpec {
     summary: "per-flow max-min fairness (TCP-like)",
     rule: "max-min fair rates over all active flows, coflows ignored (TCP-like)",
     paper: "per-flow fairness baseline of the coflow papers, e.g. Chowdhury, Zhong, Stoica, SIGCOMM'14 (Varys)",
-    params: &[],
+    params: PARAMS,
     needs: &[],
-    build: |_| non_clairvoyant(Fair::default()),
+    build,
     example_ccts: [0.10175, 0.03125, 0.0625],
 };
 
