@@ -59,11 +59,11 @@ impl Hasher for KeyHasher {
 
 type KeyMap = HashMap<u64, u32, BuildHasherDefault<KeyHasher>>;
 
-/// One non-zero `W(b, l)`, with its positions in `row[b]` and `col[l]`.
+/// One non-zero `W(b, l)`: its group, weight and positions in `row[b]` and
+/// `col[l]`.
 #[derive(Clone, Copy)]
 struct Entry {
     group: u32,
-    link: u32,
     w: u32,
     rpos: u32,
     cpos: u32,
@@ -78,11 +78,16 @@ pub struct LevelMaxMin {
     gpos: Vec<u32>,
     // Per group (a link id).
     members: Vec<Vec<PathId>>,
-    row: Vec<Vec<u32>>,
+    /// Per group its entries `(link, W(b, l))`, inline for the freeze's
+    /// sequential read (each entry's index in `ents` is in `row_ent`).
+    row: Vec<Vec<(u32, u32)>>,
+    row_ent: Vec<Vec<u32>>,
     level: Vec<f64>,
     // Per link.
     col: Vec<Vec<u32>>,
     ncross: Vec<u32>,
+    /// Flows over every path.
+    total: u64,
     /// The links with flows (each one's position in `on_pos`).
     on: Vec<u32>,
     on_pos: Vec<u32>,
@@ -103,6 +108,7 @@ pub struct LevelMaxMin {
     /// changed group in it.
     pub changed_groups: Vec<u32>,
     pub switched: Vec<PathId>,
+    pub stale_pops: u64,
 }
 
 impl LevelMaxMin {
@@ -121,6 +127,7 @@ impl LevelMaxMin {
         if self.col.len() < nl {
             self.members.resize_with(nl, Vec::new);
             self.row.resize_with(nl, Vec::new);
+            self.row_ent.resize_with(nl, Vec::new);
             self.level.resize(nl, f64::INFINITY);
             self.col.resize_with(nl, Vec::new);
             self.ncross.resize(nl, 0);
@@ -130,6 +137,12 @@ impl LevelMaxMin {
             self.ver.resize(nl, 0);
             self.frozen.resize(nl, 0);
         }
+    }
+
+    /// The non-zero entries of the group × link matrix, and the links with
+    /// flows (for profiles).
+    pub fn size(&self) -> (usize, usize) {
+        (self.ents.len() - self.free.len(), self.on.len())
     }
 
     /// Path `p`'s flow count.
@@ -168,16 +181,19 @@ impl LevelMaxMin {
             Some(e) => {
                 let w = self.ents[e as usize].w as i64 + dw;
                 debug_assert!(w >= 0);
+                let rpos = self.ents[e as usize].rpos as usize;
                 if w > 0 {
                     self.ents[e as usize].w = w as u32;
+                    self.row[g as usize][rpos].1 = w as u32;
                     return;
                 }
                 self.at.remove(&key);
-                let Entry { rpos, cpos, .. } = self.ents[e as usize];
-                let row = &mut self.row[g as usize];
-                row.swap_remove(rpos as usize);
-                if let Some(&o) = row.get(rpos as usize) {
-                    self.ents[o as usize].rpos = rpos;
+                let cpos = self.ents[e as usize].cpos;
+                self.row[g as usize].swap_remove(rpos);
+                let re = &mut self.row_ent[g as usize];
+                re.swap_remove(rpos);
+                if let Some(&o) = re.get(rpos) {
+                    self.ents[o as usize].rpos = rpos as u32;
                 }
                 let col = &mut self.col[l as usize];
                 col.swap_remove(cpos as usize);
@@ -190,7 +206,6 @@ impl LevelMaxMin {
                 debug_assert!(dw > 0);
                 let ent = Entry {
                     group: g,
-                    link: l,
                     w: dw as u32,
                     rpos: self.row[g as usize].len() as u32,
                     cpos: self.col[l as usize].len() as u32,
@@ -205,7 +220,8 @@ impl LevelMaxMin {
                         (self.ents.len() - 1) as u32
                     }
                 };
-                self.row[g as usize].push(e);
+                self.row[g as usize].push((l, dw as u32));
+                self.row_ent[g as usize].push(e);
                 self.col[l as usize].push(e);
                 self.at.insert(key, e);
             }
@@ -257,6 +273,7 @@ impl LevelMaxMin {
         }
         let g = self.group[pi];
         let dw = n as i64 - old as i64;
+        self.total = (self.total as i64 + dw) as u64;
         for &l in links {
             self.add_w(g, l, dw);
             let c = &mut self.ncross[l as usize];
@@ -314,7 +331,7 @@ impl LevelMaxMin {
         let st = self.stamp;
         let mut entries = std::mem::take(&mut self.heap).into_vec();
         entries.clear();
-        let mut unfrozen: u64 = 0;
+        let mut unfrozen: u64 = self.total;
         for &l in &self.on {
             let li = l as usize;
             self.fl[li] = 0.0;
@@ -322,11 +339,6 @@ impl LevelMaxMin {
             self.ver[li] = 0;
             let c = avail(residual, &fabric.capacities, li);
             entries.push(Reverse(entry(c / self.uw[li], l, 0)));
-        }
-        for &l in &self.on {
-            for &p in &self.members[l as usize] {
-                unfrozen += self.count[p as usize] as u64;
-            }
         }
         self.heap = BinaryHeap::from(entries);
         let mut level: f64 = 0.0;
@@ -340,6 +352,7 @@ impl LevelMaxMin {
                 continue;
             }
             if v != self.ver[li] {
+                self.stale_pops += 1;
                 let c = avail(residual, &fabric.capacities, li);
                 let s = (c - self.fl[li]).max(0.0) / self.uw[li];
                 self.heap.push(Reverse(entry(s, l, self.ver[li])));
@@ -353,9 +366,12 @@ impl LevelMaxMin {
                     self.changed_groups.push(l);
                 }
                 self.level[li] = level;
-                for k in 0..self.row[li].len() {
-                    let Entry { link, w, .. } = self.ents[self.row[li][k] as usize];
-                    self.freeze_on(link, w as f64, level);
+                let row = &self.row[li];
+                for &(link, w) in row {
+                    let mi = link as usize;
+                    self.fl[mi] += w as f64 * level;
+                    self.uw[mi] -= w as f64;
+                    self.ver[mi] = self.ver[mi].wrapping_add(1);
                     if link == l {
                         unfrozen -= w as u64;
                     }

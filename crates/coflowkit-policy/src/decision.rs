@@ -50,6 +50,16 @@ pub struct Decision {
     /// listed; a path not listed keeps the rate it had (a new path starts at 0).
     /// `rates` is then ignored and left at zero.
     pub path_rates: Vec<(coflowkit_model::PathId, f64)>,
+    /// Set by a driver that serves paths by bottleneck groups (kept by
+    /// [`Decision::reset`]): the engine in path mode.
+    pub groups_ok: bool,
+    /// Group decision (path mode, only when `groups_ok`): `(p, g)` puts path
+    /// `p` into group `g` (a link id), whose flows then go at the group's rate;
+    /// `(g, r)` gives group `g` per-flow rate `r`. A path not listed stays where
+    /// it was; a path given a rate in `path_rates` leaves its group. Applied
+    /// after `path_rates`, path moves before group rates.
+    pub path_groups: Vec<(coflowkit_model::PathId, u32)>,
+    pub group_rates: Vec<(u32, f64)>,
     /// Delta decision by flow (only when `delta_ok`): every flow in `flow_rates`
     /// (global index, each at most once) takes the rate given there; every other
     /// active flow keeps its own. `rates` and `touched` are then ignored and left
@@ -75,6 +85,8 @@ impl Decision {
         self.delta = false;
         self.touched.clear();
         self.path_rates.clear();
+        self.path_groups.clear();
+        self.group_rates.clear();
         self.by_flow = false;
         self.flow_rates.clear();
     }

@@ -33,7 +33,11 @@ impl ActiveCoflow {
 /// flow in *path mode* (`rate[f]` is NaN: it is served as part of its path's
 /// group, every flow of which has the same rate) has sent
 /// `path_base[p] + path_rate[p]·(now − path_since[p]) − base[f]`, with `p` its
-/// path. A finished flow has `base[f]` = its size and rate 0. Coflows in flow mode
+/// path. A path may instead be served by a *bottleneck group* (`path_group[p]`,
+/// a link id, not [`NO_GROUP`]): its service is then
+/// `path_off[p] + group_base[g] + group_rate[g]·(now − group_since[g])`, one
+/// counter per group whatever its paths. A finished flow has `base[f]` = its
+/// size and rate 0. Coflows in flow mode
 /// keep the same triple (`coflow_base`, `coflow_rate`, `coflow_since`); in path
 /// mode a coflow's bytes are the sum of its flows'.
 #[derive(Clone, Copy)]
@@ -44,11 +48,40 @@ pub struct Progress<'a> {
     pub path_base: &'a [f64],
     pub path_rate: &'a [f64],
     pub path_since: &'a [f64],
+    pub path_group: &'a [u32],
+    pub path_off: &'a [f64],
+    pub group_base: &'a [f64],
+    pub group_rate: &'a [f64],
+    pub group_since: &'a [f64],
     pub coflow_base: &'a [f64],
     pub coflow_rate: &'a [f64],
     pub coflow_since: &'a [f64],
     /// True when the driver serves flows by path groups (see above).
     pub path_mode: bool,
+}
+
+/// A path served on its own counter, in no bottleneck group.
+pub const NO_GROUP: u32 = u32::MAX;
+
+/// Path `q`'s service (bytes per flow since its counter started) at `now`:
+/// its group's counter plus its offset, or its own counter.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn service(
+    path_group: &[u32],
+    path_off: &[f64],
+    group: [&[f64]; 3],
+    own: [&[f64]; 3],
+    q: usize,
+    now: f64,
+) -> f64 {
+    match path_group.get(q) {
+        Some(&g) if g != NO_GROUP => {
+            let g = g as usize;
+            path_off[q] + group[0][g] + group[1][g] * (now - group[2][g])
+        }
+        _ => own[0][q] + own[1][q] * (now - own[2][q]),
+    }
 }
 
 /// What every policy may see. Per-flow slices are indexed by global flow index,
@@ -132,7 +165,9 @@ impl Common<'_> {
         let r = p.rate[f];
         if r.is_nan() {
             let q = self.flow_path[f] as usize;
-            p.path_base[q] + p.path_rate[q] * (self.now_s - p.path_since[q]) - p.base[f]
+            let group = [p.group_base, p.group_rate, p.group_since];
+            let own = [p.path_base, p.path_rate, p.path_since];
+            service(p.path_group, p.path_off, group, own, q, self.now_s) - p.base[f]
         } else {
             p.base[f] + r * (self.now_s - p.since[f])
         }
@@ -243,6 +278,11 @@ pub struct ViewData {
     pub path_base: Vec<f64>,
     pub path_rate: Vec<f64>,
     pub path_since: Vec<f64>,
+    pub path_group: Vec<u32>,
+    pub path_off: Vec<f64>,
+    pub group_base: Vec<f64>,
+    pub group_rate: Vec<f64>,
+    pub group_since: Vec<f64>,
     pub coflow_base: Vec<f64>,
     pub coflow_rate: Vec<f64>,
     pub coflow_since: Vec<f64>,
@@ -268,6 +308,14 @@ impl Input {
 }
 
 impl ViewData {
+    /// Path `q`'s service at `now` (see [`Progress`]).
+    #[inline]
+    pub fn path_service(&self, q: usize, now: f64) -> f64 {
+        let group = [&self.group_base[..], &self.group_rate, &self.group_since];
+        let own = [&self.path_base[..], &self.path_rate, &self.path_since];
+        service(&self.path_group, &self.path_off, group, own, q, now)
+    }
+
     fn progress(&self) -> Progress<'_> {
         Progress {
             base: &self.base,
@@ -276,6 +324,11 @@ impl ViewData {
             path_base: &self.path_base,
             path_rate: &self.path_rate,
             path_since: &self.path_since,
+            path_group: &self.path_group,
+            path_off: &self.path_off,
+            group_base: &self.group_base,
+            group_rate: &self.group_rate,
+            group_since: &self.group_since,
             coflow_base: &self.coflow_base,
             coflow_rate: &self.coflow_rate,
             coflow_since: &self.coflow_since,
@@ -337,8 +390,7 @@ impl ViewData {
     pub fn sent_at(&self, f: usize, now: f64) -> f64 {
         let r = self.rate[f];
         if r.is_nan() {
-            let q = self.flow_path[f] as usize;
-            self.path_base[q] + self.path_rate[q] * (now - self.path_since[q]) - self.base[f]
+            self.path_service(self.flow_path[f] as usize, now) - self.base[f]
         } else {
             self.base[f] + r * (now - self.since[f])
         }

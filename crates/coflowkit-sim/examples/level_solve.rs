@@ -124,6 +124,8 @@ fn main() {
     let t = Instant::now();
     lm.solve(f, &f.capacities);
     let t_warm = t.elapsed().as_secs_f64();
+    let (nnz, on) = lm.size();
+    println!("groups x links matrix: {nnz} entries over {on} links with flows");
     println!(
         "fresh solve of every path: MaxMin {:.2} ms; LevelMaxMin {:.2} ms cold ({} paths placed by a switch), {:.2} ms again with nothing changed ({} groups moved)",
         t_full * 1e3,
@@ -179,6 +181,7 @@ fn main() {
     let mut worst_level: f64 = 0.0;
     let mut t_level = 0.0;
     let mut moved = Vec::new();
+    lm.stale_pops = 0;
     for (s, d) in churn.iter().enumerate() {
         let t = Instant::now();
         for &(p, x) in d {
@@ -212,5 +215,6 @@ fn main() {
         avg(named_level),
         worst_level
     );
+    println!("  stale heap pops per step {:.0}", avg(lm.stale_pops as usize));
     println!("  ratio (TailMaxMin / LevelMaxMin time): {:.2}", t_tail / t_level);
 }

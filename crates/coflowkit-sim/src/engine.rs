@@ -142,6 +142,7 @@ pub fn simulate(
         opts.check_invariants || cfg!(debug_assertions),
     );
     e.decision.delta_ok = opts.delta_decisions;
+    e.decision.groups_ok = path_mode && opts.delta_decisions;
     e.interval_s = interval;
     e.paths_by_flow = policy.path_mode() && !path_mode;
     let mut r = e.run(policy, opts, progress)?;
@@ -545,7 +546,16 @@ impl<'w> Engine<'w> {
         for &(p, r) in &self.decision.path_rates {
             self.rates.set_path_rate(&mut self.d, p, r, now);
         }
-        self.result.rate_changes += self.decision.path_rates.len() as u64;
+        let ng = self.w.fabric.num_links();
+        for &(p, g) in &self.decision.path_groups {
+            self.rates.set_path_group(&mut self.d, p, g, now, ng);
+        }
+        for &(g, r) in &self.decision.group_rates {
+            self.rates.set_group_rate(&mut self.d, g, r, now, ng);
+        }
+        self.result.rate_changes += (self.decision.path_rates.len()
+            + self.decision.path_groups.len()
+            + self.decision.group_rates.len()) as u64;
     }
 
     /// A decision by path under per-flow rates: every active flow takes the last

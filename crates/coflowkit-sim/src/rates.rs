@@ -24,9 +24,18 @@
 //! when the service reaches the smallest `F`, its `due` entry the earlier of that
 //! less `TIME_EPS` and when it reaches the smallest `D`. A rate change then costs
 //! time in the changed paths only.
+//!
+//! A path may also be served by a *bottleneck group* (a link id: every path a
+//! max-min solution froze at that link has the link's level as its rate). The
+//! group keeps the counter `(group_base, group_rate, group_since)` and a path
+//! its offset `path_off`, its service being `path_off + G(t)`; per group two
+//! heaps hold its paths' smallest `F` and `D` in counter units (`F − off`),
+//! versioned per path, and the group (not each path) has one `exact` and one
+//! `due` entry. A group's level change then costs `O(log)`, whatever its
+//! paths; a path that changes group is settled and its keys move.
 
 use coflowkit_model::{finish_threshold, PathId, TIME_EPS};
-use coflowkit_policy::view::ViewData;
+use coflowkit_policy::view::{ViewData, NO_GROUP};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -89,6 +98,20 @@ pub(crate) struct Rates {
     heaps_valid: bool,
     /// Scratch: paths due at an event.
     due_paths: Vec<PathId>,
+    // Bottleneck groups (path mode).
+    /// Per path: the version of its keys in its group's heaps.
+    pkver: Vec<u32>,
+    /// Per group: its paths' smallest `F − off` and `D − off`, with the
+    /// path's key version; the valid tops; its entry's version and times.
+    gf: Vec<BinaryHeap<Reverse<(Key, u32, u32)>>>,
+    gd: Vec<BinaryHeap<Reverse<(Key, u32, u32)>>>,
+    gftop: Vec<f64>,
+    gdtop: Vec<f64>,
+    gver: Vec<u32>,
+    gexact: Heap,
+    gdue: Heap,
+    /// Scratch: groups due at an event.
+    due_groups: Vec<u32>,
     /// Scratch: flows due at an event (flow mode, no heaps).
     due_scratch: Vec<u32>,
 }
@@ -110,6 +133,8 @@ impl Rates {
         d.path_base = vec![0.0; np];
         d.path_rate = vec![0.0; np];
         d.path_since = vec![0.0; np];
+        d.path_group = vec![NO_GROUP; np];
+        d.path_off = vec![0.0; np];
         Rates {
             ver: vec![0; n],
             done: vec![false; n],
@@ -120,6 +145,7 @@ impl Rates {
             flow_heaps_valid: true,
             path_mode,
             path_ver: vec![0; np],
+            pkver: vec![0; np],
             path_f: (0..np).map(|_| BinaryHeap::new()).collect(),
             path_d: (0..np).map(|_| BinaryHeap::new()).collect(),
             path_ftop: vec![f64::INFINITY; np],
@@ -144,6 +170,25 @@ impl Rates {
             d.path_base.resize(np, 0.0);
             d.path_rate.resize(np, 0.0);
             d.path_since.resize(np, 0.0);
+        }
+        if d.path_group.len() < np {
+            d.path_group.resize(np, NO_GROUP);
+            d.path_off.resize(np, 0.0);
+            self.pkver.resize(np, 0);
+        }
+    }
+
+    /// Makes room for groups `0..ng` (links).
+    fn grow_groups(&mut self, d: &mut ViewData, ng: usize) {
+        if self.gver.len() < ng {
+            self.gver.resize(ng, 0);
+            self.gf.resize_with(ng, BinaryHeap::new);
+            self.gd.resize_with(ng, BinaryHeap::new);
+            self.gftop.resize(ng, f64::INFINITY);
+            self.gdtop.resize(ng, f64::INFINITY);
+            d.group_base.resize(ng, 0.0);
+            d.group_rate.resize(ng, 0.0);
+            d.group_since.resize(ng, 0.0);
         }
     }
 
@@ -269,19 +314,147 @@ impl Rates {
         self.grow_paths(d, n_paths);
         let fi = f as usize;
         let p = d.flow_path[fi] as usize;
-        let service = d.path_base[p] + d.path_rate[p] * (now - d.path_since[p]);
+        let service = d.path_service(p, now);
         d.base[fi] = service; // offset: sent = service - base
         d.rate[fi] = f64::NAN;
         let fin = service + d.size[fi];
         self.path_f[p].push(Reverse((Key(fin), f)));
         self.path_d[p].push(Reverse((Key(fin - finish_threshold(d.size[fi])), f)));
         self.refresh_tops(p);
-        self.reschedule_path(d, p as PathId, now);
+        let g = d.path_group[p];
+        if g == NO_GROUP {
+            self.reschedule_path(d, p as PathId, now);
+        } else {
+            self.requeue(d, p as PathId);
+            self.refresh_group_tops(d, g);
+            self.reschedule_group(d, g, now);
+        }
+    }
+
+    /// Pushes path `p`'s smallest `F` and `D` into its group's heaps, in the
+    /// group's counter units (its older keys become stale).
+    fn requeue(&mut self, d: &ViewData, p: PathId) {
+        let pi = p as usize;
+        let g = d.path_group[pi] as usize;
+        self.pkver[pi] = self.pkver[pi].wrapping_add(1);
+        let v = self.pkver[pi];
+        let off = d.path_off[pi];
+        if self.path_ftop[pi] < f64::INFINITY {
+            self.gf[g].push(Reverse((Key(self.path_ftop[pi] - off), p, v)));
+        }
+        if self.path_dtop[pi] < f64::INFINITY {
+            self.gd[g].push(Reverse((Key(self.path_dtop[pi] - off), p, v)));
+        }
+    }
+
+    /// Drops stale keys from the top of group `g`'s heaps and reads its tops.
+    fn refresh_group_tops(&mut self, d: &ViewData, g: u32) {
+        let gi = g as usize;
+        let (pkver, pg) = (&self.pkver, &d.path_group);
+        let valid = |p: u32, v: u32| pkver[p as usize] == v && pg[p as usize] == g;
+        for (heap, top) in [
+            (&mut self.gf[gi], &mut self.gftop[gi]),
+            (&mut self.gd[gi], &mut self.gdtop[gi]),
+        ] {
+            *top = f64::INFINITY;
+            while let Some(&Reverse((Key(x), p, v))) = heap.peek() {
+                if valid(p, v) {
+                    *top = x;
+                    break;
+                }
+                heap.pop();
+            }
+            if heap.len() > 64 && heap.len() > 4 * d.active_paths.len().max(16) {
+                let h = std::mem::take(heap).into_vec();
+                *heap = h.into_iter().filter(|Reverse((_, p, v))| valid(*p, *v)).collect();
+            }
+        }
+    }
+
+    /// Settles group `g`'s counter at `now` and pushes its entries from its
+    /// heaps' tops.
+    fn reschedule_group(&mut self, d: &mut ViewData, g: u32, now: f64) {
+        let gi = g as usize;
+        d.group_base[gi] += d.group_rate[gi] * (now - d.group_since[gi]);
+        d.group_since[gi] = now;
+        self.gver[gi] = self.gver[gi].wrapping_add(1);
+        let (exact, due) = Self::entry_times(
+            d.group_rate[gi],
+            d.group_base[gi],
+            self.gftop[gi],
+            self.gdtop[gi],
+            now,
+        );
+        if exact == f64::INFINITY {
+            return;
+        }
+        let v = self.gver[gi];
+        self.gexact.push(Reverse((Key(exact), g, v)));
+        self.gdue.push(Reverse((Key(due), g, v)));
+        if self.gexact.len() > 4 * (self.gver.len() + 1024) {
+            let ver = &self.gver;
+            compact(&mut self.gexact, |i, v| ver[i as usize] == v);
+            compact(&mut self.gdue, |i, v| ver[i as usize] == v);
+        }
+    }
+
+    /// Puts path `p` into group `g` (or on its own counter, `NO_GROUP`, at
+    /// rate 0) at `now`, keeping its service.
+    pub fn set_path_group(&mut self, d: &mut ViewData, p: PathId, g: u32, now: f64, ng: usize) {
+        let pi = p as usize;
+        self.grow_groups(d, ng);
+        let old = d.path_group[pi];
+        if old == g {
+            return;
+        }
+        let s = d.path_service(pi, now);
+        if old == NO_GROUP {
+            // Its own entries go stale.
+            self.path_ver[pi] = self.path_ver[pi].wrapping_add(1);
+            self.path_exact[pi] = f64::INFINITY;
+            self.path_due[pi] = f64::INFINITY;
+        }
+        d.path_group[pi] = g;
+        self.pkver[pi] = self.pkver[pi].wrapping_add(1);
+        if old != NO_GROUP {
+            self.refresh_group_tops(d, old);
+            self.reschedule_group(d, old, now);
+        }
+        if g == NO_GROUP {
+            d.path_base[pi] = s;
+            d.path_since[pi] = now;
+            d.path_rate[pi] = 0.0;
+            self.reschedule_path(d, p, now);
+        } else {
+            let gi = g as usize;
+            let counter = d.group_base[gi] + d.group_rate[gi] * (now - d.group_since[gi]);
+            d.path_off[pi] = s - counter;
+            self.requeue(d, p);
+            self.refresh_group_tops(d, g);
+            self.reschedule_group(d, g, now);
+        }
+    }
+
+    /// Gives group `g`'s paths per-flow rate `r` from `now` on.
+    pub fn set_group_rate(&mut self, d: &mut ViewData, g: u32, r: f64, now: f64, ng: usize) {
+        self.grow_groups(d, ng);
+        let gi = g as usize;
+        if d.group_rate[gi] == r {
+            return;
+        }
+        d.group_base[gi] += d.group_rate[gi] * (now - d.group_since[gi]);
+        d.group_since[gi] = now;
+        d.group_rate[gi] = r;
+        self.reschedule_group(d, g, now);
     }
 
     /// Gives every flow of path `p` rate `r` from `now` on.
     pub fn set_path_rate(&mut self, d: &mut ViewData, p: PathId, r: f64, now: f64) {
         let pi = p as usize;
+        if d.path_group.get(pi).is_some_and(|&g| g != NO_GROUP) {
+            let ng = self.gver.len();
+            self.set_path_group(d, p, NO_GROUP, now, ng);
+        }
         if d.path_rate[pi] == r {
             return;
         }
@@ -308,16 +481,10 @@ impl Rates {
         self.path_dtop[p] = Self::top(&mut self.path_d[p], &self.done).unwrap_or(f64::INFINITY);
     }
 
-    /// Settles path `p` at `now` and pushes its entries from its heaps' tops.
-    fn reschedule_path(&mut self, d: &mut ViewData, p: PathId, now: f64) {
-        let pi = p as usize;
-        d.path_base[pi] += d.path_rate[pi] * (now - d.path_since[pi]);
-        d.path_since[pi] = now;
-        self.path_ver[pi] = self.path_ver[pi].wrapping_add(1);
-        let r = d.path_rate[pi];
-        let s = d.path_base[pi];
-        let (f_top, d_top) = (self.path_ftop[pi], self.path_dtop[pi]);
-        let (exact, due) = if f_top == f64::INFINITY {
+    /// The `exact` and `due` times of a counter at `s` (settled at `now`) that
+    /// moves at `r`, for the smallest `F` and `D` of what it serves.
+    fn entry_times(r: f64, s: f64, f_top: f64, d_top: f64, now: f64) -> (f64, f64) {
+        if f_top == f64::INFINITY {
             (f64::INFINITY, f64::INFINITY) // no flows
         } else if d_top <= s {
             (now, now) // a flow is within its tolerance already: done at this event
@@ -327,7 +494,22 @@ impl Rates {
             (exact, if due > now { due } else { exact })
         } else {
             (f64::INFINITY, f64::INFINITY) // paused
-        };
+        }
+    }
+
+    /// Settles path `p` at `now` and pushes its entries from its heaps' tops.
+    fn reschedule_path(&mut self, d: &mut ViewData, p: PathId, now: f64) {
+        let pi = p as usize;
+        d.path_base[pi] += d.path_rate[pi] * (now - d.path_since[pi]);
+        d.path_since[pi] = now;
+        self.path_ver[pi] = self.path_ver[pi].wrapping_add(1);
+        let (exact, due) = Self::entry_times(
+            d.path_rate[pi],
+            d.path_base[pi],
+            self.path_ftop[pi],
+            self.path_dtop[pi],
+            now,
+        );
         self.path_exact[pi] = exact;
         self.path_due[pi] = due;
         if !self.heaps_valid || exact == f64::INFINITY {
@@ -411,7 +593,14 @@ impl Rates {
                 .iter()
                 .fold(f64::INFINITY, |m, &p| m.min(ex[p as usize]))
         };
-        a.min(b)
+        while let Some(&Reverse((_, g, v))) = self.gexact.peek() {
+            if self.gver[g as usize] == v {
+                break;
+            }
+            self.gexact.pop();
+        }
+        let c = self.gexact.peek().map_or(f64::INFINITY, |e| (e.0).0 .0);
+        a.min(b).min(c)
     }
 
     /// Every flow that counts as finished at `now`, in no particular order
@@ -511,31 +700,93 @@ impl Rates {
         for &p in &due {
             let pi = p as usize;
             let s = d.path_base[pi] + d.path_rate[pi] * (now - d.path_since[pi]);
-            let eps_bytes = d.path_rate[pi] * TIME_EPS;
-            // Within its byte tolerance (D ≤ s), or finishing within TIME_EPS.
-            for (heap, slack) in [
-                (&mut self.path_d[pi], 0.0),
-                (&mut self.path_f[pi], eps_bytes),
-            ] {
-                while let Some(&Reverse((Key(x), f))) = heap.peek() {
-                    if x - s > slack {
-                        break;
-                    }
-                    heap.pop();
-                    let fi = f as usize;
-                    if !self.done[fi] {
-                        self.done[fi] = true;
-                        d.base[fi] = d.size[fi]; // the remainder is credited: sent = size
-                        d.rate[fi] = 0.0;
-                        d.since[fi] = now;
-                        out.push(f);
-                    }
-                }
-            }
+            self.pop_done_flows(d, pi, s, d.path_rate[pi] * TIME_EPS, now, out);
             self.refresh_tops(pi);
             self.reschedule_path(d, p, now);
         }
         self.due_paths = due;
+        self.take_done_groups(d, now, out);
+    }
+
+    /// Path `pi`'s flows done at service `s`: within their byte tolerance
+    /// (`D ≤ s`), or finishing within `TIME_EPS` (`F − s ≤ eps_bytes`).
+    fn pop_done_flows(
+        &mut self,
+        d: &mut ViewData,
+        pi: usize,
+        s: f64,
+        eps_bytes: f64,
+        now: f64,
+        out: &mut Vec<u32>,
+    ) {
+        for (heap, slack) in [
+            (&mut self.path_d[pi], 0.0),
+            (&mut self.path_f[pi], eps_bytes),
+        ] {
+            while let Some(&Reverse((Key(x), f))) = heap.peek() {
+                if x - s > slack {
+                    break;
+                }
+                heap.pop();
+                let fi = f as usize;
+                if !self.done[fi] {
+                    self.done[fi] = true;
+                    d.base[fi] = d.size[fi]; // the remainder is credited: sent = size
+                    d.rate[fi] = 0.0;
+                    d.since[fi] = now;
+                    out.push(f);
+                }
+            }
+        }
+    }
+
+    /// The groups due at `now`: in each, the paths with a flow done (the same
+    /// tests as a path's, on `off + G`), their flows taken, their keys pushed
+    /// again.
+    fn take_done_groups(&mut self, d: &mut ViewData, now: f64, out: &mut Vec<u32>) {
+        let mut due = std::mem::take(&mut self.due_groups);
+        due.clear();
+        while let Some(&Reverse((Key(t), g, v))) = self.gdue.peek() {
+            if t > now {
+                break;
+            }
+            self.gdue.pop();
+            if self.gver[g as usize] == v {
+                due.push(g);
+            }
+        }
+        let mut paths = std::mem::take(&mut self.due_paths);
+        for &g in &due {
+            let gi = g as usize;
+            let counter = d.group_base[gi] + d.group_rate[gi] * (now - d.group_since[gi]);
+            let eps_bytes = d.group_rate[gi] * TIME_EPS;
+            paths.clear();
+            let (pkver, pg) = (&self.pkver, &d.path_group);
+            for (heap, slack) in [(&mut self.gd[gi], 0.0), (&mut self.gf[gi], eps_bytes)] {
+                while let Some(&Reverse((Key(x), p, v))) = heap.peek() {
+                    if x - counter > slack {
+                        break;
+                    }
+                    heap.pop();
+                    if pkver[p as usize] == v && pg[p as usize] == g {
+                        paths.push(p);
+                    }
+                }
+            }
+            paths.sort_unstable();
+            paths.dedup();
+            for &p in &paths {
+                let pi = p as usize;
+                let s = d.path_off[pi] + counter;
+                self.pop_done_flows(d, pi, s, eps_bytes, now, out);
+                self.refresh_tops(pi);
+                self.requeue(d, p);
+            }
+            self.refresh_group_tops(d, g);
+            self.reschedule_group(d, g, now);
+        }
+        self.due_paths = paths;
+        self.due_groups = due;
     }
 
     /// Flow `f` (flow mode) is done at `now`: its rate goes, its bytes are all sent.
@@ -568,7 +819,11 @@ impl Rates {
     pub fn rate_of(d: &ViewData, f: usize) -> f64 {
         let r = d.rate[f];
         if r.is_nan() {
-            d.path_rate[d.flow_path[f] as usize]
+            let p = d.flow_path[f] as usize;
+            match d.path_group.get(p) {
+                Some(&g) if g != NO_GROUP => d.group_rate[g as usize],
+                _ => d.path_rate[p],
+            }
         } else {
             r
         }

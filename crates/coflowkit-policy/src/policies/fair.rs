@@ -90,6 +90,18 @@ impl Fair {
             lm.set_count(v.fabric, p, v.path_count[p as usize]);
         }
         lm.solve(v.fabric, &v.fabric.capacities);
+        if out.groups_ok {
+            // Served by group: the levels that moved, and where paths went.
+            for &g in &lm.changed_groups {
+                out.group_rates.push((g, lm.level_of(g)));
+            }
+            for &p in lm.switched.iter().chain(v.changed_paths) {
+                if let Some(g) = lm.group_of(p) {
+                    out.path_groups.push((p, g));
+                }
+            }
+            return;
+        }
         lm.moved_paths(&mut self.moved);
         self.moved.extend_from_slice(v.changed_paths);
         for &p in &self.moved {
