@@ -52,10 +52,47 @@ pub struct Fair {
     /// Calls answered by a local solve and by the whole tail (for profiles).
     pub local_solves: u64,
     pub tail_solves: u64,
-    /// `solver=levels`: the bottleneck groups (under delta decisions only).
+    /// The bottleneck groups (under delta decisions only; their counts are
+    /// kept in step in either form).
     levels: Option<Box<LevelMaxMin>>,
     moved: Vec<PathId>,
+    /// The form asked for (`solver`), the form in force, calls since the
+    /// last choice, and whether the per-path form's state is current.
+    solver: Solver,
+    form: Solver,
+    since_choice: u32,
+    stale: bool,
+    /// The active paths, as changed paths when the per-path form starts afresh.
+    all: Vec<PathId>,
+    /// Calls answered in the group form (for profiles).
+    pub level_solves: u64,
 }
+
+/// How `fair` keeps its solution between events.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub enum Solver {
+    /// Per path, re-solved where a change reaches (`Reach`).
+    #[default]
+    Reach,
+    /// Per bottleneck link (`LevelMaxMin`), served by group.
+    Levels,
+    /// Chosen from counts: the group form while the active paths outnumber
+    /// the links they cross by `GROUPS_ABOVE` (many paths share each
+    /// bottleneck), the per-path form once they fall under `PATHS_BELOW`.
+    Auto,
+}
+
+/// [`Solver::Auto`] takes the group form when active paths reach this many
+/// times the links with flows, and leaves it when they fall below the second:
+/// on the FB trace, 70-75 paths per link on the big switch and a loaded
+/// `fattree:k=8` (where a change moves most rates and a group solve is 16-30x
+/// cheaper than a per-path one), under 1 on `fattree:k=48` (where a change
+/// reaches a few hundred paths and the per-path local solve is cheaper).
+/// Checked every `CHOICE_EVERY` calls; a change of form costs a pass over the
+/// active paths.
+const GROUPS_ABOVE: usize = 8;
+const PATHS_BELOW: usize = 2;
+const CHOICE_EVERY: u32 = 256;
 
 /// A local solve stops, and the whole tail is solved, once its work (paths
 /// solved, summed over its rounds, and a quarter of the members its checks
@@ -68,34 +105,58 @@ pub struct Fair {
 const LOCAL_BUDGET: u64 = 2;
 
 impl Fair {
-    /// `fair` with the solver `solver=levels` when `levels`.
-    pub fn new(levels: bool) -> Self {
+    /// `fair` keeping its solution with `solver`.
+    pub fn new(solver: Solver) -> Self {
         Fair {
-            levels: levels.then(Box::default),
+            solver,
+            form: Solver::Auto, // none chosen yet
             ..Fair::default()
         }
     }
 
-    /// The level form: each changed path's count set, one solve over links,
-    /// and the rates of the paths of every group whose level moved, of the
-    /// paths that changed group and of the changed paths.
-    fn decide_levels(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+    /// The form for this call: the one asked for, or under `Auto` the one the
+    /// counts choose (every `CHOICE_EVERY` calls).
+    fn choose(&mut self, v: &NonClairvoyantView, links_on: usize) -> Solver {
+        if self.solver != Solver::Auto {
+            return self.solver;
+        }
+        self.since_choice += 1;
+        if self.since_choice >= CHOICE_EVERY || self.form == Solver::Auto {
+            self.since_choice = 0;
+            let paths = v.active_paths.len();
+            self.form = match self.form {
+                Solver::Levels if paths < PATHS_BELOW * links_on => Solver::Reach,
+                Solver::Levels => Solver::Levels,
+                _ if paths >= GROUPS_ABOVE * links_on.max(1) => Solver::Levels,
+                _ => Solver::Reach,
+            };
+        }
+        self.form
+    }
+
+    /// The group form: one solve over links (the counts are set), and the
+    /// levels that moved and where paths went (or, to a driver that does not
+    /// serve groups, the rates of the paths whose rate may have moved).
+    /// `moved_all` (entering the form): every active path is told its group.
+    fn decide_levels(&mut self, v: &NonClairvoyantView, out: &mut Decision, moved_all: bool) {
         let Some(lm) = self.levels.as_deref_mut() else {
             return;
         };
-        if v.changed_paths.is_empty() {
+        if v.changed_paths.is_empty() && !moved_all {
             return;
         }
-        for &p in v.changed_paths {
-            lm.set_count(v.fabric, p, v.path_count[p as usize]);
-        }
+        self.level_solves += 1;
         lm.solve(v.fabric, &v.fabric.capacities);
+        let told = if moved_all {
+            v.active_paths
+        } else {
+            v.changed_paths
+        };
         if out.groups_ok {
-            // Served by group: the levels that moved, and where paths went.
             for &g in &lm.changed_groups {
                 out.group_rates.push((g, lm.level_of(g)));
             }
-            for &p in lm.switched.iter().chain(v.changed_paths) {
+            for &p in lm.switched.iter().chain(told) {
                 if let Some(g) = lm.group_of(p) {
                     out.path_groups.push((p, g));
                 }
@@ -103,10 +164,20 @@ impl Fair {
             return;
         }
         lm.moved_paths(&mut self.moved);
-        self.moved.extend_from_slice(v.changed_paths);
+        self.moved.extend_from_slice(told);
         for &p in &self.moved {
             out.path_rates.push((p, lm.rate_of(p)));
         }
+    }
+
+    /// Forgets the per-path solution (the group form was in force): the next
+    /// per-path call solves every active path from scratch.
+    fn forget_reach(&mut self) {
+        self.reach = Reach::default();
+        self.mm = MaxMin::default();
+        self.count.iter_mut().for_each(|c| *c = 0);
+        self.rate.iter_mut().for_each(|r| *r = 0.0);
+        self.used.iter_mut().for_each(|u| *u = 0.0);
     }
 
     fn grow(&mut self, v: &NonClairvoyantView) {
@@ -123,9 +194,9 @@ impl Fair {
 
     /// The level from which the solution must be redone: the lowest old rate of a
     /// path that lost flows, or 0 when a path gained flows (`None`: nothing changed).
-    fn restart_level(&self, v: &NonClairvoyantView) -> Option<f64> {
+    fn restart_level(&self, v: &NonClairvoyantView, changed: &[PathId]) -> Option<f64> {
         let mut level: Option<f64> = None;
-        for &p in v.changed_paths {
+        for &p in changed {
             let (old, new) = (self.count[p as usize], v.path_count[p as usize]);
             let l = if new > old { 0.0 } else if new < old { self.rate[p as usize] } else { continue };
             level = Some(level.map_or(l, |x: f64| x.min(l)));
@@ -163,16 +234,51 @@ impl NonClairvoyantPolicy for Fair {
     /// its rate (`check`). Otherwise, or when the local solve cannot stand on
     /// its own, the whole tail is solved.
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
-        if self.levels.is_some() && out.delta_ok {
-            return self.decide_levels(v, out);
+        if self.solver != Solver::Reach && out.delta_ok {
+            let lm = self.levels.get_or_insert_with(Box::default);
+            for &p in v.changed_paths {
+                lm.set_count(v.fabric, p, v.path_count[p as usize]);
+            }
+            let was = self.form;
+            let links_on = lm.size().1;
+            match self.choose(v, links_on) {
+                Solver::Levels => {
+                    let entering = was != Solver::Levels;
+                    self.stale = true;
+                    return self.decide_levels(v, out, entering);
+                }
+                _ if self.stale => {
+                    // Back to the per-path form: every active path afresh.
+                    self.stale = false;
+                    self.forget_reach();
+                    let mut all = std::mem::take(&mut self.all);
+                    all.clear();
+                    all.extend_from_slice(v.active_paths);
+                    self.decide_reach(v, out, &all);
+                    self.all = all;
+                    return;
+                }
+                _ => {}
+            }
         }
+        self.decide_reach(v, out, v.changed_paths);
+    }
+
+    fn path_mode(&self) -> bool {
+        true
+    }
+}
+
+impl Fair {
+    /// The per-path form, told the paths whose counts changed.
+    fn decide_reach(&mut self, v: &NonClairvoyantView, out: &mut Decision, changed: &[PathId]) {
         self.grow(v);
-        let Some(floor) = self.restart_level(v) else {
+        let Some(floor) = self.restart_level(v, changed) else {
             return;
         };
         let r = &mut self.reach;
         r.begin();
-        for &p in v.changed_paths {
+        for &p in changed {
             r.enter(p, &self.count, &self.rate);
         }
         let budget = LOCAL_BUDGET * v.active_paths.len() as u64 + 64;
@@ -193,21 +299,21 @@ impl NonClairvoyantPolicy for Fair {
         }
         self.commit(v, out);
     }
-
-    fn path_mode(&self) -> bool {
-        true
-    }
 }
 
 pub const PARAMS: &[ParamSpec] = &[ParamSpec {
     name: "solver",
-    default: "reach",
-    help: "how max-min is kept between events (same rates up to float sums): reach (per path, re-solved where a change reaches) or levels (per bottleneck link, under the engine only)",
+    default: "auto",
+    help: "how max-min is kept between events, same rates up to float sums: reach (per path, re-solved where a change reaches), levels (per bottleneck link, served by group; under the engine), auto (levels while active paths are at least 8x the links they cross)",
 }];
 
 fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
-    let levels = p.choice("solver", &["reach", "levels"])? == "levels";
-    non_clairvoyant(Fair::new(levels))
+    let solver = match p.choice("solver", &["reach", "levels", "auto"])? {
+        "reach" => Solver::Reach,
+        "levels" => Solver::Levels,
+        _ => Solver::Auto,
+    };
+    non_clairvoyant(Fair::new(solver))
 }
 
 pub const SPEC: PolicySpec = PolicySpec {
