@@ -102,7 +102,11 @@ fn read_fixture(path: &Path) -> BTreeMap<u64, f64> {
 
 /// Runs policy `stem` on `w`: each coflow's finish time.
 fn finish_times(stem: &str, w: &Workload) -> Vec<f64> {
-    let spec = policy_of(stem);
+    finish_times_of(&policy_of(stem), w)
+}
+
+/// Runs the policy `spec` (`name[:key=value...]`) on `w`.
+fn finish_times_of(spec: &str, w: &Workload) -> Vec<f64> {
     let mut parts = spec.split(':');
     let name = parts.next().unwrap();
     let params = parts
@@ -220,6 +224,32 @@ fn every_policy_matches_the_old_engine_coflow_by_coflow() {
         cases.extend(stems.into_iter().map(|p| (scenario.to_string(), p)));
     }
     run(&cases);
+}
+
+/// Other forms of a policy, whose rates equal the default's up to float sums,
+/// against the default's fixture: `(scenario, fixture stem, policy spec)`.
+/// `fair`'s default (`solver=auto`) takes the group form on both scenarios
+/// (many paths per link); the per-path form and the group form alone are
+/// checked here.
+const FORMS: &[(&str, &str, &str)] = &[
+    ("fb-bigswitch", "fair", "fair:solver=reach"),
+    ("fb-bigswitch", "fair", "fair:solver=levels"),
+    ("fb100-fattree8", "fair", "fair:solver=reach"),
+    ("fb100-fattree8", "fair", "fair:solver=levels"),
+];
+
+#[test]
+fn other_forms_of_a_policy_match_its_fixture() {
+    let fb = coflowkit_trace::read_path(&trace_path().to_string_lossy(), None)
+        .unwrap_or_else(|e| panic!("the FB trace from ../shared is needed: {e}"));
+    let mut bad = Vec::new();
+    for &(scenario, stem, spec) in FORMS {
+        let w = workload(scenario, &fb);
+        let want = read_fixture(&fixtures().join(scenario).join(format!("{stem}.txt")));
+        let got = finish_times_of(spec, &w);
+        bad.extend(differences(scenario, stem, &w, &want, &got));
+    }
+    assert!(bad.is_empty(), "{} coflows differ:\n{}", bad.len(), bad.join("\n"));
 }
 
 #[test]

@@ -47,6 +47,13 @@ fn fair_worked_example() {
     // C1 and C3 share up0 at 64: C3's 3.024 MiB take 0.04725 s → done at 0.0785,
     // CCT 0.0625. C1 sent 3.024 more, 2.976 left alone at 128 → done 0.10175.
     assert_ccts(&ccts(EXAMPLE, "fair", &[]), &[0.10175, 0.03125, 0.0625]);
+    // The same rates kept per path and by bottleneck group (served by group:
+    // f1 and f2 in down1's group at 64 until 31.25 ms, then f1 moves to up0's
+    // group with f3, then runs alone at 128).
+    for solver in ["reach", "levels"] {
+        let got = ccts(EXAMPLE, "fair", &[("solver", solver)]);
+        assert_ccts(&got, &[0.10175, 0.03125, 0.0625]);
+    }
     // ncdrf: every coflow has one flow per link, so ĉ = 1 on its links; Σ ĉ is 2 on
     // the shared link (down1, then up0, then up0 again), P̂* = 1/2: 64 each, and
     // backfilling finds nothing (each flow crosses the full shared link). Alone,
