@@ -154,11 +154,18 @@ fn random_changes_give_the_rates_of_a_fresh_solve() {
             for &(p, _) in &live {
                 let r = lm.rate_of(p);
                 if r.to_bits() != prev[p as usize].to_bits() && !told.contains(&p) {
-                    assert!(moved.contains(&p), "case {case} step {step}: {p} moved unnamed");
+                    assert!(
+                        moved.contains(&p),
+                        "case {case} step {step}: {p} moved unnamed"
+                    );
                 }
             }
             for p in 0..f.num_paths() {
-                prev[p] = if count[p] > 0 { lm.rate_of(p as PathId) } else { 0.0 };
+                prev[p] = if count[p] > 0 {
+                    lm.rate_of(p as PathId)
+                } else {
+                    0.0
+                };
             }
         }
     }

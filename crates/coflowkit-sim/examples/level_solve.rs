@@ -140,7 +140,10 @@ fn main() {
     let mut input = f.capacities.clone();
     let mut output = vec![0.0; f.num_links()];
     let (mut changed, mut moved_out) = (Vec::new(), Vec::new());
-    let first: Vec<(PathId, i32)> = live.iter().map(|&p| (p, count[p as usize] as i32)).collect();
+    let first: Vec<(PathId, i32)> = live
+        .iter()
+        .map(|&p| (p, count[p as usize] as i32))
+        .collect();
     tm.solve_chained(
         f,
         &mut input,
@@ -215,6 +218,12 @@ fn main() {
         avg(named_level),
         worst_level
     );
-    println!("  stale heap pops per step {:.0}", avg(lm.stale_pops as usize));
-    println!("  ratio (TailMaxMin / LevelMaxMin time): {:.2}", t_tail / t_level);
+    println!(
+        "  stale heap pops per step {:.0}",
+        avg(lm.stale_pops as usize)
+    );
+    println!(
+        "  ratio (TailMaxMin / LevelMaxMin time): {:.2}",
+        t_tail / t_level
+    );
 }

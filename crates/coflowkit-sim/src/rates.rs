@@ -366,7 +366,10 @@ impl Rates {
             }
             if heap.len() > 64 && heap.len() > 4 * d.active_paths.len().max(16) {
                 let h = std::mem::take(heap).into_vec();
-                *heap = h.into_iter().filter(|Reverse((_, p, v))| valid(*p, *v)).collect();
+                *heap = h
+                    .into_iter()
+                    .filter(|Reverse((_, p, v))| valid(*p, *v))
+                    .collect();
             }
         }
     }

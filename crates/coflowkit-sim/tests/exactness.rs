@@ -249,7 +249,12 @@ fn other_forms_of_a_policy_match_its_fixture() {
         let got = finish_times_of(spec, &w);
         bad.extend(differences(scenario, stem, &w, &want, &got));
     }
-    assert!(bad.is_empty(), "{} coflows differ:\n{}", bad.len(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} coflows differ:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
 }
 
 #[test]
