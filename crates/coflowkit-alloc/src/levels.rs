@@ -109,7 +109,27 @@ pub struct LevelMaxMin {
     pub changed_groups: Vec<u32>,
     pub switched: Vec<PathId>,
     pub stale_pops: u64,
+    // Restarts ([`LevelMaxMin::solve_kept`]).
+    /// The groups of the last solve in the order they froze (so by level).
+    order: Vec<u32>,
+    /// The last solve's `fl` (less what left since) and `uw` are current.
+    kept: bool,
+    /// A path gained flows since the last solve (a whole solve is needed).
+    gained: bool,
+    /// The lowest level of a group that lost flows since the last solve.
+    restart_at: f64,
+    /// Restarts since the last whole solve (bounds the drift of `fl`).
+    restarts: u32,
+    /// Scratch: links touched by a restart.
+    touched: Vec<u32>,
+    /// Solves that restarted and that were whole (for profiles).
+    pub restarted: u64,
+    pub whole: u64,
 }
+
+/// A whole solve after this many restarts: each restart takes the tail's
+/// contributions off the kept per-link loads, which drift by float rounding.
+const RESTARTS_MAX: u32 = 256;
 
 impl LevelMaxMin {
     pub fn new() -> Self {
@@ -255,6 +275,17 @@ impl LevelMaxMin {
         }
         self.count[pi] = n;
         let links = fabric.path(p);
+        if n > old {
+            self.gained = true;
+        } else if self.kept {
+            // Its group's level is a floor for every change; its flows that
+            // left no longer load its links.
+            let lg = self.level[self.group[pi] as usize];
+            self.restart_at = self.restart_at.min(lg);
+            for &l in links {
+                self.fl[l as usize] -= (old - n) as f64 * lg;
+            }
+        }
         if old == 0 {
             // Its link of lowest level in the last solve (the first on ties).
             let lev = &self.level;
@@ -316,22 +347,21 @@ impl LevelMaxMin {
         self.ver[li] = self.ver[li].wrapping_add(1);
     }
 
-    /// Max-min on `residual` (not changed): every group with paths gets its
-    /// level. Lists the groups whose level moved (bit for bit) in
-    /// `changed_groups` and the paths that changed group in `switched`.
+    /// Max-min on `residual` (not changed), solved whole: every group with
+    /// paths gets its level. Lists the groups whose level moved (bit for bit)
+    /// in `changed_groups` and the paths that changed group in `switched`.
     pub fn solve(&mut self, fabric: &Fabric, residual: &[f64]) {
         self.grow(fabric);
         self.changed_groups.clear();
         self.switched.clear();
+        self.whole += 1;
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
             self.frozen.iter_mut().for_each(|s| *s = 0);
             self.stamp = 1;
         }
-        let st = self.stamp;
         let mut entries = std::mem::take(&mut self.heap).into_vec();
         entries.clear();
-        let mut unfrozen: u64 = self.total;
         for &l in &self.on {
             let li = l as usize;
             self.fl[li] = 0.0;
@@ -341,7 +371,77 @@ impl LevelMaxMin {
             entries.push(Reverse(entry(c / self.uw[li], l, 0)));
         }
         self.heap = BinaryHeap::from(entries);
-        let mut level: f64 = 0.0;
+        self.order.clear();
+        self.fill(fabric, residual, self.total, 0.0);
+        self.restarts = 0;
+    }
+
+    /// [`LevelMaxMin::solve`] on the same `residual` as the last solve, from
+    /// the lowest level a change can reach: a path that lost flows cannot move
+    /// a level below its group's (none of its links saturates below it, and
+    /// losing flows only raises their shares), so the groups frozen below the
+    /// lowest such level stand with their loads, and the filling resumes
+    /// there on the links of the groups above it. A path that gained flows,
+    /// or `RESTARTS_MAX` restarts in a row, solve whole. The levels are those
+    /// of a whole solve up to the order of float sums.
+    pub fn solve_kept(&mut self, fabric: &Fabric, residual: &[f64]) {
+        self.grow(fabric);
+        if !self.kept || self.gained || self.restarts >= RESTARTS_MAX {
+            return self.solve(fabric, residual);
+        }
+        self.changed_groups.clear();
+        self.switched.clear();
+        let lam = self.restart_at;
+        if lam == f64::INFINITY {
+            return; // nothing changed
+        }
+        self.restarts += 1;
+        self.restarted += 1;
+        let level = &self.level;
+        let k = self.order.partition_point(|&g| level[g as usize] < lam);
+        let start = if k > 0 {
+            self.level[self.order[k - 1] as usize]
+        } else {
+            0.0
+        };
+        // The tail's groups thaw: their loads come off their links.
+        let mut unfrozen = 0u64;
+        self.touched.clear();
+        for j in k..self.order.len() {
+            let b = self.order[j];
+            let bi = b as usize;
+            self.frozen[bi] = self.stamp.wrapping_sub(1);
+            let lb = self.level[bi];
+            for &(l, w) in &self.row[bi] {
+                let li = l as usize;
+                if self.uw[li] <= 0.5 {
+                    self.touched.push(l);
+                }
+                self.fl[li] -= w as f64 * lb;
+                self.uw[li] += w as f64;
+                if l == b {
+                    unfrozen += w as u64;
+                }
+            }
+        }
+        self.order.truncate(k);
+        let mut entries = std::mem::take(&mut self.heap).into_vec();
+        entries.clear();
+        for &l in &self.touched {
+            let li = l as usize;
+            self.ver[li] = self.ver[li].wrapping_add(1);
+            let c = avail(residual, &fabric.capacities, li);
+            let s = (c - self.fl[li]).max(0.0) / self.uw[li];
+            entries.push(Reverse(entry(s, l, self.ver[li])));
+        }
+        self.heap = BinaryHeap::from(entries);
+        self.fill(fabric, residual, unfrozen, start);
+    }
+
+    /// Progressive filling over the links in the heap, from `level`, until the
+    /// `unfrozen` flows froze.
+    fn fill(&mut self, fabric: &Fabric, residual: &[f64], mut unfrozen: u64, mut level: f64) {
+        let st = self.stamp;
         while unfrozen > 0 {
             let Some(Reverse(e)) = self.heap.pop() else {
                 break;
@@ -362,6 +462,7 @@ impl LevelMaxMin {
             // Its own group freezes by its row.
             if !self.members[li].is_empty() && self.frozen[li] != st {
                 self.frozen[li] = st;
+                self.order.push(l);
                 if self.level[li].to_bits() != level.to_bits() {
                     self.changed_groups.push(l);
                 }
@@ -392,6 +493,7 @@ impl LevelMaxMin {
             if self.frozen[li] != st {
                 // The link bounded no path of its own: it gets a level now.
                 self.frozen[li] = st;
+                self.order.push(l);
                 if self.level[li].to_bits() != level.to_bits() {
                     self.changed_groups.push(l);
                 }
@@ -426,6 +528,10 @@ impl LevelMaxMin {
         }
         self.changed_groups
             .retain(|&g| !members[g as usize].is_empty());
+        self.order.retain(|&g| !members[g as usize].is_empty());
+        self.kept = true;
+        self.gained = false;
+        self.restart_at = f64::INFINITY;
     }
 
     /// The paths whose rate may have moved in the last solve: the members of

@@ -170,3 +170,60 @@ fn random_changes_give_the_rates_of_a_fresh_solve() {
         }
     }
 }
+
+/// `solve_kept` (restarts from the lowest level a departure reaches) gives the
+/// rates of a fresh solve under runs of departures with an arrival now and
+/// then, on the fabric's capacities, and restarts more often than not.
+#[test]
+fn restarts_give_the_rates_of_a_fresh_solve() {
+    let mut g = Pcg32::new(91, 5);
+    let (mut restarted, mut whole) = (0, 0);
+    for case in 0..40 {
+        let (mut f, ports) = if case % 4 == 0 {
+            let ports = 3 + g.below(6);
+            (Fabric::big_switch(ports, 10.0).unwrap(), ports)
+        } else {
+            (Fabric::from_spec("fattree:k=4", 16).unwrap(), 16)
+        };
+        let paths: Vec<PathId> = (0..40)
+            .map(|i| f.route(g.below(ports), g.below(ports), i as u64 * 104_729).unwrap())
+            .collect();
+        let mut count = vec![0u32; f.num_paths()];
+        let mut lm = LevelMaxMin::new();
+        for &p in &paths {
+            count[p as usize] += 1 + g.below(4);
+            lm.set_count(&f, p, count[p as usize]);
+        }
+        let caps = f.capacities.clone();
+        for step in 0..40 {
+            for _ in 0..1 + g.below(3) {
+                let p = paths[g.below(paths.len() as u32) as usize];
+                let n = &mut count[p as usize];
+                if g.below(8) == 0 {
+                    *n += 1; // an arrival now and then
+                } else if *n > 0 {
+                    *n -= 1;
+                }
+                lm.set_count(&f, p, *n);
+            }
+            lm.solve_kept(&f, &caps);
+            let mut live: Vec<(PathId, u32)> = (0..f.num_paths() as u32)
+                .filter(|&p| count[p as usize] > 0)
+                .map(|p| (p, count[p as usize]))
+                .collect();
+            live.sort_unstable();
+            let want = reference(&f, &caps, &live);
+            for (i, &(p, _)) in live.iter().enumerate() {
+                let got = lm.rate_of(p);
+                assert!(
+                    close(got, want[i]),
+                    "case {case} step {step} path {p}: {got} vs {}",
+                    want[i]
+                );
+            }
+        }
+        restarted += lm.restarted;
+        whole += lm.whole;
+    }
+    assert!(restarted > whole, "restarted {restarted}, whole {whole}");
+}

@@ -146,7 +146,7 @@ impl Fair {
             return;
         }
         self.level_solves += 1;
-        lm.solve(v.fabric, &v.fabric.capacities);
+        lm.solve_kept(v.fabric, &v.fabric.capacities);
         let told = if moved_all {
             v.active_paths
         } else {
