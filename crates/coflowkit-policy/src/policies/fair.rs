@@ -90,8 +90,8 @@ pub enum Solver {
 /// reaches a few hundred paths and the per-path local solve is cheaper).
 /// Checked every `CHOICE_EVERY` calls; a change of form costs a pass over the
 /// active paths.
-const GROUPS_ABOVE: usize = 8;
-const PATHS_BELOW: usize = 2;
+const GROUPS_ABOVE: usize = 2;
+const PATHS_BELOW: usize = 1;
 const CHOICE_EVERY: u32 = 256;
 
 /// A local solve stops, and the whole tail is solved, once its work (paths
@@ -118,6 +118,7 @@ impl Fair {
     /// counts choose (every `CHOICE_EVERY` calls).
     fn choose(&mut self, v: &NonClairvoyantView, links_on: usize) -> Solver {
         if self.solver != Solver::Auto {
+            self.form = self.solver;
             return self.solver;
         }
         self.since_choice += 1;
