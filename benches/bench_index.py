@@ -164,6 +164,14 @@ PREFACE = [
     "varys and psp after exactness-drain, bench-fb-5.md (2026-12-06, the last",
     "run of the old build's psp on the other core for its first 4 minutes);",
     "ncdrf after its incremental backfilling round, bench-fb-6.md.",
+    "fair by bottleneck groups (2026-12-06): level-solve.md compares the",
+    "per-path solver kept across calls (TailMaxMin) with the level solver",
+    "(LevelMaxMin, whole solves) on one loaded instance (the level_solve",
+    "example); fair-groups-k8-side-by-side.md is the group form before its",
+    "restarts (commit c93fc77, auto thresholds 8x/2x) against the per-path",
+    "form on the whole trace on fattree:k=8, in one run; fair-groups-*.md",
+    "are the final build (restarts, auto thresholds 2x/1x) on the big switch",
+    "and FatTrees, whole coflowkit simulate commands.",
     "",
 ]
 
