@@ -171,7 +171,8 @@ PREFACE = [
     "restarts (commit c93fc77, auto thresholds 8x/2x) against the per-path",
     "form on the whole trace on fattree:k=8, in one run; fair-groups-*.md",
     "are the final build (restarts, auto thresholds 2x/1x) on the big switch",
-    "and FatTrees, whole coflowkit simulate commands.",
+    "and FatTrees, whole coflowkit simulate commands; growth-4.md and",
+    "growth-5.md are two runs of the growth bench for fair after them.",
     "",
 ]
 
