@@ -172,7 +172,9 @@ PREFACE = [
     "form on the whole trace on fattree:k=8, in one run; fair-groups-*.md",
     "are the final build (restarts, auto thresholds 2x/1x) on the big switch",
     "and FatTrees, whole coflowkit simulate commands; growth-4.md and",
-    "growth-5.md are two runs of the growth bench for fair after them.",
+    "growth-5.md are two runs of the growth bench for fair after them;",
+    "exactness-groups is fair's default (auto: groups on both scenarios)",
+    "side by side with the build of fd5c117 (before groups).",
     "",
 ]
 
