@@ -108,6 +108,7 @@ pub struct LevelMaxMin {
     /// changed group in it.
     pub changed_groups: Vec<u32>,
     pub switched: Vec<PathId>,
+    /// Heap entries popped stale, over all solves (for profiles).
     pub stale_pops: u64,
     // Restarts ([`LevelMaxMin::solve_kept`]).
     /// The groups of the last solve in the order they froze (so by level).

@@ -186,7 +186,10 @@ fn restarts_give_the_rates_of_a_fresh_solve() {
             (Fabric::from_spec("fattree:k=4", 16).unwrap(), 16)
         };
         let paths: Vec<PathId> = (0..40)
-            .map(|i| f.route(g.below(ports), g.below(ports), i as u64 * 104_729).unwrap())
+            .map(|i| {
+                f.route(g.below(ports), g.below(ports), i as u64 * 104_729)
+                    .unwrap()
+            })
             .collect();
         let mut count = vec![0u32; f.num_paths()];
         let mut lm = LevelMaxMin::new();
