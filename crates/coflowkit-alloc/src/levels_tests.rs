@@ -79,36 +79,59 @@ fn a_saturated_link_in_the_residual_freezes_its_paths_at_zero() {
     assert_eq!(lm.group_of(a), Some(0));
 }
 
-/// Rates of `MaxMin::solve_counted` for every path with flows.
-fn reference(f: &Fabric, res: &[f64], counts: &[(PathId, u32)]) -> Vec<f64> {
-    let paths: Vec<PathId> = counts.iter().map(|c| c.0).collect();
-    let ns: Vec<u32> = counts.iter().map(|c| c.1).collect();
-    let mut r = vec![0.0; paths.len()];
+/// The paths with flows (sorted, with their counts), each one's rate in `lm`
+/// checked against a fresh `MaxMin::solve_counted` on `res` (to 1e-9).
+fn check_rates(
+    f: &Fabric,
+    res: &[f64],
+    count: &[u32],
+    lm: &LevelMaxMin,
+    at: &str,
+) -> Vec<(PathId, u32)> {
+    let live: Vec<(PathId, u32)> = (0..f.num_paths() as u32)
+        .filter(|&p| count[p as usize] > 0)
+        .map(|p| (p, count[p as usize]))
+        .collect();
+    let paths: Vec<PathId> = live.iter().map(|c| c.0).collect();
+    let ns: Vec<u32> = live.iter().map(|c| c.1).collect();
+    let mut want = vec![0.0; paths.len()];
     let mut work = res.to_vec();
-    MaxMin::new().solve_counted(f, &mut work, &paths, &ns, &mut r);
-    r
+    MaxMin::new().solve_counted(f, &mut work, &paths, &ns, &mut want);
+    for (&p, &w) in paths.iter().zip(&want) {
+        let got = lm.rate_of(p);
+        assert!(close(got, w), "{at} path {p}: {got} vs {w}");
+    }
+    live
+}
+
+/// A random fabric (a big switch when `big`, else `fattree:k=4`) and `n`
+/// routed paths on it.
+fn random_paths(g: &mut Pcg32, big: bool, n: usize, salt: u64) -> (Fabric, Vec<PathId>) {
+    let (mut f, ports) = if big {
+        let ports = 3 + g.below(6);
+        (Fabric::big_switch(ports, 10.0).unwrap(), ports)
+    } else {
+        (Fabric::from_spec("fattree:k=4", 16).unwrap(), 16)
+    };
+    let paths = (0..n)
+        .map(|i| {
+            f.route(g.below(ports), g.below(ports), i as u64 * salt)
+                .unwrap()
+        })
+        .collect();
+    (f, paths)
 }
 
 /// On random FatTrees and big switches, under random count changes and
 /// residuals, every path's rate equals a fresh `MaxMin` solve (to 1e-9), every
-/// path's group is one of its links, the groups named as moved are exactly those
-/// whose level moved, and the members of a group are the paths assigned to it.
+/// path's group is one of its links and among that group's members, and every
+/// path whose rate moved (and whose count the caller did not set) is named, as
+/// a member of a group whose level moved or as a path that changed group.
 #[test]
 fn random_changes_give_the_rates_of_a_fresh_solve() {
     let mut g = Pcg32::new(77, 3);
     for case in 0..60 {
-        let (mut f, ports) = if case % 3 == 0 {
-            let ports = 3 + g.below(6);
-            (Fabric::big_switch(ports, 10.0).unwrap(), ports)
-        } else {
-            (Fabric::from_spec("fattree:k=4", 16).unwrap(), 16)
-        };
-        let paths: Vec<PathId> = (0..30)
-            .map(|i| {
-                f.route(g.below(ports), g.below(ports), i as u64 * 7919)
-                    .unwrap()
-            })
-            .collect();
+        let (f, paths) = random_paths(&mut g, case % 3 == 0, 30, 7919);
         let mut count = vec![0u32; f.num_paths()];
         let mut lm = LevelMaxMin::new();
         let mut prev: Vec<f64> = vec![0.0; f.num_paths()];
@@ -130,19 +153,8 @@ fn random_changes_give_the_rates_of_a_fresh_solve() {
                 }
             }
             lm.solve(&f, &res);
-            let mut live: Vec<(PathId, u32)> = (0..f.num_paths() as u32)
-                .filter(|&p| count[p as usize] > 0)
-                .map(|p| (p, count[p as usize]))
-                .collect();
-            live.sort_unstable();
-            let want = reference(&f, &res, &live);
-            for (i, &(p, _)) in live.iter().enumerate() {
-                let got = lm.rate_of(p);
-                assert!(
-                    close(got, want[i]),
-                    "case {case} step {step} path {p}: {got} vs {}",
-                    want[i]
-                );
+            let live = check_rates(&f, &res, &count, &lm, &format!("case {case} step {step}"));
+            for &(p, _) in &live {
                 let grp = lm.group_of(p).unwrap();
                 assert!(f.path(p).contains(&grp));
                 assert!(lm.members(grp).contains(&p));
@@ -179,18 +191,7 @@ fn restarts_give_the_rates_of_a_fresh_solve() {
     let mut g = Pcg32::new(91, 5);
     let (mut restarted, mut whole) = (0, 0);
     for case in 0..40 {
-        let (mut f, ports) = if case % 4 == 0 {
-            let ports = 3 + g.below(6);
-            (Fabric::big_switch(ports, 10.0).unwrap(), ports)
-        } else {
-            (Fabric::from_spec("fattree:k=4", 16).unwrap(), 16)
-        };
-        let paths: Vec<PathId> = (0..40)
-            .map(|i| {
-                f.route(g.below(ports), g.below(ports), i as u64 * 104_729)
-                    .unwrap()
-            })
-            .collect();
+        let (f, paths) = random_paths(&mut g, case % 4 == 0, 40, 104_729);
         let mut count = vec![0u32; f.num_paths()];
         let mut lm = LevelMaxMin::new();
         for &p in &paths {
@@ -210,20 +211,7 @@ fn restarts_give_the_rates_of_a_fresh_solve() {
                 lm.set_count(&f, p, *n);
             }
             lm.solve_kept(&f, &caps);
-            let mut live: Vec<(PathId, u32)> = (0..f.num_paths() as u32)
-                .filter(|&p| count[p as usize] > 0)
-                .map(|p| (p, count[p as usize]))
-                .collect();
-            live.sort_unstable();
-            let want = reference(&f, &caps, &live);
-            for (i, &(p, _)) in live.iter().enumerate() {
-                let got = lm.rate_of(p);
-                assert!(
-                    close(got, want[i]),
-                    "case {case} step {step} path {p}: {got} vs {}",
-                    want[i]
-                );
-            }
+            check_rates(&f, &caps, &count, &lm, &format!("case {case} step {step}"));
         }
         restarted += lm.restarted;
         whole += lm.whole;
