@@ -24,12 +24,14 @@
 //! (docs/results/bench/fair-local.md). A local solve whose work passes twice
 //! the active paths (`LOCAL_BUDGET`) stops and solves the whole tail.
 //!
-//! `solver=levels` keeps the solution as bottleneck groups instead
+//! `solver=levels` (and `solver=auto`, the default, where many paths share
+//! each link) keeps the solution as bottleneck groups instead
 //! ([`coflowkit_alloc::LevelMaxMin`]: a level per link that froze paths, solved
 //! by progressive filling over links) and lists the paths of the groups whose
-//! level moved. Its sums follow the history of the groups, so it runs only
-//! under a driver that takes delta decisions (the engine); any other driver
-//! gets the default form.
+//! level moved (to the engine: the levels that moved and the paths that
+//! changed group, served by group). Its sums follow the history of the
+//! groups, so it runs only under a driver that takes delta decisions (the
+//! engine); any other driver gets the per-path form.
 
 use crate::decision::Decision;
 use crate::policy::{Info, NonClairvoyantPolicy};
@@ -228,8 +230,9 @@ impl Fair {
 }
 
 impl NonClairvoyantPolicy for Fair {
-    /// Max-min fair rates, solved again only where a change can reach (see the
-    /// module docs): the paths that changed, then every path at or above the
+    /// Max-min fair rates, in the form `solver` asks for (the group form only
+    /// under delta decisions; see the module docs). The per-path form solves
+    /// again only where a change can reach: the paths that changed, then every path at or above the
     /// restart level bounded by a link they cross, and so on; a path outside
     /// that set stands when the links it shares with the set still let it keep
     /// its rate (`check`). Otherwise, or when the local solve cannot stand on
@@ -305,7 +308,7 @@ impl Fair {
 pub const PARAMS: &[ParamSpec] = &[ParamSpec {
     name: "solver",
     default: "auto",
-    help: "how max-min is kept between events, same rates up to float sums: reach (per path, re-solved where a change reaches), levels (per bottleneck link, served by group; under the engine), auto (levels while active paths are at least 8x the links they cross)",
+    help: "how max-min is kept between events, same rates up to float sums: reach (per path, re-solved where a change reaches), levels (per bottleneck link, served by group; under the engine), auto (levels while the active paths are at least 2x the links with flows, reach below 1x)",
 }];
 
 fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
