@@ -195,6 +195,18 @@ impl LevelMaxMin {
         &self.members[g as usize]
     }
 
+    /// The flows crossing link `l` (over every path).
+    pub fn flows_on(&self, l: LinkId) -> u32 {
+        self.ncross.get(l as usize).copied().unwrap_or(0)
+    }
+
+    /// The links with flows, and per link the load the last solve froze on
+    /// it (`Σ_b W(b, l)·λ_b`; read only at the links with flows). A class
+    /// solved on a residual leaves `residual − load` to the classes below.
+    pub fn loads(&self) -> (&[LinkId], &[f64]) {
+        (&self.on, &self.fl)
+    }
+
     /// Adds `dw` (may be negative) to `W(g, l)`, creating or dropping the entry.
     fn add_w(&mut self, g: u32, l: u32, dw: i64) {
         let key = (g as u64) << 32 | l as u64;

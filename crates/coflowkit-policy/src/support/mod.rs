@@ -8,6 +8,7 @@ pub mod flowsync;
 pub mod forms;
 pub mod identify;
 pub mod labels;
+pub mod levelclasses;
 pub mod loads;
 pub mod loadtree;
 pub mod mlfq;

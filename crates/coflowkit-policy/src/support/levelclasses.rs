@@ -1,0 +1,510 @@
+//! [`LevelClasses`]: strict priority across classes of flows, max-min fair
+//! within a class, each class kept as bottleneck groups
+//! ([`coflowkit_alloc::LevelMaxMin`]) and answered by group.
+//!
+//! The model is [`crate::drive::class_rates`]'s, as for
+//! [`crate::support::classes::KeptClasses`]; what differs is the answer. Inside
+//! a class every path frozen by the same link has that link's level as its
+//! rate, so the class's solution is a level per bottleneck link and, per path,
+//! which link froze it. A driver that serves groups (the engine) keeps one
+//! counter per `(class, link)` group and one per *class path* (a path's flows
+//! in one class: the flows of one path in two classes have two rates), and is
+//! told only the levels that moved and the class paths that changed group.
+//!
+//! What is kept:
+//!
+//! * per flow its class; per class a `LevelMaxMin` over the per-path counts
+//!   of the flows in that class (the counts are set as flows are told);
+//! * per class its input residual (class 0's is the capacities, class `q + 1`'s
+//!   what class `q` leaves: its input less the load the solve froze on each
+//!   link), and the links where it moved since the class was last solved;
+//! * the ids of class paths and groups: class path `(q, p)` gets a dense id
+//!   the first time it is used (ids are never reused), group `(q, l)` is
+//!   `q·L + l`.
+//!
+//! A class is solved again only when its counts changed or its input moved on
+//! a link its flows cross; a moved input elsewhere passes through. A class
+//! whose input did not move where its flows are restarts from the lowest level
+//! a departure reaches ([`LevelMaxMin::solve_kept`]); one whose input moved
+//! there is solved whole.
+
+use coflowkit_alloc::LevelMaxMin;
+use coflowkit_model::{Fabric, LinkId, PathId};
+
+/// Not tracked (not active, or not classified yet), or no id yet.
+const NONE: u32 = u32::MAX;
+
+/// Classes kept as bottleneck groups (see the module docs).
+#[derive(Default)]
+pub struct LevelClasses {
+    levels: Vec<LevelMaxMin>,
+    /// Per class: the paths whose count changed since its last solve (may
+    /// repeat).
+    told: Vec<Vec<PathId>>,
+    /// Per class: its input (`chain[q]`) and output (`chain[q + 1]`); the
+    /// links where its output differs from its input at its last solve; the
+    /// links where its input moved since (`all_in`: every link).
+    chain: Vec<Vec<f64>>,
+    out_on: Vec<Vec<LinkId>>,
+    moved_in: Vec<Vec<LinkId>>,
+    all_in: Vec<bool>,
+    /// Per flow: its class.
+    class: Vec<u32>,
+    /// Per class, per path: the class path's id.
+    ids: Vec<Vec<u32>>,
+    next_id: u32,
+    /// Links on this fabric, and the capacities the chain was built from.
+    links: usize,
+    caps_at: usize,
+    /// Scratch: a stamp per link, and links whose output moved.
+    mark: Vec<u32>,
+    stamp: u32,
+    moved_out: Vec<LinkId>,
+    /// Flows that joined or changed class since [`LevelClasses::begin`].
+    moved: Vec<u32>,
+}
+
+impl LevelClasses {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Starts a call: the list of moved flows is emptied.
+    pub fn begin(&mut self) {
+        self.moved.clear();
+    }
+
+    /// The flows that joined or changed class since [`LevelClasses::begin`]
+    /// (each once).
+    pub fn moved(&self) -> &[u32] {
+        &self.moved
+    }
+
+    /// Flow `f`'s class, if tracked.
+    pub fn class_of(&self, f: u32) -> Option<usize> {
+        match self.class.get(f as usize) {
+            Some(&q) if q != NONE => Some(q as usize),
+            _ => None,
+        }
+    }
+
+    /// Class path ids handed out so far (ids are `0..num_ids()`).
+    pub fn num_ids(&self) -> usize {
+        self.next_id as usize
+    }
+
+    /// Group ids in use (`classes × links`).
+    pub fn num_groups(&self) -> usize {
+        self.levels.len() * self.links
+    }
+
+    /// The id of class path `(q, p)`, made on first use.
+    pub fn id(&mut self, q: usize, p: PathId) -> u32 {
+        let ids = &mut self.ids[q];
+        if ids.len() <= p as usize {
+            ids.resize(p as usize + 1, NONE);
+        }
+        let id = &mut ids[p as usize];
+        if *id == NONE {
+            *id = self.next_id;
+            self.next_id = self.next_id.checked_add(1).expect("class path ids fit u32");
+        }
+        *id
+    }
+
+    fn ensure(&mut self, fabric: &Fabric, q: usize) {
+        let nl = fabric.num_links();
+        if self.links != nl {
+            assert!(
+                self.levels.is_empty(),
+                "a LevelClasses serves one fabric ({} links, now {nl})",
+                self.links
+            );
+            self.links = nl;
+            self.mark = vec![0; nl];
+        }
+        if self.chain.is_empty() {
+            self.chain.push(fabric.capacities.clone());
+            self.caps_at = fabric.capacities.as_ptr() as usize;
+        }
+        while self.levels.len() <= q {
+            self.levels.push(LevelMaxMin::new());
+            self.told.push(Vec::new());
+            self.chain.push(vec![0.0; nl]);
+            self.out_on.push(Vec::new());
+            self.moved_in.push(Vec::new());
+            self.all_in.push(true);
+            self.ids.push(Vec::new());
+        }
+    }
+
+    fn add(&mut self, fabric: &Fabric, q: usize, p: PathId, dn: i32) {
+        let lm = &mut self.levels[q];
+        let n = lm.count(p) as i64 + dn as i64;
+        lm.set_count(fabric, p, u32::try_from(n).expect("a path's count stays ≥ 0"));
+        self.told[q].push(p);
+    }
+
+    /// Puts flow `f` (on path `p`) in class `q`: tracked if new, moved if in
+    /// another class, nothing if already there. Returns whether it moved.
+    pub fn assign(&mut self, fabric: &Fabric, f: u32, p: PathId, q: usize) -> bool {
+        let fi = f as usize;
+        if self.class.len() <= fi {
+            self.class.resize(fi + 1, NONE);
+        }
+        let old = self.class[fi];
+        if old as usize == q {
+            return false;
+        }
+        self.ensure(fabric, q);
+        if old != NONE {
+            self.add(fabric, old as usize, p, -1);
+        }
+        self.add(fabric, q, p, 1);
+        self.class[fi] = q as u32;
+        self.moved.push(f);
+        true
+    }
+
+    /// Stops tracking flow `f` (on path `p`), if tracked.
+    pub fn remove(&mut self, fabric: &Fabric, f: u32, p: PathId) {
+        let Some(q) = self.class_of(f) else {
+            return;
+        };
+        self.add(fabric, q, p, -1);
+        self.class[f as usize] = NONE;
+    }
+
+    /// Solves the classes in order on `fabric`'s capacities and names what
+    /// moved: `(class path, group)` for every class path that changed group or
+    /// count (`groups`), and `(group, level)` for every level that moved
+    /// (`levels`). Every class path with flows is named once at least, when
+    /// first used.
+    pub fn solve(
+        &mut self,
+        fabric: &Fabric,
+        groups: &mut Vec<(u32, u32)>,
+        levels: &mut Vec<(u32, f64)>,
+    ) {
+        if self.levels.is_empty() {
+            return;
+        }
+        assert_eq!(
+            self.caps_at,
+            fabric.capacities.as_ptr() as usize,
+            "a LevelClasses serves one fabric"
+        );
+        let nl = self.links;
+        for q in 0..self.levels.len() {
+            let crossed = self.all_in[q]
+                || self.moved_in[q]
+                    .iter()
+                    .any(|&l| self.levels[q].flows_on(l) > 0);
+            if !crossed && self.told[q].is_empty() {
+                if !self.moved_in[q].is_empty() {
+                    self.pass_through(q);
+                }
+                continue;
+            }
+            let lm = &mut self.levels[q];
+            if crossed {
+                lm.solve(fabric, &self.chain[q]);
+            } else {
+                lm.solve_kept(fabric, &self.chain[q]);
+            }
+            let base = (q * nl) as u32;
+            for &g in &lm.changed_groups {
+                levels.push((base + g, lm.level_of(g)));
+            }
+            let told = std::mem::take(&mut self.told[q]);
+            let switched = std::mem::take(&mut self.levels[q].switched);
+            for &p in switched.iter().chain(&told) {
+                if let Some(g) = self.levels[q].group_of(p) {
+                    let id = self.id(q, p);
+                    groups.push((id, base + g));
+                }
+            }
+            self.levels[q].switched = switched;
+            self.told[q] = told;
+            self.told[q].clear();
+            // Its output: input less the frozen loads where it has flows.
+            self.write_output(q);
+        }
+    }
+
+    /// Class `q`'s output after a solve: `max(0, input − load)` at the links
+    /// with flows, the input elsewhere (at the links where the output differed
+    /// before, and where the input moved); the links where it moved are the
+    /// next class's moved input.
+    fn write_output(&mut self, q: usize) {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.mark.iter_mut().for_each(|m| *m = 0);
+            self.stamp = 1;
+        }
+        let st = self.stamp;
+        let all = self.all_in[q];
+        let mut moved_out = std::mem::take(&mut self.moved_out);
+        moved_out.clear();
+        let (before, after) = self.chain.split_at_mut(q + 1);
+        let (input, output) = (&before[q], &mut after[0]);
+        let (on, fl) = self.levels[q].loads();
+        for &l in on {
+            let li = l as usize;
+            self.mark[li] = st;
+            let v = (input[li] - fl[li]).max(0.0);
+            if output[li].to_bits() != v.to_bits() {
+                output[li] = v;
+                moved_out.push(l);
+            }
+        }
+        let mut through = |l: LinkId, mark: &mut [u32]| {
+            let li = l as usize;
+            if mark[li] != st {
+                mark[li] = st;
+                if output[li].to_bits() != input[li].to_bits() {
+                    output[li] = input[li];
+                    moved_out.push(l);
+                }
+            }
+        };
+        if all {
+            for l in 0..self.links as LinkId {
+                through(l, &mut self.mark);
+            }
+        } else {
+            for &l in self.out_on[q].iter().chain(&self.moved_in[q]) {
+                through(l, &mut self.mark);
+            }
+        }
+        self.out_on[q].clear();
+        self.out_on[q].extend_from_slice(on);
+        self.all_in[q] = false;
+        self.moved_in[q].clear();
+        self.hand_down(q, &moved_out);
+        self.moved_out = moved_out;
+    }
+
+    /// Class `q` has no flows where its input moved: the input passes through.
+    fn pass_through(&mut self, q: usize) {
+        let mut moved_out = std::mem::take(&mut self.moved_out);
+        moved_out.clear();
+        let (before, after) = self.chain.split_at_mut(q + 1);
+        for &l in &self.moved_in[q] {
+            let li = l as usize;
+            if after[0][li].to_bits() != before[q][li].to_bits() {
+                after[0][li] = before[q][li];
+                moved_out.push(l);
+            }
+        }
+        self.moved_in[q].clear();
+        self.hand_down(q, &moved_out);
+        self.moved_out = moved_out;
+    }
+
+    /// The links where class `q`'s output moved join class `q + 1`'s moved
+    /// input.
+    fn hand_down(&mut self, q: usize, moved: &[LinkId]) {
+        if let Some(next) = self.moved_in.get_mut(q + 1) {
+            if !self.all_in[q + 1] {
+                next.extend_from_slice(moved);
+            }
+        }
+    }
+
+    /// Flow `f`'s rate in the last solve (its class path's level), if
+    /// tracked (`p` is its path).
+    pub fn rate_of(&self, f: u32, p: PathId) -> Option<f64> {
+        let q = self.class_of(f)?;
+        Some(self.levels[q].rate_of(p))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::drive::class_rates;
+    use coflowkit_alloc::MaxMin;
+    use std::collections::HashMap;
+
+    /// What a driver serving groups keeps: per class path its group, per
+    /// group its level, from the answers only.
+    #[derive(Default)]
+    struct Served {
+        group: HashMap<u32, u32>,
+        level: HashMap<u32, f64>,
+    }
+
+    impl Served {
+        fn solve(&mut self, lc: &mut LevelClasses, f: &Fabric) {
+            let (mut g, mut l) = (Vec::new(), Vec::new());
+            lc.solve(f, &mut g, &mut l);
+            self.group.extend(g);
+            self.level.extend(l);
+        }
+
+        /// Flow `x`'s rate as the driver serves it: its class path's group's
+        /// level.
+        fn rate(&self, lc: &mut LevelClasses, x: u32, p: PathId) -> f64 {
+            let q = lc.class_of(x).expect("tracked");
+            let id = lc.id(q, p);
+            let g = self.group[&id];
+            self.level.get(&g).copied().unwrap_or(0.0)
+        }
+    }
+
+    #[test]
+    fn classes_are_served_in_order_by_group_and_only_moves_are_named() {
+        // C = 10, 3 ports (links: up0 up1 up2 = 0 1 2, down0 down1 down2 =
+        // 3 4 5). Flow 0: 0→1 class 2; flow 1: 0→2 class 0; flow 2: 2→1
+        // class 1; flow 3: 1→2 class 0.
+        // Class 0: flows 1 and 3 share down2 at 5 (group (0, down2) = 5),
+        // leaving 5 on up0 and up1 and 0 on down2. Class 1: flow 2 alone gets
+        // 10 at up2 or down1 (both saturate at 10), filling down1. Class 2:
+        // flow 0 finds down1 full: level 0.
+        let mut f = Fabric::big_switch(3, 10.0).unwrap();
+        let p = [
+            f.route(0, 1, 0).unwrap(),
+            f.route(0, 2, 0).unwrap(),
+            f.route(2, 1, 0).unwrap(),
+            f.route(1, 2, 0).unwrap(),
+        ];
+        let mut lc = LevelClasses::new();
+        let mut sv = Served::default();
+        lc.begin();
+        for (i, q) in [2, 0, 1, 0].into_iter().enumerate() {
+            assert!(lc.assign(&f, i as u32, p[i], q));
+        }
+        assert_eq!(lc.moved(), [0, 1, 2, 3]);
+        sv.solve(&mut lc, &f);
+        let rates: Vec<f64> = (0..4).map(|i| sv.rate(&mut lc, i, p[i as usize])).collect();
+        assert_eq!(rates, [0.0, 5.0, 10.0, 5.0]);
+        assert_eq!(sv.group[&lc.id(0, p[1])], 5, "class 0, down2");
+        assert_eq!(sv.group[&lc.id(2, p[0])], 2 * 6 + 4, "class 2, down1");
+        // Flow 3 leaves: flow 1 has up0 and down2 alone, 10, which fills up0.
+        // Class 1 and 2 inputs move only on links their flows do not limit:
+        // flow 2 keeps 10, flow 0 stays at 0 (down1 is still full).
+        lc.begin();
+        lc.remove(&f, 3, p[3]);
+        let (mut g, mut l) = (Vec::new(), Vec::new());
+        lc.solve(&f, &mut g, &mut l);
+        sv.group.extend(g.iter().copied());
+        sv.level.extend(l.iter().copied());
+        assert_eq!(sv.rate(&mut lc, 1, p[1]), 10.0);
+        assert_eq!(sv.rate(&mut lc, 2, p[2]), 10.0);
+        assert_eq!(sv.rate(&mut lc, 0, p[0]), 0.0);
+        // Class 0's level moved (5 → 10: flow 1 now froze at up0, group 0).
+        // Class 2's input moved on up0 (5 → 0), a link flow 0 crosses, so it
+        // was solved again: up0 and down1 are both full, and up0 (the lower
+        // id on the tie) took flow 0 into group (2, up0) = 12 at level 0.
+        // Class 1 (flow 2 on up2, down1) saw no move on its links: nothing.
+        assert_eq!(l, [(0, 10.0), (12, 0.0)]);
+        assert_eq!(sv.group[&lc.id(0, p[1])], 0);
+        assert_eq!(sv.group[&lc.id(2, p[0])], 12);
+        // Flow 2 drops to class 0 beside flow 1: they share nothing, 10 each;
+        // down1 is full for flow 0 again. Flow 2 is the only moved flow.
+        lc.begin();
+        assert!(lc.assign(&f, 2, p[2], 0));
+        assert!(!lc.assign(&f, 1, p[1], 0));
+        assert_eq!(lc.moved(), [2]);
+        sv.solve(&mut lc, &f);
+        assert_eq!(sv.rate(&mut lc, 2, p[2]), 10.0);
+        assert_eq!(sv.rate(&mut lc, 1, p[1]), 10.0);
+        assert_eq!(sv.rate(&mut lc, 0, p[0]), 0.0);
+        assert_eq!(lc.class_of(2), Some(0));
+        assert_eq!(lc.class_of(3), None);
+        assert_eq!(lc.num_groups(), 3 * 6);
+    }
+
+    /// Rates of every tracked flow by a fresh `class_rates` on the flows
+    /// `(flow, path, class)`.
+    fn fresh(f: &Fabric, flows: &[(u32, PathId, usize)], n: usize) -> Vec<f64> {
+        let paths: Vec<PathId> = flows.iter().map(|x| x.1).collect();
+        let classes: Vec<u8> = flows.iter().map(|x| x.2 as u8).collect();
+        let mut residual = f.capacities.clone();
+        let mut r = vec![0.0; flows.len()];
+        class_rates(
+            &mut MaxMin::new(),
+            f,
+            &mut residual,
+            &paths,
+            &classes,
+            &mut r,
+        );
+        let mut out = vec![0.0; n];
+        for (x, &rate) in flows.iter().zip(&r) {
+            out[x.0 as usize] = rate;
+        }
+        out
+    }
+
+    #[test]
+    fn served_groups_equal_fresh_solves_under_random_changes() {
+        // A k = 4 FatTree (16 hosts), 80 flows on random host pairs with
+        // random classes in 0..4; each step some flows leave, join or change
+        // class. After every step, every tracked flow's rate as a driver
+        // serves it from the answers alone (its class path's group's level)
+        // must equal a fresh strict-priority solve, to 1e-9 relative; and a
+        // step that changes nothing names nothing.
+        let mut f = Fabric::from_spec("fattree:k=4", 16).unwrap();
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        let n = 80;
+        let mut path = Vec::new();
+        for _ in 0..n {
+            let s = next(16) as u32;
+            let d = (s + 1 + next(15) as u32) % 16;
+            path.push(f.route(s, d, next(4)).unwrap());
+        }
+        let mut lc = LevelClasses::new();
+        let mut sv = Served::default();
+        let mut on: Vec<Option<usize>> = vec![None; n];
+        let (mut restarted, mut whole) = (0, 0);
+        for step in 0..300 {
+            lc.begin();
+            for _ in 0..1 + next(6) {
+                let i = next(n as u64) as usize;
+                match (on[i], next(3)) {
+                    (Some(_), 0) | (Some(_), 1) => {
+                        lc.remove(&f, i as u32, path[i]);
+                        on[i] = None;
+                    }
+                    _ => {
+                        // Mostly the low classes, as in Stream's queues.
+                        let q = [0, 1, 2, 3, 3, 3][next(6) as usize];
+                        lc.assign(&f, i as u32, path[i], q);
+                        on[i] = Some(q);
+                    }
+                }
+            }
+            sv.solve(&mut lc, &f);
+            let flows: Vec<(u32, PathId, usize)> = (0..n)
+                .filter_map(|i| on[i].map(|q| (i as u32, path[i], q)))
+                .collect();
+            let want = fresh(&f, &flows, n);
+            for &(x, p, _) in &flows {
+                let got = sv.rate(&mut lc, x, p);
+                let w = want[x as usize];
+                assert!(
+                    (got - w).abs() <= 1e-9 * w.abs().max(1.0),
+                    "step {step}, flow {x}: served {got} fresh {w}"
+                );
+            }
+            let (mut g, mut l) = (Vec::new(), Vec::new());
+            lc.begin();
+            lc.solve(&f, &mut g, &mut l);
+            assert!(g.is_empty() && l.is_empty(), "step {step}: {g:?} {l:?}");
+        }
+        for lm in &lc.levels {
+            restarted += lm.restarted;
+            whole += lm.whole;
+        }
+        // Departures alone restart: some solves must have been restarts.
+        assert!(restarted > 0, "restarted {restarted}, whole {whole}");
+    }
+}
