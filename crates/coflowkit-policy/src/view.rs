@@ -58,6 +58,22 @@ pub struct Progress<'a> {
     pub coflow_since: &'a [f64],
     /// True when the driver serves flows by path groups (see above).
     pub path_mode: bool,
+    /// Per flow served by a counter (rate NaN): the counter, when it is not
+    /// the flow's path (empty: every such flow is on its path's counter). A
+    /// driver serving strict-priority classes by group keeps one counter per
+    /// (class, path).
+    pub ctr: &'a [u32],
+}
+
+impl Progress<'_> {
+    /// The counter serving flow `f` (rate NaN): its path's, or `ctr[f]`.
+    #[inline]
+    fn counter(&self, flow_path: &[PathId], f: usize) -> usize {
+        match self.ctr.get(f) {
+            Some(&c) => c as usize,
+            None => flow_path[f] as usize,
+        }
+    }
 }
 
 /// A path served on its own counter, in no bottleneck group.
@@ -164,7 +180,7 @@ impl Common<'_> {
         let f = f as usize;
         let r = p.rate[f];
         if r.is_nan() {
-            let q = self.flow_path[f] as usize;
+            let q = p.counter(self.flow_path, f);
             let group = [p.group_base, p.group_rate, p.group_since];
             let own = [p.path_base, p.path_rate, p.path_since];
             service(p.path_group, p.path_off, group, own, q, self.now_s) - p.base[f]
@@ -287,6 +303,8 @@ pub struct ViewData {
     pub coflow_rate: Vec<f64>,
     pub coflow_since: Vec<f64>,
     pub path_mode: bool,
+    /// See [`Progress::ctr`].
+    pub flow_ctr: Vec<u32>,
     /// Which optional inputs the driver supplies (see [`Input`]).
     pub supplies: Vec<Input>,
 }
@@ -333,6 +351,16 @@ impl ViewData {
             coflow_rate: &self.coflow_rate,
             coflow_since: &self.coflow_since,
             path_mode: self.path_mode,
+            ctr: &self.flow_ctr,
+        }
+    }
+
+    /// The counter serving flow `f` (rate NaN; see [`Progress::ctr`]).
+    #[inline]
+    pub fn counter_of(&self, f: usize) -> usize {
+        match self.flow_ctr.get(f) {
+            Some(&c) => c as usize,
+            None => self.flow_path[f] as usize,
         }
     }
 
@@ -390,7 +418,7 @@ impl ViewData {
     pub fn sent_at(&self, f: usize, now: f64) -> f64 {
         let r = self.rate[f];
         if r.is_nan() {
-            self.path_service(self.flow_path[f] as usize, now) - self.base[f]
+            self.path_service(self.counter_of(f), now) - self.base[f]
         } else {
             self.base[f] + r * (now - self.since[f])
         }

@@ -98,7 +98,8 @@ fn load(path: &str, t0: Instant) -> Workload {
 /// Engine options from the environment: `MAX_EVENTS=N`; `RECORD=SECONDS` (0:
 /// every event) records the instantaneous metrics, to measure what recording
 /// costs; `DELTA=0` runs without delta decisions (policies answer in full), to
-/// compare a policy's incremental form with its from-scratch one.
+/// compare a policy's incremental form with its from-scratch one;
+/// `CLASSES=flows|groups` chooses how strict-priority classes are kept.
 fn options(check: bool) -> coflowkit_sim::SimOptions {
     coflowkit_sim::SimOptions {
         check_invariants: check,
@@ -108,6 +109,11 @@ fn options(check: bool) -> coflowkit_sim::SimOptions {
             per_coflow: false,
         }),
         delta_decisions: std::env::var("DELTA").map_or(true, |v| v != "0"),
+        class_form: match std::env::var("CLASSES").as_deref() {
+            Ok("flows") => coflowkit_sim::ClassForm::Flows,
+            Ok("groups") | Err(_) => coflowkit_sim::ClassForm::Groups,
+            Ok(other) => panic!("CLASSES={other}: expected flows or groups"),
+        },
         ..Default::default()
     }
 }

@@ -9,6 +9,7 @@ use crate::sorted::{insert_sorted, remove_sorted};
 use coflowkit_model::{finish_threshold, FlowMeta, PathId, Workload, TIME_EPS};
 use coflowkit_policy::drive::group_active;
 use coflowkit_policy::support::classes::KeptClasses;
+use coflowkit_policy::support::levelclasses::LevelClasses;
 use coflowkit_policy::view::{Input, ViewData};
 use coflowkit_policy::{AnyPolicy, Decision, Info, Wakeup, NO_PORT};
 use std::cmp::Reverse;
@@ -37,6 +38,24 @@ pub struct SimOptions {
     /// see `Decision::delta`). On by default; off makes them write every rate,
     /// which must give the same run (a test checks it for every policy).
     pub delta_decisions: bool,
+    /// How strict-priority classes (a policy answering classes: `stream`,
+    /// `spq`) are kept and served; the same rates up to the order of float
+    /// sums. See [`ClassForm`].
+    pub class_form: ClassForm,
+}
+
+/// How the engine keeps strict-priority classes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClassForm {
+    /// Per flow: a `TailMaxMin` per class re-solved where a change reaches,
+    /// every flow whose rate moved given its rate
+    /// ([`coflowkit_policy::support::classes::KeptClasses`]).
+    Flows,
+    /// By group: a `LevelMaxMin` per class, the flows of a path in a class on
+    /// one counter, served by `(class, link)` bottleneck groups
+    /// ([`coflowkit_policy::support::levelclasses::LevelClasses`]). Only with
+    /// delta decisions and decisions at events; otherwise `Flows`.
+    Groups,
 }
 
 impl Default for SimOptions {
@@ -48,6 +67,7 @@ impl Default for SimOptions {
             horizon_s: f64::INFINITY,
             realloc: Realloc::Event,
             delta_decisions: true,
+            class_form: ClassForm::Groups,
         }
     }
 }
@@ -145,6 +165,8 @@ pub fn simulate(
     e.decision.groups_ok = path_mode && opts.delta_decisions;
     e.interval_s = interval;
     e.paths_by_flow = policy.path_mode() && !path_mode;
+    e.groups_for_classes =
+        opts.class_form == ClassForm::Groups && opts.delta_decisions && interval.is_none();
     let mut r = e.run(policy, opts, progress)?;
     r.flow_labels = policy.flow_labels();
     r.flow_bindings = policy.flow_bindings();
@@ -256,6 +278,13 @@ struct Engine<'w> {
     decision: Decision,
     /// Strict-priority classes kept across calls (class decisions).
     classes: KeptClasses,
+    /// Classes by group ([`ClassForm::Groups`]): allowed, engaged (from the
+    /// first class decision on, flows are served by class path counters), the
+    /// classes, and scratch.
+    groups_for_classes: bool,
+    class_groups: bool,
+    level_classes: LevelClasses,
+    class_moved: Vec<u32>,
 }
 
 impl<'w> Engine<'w> {
@@ -327,6 +356,10 @@ impl<'w> Engine<'w> {
             moved: Vec::new(),
             decision: Decision::default(),
             classes: KeptClasses::new(),
+            groups_for_classes: false,
+            class_groups: false,
+            level_classes: LevelClasses::new(),
+            class_moved: Vec::new(),
         }
     }
 
@@ -509,7 +542,12 @@ impl<'w> Engine<'w> {
             self.apply_path_rates_by_flow();
         } else if self.decision.by_flow {
             self.apply_by_flow();
+        } else if self.serve_classes_by_group() {
+            self.classes_to_groups();
         } else {
+            if self.class_groups {
+                self.leave_class_groups();
+            }
             if !self.decision.classes.is_empty() {
                 self.classes_to_rates();
                 self.apply_by_flow();
@@ -711,9 +749,113 @@ impl<'w> Engine<'w> {
         kc.solve(&self.w.fabric, path, |f, r| out.push((f, r)));
     }
 
+    /// Whether this class decision is served by group: from the first class
+    /// decision on (before any flow moved), while the decisions are classes
+    /// (or there is no active flow to classify).
+    fn serve_classes_by_group(&mut self) -> bool {
+        if self.class_groups {
+            return !self.decision.classes.is_empty() || self.d.active.is_empty();
+        }
+        if self.decision.classes.is_empty()
+            || !self.groups_for_classes
+            || self.result.rate_changes > 0
+        {
+            return false;
+        }
+        self.class_groups = true;
+        // Coflows' bytes are their flows' (no coflow counters), and each flow
+        // on a counter says which.
+        self.d.path_mode = true;
+        self.d.flow_ctr = vec![u32::MAX; self.d.size.len()];
+        true
+    }
+
+    /// Strict priority across classes, max-min within a class, by group: the
+    /// classes are told the flows that finished, started or changed class; the
+    /// class paths that changed group and the levels that moved are applied;
+    /// the flows that joined or changed class move to their class path's
+    /// counter with what they sent.
+    fn classes_to_groups(&mut self) {
+        let now = self.now;
+        let fabric = &self.w.fabric;
+        let lc = &mut self.level_classes;
+        let path = &self.d.flow_path;
+        lc.begin();
+        for &f in &self.d.finished {
+            lc.remove(fabric, f, path[f as usize]);
+        }
+        for (&f, &c) in self.d.active.iter().zip(&self.decision.classes) {
+            lc.assign(fabric, f, path[f as usize], c as usize);
+        }
+        let (groups, levels) = (
+            &mut self.decision.path_groups,
+            &mut self.decision.group_rates,
+        );
+        groups.clear();
+        levels.clear();
+        lc.solve(fabric, groups, levels);
+        let (nc, ng) = (lc.num_ids(), lc.num_groups());
+        self.rates.grow_paths(&mut self.d, nc);
+        for &(c, g) in &self.decision.path_groups {
+            self.rates.set_path_group(&mut self.d, c, g, now, ng);
+        }
+        for &(g, r) in &self.decision.group_rates {
+            self.rates.set_group_rate(&mut self.d, g, r, now, ng);
+        }
+        let mut moved = std::mem::take(&mut self.class_moved);
+        moved.clear();
+        moved.extend_from_slice(self.level_classes.moved());
+        for &f in &moved {
+            let fi = f as usize;
+            let q = self
+                .level_classes
+                .class_of(f)
+                .expect("a moved flow is tracked");
+            let c = self.level_classes.id(q, self.d.flow_path[fi]);
+            if self.d.rate[fi].is_nan() {
+                self.rates.leave_counter(&mut self.d, f, now);
+            }
+            // In flow mode at rate 0: `base` is what it sent.
+            debug_assert_eq!(self.d.rate[fi], 0.0);
+            let sent = self.d.base[fi];
+            self.rates.join_counter(&mut self.d, f, c, sent, now, nc);
+        }
+        self.result.rate_changes += (self.decision.path_groups.len()
+            + self.decision.group_rates.len()
+            + moved.len()) as u64;
+        self.class_moved = moved;
+    }
+
+    /// A decision of another form after classes by group: every flow leaves
+    /// its counter (at rate 0, keeping what it sent) and the coflows' counters
+    /// are set from their flows, as per-flow rates need.
+    fn leave_class_groups(&mut self) {
+        let now = self.now;
+        for i in 0..self.d.active.len() {
+            let f = self.d.active[i];
+            if self.d.rate[f as usize].is_nan() {
+                self.rates.leave_counter(&mut self.d, f, now);
+            }
+        }
+        for k in 0..self.d.width.len() {
+            let first = self.d.first_flow[k] as usize;
+            let sent: f64 = (first..first + self.d.width[k] as usize)
+                .map(|f| self.d.sent_at(f, now))
+                .sum();
+            self.d.coflow_base[k] = sent;
+            self.d.coflow_rate[k] = 0.0;
+            self.d.coflow_since[k] = now;
+        }
+        self.level_classes = LevelClasses::new();
+        self.class_groups = false;
+        self.groups_for_classes = false;
+        self.d.path_mode = false;
+        self.d.flow_ctr.clear();
+    }
+
     /// The rate of coflow `k` now (the sum of its flows').
     fn coflow_rate(&self, k: u32) -> f64 {
-        if !self.rates.path_mode {
+        if !self.d.path_mode {
             return self.d.coflow_rate[k as usize];
         }
         // Finished and unstarted flows have rate 0.

@@ -23,5 +23,5 @@ mod series;
 mod sorted;
 
 pub use coflowkit_model::TIME_EPS;
-pub use engine::{simulate, Progress, Realloc, SimError, SimOptions, SimResult};
+pub use engine::{simulate, ClassForm, Progress, Realloc, SimError, SimOptions, SimResult};
 pub use series::{Recording, Series};

@@ -80,9 +80,11 @@ pub(crate) struct Rates {
     // Path mode.
     pub path_mode: bool,
     path_ver: Vec<u32>,
-    /// Per path: its active flows' finish services `F`, and `D = F − thr`.
-    path_f: Vec<BinaryHeap<Reverse<(Key, u32)>>>,
-    path_d: Vec<BinaryHeap<Reverse<(Key, u32)>>>,
+    /// Per path (counter): its flows' finish services `F`, and `D = F − thr`,
+    /// with the flow's version (a flow that moves to another counter leaves
+    /// stale entries).
+    path_f: Vec<BinaryHeap<Reverse<(Key, u32, u32)>>>,
+    path_d: Vec<BinaryHeap<Reverse<(Key, u32, u32)>>>,
     pexact: Heap,
     pdue: Heap,
     /// Per path: the smallest `F` and `D` of its unfinished flows (infinite when
@@ -157,8 +159,9 @@ impl Rates {
         }
     }
 
-    /// Makes room for paths interned after the start (none on a fixed fabric).
-    fn grow_paths(&mut self, d: &mut ViewData, np: usize) {
+    /// Makes room for paths interned after the start (none on a fixed fabric),
+    /// or for counters `0..np`.
+    pub fn grow_paths(&mut self, d: &mut ViewData, np: usize) {
         if self.path_ver.len() < np {
             self.path_ver.resize(np, 0);
             self.path_f.resize_with(np, BinaryHeap::new);
@@ -309,17 +312,58 @@ impl Rates {
 
     // -- path mode --------------------------------------------------------------
 
-    /// Flow `f` joins its path's group (path mode) at `now`.
+    /// Flow `f` joins its path's counter (path mode) at `now`.
     pub fn join_path(&mut self, d: &mut ViewData, f: u32, now: f64, n_paths: usize) {
-        self.grow_paths(d, n_paths);
+        let p = d.flow_path[f as usize];
+        self.join_counter(d, f, p, 0.0, now, n_paths);
+    }
+
+    /// Flow `f`, which has sent `sent`, joins counter `p` at `now` (`n` counters
+    /// at least exist). Its rate becomes `NaN`: it is served by the counter.
+    pub fn join_counter(
+        &mut self,
+        d: &mut ViewData,
+        f: u32,
+        p: PathId,
+        sent: f64,
+        now: f64,
+        n: usize,
+    ) {
+        self.grow_paths(d, n);
         let fi = f as usize;
-        let p = d.flow_path[fi] as usize;
+        let p = p as usize;
+        if !d.flow_ctr.is_empty() {
+            d.flow_ctr[fi] = p as u32;
+        }
         let service = d.path_service(p, now);
-        d.base[fi] = service; // offset: sent = service - base
+        d.base[fi] = service - sent; // offset: sent = service - base
         d.rate[fi] = f64::NAN;
-        let fin = service + d.size[fi];
-        self.path_f[p].push(Reverse((Key(fin), f)));
-        self.path_d[p].push(Reverse((Key(fin - finish_threshold(d.size[fi])), f)));
+        let fin = d.base[fi] + d.size[fi];
+        let v = self.ver[fi];
+        self.path_f[p].push(Reverse((Key(fin), f, v)));
+        self.path_d[p].push(Reverse((Key(fin - finish_threshold(d.size[fi])), f, v)));
+        self.refresh_tops(p);
+        let g = d.path_group[p];
+        if g == NO_GROUP {
+            self.reschedule_path(d, p as PathId, now);
+        } else {
+            self.requeue(d, p as PathId);
+            self.refresh_group_tops(d, g);
+            self.reschedule_group(d, g, now);
+        }
+    }
+
+    /// Flow `f` leaves its counter at `now`, keeping what it sent: it is in
+    /// flow mode at rate 0 afterwards (its counter's entries for it go stale).
+    pub fn leave_counter(&mut self, d: &mut ViewData, f: u32, now: f64) {
+        let fi = f as usize;
+        debug_assert!(d.rate[fi].is_nan(), "flow {f} is on no counter");
+        let p = d.counter_of(fi);
+        let sent = d.path_service(p, now) - d.base[fi];
+        self.ver[fi] = self.ver[fi].wrapping_add(1);
+        d.base[fi] = sent;
+        d.rate[fi] = 0.0;
+        d.since[fi] = now;
         self.refresh_tops(p);
         let g = d.path_group[p];
         if g == NO_GROUP {
@@ -467,10 +511,15 @@ impl Rates {
         self.reschedule_path(d, p, now);
     }
 
-    /// Drops done flows from the top of a path heap; its top key after that.
-    fn top(heap: &mut BinaryHeap<Reverse<(Key, u32)>>, done: &[bool]) -> Option<f64> {
-        while let Some(&Reverse((Key(x), f))) = heap.peek() {
-            if !done[f as usize] {
+    /// Drops done and moved flows from the top of a path heap; its top key
+    /// after that.
+    fn top(
+        heap: &mut BinaryHeap<Reverse<(Key, u32, u32)>>,
+        done: &[bool],
+        ver: &[u32],
+    ) -> Option<f64> {
+        while let Some(&Reverse((Key(x), f, v))) = heap.peek() {
+            if !done[f as usize] && ver[f as usize] == v {
                 return Some(x);
             }
             heap.pop();
@@ -480,8 +529,9 @@ impl Rates {
 
     /// Re-reads path `p`'s heap tops (after its heaps changed).
     fn refresh_tops(&mut self, p: usize) {
-        self.path_ftop[p] = Self::top(&mut self.path_f[p], &self.done).unwrap_or(f64::INFINITY);
-        self.path_dtop[p] = Self::top(&mut self.path_d[p], &self.done).unwrap_or(f64::INFINITY);
+        let (done, ver) = (&self.done, &self.ver);
+        self.path_ftop[p] = Self::top(&mut self.path_f[p], done, ver).unwrap_or(f64::INFINITY);
+        self.path_dtop[p] = Self::top(&mut self.path_d[p], done, ver).unwrap_or(f64::INFINITY);
     }
 
     /// The `exact` and `due` times of a counter at `s` (settled at `now`) that
@@ -726,13 +776,13 @@ impl Rates {
             (&mut self.path_d[pi], 0.0),
             (&mut self.path_f[pi], eps_bytes),
         ] {
-            while let Some(&Reverse((Key(x), f))) = heap.peek() {
+            while let Some(&Reverse((Key(x), f, v))) = heap.peek() {
                 if x - s > slack {
                     break;
                 }
                 heap.pop();
                 let fi = f as usize;
-                if !self.done[fi] {
+                if !self.done[fi] && self.ver[fi] == v {
                     self.done[fi] = true;
                     d.base[fi] = d.size[fi]; // the remainder is credited: sent = size
                     d.rate[fi] = 0.0;
@@ -822,7 +872,7 @@ impl Rates {
     pub fn rate_of(d: &ViewData, f: usize) -> f64 {
         let r = d.rate[f];
         if r.is_nan() {
-            let p = d.flow_path[f] as usize;
+            let p = d.counter_of(f);
             match d.path_group.get(p) {
                 Some(&g) if g != NO_GROUP => d.group_rate[g as usize],
                 _ => d.path_rate[p],

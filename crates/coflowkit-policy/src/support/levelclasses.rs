@@ -141,7 +141,11 @@ impl LevelClasses {
     fn add(&mut self, fabric: &Fabric, q: usize, p: PathId, dn: i32) {
         let lm = &mut self.levels[q];
         let n = lm.count(p) as i64 + dn as i64;
-        lm.set_count(fabric, p, u32::try_from(n).expect("a path's count stays ≥ 0"));
+        lm.set_count(
+            fabric,
+            p,
+            u32::try_from(n).expect("a path's count stays ≥ 0"),
+        );
         self.told[q].push(p);
     }
 
