@@ -99,7 +99,7 @@ fn load(path: &str, t0: Instant) -> Workload {
 /// every event) records the instantaneous metrics, to measure what recording
 /// costs; `DELTA=0` runs without delta decisions (policies answer in full), to
 /// compare a policy's incremental form with its from-scratch one;
-/// `CLASSES=flows|groups` chooses how strict-priority classes are kept.
+/// `CLASSES=flows|groups|auto` chooses how strict-priority classes are kept.
 fn options(check: bool) -> coflowkit_sim::SimOptions {
     coflowkit_sim::SimOptions {
         check_invariants: check,
@@ -111,8 +111,9 @@ fn options(check: bool) -> coflowkit_sim::SimOptions {
         delta_decisions: std::env::var("DELTA").map_or(true, |v| v != "0"),
         class_form: match std::env::var("CLASSES").as_deref() {
             Ok("flows") => coflowkit_sim::ClassForm::Flows,
-            Ok("groups") | Err(_) => coflowkit_sim::ClassForm::Groups,
-            Ok(other) => panic!("CLASSES={other}: expected flows or groups"),
+            Ok("groups") => coflowkit_sim::ClassForm::Groups,
+            Ok("auto") | Err(_) => coflowkit_sim::ClassForm::Auto,
+            Ok(other) => panic!("CLASSES={other}: expected flows, groups or auto"),
         },
         ..Default::default()
     }

@@ -56,7 +56,18 @@ pub enum ClassForm {
     /// ([`coflowkit_policy::support::levelclasses::LevelClasses`]). Only with
     /// delta decisions and decisions at events; otherwise `Flows`.
     Groups,
+    /// `Groups` while the active paths are many per link they cross (a loaded
+    /// big switch or small FatTree, where a change moves many paths' rates and
+    /// few levels), `Flows` when they are few (a large FatTree, where a
+    /// change reaches few paths and a class solved whole costs its links).
+    Auto,
 }
+
+/// [`ClassForm::Auto`]: checked every this many class decisions; groups from
+/// this many active paths per link they cross, flows below the other.
+const CLASS_CHECK_EVERY: u64 = 256;
+const GROUPS_ABOVE: f64 = 2.0;
+const FLOWS_BELOW: f64 = 1.0;
 
 impl Default for SimOptions {
     fn default() -> Self {
@@ -67,7 +78,7 @@ impl Default for SimOptions {
             horizon_s: f64::INFINITY,
             realloc: Realloc::Event,
             delta_decisions: true,
-            class_form: ClassForm::Groups,
+            class_form: ClassForm::Auto,
         }
     }
 }
@@ -166,7 +177,8 @@ pub fn simulate(
     e.interval_s = interval;
     e.paths_by_flow = policy.path_mode() && !path_mode;
     e.groups_for_classes =
-        opts.class_form == ClassForm::Groups && opts.delta_decisions && interval.is_none();
+        opts.class_form != ClassForm::Flows && opts.delta_decisions && interval.is_none();
+    e.class_form = opts.class_form;
     let mut r = e.run(policy, opts, progress)?;
     r.flow_labels = policy.flow_labels();
     r.flow_bindings = policy.flow_bindings();
@@ -282,7 +294,11 @@ struct Engine<'w> {
     /// first class decision on, flows are served by class path counters), the
     /// classes, and scratch.
     groups_for_classes: bool,
+    class_form: ClassForm,
+    class_calls: u64,
     class_groups: bool,
+    link_mark: Vec<u32>,
+    link_stamp: u32,
     level_classes: LevelClasses,
     class_moved: Vec<u32>,
 }
@@ -357,7 +373,11 @@ impl<'w> Engine<'w> {
             decision: Decision::default(),
             classes: KeptClasses::new(),
             groups_for_classes: false,
+            class_form: ClassForm::Auto,
+            class_calls: 0,
             class_groups: false,
+            link_mark: Vec::new(),
+            link_stamp: 0,
             level_classes: LevelClasses::new(),
             class_moved: Vec::new(),
         }
@@ -749,25 +769,88 @@ impl<'w> Engine<'w> {
         kc.solve(&self.w.fabric, path, |f, r| out.push((f, r)));
     }
 
-    /// Whether this class decision is served by group: from the first class
-    /// decision on (before any flow moved), while the decisions are classes
-    /// (or there is no active flow to classify).
+    /// Whether this class decision is served by group, switching forms when
+    /// [`ClassForm::Auto`] says so (checked every `CLASS_CHECK_EVERY` class
+    /// decisions): by group while the active paths are at least
+    /// `GROUPS_ABOVE` times the links they cross, per flow below
+    /// `FLOWS_BELOW` times (as `fair`'s `solver=auto`). A decision of another
+    /// form with active flows leaves the group form.
     fn serve_classes_by_group(&mut self) -> bool {
-        if self.class_groups {
-            return !self.decision.classes.is_empty() || self.d.active.is_empty();
+        if self.decision.classes.is_empty() {
+            return self.class_groups && self.d.active.is_empty();
         }
-        if self.decision.classes.is_empty()
-            || !self.groups_for_classes
-            || self.result.rate_changes > 0
-        {
+        if !self.groups_for_classes {
             return false;
         }
+        let want = match self.class_form {
+            ClassForm::Groups => true,
+            ClassForm::Flows => false,
+            ClassForm::Auto => {
+                let due = self.class_calls % CLASS_CHECK_EVERY == 0;
+                self.class_calls += 1;
+                if due {
+                    let ratio = self.paths_per_link();
+                    if self.class_groups {
+                        ratio >= FLOWS_BELOW
+                    } else {
+                        ratio >= GROUPS_ABOVE
+                    }
+                } else {
+                    self.class_groups
+                }
+            }
+        };
+        if want && !self.class_groups {
+            self.enter_class_groups();
+        }
+        want
+    }
+
+    /// Active paths per link they cross (a pass over the active paths).
+    fn paths_per_link(&mut self) -> f64 {
+        let nl = self.w.fabric.num_links();
+        if self.link_mark.len() < nl {
+            self.link_mark.resize(nl, 0);
+        }
+        self.link_stamp = self.link_stamp.wrapping_add(1);
+        if self.link_stamp == 0 {
+            self.link_mark.iter_mut().for_each(|m| *m = 0);
+            self.link_stamp = 1;
+        }
+        let mut links = 0usize;
+        for &p in &self.d.active_paths {
+            for &l in self.w.fabric.path(p) {
+                let m = &mut self.link_mark[l as usize];
+                if *m != self.link_stamp {
+                    *m = self.link_stamp;
+                    links += 1;
+                }
+            }
+        }
+        self.d.active_paths.len() as f64 / links.max(1) as f64
+    }
+
+    /// Enters the group form: every moving flow stops (keeping what it sent,
+    /// in flow mode at rate 0) and the per-flow classes are forgotten; this
+    /// call's class decision then tells every active flow, which joins its
+    /// class path's counter.
+    fn enter_class_groups(&mut self) {
+        let now = self.now;
+        for i in 0..self.d.active.len() {
+            let f = self.d.active[i];
+            if self.d.rate[f as usize] != 0.0 {
+                self.rates.set_rate(&mut self.d, f, 0.0, now);
+                self.result.rate_changes += 1;
+            }
+        }
+        self.classes = KeptClasses::new();
         self.class_groups = true;
         // Coflows' bytes are their flows' (no coflow counters), and each flow
         // on a counter says which.
         self.d.path_mode = true;
-        self.d.flow_ctr = vec![u32::MAX; self.d.size.len()];
-        true
+        if self.d.flow_ctr.is_empty() {
+            self.d.flow_ctr = vec![u32::MAX; self.d.size.len()];
+        }
     }
 
     /// Strict priority across classes, max-min within a class, by group: the
@@ -826,13 +909,22 @@ impl<'w> Engine<'w> {
         self.class_moved = moved;
     }
 
-    /// A decision of another form after classes by group: every flow leaves
-    /// its counter (at rate 0, keeping what it sent) and the coflows' counters
-    /// are set from their flows, as per-flow rates need.
+    /// Leaves the group form (a decision of another form, or
+    /// [`ClassForm::Auto`]): every flow leaves its counter (at rate 0, keeping
+    /// what it sent) and the classes by group (their solutions and counters
+    /// stay, with no flows), and the coflows' counters are set from their
+    /// flows, as per-flow rates need.
     fn leave_class_groups(&mut self) {
         let now = self.now;
+        let fabric = &self.w.fabric;
+        for &f in &self.d.finished {
+            self.level_classes
+                .remove(fabric, f, self.d.flow_path[f as usize]);
+        }
         for i in 0..self.d.active.len() {
             let f = self.d.active[i];
+            self.level_classes
+                .remove(fabric, f, self.d.flow_path[f as usize]);
             if self.d.rate[f as usize].is_nan() {
                 self.rates.leave_counter(&mut self.d, f, now);
             }
@@ -846,11 +938,8 @@ impl<'w> Engine<'w> {
             self.d.coflow_rate[k] = 0.0;
             self.d.coflow_since[k] = now;
         }
-        self.level_classes = LevelClasses::new();
         self.class_groups = false;
-        self.groups_for_classes = false;
         self.d.path_mode = false;
-        self.d.flow_ctr.clear();
     }
 
     /// The rate of coflow `k` now (the sum of its flows').
