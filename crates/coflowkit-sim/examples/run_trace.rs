@@ -69,7 +69,10 @@ fn main() {
             .map(|s| format!(" samples {}", s.time_s.len()))
             .unwrap_or_default()
     );
-    eprintln!("rate_changes {}", r.rate_changes);
+    eprintln!(
+        "rate_changes {} class_group_calls {} class_form_switches {}",
+        r.rate_changes, r.class_group_calls, r.class_form_switches
+    );
 }
 
 /// The trace, cut to its first `FIRST=N` coflows and re-routed on `FABRIC=SPEC`

@@ -105,6 +105,10 @@ pub struct SimResult {
     pub rate_changes: u64,
     /// Number of invariant checks performed (0 when checks are off).
     pub checks: u64,
+    /// Class decisions served by group ([`ClassForm`]), and switches between
+    /// the per-flow and the group form.
+    pub class_group_calls: u64,
+    pub class_form_switches: u64,
     /// The instantaneous metrics, when [`SimOptions::record`] asked for them.
     pub series: Option<Series>,
     /// False when the run stopped at [`SimOptions::horizon_s`] with work left.
@@ -351,6 +355,8 @@ impl<'w> Engine<'w> {
                 active_flow_calls: 0,
                 rate_changes: 0,
                 checks: 0,
+                class_group_calls: 0,
+                class_form_switches: 0,
                 series: None,
                 complete: true,
                 flow_labels: None,
@@ -803,6 +809,9 @@ impl<'w> Engine<'w> {
         if want && !self.class_groups {
             self.enter_class_groups();
         }
+        if want {
+            self.result.class_group_calls += 1;
+        }
         want
     }
 
@@ -845,6 +854,7 @@ impl<'w> Engine<'w> {
         }
         self.classes = KeptClasses::new();
         self.class_groups = true;
+        self.result.class_form_switches += 1;
         // Coflows' bytes are their flows' (no coflow counters), and each flow
         // on a counter says which.
         self.d.path_mode = true;
@@ -940,6 +950,7 @@ impl<'w> Engine<'w> {
         }
         self.class_groups = false;
         self.d.path_mode = false;
+        self.result.class_form_switches += 1;
     }
 
     /// The rate of coflow `k` now (the sum of its flows').

@@ -260,6 +260,18 @@ fn other_forms_of_a_policy_match_its_fixture() {
         class_form: coflowkit_sim::ClassForm::Flows,
         ..Default::default()
     };
+    // The default (`ClassForm::Auto`) on this scenario moves between the two
+    // forms as the load rises and falls (every flow keeps its bytes across a
+    // switch); the CI subset checks its finish times, this that it switches.
+    let w = workload("fb100-fattree8", &fb);
+    let mut p = coflowkit_policy::build("stream", &Default::default()).unwrap();
+    let r = coflowkit_sim::simulate(&w, &mut p, &Default::default(), None).unwrap();
+    assert!(
+        r.class_form_switches >= 2 && r.class_group_calls > 0,
+        "stream on fb100-fattree8 switched class forms {} times ({} calls by group)",
+        r.class_form_switches,
+        r.class_group_calls
+    );
     for stem in ["spq", "stream"] {
         let w = workload("fb100-fattree8", &fb);
         let want = read_fixture(
