@@ -142,6 +142,16 @@ pub struct Stream {
     /// Per unit: (the call that last gave it a group, that group).
     slot: Vec<(u64, u32)>,
     calls: u64,
+    /// Per coflow: *dormant* (every unit with active flows was in the last
+    /// class with nothing pending at the end of the last call, under a delta
+    /// driver and without starvation). Such a unit's class can no longer
+    /// change, and no unit reads its X while the coflow stays dormant, so the
+    /// bytes its active flows receive are not added call by call: they are
+    /// added when a flow finishes, or all at once when the coflow wakes (a new
+    /// unit, or a flow of a unit not in the last class, arrives).
+    dormant: Vec<bool>,
+    /// Scratch: per coflow, the call that last set `dormant`.
+    dormant_at: Vec<u64>,
 }
 
 impl Stream {
@@ -163,6 +173,8 @@ impl Stream {
             group: Vec::new(),
             slot: Vec::new(),
             calls: 0,
+            dormant: Vec::new(),
+            dormant_at: Vec::new(),
         }
     }
 
@@ -352,6 +364,63 @@ fn shares(a: &[u32], b: &[u32]) -> bool {
 }
 
 impl Stream {
+    fn is_dormant(&self, c: u32) -> bool {
+        self.dormant.get(c as usize).copied().unwrap_or(false)
+    }
+
+    /// Unit `u` is in the last class with nothing pending (starvation off):
+    /// eq. (5) can only keep it there.
+    fn is_final(&self, u: u32, last: u8) -> bool {
+        let un = &self.units[u as usize];
+        un.base >= last && un.pending.is_none() && un.boost == 0
+    }
+
+    /// Coflow `c` wakes: the bytes its flows received while it was dormant
+    /// are added to their units' X (flows not seen yet have no unit).
+    fn wake(&mut self, v: &NonClairvoyantView, c: u32) {
+        let unit = self.cfg.unit_bytes;
+        let first = v.coflow_first_flow[c as usize];
+        for f in first..first + v.coflow_width[c as usize] {
+            let fu = f as usize;
+            let u = self.flow_unit[fu];
+            if u == u32::MAX {
+                continue;
+            }
+            let sent = v.sent(f);
+            let d = sent - self.last_sent[fu];
+            if d > 0.0 {
+                self.ux[u as usize] += d / unit;
+                self.last_sent[fu] = sent;
+            }
+        }
+        self.dormant[c as usize] = false;
+    }
+
+    /// After the units are classified: a coflow is dormant when every unit
+    /// with active flows is final (a delta driver, no starvation).
+    fn mark_dormant(&mut self, v: &NonClairvoyantView, delta: bool) {
+        if !delta || self.cfg.starvation_s > 0.0 {
+            return;
+        }
+        let nc = v.coflow_width.len();
+        if self.dormant.len() < nc {
+            self.dormant.resize(nc, false);
+            self.dormant_at.resize(nc, u64::MAX);
+        }
+        let last = (self.cfg.queues - 1) as u8;
+        for gi in 0..self.order.len() {
+            let u = self.order[gi];
+            let c = self.units[u as usize].coflow as usize;
+            let fin = self.is_final(u, last);
+            if self.dormant_at[c] != self.calls {
+                self.dormant_at[c] = self.calls;
+                self.dormant[c] = fin;
+            } else {
+                self.dormant[c] &= fin;
+            }
+        }
+    }
+
     /// Step 1: the bytes each unit received since the last call, and the flows
     /// that finished (in `prev`, not in `active`; both ascending). A driver
     /// that lists the flows that finished (`delta`) spares the merge of the
@@ -368,12 +437,6 @@ impl Stream {
         for &f in prev {
             let fu = f as usize;
             let u = self.flow_unit[fu] as usize;
-            let sent = v.sent(f);
-            let d = sent - self.last_sent[fu];
-            if d > 0.0 {
-                self.ux[u] += d / unit;
-                self.last_sent[fu] = sent;
-            }
             let finished = if delta {
                 self.gone[fu] == stamp
             } else {
@@ -382,6 +445,15 @@ impl Stream {
                 }
                 j >= v.active.len() || v.active[j] != f
             };
+            if !finished && self.is_dormant(self.units[u].coflow) {
+                continue; // its bytes wait (see `dormant`)
+            }
+            let sent = v.sent(f);
+            let d = sent - self.last_sent[fu];
+            if d > 0.0 {
+                self.ux[u] += d / unit;
+                self.last_sent[fu] = sent;
+            }
             if finished {
                 self.units[u].finished += 1;
                 self.units[u].active -= 1;
@@ -414,6 +486,18 @@ impl Stream {
         let unit = self.cfg.unit_bytes;
         for &f in &fresh {
             let fu = f as usize;
+            let c = v.flow_coflow[fu];
+            if self.is_dormant(c) {
+                let key = (c, v.flow_stage[fu], v.flow_dst[fu]);
+                let last = (self.cfg.queues - 1) as u8;
+                let stays = self
+                    .unit_of
+                    .get(&key)
+                    .is_some_and(|&u| self.is_final(u, last));
+                if !stays {
+                    self.wake(v, c);
+                }
+            }
             let u = self.unit_for(v, fu);
             self.flow_unit[fu] = u;
             self.last_sent[fu] = v.sent(fu as u32);
@@ -464,6 +548,12 @@ impl Stream {
         let unit = self.cfg.unit_bytes;
         let k_last = (self.cfg.queues - 1) as u8;
         let u = self.order[gi];
+        if self.is_dormant(self.units[u as usize].coflow) {
+            // In the last class with nothing pending: what the evaluation
+            // below gives it, with no wake-up (no starvation when dormant).
+            let un = &self.units[u as usize];
+            return un.base.min(k_last) - un.boost;
+        }
         let s_relay = if self.cfg.relay { self.relayed(u) } else { 0.0 };
         let un = &self.units[u as usize];
         let s = s_relay + un.child;
@@ -630,6 +720,7 @@ impl NonClairvoyantPolicy for Stream {
             .extend(self.group.iter().map(|&g| class_of[g as usize]));
         out.wake_groups.clear();
         out.wake_groups.extend_from_slice(&self.group);
+        self.mark_dormant(v, delta);
         prev.clear();
         prev.extend_from_slice(v.active);
         self.prev_active = prev;
