@@ -300,3 +300,64 @@ fn child_to_parent_and_delay() {
     assert_eq!(cols["stream_child_mib"], vec![0.0, 50.0 / MIB]);
     assert_eq!(cols["stream_internal_id"], vec![2.0, 1.0]);
 }
+
+#[test]
+fn a_dormant_coflow_wakes_with_every_byte_it_received() {
+    // K = 4, τ_0 = 10, β = 0.1. Coflow 0: sender 0 → receiver 1 (flow 0),
+    // later sender 0 → receiver 2 (flow 1, a new unit relaying flow 0's
+    // bytes). Two Streams decide each call: one told only the active flows
+    // (never dormant), one a delta driver (dormant once receiver 1's unit is
+    // in the last class).
+    let mut c = Case::new(4, 10.0, &[(0, 0, 1, 1e6, 100.0), (0, 0, 2, 1e6, 0.0)]);
+    let mut s = cfg(4);
+    s.beta = 0.1;
+    let (mut full, mut delta) = (Stream::new(s.clone()), Stream::new(s));
+    let both = |full: &mut Stream, delta: &mut Stream, c: &Case| {
+        let mut out = Vec::new();
+        for (p, delta_ok) in [(full, false), (delta, true)] {
+            let mut d = Decision {
+                delta_ok,
+                ..Decision::default()
+            };
+            d.reset(c.active.len());
+            p.decide(&c.non_clairvoyant(), &mut d);
+            out.push((d.classes, d.wake_groups, d.wakeups));
+        }
+        assert_eq!(out[0], out[1]);
+        out.pop().unwrap().0
+    };
+    let group = |coflow, start, end| crate::view::ActiveCoflow { coflow, start, end };
+    // Receiver 1: X = 100, n = 1: H = 10·(1/100), ratio = 10.1/100 → P =
+    // 4 − ⌈0.404⌉ = 3, the last class: the coflow is dormant afterwards.
+    c.active = vec![0];
+    c.groups = vec![group(0, 0, 1)];
+    c.count_paths();
+    c.started = vec![0];
+    assert_eq!(both(&mut full, &mut delta, &c), vec![3]);
+    assert!(delta.is_dormant(0) && !full.is_dormant(0));
+    // 900 B more reach receiver 1; the dormant Stream does not add them yet.
+    c.set_sent(0, 1000.0);
+    c.started.clear();
+    assert_eq!(both(&mut full, &mut delta, &c), vec![3]);
+    assert_eq!(delta.ux[0], 100.0);
+    assert_eq!(full.ux[0], 1000.0);
+    // Receiver 2's unit appears: the coflow wakes and relays all 1000 B.
+    // β·S = 100: H = 10·(1/100), ratio = 10.1/100 → P = 3. Had it relayed
+    // the 100 B seen before, β·S = 10: ratio = (10 + 10·0.1)/10 > 1 → P = 0.
+    c.active = vec![0, 1];
+    c.groups = vec![group(0, 0, 2)];
+    c.count_paths();
+    c.started = vec![1];
+    assert_eq!(both(&mut full, &mut delta, &c), vec![3, 3]);
+    assert_eq!(delta.ux[0], 1000.0);
+    // Flow 0 finishes at 1e6 B while the coflow is dormant again: its bytes
+    // are added at its finish.
+    c.set_sent(0, 1e6);
+    c.active = vec![1];
+    c.groups = vec![group(0, 0, 1)];
+    c.count_paths();
+    c.started.clear();
+    c.finished = vec![0];
+    assert_eq!(both(&mut full, &mut delta, &c), vec![3]);
+    assert_eq!(delta.ux[0], 1e6);
+}
