@@ -1018,11 +1018,23 @@ impl<'w> Engine<'w> {
         {
             return Vec::new();
         }
-        let g = &d.wake_groups;
-        let top = g.iter().copied().max().map_or(0, |m| m as usize + 1);
+        // Only the groups a wake-up names are summed (a flow's rate may cost
+        // a counter's lookup); each in the order of the active flows.
+        let mut top = 0;
+        for w in &d.wakeups {
+            if let Wakeup::GroupSent { group, .. } = *w {
+                top = top.max(group as usize + 1);
+            }
+        }
+        let mut asked = vec![false; top];
+        for w in &d.wakeups {
+            if let Wakeup::GroupSent { group, .. } = *w {
+                asked[group as usize] = true;
+            }
+        }
         let mut rate = vec![0.0; top];
-        for (i, &f) in self.d.active.iter().enumerate() {
-            if let Some(&k) = g.get(i) {
+        for (&f, &k) in self.d.active.iter().zip(&d.wake_groups) {
+            if asked.get(k as usize) == Some(&true) {
                 rate[k as usize] += Rates::rate_of(&self.d, f as usize);
             }
         }

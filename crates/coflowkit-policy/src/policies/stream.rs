@@ -445,7 +445,7 @@ impl Stream {
                 }
                 j >= v.active.len() || v.active[j] != f
             };
-            if !finished && self.is_dormant(self.units[u].coflow) {
+            if !finished && self.is_dormant(v.flow_coflow[fu]) {
                 continue; // its bytes wait (see `dormant`)
             }
             let sent = v.sent(f);

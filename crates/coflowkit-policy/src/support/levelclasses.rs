@@ -151,15 +151,21 @@ impl LevelClasses {
 
     /// Puts flow `f` (on path `p`) in class `q`: tracked if new, moved if in
     /// another class, nothing if already there. Returns whether it moved.
+    #[inline]
     pub fn assign(&mut self, fabric: &Fabric, f: u32, p: PathId, q: usize) -> bool {
+        match self.class.get(f as usize) {
+            Some(&old) if old as usize == q => false,
+            _ => self.reassign(fabric, f, p, q),
+        }
+    }
+
+    #[cold]
+    fn reassign(&mut self, fabric: &Fabric, f: u32, p: PathId, q: usize) -> bool {
         let fi = f as usize;
         if self.class.len() <= fi {
             self.class.resize(fi + 1, NONE);
         }
         let old = self.class[fi];
-        if old as usize == q {
-            return false;
-        }
         self.ensure(fabric, q);
         if old != NONE {
             self.add(fabric, old as usize, p, -1);
