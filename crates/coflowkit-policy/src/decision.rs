@@ -9,9 +9,10 @@ pub enum Wakeup {
     CoflowSent { coflow: u32, bytes: f64 },
     /// When flow `flow` (global index) has sent `bytes`.
     FlowSent { flow: u32, bytes: f64 },
-    /// When the active flows whose [`Decision::wake_groups`] entry is `group` have
-    /// together sent `bytes` more than now (a policy's own grouping of flows, such
-    /// as Stream's sub-coflows at one receiver).
+    /// When the active flows whose [`Decision::wake_groups`] entry is `group`
+    /// (or, in a class delta decision, the flows [`Decision::wake_flows`] lists
+    /// for `group`) have together sent `bytes` more than now (a policy's own
+    /// grouping of flows, such as Stream's sub-coflows at one receiver).
     GroupSent { group: u32, bytes: f64 },
 }
 
@@ -66,6 +67,15 @@ pub struct Decision {
     /// at zero. Costs the driver `O(listed)`, with no positions to sort.
     pub by_flow: bool,
     pub flow_rates: Vec<(u32, f64)>,
+    /// Class delta decision (only when `delta_ok`): instead of `classes`,
+    /// `class_moves` lists `(flow, class)` for every flow that started since
+    /// the last call and every active flow whose class changed (a flow may
+    /// repeat; the last entry holds); every other active flow keeps its class.
+    /// Group wake-ups then name their flows in `wake_flows` as `(group,
+    /// flow)` instead of `wake_groups`. Costs the driver `O(listed)`.
+    pub class_delta: bool,
+    pub class_moves: Vec<(u32, u8)>,
+    pub wake_flows: Vec<(u32, u32)>,
 }
 
 impl Decision {
@@ -89,6 +99,14 @@ impl Decision {
         self.group_rates.clear();
         self.by_flow = false;
         self.flow_rates.clear();
+        self.class_delta = false;
+        self.class_moves.clear();
+        self.wake_flows.clear();
+    }
+
+    /// Whether this is a class decision (dense or delta).
+    pub fn has_classes(&self) -> bool {
+        self.class_delta || !self.classes.is_empty()
     }
 
     /// Marks `rates[i]` as written (sparse decisions); a no-op for a zero rate.

@@ -305,6 +305,10 @@ struct Engine<'w> {
     link_stamp: u32,
     level_classes: LevelClasses,
     class_moved: Vec<u32>,
+    /// Classes carried from one form to the other (told before this call's).
+    carried: Vec<(u32, u8)>,
+    /// A new flow a class delta decision left without a class (an error).
+    unclassified: Option<u32>,
 }
 
 impl<'w> Engine<'w> {
@@ -386,6 +390,8 @@ impl<'w> Engine<'w> {
             link_stamp: 0,
             level_classes: LevelClasses::new(),
             class_moved: Vec::new(),
+            carried: Vec::new(),
+            unclassified: None,
         }
     }
 
@@ -559,7 +565,7 @@ impl<'w> Engine<'w> {
         self.result.policy_calls += 1;
         self.result.active_flow_calls += self.d.active.len() as u64;
         self.d.changed_paths.clear();
-        if self.decision.classes.is_empty() && !self.classes.is_empty() {
+        if !self.decision.has_classes() && !self.classes.is_empty() {
             self.classes = KeptClasses::new(); // a decision of another form
         }
         if self.rates.path_mode {
@@ -574,7 +580,7 @@ impl<'w> Engine<'w> {
             if self.class_groups {
                 self.leave_class_groups();
             }
-            if !self.decision.classes.is_empty() {
+            if self.decision.has_classes() {
                 self.classes_to_rates();
                 self.apply_by_flow();
             } else if self.decision.delta {
@@ -767,8 +773,21 @@ impl<'w> Engine<'w> {
         for &f in &self.d.finished {
             kc.remove(f, path[f as usize]);
         }
-        for (&f, &c) in self.d.active.iter().zip(&self.decision.classes) {
+        for &(f, c) in &self.carried {
             kc.assign(f, path[f as usize], c as usize);
+        }
+        self.carried.clear();
+        if self.decision.class_delta {
+            for &(f, c) in &self.decision.class_moves {
+                kc.assign(f, path[f as usize], c as usize);
+            }
+            if let Some(&f) = self.newcomers.iter().find(|&&f| kc.class_of(f).is_none()) {
+                self.unclassified = Some(f);
+            }
+        } else {
+            for (&f, &c) in self.d.active.iter().zip(&self.decision.classes) {
+                kc.assign(f, path[f as usize], c as usize);
+            }
         }
         let out = &mut self.decision.flow_rates;
         out.clear();
@@ -782,7 +801,7 @@ impl<'w> Engine<'w> {
     /// `FLOWS_BELOW` times (as `fair`'s `solver=auto`). A decision of another
     /// form with active flows leaves the group form.
     fn serve_classes_by_group(&mut self) -> bool {
-        if self.decision.classes.is_empty() {
+        if !self.decision.has_classes() {
             return self.class_groups && self.d.active.is_empty();
         }
         if !self.groups_for_classes {
@@ -845,11 +864,17 @@ impl<'w> Engine<'w> {
     /// class path's counter.
     fn enter_class_groups(&mut self) {
         let now = self.now;
+        self.carried.clear();
         for i in 0..self.d.active.len() {
             let f = self.d.active[i];
             if self.d.rate[f as usize] != 0.0 {
                 self.rates.set_rate(&mut self.d, f, 0.0, now);
                 self.result.rate_changes += 1;
+            }
+            // A class delta decision names only what changed: the classes
+            // known so far carry over.
+            if let Some(q) = self.classes.class_of(f) {
+                self.carried.push((f, q as u8));
             }
         }
         self.classes = KeptClasses::new();
@@ -877,8 +902,21 @@ impl<'w> Engine<'w> {
         for &f in &self.d.finished {
             lc.remove(fabric, f, path[f as usize]);
         }
-        for (&f, &c) in self.d.active.iter().zip(&self.decision.classes) {
+        for &(f, c) in &self.carried {
             lc.assign(fabric, f, path[f as usize], c as usize);
+        }
+        self.carried.clear();
+        if self.decision.class_delta {
+            for &(f, c) in &self.decision.class_moves {
+                lc.assign(fabric, f, path[f as usize], c as usize);
+            }
+            if let Some(&f) = self.newcomers.iter().find(|&&f| lc.class_of(f).is_none()) {
+                self.unclassified = Some(f);
+            }
+        } else {
+            for (&f, &c) in self.d.active.iter().zip(&self.decision.classes) {
+                lc.assign(fabric, f, path[f as usize], c as usize);
+            }
         }
         let (groups, levels) = (
             &mut self.decision.path_groups,
@@ -931,8 +969,14 @@ impl<'w> Engine<'w> {
             self.level_classes
                 .remove(fabric, f, self.d.flow_path[f as usize]);
         }
+        self.carried.clear();
+        let carry = self.decision.has_classes();
         for i in 0..self.d.active.len() {
             let f = self.d.active[i];
+            match self.level_classes.class_of(f) {
+                Some(q) if carry => self.carried.push((f, q as u8)),
+                _ => {}
+            }
             self.level_classes
                 .remove(fabric, f, self.d.flow_path[f as usize]);
             if self.d.rate[f as usize].is_nan() {
@@ -1033,6 +1077,14 @@ impl<'w> Engine<'w> {
             }
         }
         let mut rate = vec![0.0; top];
+        if d.class_delta {
+            for &(k, f) in &d.wake_flows {
+                if asked.get(k as usize) == Some(&true) {
+                    rate[k as usize] += Rates::rate_of(&self.d, f as usize);
+                }
+            }
+            return rate;
+        }
         for (&f, &k) in self.d.active.iter().zip(&d.wake_groups) {
             if asked.get(k as usize) == Some(&true) {
                 rate[k as usize] += Rates::rate_of(&self.d, f as usize);
@@ -1183,6 +1235,13 @@ impl<'w> Engine<'w> {
     fn ask(&mut self, policy: &mut AnyPolicy, policy_name: &str) -> Result<(), SimError> {
         self.skipped_call = false;
         self.call_policy(policy);
+        if let Some(f) = self.unclassified.take() {
+            return Err(fail(format!(
+                "{policy_name} answered classes by change without a class for flow {} (started at t={} s): \
+                 a class delta decision lists every flow that started",
+                self.w.flows[f as usize].id, self.now
+            )));
+        }
         if self.check {
             self.check_rates(policy_name)?;
         }

@@ -113,6 +113,9 @@ struct Unit {
     counted: Vec<u32>,
     /// Sender hosts, sorted.
     senders: Vec<u32>,
+    /// The class its flows were last given in a class delta decision
+    /// (`u8::MAX`: none yet).
+    told: u8,
 }
 
 pub struct Stream {
@@ -152,6 +155,9 @@ pub struct Stream {
     dormant: Vec<bool>,
     /// Scratch: per coflow, the call that last set `dormant`.
     dormant_at: Vec<u64>,
+    /// Scratch (delta form): per unit in `order`, its coflow's range of the
+    /// active flows.
+    ranges: Vec<(u32, u32)>,
 }
 
 impl Stream {
@@ -175,6 +181,7 @@ impl Stream {
             calls: 0,
             dormant: Vec::new(),
             dormant_at: Vec::new(),
+            ranges: Vec::new(),
         }
     }
 
@@ -296,6 +303,7 @@ impl Stream {
             child,
             counted,
             senders: Vec::new(),
+            told: u8::MAX,
         });
         self.unit_of.insert(key, id);
         self.coflow_units.entry(key.0).or_default().push(id);
@@ -419,6 +427,116 @@ impl Stream {
                 self.dormant[c] &= fin;
             }
         }
+    }
+
+    /// The decision for a driver that takes delta decisions, as a class delta
+    /// decision: the same steps as the full form over the flows of the coflows
+    /// that are not dormant (and the flows that finished), classes named for
+    /// the flows that started and the units whose class changed, and group
+    /// wake-ups naming their flows. Costs what is not dormant.
+    fn decide_delta(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+        let unit = self.cfg.unit_bytes;
+        let stamp = self.calls + 1;
+        // Step 1: finished flows (all their bytes) and the active flows of
+        // coflows that are not dormant (their bytes since the last call).
+        for &f in v.finished {
+            let fu = f as usize;
+            self.gone[fu] = stamp;
+            let u = self.flow_unit[fu];
+            if u == u32::MAX {
+                continue; // started and finished between two calls: unseen
+            }
+            let sent = v.sent(f);
+            let d = sent - self.last_sent[fu];
+            if d > 0.0 {
+                self.ux[u as usize] += d / unit;
+                self.last_sent[fu] = sent;
+            }
+            let un = &mut self.units[u as usize];
+            un.finished += 1;
+            un.active -= 1;
+        }
+        for g in v.groups {
+            if self.is_dormant(g.coflow) {
+                continue;
+            }
+            for &f in &v.active[g.start as usize..g.end as usize] {
+                let fu = f as usize;
+                let u = self.flow_unit[fu];
+                if u == u32::MAX {
+                    continue; // new: admitted below
+                }
+                let sent = v.sent(f);
+                let d = sent - self.last_sent[fu];
+                if d > 0.0 {
+                    self.ux[u as usize] += d / unit;
+                    self.last_sent[fu] = sent;
+                }
+            }
+        }
+        // Step 2: newcomers (a coflow woken here had its bytes added).
+        self.admit(v, true);
+        // Step 3: the units of the coflows not dormant, in order of first
+        // appearance among the active flows, with their coflow's range.
+        self.order.clear();
+        self.calls += 1;
+        self.slot.resize(self.units.len(), (0, 0));
+        let mut ranges = std::mem::take(&mut self.ranges);
+        ranges.clear();
+        for g in v.groups {
+            if self.is_dormant(g.coflow) {
+                continue;
+            }
+            for &f in &v.active[g.start as usize..g.end as usize] {
+                let u = self.flow_unit[f as usize];
+                let slot = &mut self.slot[u as usize];
+                if slot.0 != self.calls {
+                    *slot = (self.calls, self.order.len() as u32);
+                    self.order.push(u);
+                    ranges.push((g.start, g.end));
+                }
+            }
+        }
+        // Step 4: classes; the flows of a unit whose class changed, and of a
+        // unit a group wake-up names, are listed.
+        out.class_delta = true;
+        for gi in 0..self.order.len() {
+            let woken = out.wakeups.len();
+            let c = self.classify(gi, v.now_s, out);
+            let u = self.order[gi];
+            let asks = out.wakeups[woken..]
+                .iter()
+                .any(|w| matches!(w, Wakeup::GroupSent { .. }));
+            let changed = self.units[u as usize].told != c;
+            self.units[u as usize].told = c;
+            if changed || asks {
+                let (a, b) = ranges[gi];
+                for &f in &v.active[a as usize..b as usize] {
+                    if self.flow_unit[f as usize] == u {
+                        if changed {
+                            out.class_moves.push((f, c));
+                        }
+                        if asks {
+                            out.wake_flows.push((gi as u32, f));
+                        }
+                    }
+                }
+            }
+        }
+        // Every newcomer is named (a unit of a dormant coflow keeps the class
+        // it was told).
+        for &f in &self.fresh {
+            let u = self.flow_unit[f as usize] as usize;
+            let un = &self.units[u];
+            let c = if un.told == u8::MAX {
+                un.base.min((self.cfg.queues - 1) as u8) - un.boost
+            } else {
+                un.told
+            };
+            out.class_moves.push((f, c));
+        }
+        self.ranges = ranges;
+        self.mark_dormant(v, true);
     }
 
     /// Step 1: the bytes each unit received since the last call, and the flows
@@ -705,10 +823,13 @@ impl NonClairvoyantPolicy for Stream {
             self.last_sent.resize(v.flow_coflow.len(), 0.0);
             self.gone.resize(v.flow_coflow.len(), 0);
         }
-        let mut prev = std::mem::take(&mut self.prev_active);
         // The view lists the flows that started and finished only for a
         // driver that takes delta decisions.
         let delta = out.delta_ok;
+        if delta {
+            return self.decide_delta(v, out);
+        }
+        let mut prev = std::mem::take(&mut self.prev_active);
         self.receive(v, &prev, delta);
         self.admit(v, delta);
         self.group_units(v);

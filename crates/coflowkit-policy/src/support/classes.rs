@@ -77,9 +77,9 @@ impl KeptClasses {
 
     /// Flow `f`'s class, if tracked.
     pub fn class_of(&self, f: u32) -> Option<usize> {
-        match self.class[f as usize] {
-            NONE => None,
-            q => Some(q as usize),
+        match self.class.get(f as usize) {
+            None | Some(&NONE) => None,
+            Some(&q) => Some(q as usize),
         }
     }
 
