@@ -175,6 +175,11 @@ PREFACE = [
     "growth-5.md are two runs of the growth bench for fair after them;",
     "exactness-groups is fair's default (auto: groups on both scenarios)",
     "side by side with the build of fd5c117 (before groups).",
+    "Strict-priority classes by group (2026-12-06): class-groups*.md are",
+    "benches/class_forms.py (the engine's class forms, per flow, by group and",
+    "auto, one run after the other, with stream's dormant coflows in every",
+    "form); exactness-class-groups is stream and spq side by side with the",
+    "build of 815012d (before both); bench-fb-7.md the whole commands.",
     "",
 ]
 
@@ -217,7 +222,9 @@ def main() -> int:
     for name, head in sources:
         out.append(f"* [{name}]({name}): " + "; ".join(h.rstrip() for h in head))
     others = ["growth.md", "growth-2.md", "growth-3.md", "bench.md", "coflowsim-fb.md"] + sorted(
-        os.path.basename(p) for p in glob.glob(os.path.join(DIR, "fattree*.md"))
+        os.path.basename(p)
+        for pat in ("fattree*.md", "class-groups*.md")
+        for p in glob.glob(os.path.join(DIR, pat))
     )
     for extra in others:
         if os.path.exists(os.path.join(DIR, extra)):
