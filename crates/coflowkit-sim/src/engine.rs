@@ -811,7 +811,7 @@ impl<'w> Engine<'w> {
             ClassForm::Groups => true,
             ClassForm::Flows => false,
             ClassForm::Auto => {
-                let due = self.class_calls % CLASS_CHECK_EVERY == 0;
+                let due = self.class_calls.is_multiple_of(CLASS_CHECK_EVERY);
                 self.class_calls += 1;
                 if due {
                     let ratio = self.paths_per_link();

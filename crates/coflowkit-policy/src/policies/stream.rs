@@ -500,7 +500,7 @@ impl Stream {
         // Step 4: classes; the flows of a unit whose class changed, and of a
         // unit a group wake-up names, are listed.
         out.class_delta = true;
-        for gi in 0..self.order.len() {
+        for (gi, &(a, b)) in ranges.iter().enumerate() {
             let woken = out.wakeups.len();
             let c = self.classify(gi, v.now_s, out);
             let u = self.order[gi];
@@ -510,7 +510,6 @@ impl Stream {
             let changed = self.units[u as usize].told != c;
             self.units[u as usize].told = c;
             if changed || asks {
-                let (a, b) = ranges[gi];
                 for &f in &v.active[a as usize..b as usize] {
                     if self.flow_unit[f as usize] == u {
                         if changed {
