@@ -778,8 +778,13 @@ impl<'w> Engine<'w> {
         }
         self.carried.clear();
         if self.decision.class_delta {
+            let done = &self.result.flow_finish_s;
             for &(f, c) in &self.decision.class_moves {
-                kc.assign(f, path[f as usize], c as usize);
+                // A flow that started and finished since the last call may be
+                // named: only active flows are tracked.
+                if done[f as usize].is_nan() {
+                    kc.assign(f, path[f as usize], c as usize);
+                }
             }
             if let Some(&f) = self.newcomers.iter().find(|&&f| kc.class_of(f).is_none()) {
                 self.unclassified = Some(f);
@@ -907,8 +912,11 @@ impl<'w> Engine<'w> {
         }
         self.carried.clear();
         if self.decision.class_delta {
+            let done = &self.result.flow_finish_s;
             for &(f, c) in &self.decision.class_moves {
-                lc.assign(fabric, f, path[f as usize], c as usize);
+                if done[f as usize].is_nan() {
+                    lc.assign(fabric, f, path[f as usize], c as usize);
+                }
             }
             if let Some(&f) = self.newcomers.iter().find(|&&f| lc.class_of(f).is_none()) {
                 self.unclassified = Some(f);

@@ -31,6 +31,17 @@ impl Spq {
 impl NonClairvoyantPolicy for Spq {
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
         let top = self.queues - 1;
+        if out.delta_ok {
+            // A flow's class never changes: a delta driver is told each new
+            // flow's, once.
+            out.class_delta = true;
+            out.class_moves.extend(
+                v.started
+                    .iter()
+                    .map(|&f| (f, v.flow_priority[f as usize].min(top) as u8)),
+            );
+            return;
+        }
         out.classes.clear();
         out.classes.extend(
             v.active
@@ -86,5 +97,15 @@ mod tests {
         d.reset(3);
         Spq::new(4).decide(&c.non_clairvoyant(), &mut d);
         assert_eq!(d.classes, vec![0, 3, 2]);
+        // A delta driver is told the new flows' classes only.
+        let mut d = Decision {
+            delta_ok: true,
+            ..Decision::default()
+        };
+        d.reset(3);
+        c.started = vec![2, 0];
+        Spq::new(4).decide(&c.non_clairvoyant(), &mut d);
+        assert!(d.class_delta && d.classes.is_empty());
+        assert_eq!(d.class_moves, vec![(2, 2), (0, 0)]);
     }
 }
