@@ -40,18 +40,26 @@ const MIB: f64 = 1_048_576.0;
 /// (time, global flow index, class) for every active flow at every policy call.
 type Log = Arc<Mutex<Vec<(f64, u32, u8)>>>;
 
-/// Stream, unchanged, plus a record of the classes it hands the engine.
+/// Stream, unchanged, plus a record of the classes it hands the engine (by
+/// change, to the engine: the classes named so far).
 struct Observed {
     inner: Stream,
     log: Log,
+    known: BTreeMap<u32, u8>,
 }
 
 impl NonClairvoyantPolicy for Observed {
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
         self.inner.decide(v, out);
         let mut log = self.log.lock().unwrap();
-        for (i, &f) in v.active.iter().enumerate() {
-            log.push((v.now_s, f, out.classes[i]));
+        if out.class_delta {
+            self.known.extend(out.class_moves.iter().copied());
+        } else {
+            self.known
+                .extend(v.active.iter().copied().zip(out.classes.iter().copied()));
+        }
+        for &f in v.active {
+            log.push((v.now_s, f, self.known[&f]));
         }
     }
 }
@@ -100,6 +108,7 @@ fn run(trace: &str, cfg: StreamConfig) -> Run {
     let mut p = AnyPolicy::NonClairvoyant(Box::new(Observed {
         inner: Stream::new(cfg),
         log: log.clone(),
+        known: BTreeMap::new(),
     }));
     let opts = SimOptions {
         check_invariants: true,
