@@ -343,14 +343,7 @@ impl Rates {
         self.path_f[p].push(Reverse((Key(fin), f, v)));
         self.path_d[p].push(Reverse((Key(fin - finish_threshold(d.size[fi])), f, v)));
         self.refresh_tops(p);
-        let g = d.path_group[p];
-        if g == NO_GROUP {
-            self.reschedule_path(d, p as PathId, now);
-        } else {
-            self.requeue(d, p as PathId);
-            self.refresh_group_tops(d, g);
-            self.reschedule_group(d, g, now);
-        }
+        self.reschedule_counter(d, p as PathId, now);
     }
 
     /// Flow `f` leaves its counter at `now`, keeping what it sent: it is in
@@ -365,11 +358,17 @@ impl Rates {
         d.rate[fi] = 0.0;
         d.since[fi] = now;
         self.refresh_tops(p);
-        let g = d.path_group[p];
+        self.reschedule_counter(d, p as PathId, now);
+    }
+
+    /// After counter `p`'s flows changed (its tops re-read): its own entries,
+    /// or its keys in its group and the group's entries, at `now`.
+    fn reschedule_counter(&mut self, d: &mut ViewData, p: PathId, now: f64) {
+        let g = d.path_group[p as usize];
         if g == NO_GROUP {
-            self.reschedule_path(d, p as PathId, now);
+            self.reschedule_path(d, p, now);
         } else {
-            self.requeue(d, p as PathId);
+            self.requeue(d, p);
             self.refresh_group_tops(d, g);
             self.reschedule_group(d, g, now);
         }

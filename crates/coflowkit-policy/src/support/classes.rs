@@ -195,14 +195,14 @@ impl KeptClasses {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::drive::class_rates;
     use coflowkit_alloc::MaxMin;
 
     /// Rates of every tracked flow by a fresh `class_rates` on the flows
-    /// `(flow, path, class)`.
-    fn fresh(f: &Fabric, flows: &[(u32, PathId, usize)], n: usize) -> Vec<f64> {
+    /// `(flow, path, class)` (also the reference of `levelclasses`' tests).
+    pub(crate) fn fresh(f: &Fabric, flows: &[(u32, PathId, usize)], n: usize) -> Vec<f64> {
         let paths: Vec<PathId> = flows.iter().map(|x| x.1).collect();
         let classes: Vec<u8> = flows.iter().map(|x| x.2 as u8).collect();
         let mut residual = f.capacities.clone();

@@ -333,8 +333,7 @@ impl LevelClasses {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::drive::class_rates;
-    use coflowkit_alloc::MaxMin;
+    use crate::support::classes::tests::fresh;
     use std::collections::HashMap;
 
     /// What a driver serving groups keeps: per class path its group, per
@@ -424,28 +423,6 @@ mod tests {
         assert_eq!(lc.class_of(2), Some(0));
         assert_eq!(lc.class_of(3), None);
         assert_eq!(lc.num_groups(), 3 * 6);
-    }
-
-    /// Rates of every tracked flow by a fresh `class_rates` on the flows
-    /// `(flow, path, class)`.
-    fn fresh(f: &Fabric, flows: &[(u32, PathId, usize)], n: usize) -> Vec<f64> {
-        let paths: Vec<PathId> = flows.iter().map(|x| x.1).collect();
-        let classes: Vec<u8> = flows.iter().map(|x| x.2 as u8).collect();
-        let mut residual = f.capacities.clone();
-        let mut r = vec![0.0; flows.len()];
-        class_rates(
-            &mut MaxMin::new(),
-            f,
-            &mut residual,
-            &paths,
-            &classes,
-            &mut r,
-        );
-        let mut out = vec![0.0; n];
-        for (x, &rate) in flows.iter().zip(&r) {
-            out[x.0 as usize] = rate;
-        }
-        out
     }
 
     #[test]
