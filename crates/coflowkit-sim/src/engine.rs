@@ -294,9 +294,9 @@ struct Engine<'w> {
     decision: Decision,
     /// Strict-priority classes kept across calls (class decisions).
     classes: KeptClasses,
-    /// Classes by group ([`ClassForm::Groups`]): allowed, engaged (from the
-    /// first class decision on, flows are served by class path counters), the
-    /// classes, and scratch.
+    /// Classes by group ([`ClassForm`]): allowed, the form asked for, class
+    /// decisions so far (for `Auto`'s checks), engaged (the active flows are
+    /// served by class path counters), the classes, and scratch.
     groups_for_classes: bool,
     class_form: ClassForm,
     class_calls: u64,
