@@ -200,6 +200,29 @@ pub(crate) mod tests {
     use crate::drive::class_rates;
     use coflowkit_alloc::MaxMin;
 
+    /// The tests' random numbers (xorshift64), and random routes on `f`'s
+    /// 16 hosts (a k = 4 FatTree).
+    pub(crate) struct Xorshift(pub u64);
+
+    impl Xorshift {
+        pub(crate) fn below(&mut self, m: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % m
+        }
+    }
+
+    pub(crate) fn random_routes(f: &mut Fabric, n: usize, rng: &mut Xorshift) -> Vec<PathId> {
+        (0..n)
+            .map(|_| {
+                let s = rng.below(16) as u32;
+                let d = (s + 1 + rng.below(15) as u32) % 16;
+                f.route(s, d, rng.below(4)).unwrap()
+            })
+            .collect()
+    }
+
     /// Rates of every tracked flow by a fresh `class_rates` on the flows
     /// `(flow, path, class)` (also the reference of `levelclasses`' tests).
     pub(crate) fn fresh(f: &Fabric, flows: &[(u32, PathId, usize)], n: usize) -> Vec<f64> {
@@ -276,36 +299,25 @@ pub(crate) mod tests {
         // class. After every step the rates named so far must equal a fresh
         // strict-priority solve of the tracked flows, to 1e-9 relative.
         let mut f = Fabric::from_spec("fattree:k=4", 16).unwrap();
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut rng = Xorshift(0x9e37_79b9_7f4a_7c15);
         let n = 60;
-        let mut path = Vec::new();
-        for _ in 0..n {
-            let s = next(16) as u32;
-            let d = (s + 1 + next(15) as u32) % 16;
-            path.push(f.route(s, d, next(4)).unwrap());
-        }
+        let path = random_routes(&mut f, n, &mut rng);
         let mut kc = KeptClasses::new();
         kc.grow(n, f.num_paths());
         let mut on: Vec<Option<usize>> = vec![None; n];
         let mut rate = vec![0.0; n];
         for step in 0..200 {
             kc.begin();
-            for _ in 0..1 + next(6) {
-                let i = next(n as u64) as usize;
-                match (on[i], next(3)) {
+            for _ in 0..1 + rng.below(6) {
+                let i = rng.below(n as u64) as usize;
+                match (on[i], rng.below(3)) {
                     (Some(_), 0) => {
                         kc.remove(i as u32, path[i]);
                         on[i] = None;
                         rate[i] = 0.0;
                     }
                     _ => {
-                        let q = next(4) as usize;
+                        let q = rng.below(4) as usize;
                         kc.assign(i as u32, path[i], q);
                         on[i] = Some(q);
                     }

@@ -333,7 +333,7 @@ impl LevelClasses {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::support::classes::tests::fresh;
+    use crate::support::classes::tests::{fresh, random_routes, Xorshift};
     use std::collections::HashMap;
 
     /// What a driver serving groups keeps: per class path its group, per
@@ -434,36 +434,25 @@ mod tests {
         // must equal a fresh strict-priority solve, to 1e-9 relative; and a
         // step that changes nothing names nothing.
         let mut f = Fabric::from_spec("fattree:k=4", 16).unwrap();
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut rng = Xorshift(0x2545_f491_4f6c_dd1d);
         let n = 80;
-        let mut path = Vec::new();
-        for _ in 0..n {
-            let s = next(16) as u32;
-            let d = (s + 1 + next(15) as u32) % 16;
-            path.push(f.route(s, d, next(4)).unwrap());
-        }
+        let path = random_routes(&mut f, n, &mut rng);
         let mut lc = LevelClasses::new();
         let mut sv = Served::default();
         let mut on: Vec<Option<usize>> = vec![None; n];
         let (mut restarted, mut whole) = (0, 0);
         for step in 0..300 {
             lc.begin();
-            for _ in 0..1 + next(6) {
-                let i = next(n as u64) as usize;
-                match (on[i], next(3)) {
+            for _ in 0..1 + rng.below(6) {
+                let i = rng.below(n as u64) as usize;
+                match (on[i], rng.below(3)) {
                     (Some(_), 0) | (Some(_), 1) => {
                         lc.remove(&f, i as u32, path[i]);
                         on[i] = None;
                     }
                     _ => {
                         // Mostly the low classes, as in Stream's queues.
-                        let q = [0, 1, 2, 3, 3, 3][next(6) as usize];
+                        let q = [0, 1, 2, 3, 3, 3][rng.below(6) as usize];
                         lc.assign(&f, i as u32, path[i], q);
                         on[i] = Some(q);
                     }
