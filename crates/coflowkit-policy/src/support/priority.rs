@@ -54,6 +54,12 @@ pub struct CoflowPriority {
     /// those offsets in order.
     open_bits: Vec<u64>,
     open: Vec<u32>,
+    /// Per first link of the coflow being solved: whether it is open.
+    first_open: Vec<bool>,
+    /// The positive offsets being built by [`CoflowPriority::write_sparse`].
+    new_pos: Vec<u32>,
+    /// The offsets of a memo's flows that finished (sorted).
+    fin: Vec<u32>,
     /// Tail solves: the finished flows of a coflow (path, rate they had), its
     /// old `took` and `tight`, what its kept flows take per memo link, and each
     /// link's position among the memo's links.
@@ -109,6 +115,15 @@ struct Memo {
     last_links: Vec<u32>,
     last_start: Vec<u32>,
     by_last: Vec<u32>,
+    /// The distinct first links of its flows' paths, and per flow (offset) the
+    /// position of its first link there: a flow behind a full first link is not
+    /// handed to the solver either.
+    first_links: Vec<u32>,
+    first_j: Vec<u32>,
+    /// The offsets of the flows with a positive rate, in order: a solve of the
+    /// same flows writes only those and the flows it solves (`rates` is kept in
+    /// place), not every flow of the coflow.
+    pos: Vec<u32>,
 }
 
 impl Memo {
@@ -171,6 +186,9 @@ impl Default for Memo {
             last_links: Vec::new(),
             last_start: Vec::new(),
             by_last: Vec::new(),
+            first_links: Vec::new(),
+            first_j: Vec::new(),
+            pos: Vec::new(),
         }
     }
 }
@@ -195,6 +213,15 @@ fn filter_buckets(m: &mut Memo, new_of: &[u32]) {
     let n = m.last_links.len();
     m.last_start[n] = at;
     m.by_last.truncate(at as usize);
+    let mut kept = 0;
+    for o in 0..m.first_j.len() {
+        if new_of[o] != u32::MAX {
+            debug_assert_eq!(new_of[o], kept as u32, "offsets keep their order");
+            m.first_j[kept] = m.first_j[o];
+            kept += 1;
+        }
+    }
+    m.first_j.truncate(kept);
 }
 
 /// A coflow with at least this many active flows (and `POOL_LINKS` links) is
@@ -287,25 +314,42 @@ impl CoflowPriority {
             m.replay(&mut self.residual);
             self.dirty.extend_from_slice(&m.links);
             if !out.delta {
-                for (i, &r) in range.zip(&m.rates) {
-                    if r != 0.0 {
-                        out.rates[i] = r;
-                        out.touched.push(i as u32);
-                    }
+                for &o in &m.pos {
+                    let i = range.start + o as usize;
+                    out.rates[i] = m.rates[o as usize];
+                    out.touched.push(i as u32);
                 }
             }
             return;
         }
         let mut m = std::mem::take(&mut self.memo[k]);
+        if same {
+            // Same flows, a moved input: solved whole, and only the rates that
+            // were or become positive are visited.
+            self.remember_input(c, k, range.len(), &mut m);
+            if self.cuts.blocked(c, g, &self.residual) {
+                self.open.clear();
+                m.took.resize(m.links.len(), 0.0);
+                m.tight.resize(m.links.len(), false);
+            } else {
+                self.solve_open(c, range.clone(), &mut m);
+            }
+            m.output
+                .extend(m.links.iter().map(|&l| self.residual[l as usize]));
+            self.dirty.extend_from_slice(&m.links);
+            self.write_sparse(range.start, &mut m, out);
+            self.memo[k] = m;
+            return;
+        }
         // Flows only finished, on an input the memo fits: its rates below the
         // lowest rate of a finished flow stand (see `solve_tail`).
         let only_finished =
-            !same && m.valid && m.members.0 == c.coflow_started[k] && m.fits(c, &self.residual);
-        if same {
-            std::mem::swap(&mut self.old, &mut m.rates);
-        } else {
-            self.carry_over(c, k, range.clone(), &mut m);
+            m.valid && m.members.0 == c.coflow_started[k] && m.fits(c, &self.residual);
+        if only_finished && self.visit_tail(c, g, &mut m, out) {
+            self.memo[k] = m;
+            return;
         }
+        self.carry_over(c, k, range.clone(), &mut m);
         let level = if only_finished {
             self.gone.iter().map(|g| g.1).fold(f64::INFINITY, f64::min)
         } else {
@@ -318,24 +362,113 @@ impl CoflowPriority {
         }
         self.remember_input(c, k, range.len(), &mut m);
         if self.cuts.blocked(c, g, &self.residual) {
-            // Nothing moves and nothing is taken; the closed cut links are closed
-            // in the input, so they are not slack.
             m.rates.clear();
             m.rates.resize(range.len(), 0.0);
             m.took.resize(m.links.len(), 0.0);
             m.tight.resize(m.links.len(), false);
         } else if tail {
             self.tail_solves += 1;
+            m.rates.clear();
+            m.rates.extend_from_slice(&self.old);
+            positives(&m.rates, &mut m.pos);
             self.solve_tail(c, range.clone(), &mut m, level);
+            for (&o, &r) in self.open.iter().zip(&self.tmp) {
+                m.rates[o as usize] = r;
+            }
         } else {
             self.solve_group(c, range.clone(), &mut m);
         }
         m.output
             .extend(m.links.iter().map(|&l| self.residual[l as usize]));
         self.dirty.extend_from_slice(&m.links);
-        m.moving = m.rates.iter().any(|&r| r > 0.0);
+        positives(&m.rates, &mut m.pos);
+        m.moving = !m.pos.is_empty();
         write_rates(&self.old, range, &m.rates, out);
         self.memo[k] = m;
+    }
+
+    /// Group `g`'s coflow, whose flows only finished since its memo `m` was
+    /// solved, on an input `m` fits: when the finished flows had positive
+    /// rates, solved from the lowest of them up ([`CoflowPriority::solve_tail`])
+    /// in `O(flows)` simple passes (the memo's per-flow vectors lose the
+    /// finished flows' entries) plus the positive and re-solved flows, and
+    /// only the re-solved flows' rates are written (as a sparse decision,
+    /// every positive rate). False, with `m` untouched, when a finished flow
+    /// had rate 0 (the coflow is then solved whole).
+    fn visit_tail(&mut self, c: &Common, g: usize, m: &mut Memo, out: &mut Decision) -> bool {
+        let range = c.groups[g].range();
+        let k = c.groups[g].coflow as usize;
+        finished_offsets(&m.flows, &c.active[range.clone()], &mut self.fin);
+        self.gone.clear();
+        for &o in &self.fin {
+            let f = m.flows[o as usize] as usize;
+            self.gone.push((c.flow_path[f], m.rates[o as usize]));
+        }
+        let level = self.gone.iter().map(|g| g.1).fold(f64::INFINITY, f64::min);
+        if !(level > 0.0 && level.is_finite()) {
+            return false;
+        }
+        // The new offset of each old one (`u32::MAX`: finished).
+        self.new_of.clear();
+        let mut fin = self.fin.iter().peekable();
+        let mut shift = 0;
+        for o in 0..m.flows.len() as u32 {
+            if fin.peek() == Some(&&o) {
+                fin.next();
+                shift += 1;
+                self.new_of.push(u32::MAX);
+            } else {
+                self.new_of.push(o - shift);
+            }
+        }
+        filter_buckets(m, &self.new_of);
+        remove_offsets(&mut m.flows, &self.fin);
+        remove_offsets(&mut m.rates, &self.fin);
+        let new_of = &self.new_of;
+        m.pos.retain_mut(|o| {
+            *o = new_of[*o as usize];
+            *o != u32::MAX
+        });
+        std::mem::swap(&mut self.old_took, &mut m.took);
+        std::mem::swap(&mut self.old_tight, &mut m.tight);
+        self.remember_input(c, k, range.len(), m);
+        if self.cuts.blocked(c, g, &self.residual) {
+            // Nothing moves and nothing is taken (as in `visit`).
+            self.open.clear();
+            m.took.resize(m.links.len(), 0.0);
+            m.tight.resize(m.links.len(), false);
+            m.output
+                .extend(m.links.iter().map(|&l| self.residual[l as usize]));
+            self.dirty.extend_from_slice(&m.links);
+            self.write_sparse(range.start, m, out);
+            return true;
+        }
+        self.tail_solves += 1;
+        self.solve_tail(c, range.clone(), m, level);
+        let mut zero = false;
+        for (&o, &r) in self.open.iter().zip(&self.tmp) {
+            let old = std::mem::replace(&mut m.rates[o as usize], r);
+            zero |= r <= 0.0;
+            if out.delta && old.to_bits() != r.to_bits() {
+                out.rates[range.start + o as usize] = r;
+                out.touched.push((range.start + o as usize) as u32);
+            }
+        }
+        if zero {
+            let rates = &m.rates;
+            m.pos.retain(|&o| rates[o as usize] > 0.0);
+        }
+        if !out.delta {
+            for &o in &m.pos {
+                out.rates[range.start + o as usize] = m.rates[o as usize];
+                out.touched.push((range.start + o as usize) as u32);
+            }
+        }
+        m.moving = !m.pos.is_empty();
+        m.output
+            .extend(m.links.iter().map(|&l| self.residual[l as usize]));
+        self.dirty.extend_from_slice(&m.links);
+        true
     }
 
     /// The pool entry for coflow `k` with `n` active flows: its own, or, for a
@@ -399,7 +532,8 @@ impl CoflowPriority {
             s.solve(c.fabric, &mut self.residual, &self.paths, &mut m.rates);
             wrote(&mut self.dirty, &mut self.dirty_all, s);
         }
-        m.moving = m.rates.iter().any(|&r| r > 0.0);
+        positives(&m.rates, &mut m.pos);
+        m.moving = !m.pos.is_empty();
         write_rates(&self.old, range, &m.rates, out);
         self.memo[k] = m;
     }
@@ -444,21 +578,30 @@ impl CoflowPriority {
         }
     }
 
-    /// Max-min rates for the flows at `range` on `self.residual`, into `m.rates`
-    /// (cleared), taken from the residual; what it took from each of `m.links`
-    /// and whether that link bounded a rate, into `m.took` and `m.tight`. Only
-    /// flows whose last link is open are handed to the solver, in their order:
-    /// the others cross a full link, which gives them 0 in any case.
-    fn solve_group(&mut self, c: &Common, range: std::ops::Range<usize>, m: &mut Memo) {
+    /// Max-min rates for the flows at `range` on `self.residual`: the offsets
+    /// of the flows handed to the solver into `self.open` (in order), their
+    /// rates into `self.tmp`, taken from the residual; what it took from each
+    /// of `m.links` and whether that link bounded a rate, into `m.took` and
+    /// `m.tight`. Only flows whose first and last links are open are handed to
+    /// the solver: the others cross a full link, which gives them 0 in any case.
+    fn solve_open(&mut self, c: &Common, range: std::ops::Range<usize>, m: &mut Memo) {
         let n = range.len();
         self.open_bits.clear();
         self.open_bits.resize(n.div_ceil(64), 0);
         let caps = &c.fabric.capacities;
+        self.first_open.clear();
+        self.first_open.extend(
+            m.first_links
+                .iter()
+                .map(|&l| avail(&self.residual, caps, l as usize) > 0.0),
+        );
         for (j, &l) in m.last_links.iter().enumerate() {
             if avail(&self.residual, caps, l as usize) > 0.0 {
                 let (a, b) = (m.last_start[j] as usize, m.last_start[j + 1] as usize);
                 for &o in &m.by_last[a..b] {
-                    self.open_bits[o as usize / 64] |= 1 << (o % 64);
+                    if self.first_open[m.first_j[o as usize] as usize] {
+                        self.open_bits[o as usize / 64] |= 1 << (o % 64);
+                    }
                 }
             }
         }
@@ -478,8 +621,6 @@ impl CoflowPriority {
         );
         self.tmp.clear();
         self.tmp.resize(self.paths.len(), 0.0);
-        m.rates.clear();
-        m.rates.resize(n, 0.0);
         if self.paths.is_empty() {
             m.took.resize(m.links.len(), 0.0);
             m.tight.resize(m.links.len(), false);
@@ -487,18 +628,71 @@ impl CoflowPriority {
         }
         self.mm
             .solve(c.fabric, &mut self.residual, &self.paths, &mut self.tmp);
-        for (&o, &r) in self.open.iter().zip(&self.tmp) {
-            m.rates[o as usize] = r;
-        }
         let (mm, fabric) = (&self.mm, c.fabric);
         m.took.extend(m.links.iter().map(|&l| mm.took(fabric, l)));
         m.tight.extend(m.links.iter().map(|&l| mm.tight(fabric, l)));
     }
 
+    /// [`CoflowPriority::solve_open`] for a coflow whose flows changed: its
+    /// rates, every flow's, into `m.rates` (cleared).
+    fn solve_group(&mut self, c: &Common, range: std::ops::Range<usize>, m: &mut Memo) {
+        let n = range.len();
+        self.solve_open(c, range, m);
+        m.rates.clear();
+        m.rates.resize(n, 0.0);
+        for (&o, &r) in self.open.iter().zip(&self.tmp) {
+            m.rates[o as usize] = r;
+        }
+    }
+
+    /// A coflow with the same flows as its memo `m`, whose rates (`m.rates`, in
+    /// place, positive at `m.pos`) become `self.tmp` at the offsets `self.open`
+    /// and 0 elsewhere: writes what changed (as a sparse decision, every
+    /// positive rate) and brings `m.rates`, `m.pos` and `m.moving` up to date,
+    /// in `O(old positive + solved)` instead of `O(flows)`. Positions are
+    /// written in increasing order, once each.
+    fn write_sparse(&mut self, start: usize, m: &mut Memo, out: &mut Decision) {
+        self.new_pos.clear();
+        let (mut a, mut b) = (0, 0);
+        loop {
+            let oa = m.pos.get(a).copied().unwrap_or(u32::MAX);
+            let ob = self.open.get(b).copied().unwrap_or(u32::MAX);
+            if oa == u32::MAX && ob == u32::MAX {
+                break;
+            }
+            let (o, r) = if oa < ob {
+                a += 1;
+                (oa, 0.0)
+            } else {
+                a += usize::from(oa == ob);
+                b += 1;
+                (ob, self.tmp[b - 1])
+            };
+            let old = std::mem::replace(&mut m.rates[o as usize], r);
+            let write = if out.delta {
+                old.to_bits() != r.to_bits()
+            } else {
+                r != 0.0
+            };
+            if write {
+                out.rates[start + o as usize] = r;
+                out.touched.push((start + o as usize) as u32);
+            }
+            if r > 0.0 {
+                self.new_pos.push(o);
+            }
+        }
+        std::mem::swap(&mut m.pos, &mut self.new_pos);
+        m.moving = !m.pos.is_empty();
+    }
+
     /// Max-min rates for the flows at `range` when flows only finished since `m`
-    /// was solved and the input fits it (`self.old` holds the old rates of the
-    /// flows left, `self.gone` the finished ones, `self.old_took` and
-    /// `self.old_tight` what the old solve took and which links bounded it).
+    /// was solved and the input fits it (`m.rates` holds the old rates of the
+    /// flows left, by their offsets now, and `m.pos` those that are positive;
+    /// `self.gone` the finished ones, `self.old_took` and `self.old_tight` what
+    /// the old solve took and which links bounded it). The flows solved again
+    /// go to `self.open` (offsets, in order) and their rates to `self.tmp`;
+    /// `m.rates` is left for the caller.
     /// `level` is the lowest rate a finished flow had. Progressive filling below
     /// it is unchanged: a link that saturated below `level` carried no finished
     /// flow (that flow would have frozen there), so its load, and every
@@ -526,7 +720,8 @@ impl CoflowPriority {
         }
         self.open.clear();
         self.paths.clear();
-        for (o, &r) in self.old.iter().enumerate() {
+        for &o in &m.pos {
+            let (o, r) = (o as usize, m.rates[o as usize]);
             if r >= level {
                 let p = c.flow_path[c.active[range.start + o] as usize];
                 for &l in fab.path(p) {
@@ -546,11 +741,6 @@ impl CoflowPriority {
         self.tmp.resize(self.paths.len(), 0.0);
         self.mm
             .solve(fab, &mut self.residual, &self.paths, &mut self.tmp);
-        m.rates.clear();
-        m.rates.extend_from_slice(&self.old);
-        for (&o, &r) in self.open.iter().zip(&self.tmp) {
-            m.rates[o as usize] = r;
-        }
         let mm = &self.mm;
         m.took.extend(
             m.links
@@ -637,12 +827,26 @@ impl CoflowPriority {
         m.last_start.push(at);
         m.by_last.clear();
         m.by_last.resize(at as usize, 0);
-        for (o, &f) in c.active[range].iter().enumerate() {
+        for (o, &f) in c.active[range.clone()].iter().enumerate() {
             let l = last(f) as usize;
             m.by_last[self.bucket[l] as usize] = o as u32;
             self.bucket[l] += 1;
         }
         for &l in &m.last_links {
+            self.bucket[l as usize] = 0;
+        }
+        // First links: `bucket` holds a link's position + 1 while listed.
+        m.first_links.clear();
+        m.first_j.clear();
+        for &f in &c.active[range] {
+            let l = c.fabric.path(c.flow_path[f as usize])[0] as usize;
+            if self.bucket[l] == 0 {
+                m.first_links.push(l as u32);
+                self.bucket[l] = m.first_links.len() as u32;
+            }
+            m.first_j.push(self.bucket[l] - 1);
+        }
+        for &l in &m.first_links {
             self.bucket[l as usize] = 0;
         }
     }
@@ -772,6 +976,46 @@ fn write_rates(old: &[f64], range: std::ops::Range<usize>, rates: &[f64], out: &
             out.touched.push(i as u32);
         }
     }
+}
+
+/// The offsets in `old` (sorted) of the entries missing from `new`, a sorted
+/// subset of it, into `fin` (in order).
+fn finished_offsets(old: &[u32], new: &[u32], fin: &mut Vec<u32>) {
+    fin.clear();
+    let mut a = 0;
+    while a < old.len() {
+        let b = a - fin.len();
+        match old[a..].iter().zip(&new[b..]).position(|(x, y)| x != y) {
+            Some(p) => {
+                fin.push((a + p) as u32);
+                a += p + 1;
+            }
+            None => {
+                fin.extend((a + new.len() - b) as u32..old.len() as u32);
+                break;
+            }
+        }
+    }
+}
+
+/// Removes the entries at `at` (sorted offsets) from `v`, keeping the order.
+fn remove_offsets<T: Copy>(v: &mut Vec<T>, at: &[u32]) {
+    let Some(&first) = at.first() else {
+        return;
+    };
+    let mut w = first as usize;
+    for (i, &o) in at.iter().enumerate() {
+        let end = at.get(i + 1).map_or(v.len(), |&x| x as usize);
+        v.copy_within(o as usize + 1..end, w);
+        w += end - o as usize - 1;
+    }
+    v.truncate(w);
+}
+
+/// The offsets of the positive entries of `rates`, in order, into `pos`.
+fn positives(rates: &[f64], pos: &mut Vec<u32>) {
+    pos.clear();
+    pos.extend((0..rates.len() as u32).filter(|&o| rates[o as usize] > 0.0));
 }
 
 /// Lists in `dirty` what kept solver `s` wrote in a residual: its links, or

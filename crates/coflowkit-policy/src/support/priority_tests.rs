@@ -320,3 +320,87 @@ fn large_coflows_answer_from_kept_solutions_as_fresh_solves_do() {
     assert!(reused.pooled >= 40, "{} pooled answers", reused.pooled);
     assert!(delta.pooled >= 40, "{} pooled delta answers", delta.pooled);
 }
+
+#[test]
+fn finished_offsets_are_the_entries_missing_from_the_new_list() {
+    let mut fin = Vec::new();
+    finished_offsets(&[2, 5, 7, 9, 11], &[5, 9], &mut fin);
+    assert_eq!(fin, [0, 2, 4]);
+    finished_offsets(&[2, 5, 7], &[2, 5, 7], &mut fin);
+    assert!(fin.is_empty());
+    finished_offsets(&[2, 5, 7], &[2, 5], &mut fin);
+    assert_eq!(fin, [2]);
+    finished_offsets(&[2, 5, 7], &[], &mut fin);
+    assert_eq!(fin, [0, 1, 2]);
+    let mut v = vec![10, 11, 12, 13, 14, 15];
+    remove_offsets(&mut v, &[0, 2, 3, 5]);
+    assert_eq!(v, [11, 14]);
+    remove_offsets(&mut v, &[]);
+    assert_eq!(v, [11, 14]);
+}
+
+#[test]
+fn flows_finishing_several_at_a_time_are_solved_from_a_level_up_as_fresh() {
+    // Coflow 0 (one flow 0→1) ahead of coflow 1: 24 flows on 6 ports with
+    // capacities that make sums round. At each call 1 to 3 of coflow 1's
+    // flows finish (the fastest, then the last positions, then a middle
+    // one), so the memo loses entries before, inside and at the end of its
+    // per-flow vectors; rates must equal a fresh solve's to 1e-12 relative
+    // (a tail sums in another order), the delta answers the full one's bit
+    // for bit, and the calls must be tail solves.
+    let mut rng = Pcg32::new(5, 11);
+    let mut flows = vec![(0, 0, 1, 1.0, 0.0)];
+    for _ in 0..24 {
+        flows.push((1, rng.below(6), rng.below(6), 1.0, 0.0));
+    }
+    let mut c = Case::new(6, 1.0, &flows);
+    for (l, cap) in c.fabric.capacities.iter_mut().enumerate() {
+        *cap = 1.0 / (3.0 + 2.0 * l as f64);
+    }
+    let mut active: Vec<u32> = (0..flows.len() as u32).collect();
+    c.set_active(&active);
+    let (mut reused, mut delta) = (CoflowPriority::default(), CoflowPriority::default());
+    let mut in_force = vec![0.0; flows.len()];
+    let mut step = 0;
+    while active.len() > 4 {
+        let fresh = call(&mut CoflowPriority::default(), &c, &[0, 1]);
+        let got = call(&mut reused, &c, &[0, 1]);
+        for (g, w) in got.iter().zip(&fresh) {
+            assert!(
+                (g - w).abs() <= 1e-12 * w.abs().max(1e-300),
+                "step {step}: {g} vs {w}"
+            );
+        }
+        apply_delta(&mut delta, &c, &[0, 1], &mut in_force);
+        let by_delta: Vec<f64> = active.iter().map(|&f| in_force[f as usize]).collect();
+        assert_eq!(by_delta, got, "delta, step {step}");
+        let fastest = (1..active.len())
+            .max_by(|&a, &b| fresh[a].total_cmp(&fresh[b]))
+            .unwrap();
+        let mut gone = vec![fastest];
+        match step % 3 {
+            1 => gone.push(active.len() - 1),
+            2 => gone.extend([1 + (active.len() - 1) / 2, active.len() - 1]),
+            _ => {}
+        }
+        gone.sort_unstable();
+        gone.dedup();
+        for &i in gone.iter().rev() {
+            in_force[active[i] as usize] = 0.0;
+            active.remove(i);
+        }
+        c.set_active(&active);
+        step += 1;
+    }
+    assert!(step >= 8, "{step} steps");
+    assert!(
+        reused.tail_solves >= 4,
+        "{} tail solves",
+        reused.tail_solves
+    );
+    assert!(
+        delta.tail_solves >= 4,
+        "{} delta tail solves",
+        delta.tail_solves
+    );
+}
