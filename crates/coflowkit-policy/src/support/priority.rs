@@ -214,9 +214,9 @@ fn filter_buckets(m: &mut Memo, new_of: &[u32]) {
     m.last_start[n] = at;
     m.by_last.truncate(at as usize);
     let mut kept = 0;
-    for o in 0..m.first_j.len() {
-        if new_of[o] != u32::MAX {
-            debug_assert_eq!(new_of[o], kept as u32, "offsets keep their order");
+    for (o, &to) in new_of.iter().enumerate().take(m.first_j.len()) {
+        if to != u32::MAX {
+            debug_assert_eq!(to, kept as u32, "offsets keep their order");
             m.first_j[kept] = m.first_j[o];
             kept += 1;
         }
