@@ -10,7 +10,7 @@ so the speed-up column compares two runs made under the same load. Without it th
 old time is the fixture run's (`runs.csv`: made earlier, under another load).
 
     python3 benches/exactness.py [--scenarios fb100-fattree8] [--policies fair,drf]
-        [--old /tmp/run_trace_old] [--out docs/results/bench/exactness.md]
+        [--old /tmp/run_trace_old] [--repeat N] [--out docs/results/bench/exactness.md]
 
 Benchmarks are not tests: times depend on the machine and its load.
 """
@@ -79,6 +79,19 @@ def run(binary: str, scenario: str, policy: str, dump: str, timeout: float) -> d
     }
 
 
+def median_run(runs: list[dict]) -> dict:
+    """The run of median simulate time among `runs` (a failed one if any failed);
+    with several, `spread` gives their range."""
+    bad = [r for r in runs if r["status"] != "ok"]
+    if bad:
+        return bad[0]
+    runs = sorted(runs, key=lambda r: r["simulate_s"])
+    med = dict(runs[len(runs) // 2])
+    if len(runs) > 1:
+        med["spread"] = f" ({runs[0]['simulate_s']:.2f}-{runs[-1]['simulate_s']:.2f})"
+    return med
+
+
 def compare(want: dict[int, float], got: dict[int, float]) -> tuple[int, float]:
     """(coflows beyond REL_TOL or missing, largest relative difference)."""
     if want.keys() != got.keys():
@@ -93,17 +106,22 @@ def one_case(a, binary: str, scenario: str, stem: str, fixture_runs: dict) -> tu
     policy = policy_of(stem)
     want = load(os.path.join(FIX, scenario, stem + ".txt"))
     with tempfile.TemporaryDirectory() as tmp:
-        new = run(binary, scenario, policy, os.path.join(tmp, "new.txt"), a.timeout)
+        news, olds = [], []
+        for _ in range(a.repeat):
+            news.append(run(binary, scenario, policy, os.path.join(tmp, "new.txt"), a.timeout))
+            if a.old:
+                olds.append(run(a.old, scenario, policy, os.path.join(tmp, "old.txt"), a.timeout))
+            if news[-1]["status"] != "ok":
+                break
+        new = median_run(news)
         got = load(os.path.join(tmp, "new.txt")) if new["status"] == "ok" else {}
-        old = (
-            run(a.old, scenario, policy, os.path.join(tmp, "old.txt"), a.timeout) if a.old else None
-        )
+        old = median_run(olds) if a.old else None
     if new["status"] != "ok":
         return f"| {scenario} | {policy} | {len(want)} | {new['status']} | | | | | | |", True
     bad, worst = compare(want, got)
     if old is not None:
         old_s = old.get("simulate_s")
-        old_txt = f"{old_s:.2f}" if old_s is not None else old["status"]
+        old_txt = f"{old_s:.2f}{old.get('spread', '')}" if old_s is not None else old["status"]
     else:
         fr = fixture_runs.get((scenario, policy), {})
         old_s = float(fr["simulate_s"]) if fr.get("simulate_s") else None
@@ -111,7 +129,7 @@ def one_case(a, binary: str, scenario: str, stem: str, fixture_runs: dict) -> tu
     ratio = f"{old_s / new['simulate_s']:.2f}" if old_s and new["simulate_s"] > 0 else "-"
     row = (
         f"| {scenario} | {policy} | {len(want)} | {bad} | {worst:.1e} | {new['events']} "
-        f"| {new['calls']} | {new['simulate_s']:.2f} | {old_txt} | {ratio} |"
+        f"| {new['calls']} | {new['simulate_s']:.2f}{new.get('spread', '')} | {old_txt} | {ratio} |"
     )
     return row, bad > 0
 
@@ -124,6 +142,12 @@ def main() -> int:
     ap.add_argument("--old", help="run_trace of the old engine, timed in the same run")
     ap.add_argument("--binary", help="run_trace of the current engine (default: build it)")
     ap.add_argument("--timeout", type=float, default=3600)
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run each case N times (new and old alternately) and report the median",
+    )
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "results", "bench", "exactness.md"))
     a = ap.parse_args()
     started = time.perf_counter()
@@ -182,6 +206,12 @@ def write(a: argparse.Namespace, rows: list[str], failures: int, wall: float, do
         "the engine alone (trace loaded, fabric routed). "
         + (
             "Old times were measured in this run, right after the new one on the same case."
+            + (
+                f" Each case ran {a.repeat} times, new and old alternately: the times are "
+                "the median run's, with the range of the runs in brackets."
+                if a.repeat > 1
+                else ""
+            )
             if a.old
             else "Old times marked * come from the fixture run (`runs.csv`), made earlier "
             "under another load: ratios are indicative only."
