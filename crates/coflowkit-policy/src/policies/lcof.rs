@@ -8,27 +8,37 @@
 use crate::decision::Decision;
 use crate::policy::{Info, NonClairvoyantPolicy};
 use crate::spec::{non_clairvoyant, PolicySpec};
-use crate::support::cuts::CutBuilder;
+use crate::support::loads::LinkCounts;
 use crate::support::priority::CoflowPriority;
 use crate::view::{ActiveCoflow, Common, NonClairvoyantView};
 
-#[derive(Default)]
 pub struct Lcof {
     prio: CoflowPriority,
-    cuts: CutBuilder,
     /// The active coflows, with their active flow counts, when `order` was made.
     seen: Vec<(u32, u32, u32)>,
     order: Vec<usize>,
     contention: Vec<u32>,
     /// Per link, the active coflows (group indices) with a port on it.
     users: Vec<Vec<u32>>,
-    /// Per coflow index: its ports (first and last links of its active flows'
-    /// paths), and the (started, active) counts they were listed for.
-    ports: Vec<Vec<u32>>,
-    ports_for: Vec<(u32, u32)>,
+    /// Per coflow: its ports (first and last links of its active flows'
+    /// paths), with how many of its flows use each, kept as flows start and
+    /// finish.
+    ports: LinkCounts,
     stamp: Vec<u32>,
-    first: Vec<u32>,
-    last: Vec<u32>,
+}
+
+impl Default for Lcof {
+    fn default() -> Self {
+        Lcof {
+            prio: CoflowPriority::default(),
+            seen: Vec::new(),
+            order: Vec::new(),
+            contention: Vec::new(),
+            users: Vec::new(),
+            ports: LinkCounts::ends(),
+            stamp: Vec::new(),
+        }
+    }
 }
 
 impl Lcof {
@@ -39,34 +49,17 @@ impl Lcof {
         for u in &mut self.users {
             u.clear();
         }
-        let nc = c.coflow_started.len();
-        if self.ports.len() < nc {
-            self.ports.resize(nc, Vec::new());
-            self.ports_for.resize(nc, (u32::MAX, u32::MAX));
-        }
-        for (g, grp) in c.groups.iter().enumerate() {
-            let k = grp.coflow as usize;
-            let key = (c.coflow_started[k], grp.end - grp.start);
-            if self.ports_for[k] != key {
-                // Its flows changed: list its ports again.
-                let flows = c.active[grp.range()].iter().copied();
-                self.cuts.build(c, flows, &mut self.first, &mut self.last);
-                let ports = &mut self.ports[k];
-                ports.clear();
-                ports.extend_from_slice(&self.first);
-                ports.extend_from_slice(&self.last);
-                self.ports_for[k] = key;
-            }
-            for &l in &self.ports[k] {
+        for g in 0..c.groups.len() {
+            for &(l, _) in self.ports.get(c, g) {
                 self.users[l as usize].push(g as u32);
             }
         }
         self.contention.clear();
         self.stamp.clear();
         self.stamp.resize(c.groups.len(), u32::MAX);
-        for (g, grp) in c.groups.iter().enumerate() {
+        for g in 0..c.groups.len() {
             let mut n = 0;
-            for &l in &self.ports[grp.coflow as usize] {
+            for &(l, _) in self.ports.get(c, g) {
                 for &h in &self.users[l as usize] {
                     if h as usize != g && self.stamp[h as usize] != g as u32 {
                         self.stamp[h as usize] = g as u32;

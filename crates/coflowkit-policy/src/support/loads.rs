@@ -225,8 +225,11 @@ impl LoadCache {
 }
 
 /// Per coflow, the number of its active flows on each link it uses, `(link, n)`
-/// in ascending link order, kept across calls and recounted only when the coflow
-/// started or finished flows (counts change with nothing else).
+/// in ascending link order, kept across calls and brought up to date only when
+/// the coflow started or finished flows (counts change with nothing else): from
+/// the flows that started and finished since the previous call (`Common::started`
+/// and `finished`, when the driver fills them and they are few) when the counts
+/// are those of the previous call, by a recount otherwise.
 #[derive(Default)]
 pub struct LinkCounts {
     /// Per coflow: (`coflow_started`, active count) when counted.
@@ -234,9 +237,43 @@ pub struct LinkCounts {
     counts: Vec<Vec<(u32, u32)>>,
     acc: Vec<u32>,
     touched: Vec<u32>,
+    /// The flows of one coflow that started (+1) or finished (-1) since the
+    /// previous call and were counted (or are to be), with the sign.
+    moved: Vec<(u32, i32)>,
+    /// How many times a coflow's counts were updated from the lists, and
+    /// recounted (for tests and profiles).
+    pub updates: u64,
+    pub recounts: u64,
+    /// Count only each path's first and last links (a coflow's ports: on the
+    /// big switch its senders' uplinks and receivers' downlinks).
+    ends: bool,
 }
 
+/// The links of flow `f`'s path that [`LinkCounts`] counts: all, or the first
+/// and the last.
+fn counted<'a>(c: &Common<'a>, f: u32, ends: bool) -> impl Iterator<Item = u32> + 'a {
+    let path = c.fabric.path(c.flow_path[f as usize]);
+    let (first, last) = (path[0], path[path.len() - 1]);
+    let all = (!ends).then(|| path.iter().copied());
+    let two = ends.then_some([first, last]).into_iter().flatten();
+    all.into_iter().flatten().chain(two)
+}
+
+/// At most this many flows started and finished since the previous call for
+/// the counts to be updated from them (each `get` of a changed coflow scans
+/// both lists); more, and a changed coflow is recounted.
+const DELTA_FLOWS: usize = 64;
+
 impl LinkCounts {
+    /// Counts on each path's first and last links only: per coflow, its ports
+    /// and how many of its active flows use each.
+    pub fn ends() -> Self {
+        LinkCounts {
+            ends: true,
+            ..LinkCounts::default()
+        }
+    }
+
     pub fn get(&mut self, c: &Common, g: usize) -> &[(u32, u32)] {
         let grp = c.groups[g];
         let k = grp.coflow as usize;
@@ -246,14 +283,15 @@ impl LinkCounts {
             self.counts.resize(nc, Vec::new());
         }
         let key = (c.coflow_started[k], grp.end - grp.start);
-        if self.built[k] != key {
+        if self.built[k] != key && !self.update(c, k, key) {
+            self.recounts += 1;
             let nl = c.fabric.num_links();
             if self.acc.len() < nl {
                 self.acc.resize(nl, 0);
             }
             self.touched.clear();
             for &f in &c.active[grp.range()] {
-                for &l in c.fabric.path(c.flow_path[f as usize]) {
+                for l in counted(c, f, self.ends) {
                     if self.acc[l as usize] == 0 {
                         self.touched.push(l);
                     }
@@ -270,6 +308,55 @@ impl LinkCounts {
             self.built[k] = key;
         }
         &self.counts[k]
+    }
+
+    /// Brings coflow `k`'s counts to `key` from the flows that started and
+    /// finished since the previous call, when its counts are those of the
+    /// previous call: `built[k]` is `key` less those flows (flows only start
+    /// and finish, and `coflow_started` never decreases, so the pair then names
+    /// the previous call's flows). False, untouched, otherwise.
+    fn update(&mut self, c: &Common, k: usize, key: (u32, u32)) -> bool {
+        let lists = c.started.len() + c.finished.len();
+        if lists == 0 || lists > DELTA_FLOWS || self.built[k].0 == u32::MAX {
+            return false;
+        }
+        let of_k = |f: &&u32| c.flow_coflow[**f as usize] as usize == k;
+        let started = c.started.iter().filter(of_k).count() as i64;
+        let finished = c.finished.iter().filter(of_k).count() as i64;
+        let prev = (key.0 as i64 - started, key.1 as i64 + finished - started);
+        if (self.built[k].0 as i64, self.built[k].1 as i64) != prev {
+            return false;
+        }
+        // A flow that started and finished since was never counted.
+        self.moved.clear();
+        for &f in c.started.iter().filter(of_k) {
+            if !c.finished.contains(&f) {
+                self.moved.push((f, 1));
+            }
+        }
+        for &f in c.finished.iter().filter(of_k) {
+            if !c.started.contains(&f) {
+                self.moved.push((f, -1));
+            }
+        }
+        let out = &mut self.counts[k];
+        for &(f, d) in &self.moved {
+            for l in counted(c, f, self.ends) {
+                match out.binary_search_by_key(&l, |e| e.0) {
+                    Ok(i) if out[i].1 as i32 + d == 0 => {
+                        out.remove(i);
+                    }
+                    Ok(i) => out[i].1 = (out[i].1 as i32 + d) as u32,
+                    Err(i) => {
+                        debug_assert_eq!(d, 1, "a finished flow was counted");
+                        out.insert(i, (l, 1));
+                    }
+                }
+            }
+        }
+        self.built[k] = key;
+        self.updates += 1;
+        true
     }
 }
 
@@ -663,6 +750,71 @@ mod tests {
         c.active = vec![0, 2];
         c.groups[0].end = 2;
         assert_eq!(lc.get(&c.common(), 0), &[(0, 1), (2, 1), (4, 2)]);
+    }
+
+    #[test]
+    fn link_counts_follow_started_and_finished_flows_as_a_recount_does() {
+        // 3 coflows of 12 flows on 5 ports, half started. At each of 60 calls
+        // 0 to 3 flows start and 0 to 3 finish (now and then one starts and
+        // finishes between two calls, and one call passes no lists, as a
+        // driver without them); the kept counts must equal a fresh recount's,
+        // and most changed coflows must be updated from the lists.
+        let mut rng = coflowkit_model::Pcg32::new(17, 3);
+        let mut flows = Vec::new();
+        for k in 0..3u32 {
+            for _ in 0..12 {
+                flows.push((k, rng.below(5), rng.below(5), 1.0, 0.0));
+            }
+        }
+        let mut c = Case::new(5, 1.0, &flows);
+        let n = flows.len() as u32;
+        let (mut active, mut pending): (Vec<u32>, Vec<u32>) = (0..n).partition(|f| f % 2 == 0);
+        c.data.coflow_started = vec![0; 3];
+        for &f in &active {
+            c.data.coflow_started[(f / 12) as usize] += 1;
+        }
+        c.set_active(&active);
+        let mut kept = LinkCounts::default();
+        for call in 0..60 {
+            let check = |kept: &mut LinkCounts, c: &Case| {
+                let v = c.common();
+                for g in 0..v.groups.len() {
+                    let want = LinkCounts::default().get(&v, g).to_vec();
+                    assert_eq!(kept.get(&v, g), want, "call {call}, group {g}");
+                }
+            };
+            check(&mut kept, &c);
+            c.data.started.clear();
+            c.data.finished.clear();
+            for _ in 0..rng.below(4) {
+                if !pending.is_empty() {
+                    let f = pending.remove(rng.below(pending.len() as u32) as usize);
+                    c.data.coflow_started[(f / 12) as usize] += 1;
+                    c.data.started.push(f);
+                    if call % 7 == 3 {
+                        c.data.finished.push(f); // started and finished between calls
+                    } else {
+                        active.push(f);
+                    }
+                }
+            }
+            for _ in 0..rng.below(4) {
+                if active.len() > 1 {
+                    let f = active.remove(rng.below(active.len() as u32) as usize);
+                    c.data.finished.push(f);
+                }
+            }
+            if call % 10 == 8 {
+                c.data.started.clear();
+                c.data.finished.clear();
+            }
+            active.sort_unstable();
+            c.set_active(&active);
+        }
+        // The first count of each coflow, and after each call without lists,
+        // are recounts.
+        let (u, r) = (kept.updates, kept.recounts);
+        assert!(u >= 20 && r * 3 < u, "{u} updates, {r} recounts");
     }
 
     /// Gives flow `f` of `c` rate `r` from `t` on, as a driver settles it.
