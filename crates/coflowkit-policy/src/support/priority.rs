@@ -349,32 +349,17 @@ impl CoflowPriority {
             self.memo[k] = m;
             return;
         }
+        // Otherwise (flows started, or a finished one had rate 0, or the input
+        // moved) it is solved whole.
         self.carry_over(c, k, range.clone(), &mut m);
-        let level = if only_finished {
-            self.gone.iter().map(|g| g.1).fold(f64::INFINITY, f64::min)
-        } else {
-            0.0
-        };
-        let tail = level > 0.0 && level.is_finite();
-        if tail {
-            std::mem::swap(&mut self.old_took, &mut m.took);
-            std::mem::swap(&mut self.old_tight, &mut m.tight);
-        }
         self.remember_input(c, k, range.len(), &mut m);
         if self.cuts.blocked(c, g, &self.residual) {
+            // Nothing moves and nothing is taken; the closed cut links are closed
+            // in the input, so they are not slack.
             m.rates.clear();
             m.rates.resize(range.len(), 0.0);
             m.took.resize(m.links.len(), 0.0);
             m.tight.resize(m.links.len(), false);
-        } else if tail {
-            self.tail_solves += 1;
-            m.rates.clear();
-            m.rates.extend_from_slice(&self.old);
-            positives(&m.rates, &mut m.pos);
-            self.solve_tail(c, range.clone(), &mut m, level);
-            for (&o, &r) in self.open.iter().zip(&self.tmp) {
-                m.rates[o as usize] = r;
-            }
         } else {
             self.solve_group(c, range.clone(), &mut m);
         }
@@ -765,13 +750,6 @@ impl CoflowPriority {
     fn carry_over(&mut self, c: &Common, k: usize, range: std::ops::Range<usize>, m: &mut Memo) {
         let flows = &c.active[range.clone()];
         self.old_rates(c, range.clone(), m);
-        self.gone.clear();
-        for (a, &o) in self.new_of.iter().enumerate() {
-            if o == u32::MAX {
-                self.gone
-                    .push((c.flow_path[m.flows[a] as usize], m.rates[a]));
-            }
-        }
         if m.valid && m.members.0 == c.coflow_started[k] {
             filter_buckets(m, &self.new_of);
         } else {
