@@ -314,11 +314,7 @@ impl CoflowPriority {
             m.replay(&mut self.residual);
             self.dirty.extend_from_slice(&m.links);
             if !out.delta {
-                for &o in &m.pos {
-                    let i = range.start + o as usize;
-                    out.rates[i] = m.rates[o as usize];
-                    out.touched.push(i as u32);
-                }
+                write_positives(range.start, m, out);
             }
             return;
         }
@@ -329,14 +325,11 @@ impl CoflowPriority {
             self.remember_input(c, k, range.len(), &mut m);
             if self.cuts.blocked(c, g, &self.residual) {
                 self.open.clear();
-                m.took.resize(m.links.len(), 0.0);
-                m.tight.resize(m.links.len(), false);
+                takes_nothing(&mut m);
             } else {
                 self.solve_open(c, range.clone(), &mut m);
             }
-            m.output
-                .extend(m.links.iter().map(|&l| self.residual[l as usize]));
-            self.dirty.extend_from_slice(&m.links);
+            self.leave_output(&mut m);
             self.write_sparse(range.start, &mut m, out);
             self.memo[k] = m;
             return;
@@ -358,14 +351,11 @@ impl CoflowPriority {
             // in the input, so they are not slack.
             m.rates.clear();
             m.rates.resize(range.len(), 0.0);
-            m.took.resize(m.links.len(), 0.0);
-            m.tight.resize(m.links.len(), false);
+            takes_nothing(&mut m);
         } else {
             self.solve_group(c, range.clone(), &mut m);
         }
-        m.output
-            .extend(m.links.iter().map(|&l| self.residual[l as usize]));
-        self.dirty.extend_from_slice(&m.links);
+        self.leave_output(&mut m);
         positives(&m.rates, &mut m.pos);
         m.moving = !m.pos.is_empty();
         write_rates(&self.old, range, &m.rates, out);
@@ -420,11 +410,8 @@ impl CoflowPriority {
         if self.cuts.blocked(c, g, &self.residual) {
             // Nothing moves and nothing is taken (as in `visit`).
             self.open.clear();
-            m.took.resize(m.links.len(), 0.0);
-            m.tight.resize(m.links.len(), false);
-            m.output
-                .extend(m.links.iter().map(|&l| self.residual[l as usize]));
-            self.dirty.extend_from_slice(&m.links);
+            takes_nothing(m);
+            self.leave_output(m);
             self.write_sparse(range.start, m, out);
             return true;
         }
@@ -444,16 +431,19 @@ impl CoflowPriority {
             m.pos.retain(|&o| rates[o as usize] > 0.0);
         }
         if !out.delta {
-            for &o in &m.pos {
-                out.rates[range.start + o as usize] = m.rates[o as usize];
-                out.touched.push((range.start + o as usize) as u32);
-            }
+            write_positives(range.start, m, out);
         }
         m.moving = !m.pos.is_empty();
+        self.leave_output(m);
+        true
+    }
+
+    /// After a solve of `m`'s coflow: the residual it leaves on its links is its
+    /// output, and those links are written.
+    fn leave_output(&mut self, m: &mut Memo) {
         m.output
             .extend(m.links.iter().map(|&l| self.residual[l as usize]));
         self.dirty.extend_from_slice(&m.links);
-        true
     }
 
     /// The pool entry for coflow `k` with `n` active flows: its own, or, for a
@@ -607,8 +597,7 @@ impl CoflowPriority {
         self.tmp.clear();
         self.tmp.resize(self.paths.len(), 0.0);
         if self.paths.is_empty() {
-            m.took.resize(m.links.len(), 0.0);
-            m.tight.resize(m.links.len(), false);
+            takes_nothing(m);
             return;
         }
         self.mm
@@ -988,6 +977,21 @@ fn remove_offsets<T: Copy>(v: &mut Vec<T>, at: &[u32]) {
         w += end - o as usize - 1;
     }
     v.truncate(w);
+}
+
+/// A blocked coflow's memo `m`: it took nothing and no link bounded a rate.
+fn takes_nothing(m: &mut Memo) {
+    m.took.resize(m.links.len(), 0.0);
+    m.tight.resize(m.links.len(), false);
+}
+
+/// Writes every positive rate of `m` (a sparse, not delta, decision), its
+/// flows starting at position `start`.
+fn write_positives(start: usize, m: &Memo, out: &mut Decision) {
+    for &o in &m.pos {
+        out.rates[start + o as usize] = m.rates[o as usize];
+        out.touched.push((start + o as usize) as u32);
+    }
 }
 
 /// The offsets of the positive entries of `rates`, in order, into `pos`.
