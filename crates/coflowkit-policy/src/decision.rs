@@ -23,7 +23,9 @@ pub enum Wakeup {
 pub struct Decision {
     /// `rates[i]` for `view.active[i]`; the driver sizes it and zeroes it.
     pub rates: Vec<f64>,
-    /// If non-empty, `classes[i]` for `view.active[i]`, and `rates` is ignored.
+    /// If non-empty, `classes[i]` for `view.active[i]`, and `rates` is ignored
+    /// and must be left at zero (the driver then skips zeroing it; so for
+    /// `class_delta`).
     pub classes: Vec<u8>,
     pub wakeups: Vec<Wakeup>,
     /// Wake-up group of each active flow (`wake_groups[i]` for `view.active[i]`),

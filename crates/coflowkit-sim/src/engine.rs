@@ -571,6 +571,11 @@ impl<'w> Engine<'w> {
             self.apply_by_flow();
         } else if self.serve_classes_by_group() {
             self.classes_to_groups();
+            // A class decision leaves the per-flow rates at zero (as
+            // `apply_by_flow` assumes for the per-flow form): no need to zero
+            // them for the next call.
+            debug_assert!(self.decision.rates.iter().all(|&r| r == 0.0));
+            self.decision.all_zero = true;
         } else {
             if self.class_groups {
                 self.leave_class_groups();
