@@ -18,6 +18,28 @@ fn call(p: &mut CoflowPriority, c: &Case, order: &[u32]) -> Vec<f64> {
     d.rates
 }
 
+/// A big switch of `ports` ports whose link `l` has capacity `1 / (3 + 2l)`
+/// (sums that round), with `flows`.
+fn odd_capacities(ports: u32, flows: &[(u32, u32, u32, f64, f64)]) -> Case {
+    let mut c = Case::new(ports, 1.0, flows);
+    for (l, cap) in c.fabric.capacities.iter_mut().enumerate() {
+        *cap = 1.0 / (3.0 + 2.0 * l as f64);
+    }
+    c
+}
+
+/// Every rate of `got` within 1e-12 relative of `want`'s (a solve from a level
+/// up sums in another order than a fresh one).
+fn assert_close(got: &[f64], want: &[f64], step: usize) {
+    assert_eq!(got.len(), want.len(), "step {step}");
+    for (g, w) in got.iter().zip(want) {
+        assert!(
+            (g - w).abs() <= 1e-12 * w.abs().max(1e-300),
+            "step {step}: {g} vs {w}"
+        );
+    }
+}
+
 #[test]
 fn a_reused_solver_answers_as_a_fresh_one() {
     let tails: u64 = (0..25).map(reused_against_fresh).sum();
@@ -111,22 +133,14 @@ fn a_wide_coflow_losing_flows_is_solved_from_a_level_up() {
     for _ in 0..60 {
         flows.push((1, rng.below(8), rng.below(8), 1.0, 0.0));
     }
-    let mut c = Case::new(8, 1.0, &flows);
-    for (l, cap) in c.fabric.capacities.iter_mut().enumerate() {
-        *cap = 1.0 / (3.0 + 2.0 * l as f64);
-    }
+    let mut c = odd_capacities(8, &flows);
     let mut active: Vec<u32> = (0..flows.len() as u32).collect();
     c.set_active(&active);
     let mut reused = CoflowPriority::default();
     for step in 0..50 {
         let got = call(&mut reused, &c, &[0, 1]);
         let want = call(&mut CoflowPriority::default(), &c, &[0, 1]);
-        for (g, w) in got.iter().zip(&want) {
-            assert!(
-                (g - w).abs() <= 1e-12 * w.abs().max(1e-300),
-                "step {step}: {g} vs {w}"
-            );
-        }
+        assert_close(&got, &want, step);
         // Coflow 1's flows are at active positions 3.. (coflow 0 comes first).
         let pick = |best: fn(f64, f64) -> bool| {
             let mut at = 3;
@@ -353,10 +367,7 @@ fn flows_finishing_several_at_a_time_are_solved_from_a_level_up_as_fresh() {
     for _ in 0..24 {
         flows.push((1, rng.below(6), rng.below(6), 1.0, 0.0));
     }
-    let mut c = Case::new(6, 1.0, &flows);
-    for (l, cap) in c.fabric.capacities.iter_mut().enumerate() {
-        *cap = 1.0 / (3.0 + 2.0 * l as f64);
-    }
+    let mut c = odd_capacities(6, &flows);
     let mut active: Vec<u32> = (0..flows.len() as u32).collect();
     c.set_active(&active);
     let (mut reused, mut delta) = (CoflowPriority::default(), CoflowPriority::default());
@@ -365,12 +376,7 @@ fn flows_finishing_several_at_a_time_are_solved_from_a_level_up_as_fresh() {
     while active.len() > 4 {
         let fresh = call(&mut CoflowPriority::default(), &c, &[0, 1]);
         let got = call(&mut reused, &c, &[0, 1]);
-        for (g, w) in got.iter().zip(&fresh) {
-            assert!(
-                (g - w).abs() <= 1e-12 * w.abs().max(1e-300),
-                "step {step}: {g} vs {w}"
-            );
-        }
+        assert_close(&got, &fresh, step);
         apply_delta(&mut delta, &c, &[0, 1], &mut in_force);
         let by_delta: Vec<f64> = active.iter().map(|&f| in_force[f as usize]).collect();
         assert_eq!(by_delta, got, "delta, step {step}");
