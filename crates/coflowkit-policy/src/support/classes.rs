@@ -245,6 +245,20 @@ pub(crate) mod tests {
         out
     }
 
+    /// The hand case of the class solvers' tests: a big switch of 3 ports at
+    /// C = 10 (links up0 up1 up2 down0 down1 down2) and the paths of flows
+    /// 0→1, 0→2, 2→1 and 1→2.
+    pub(crate) fn hand_case() -> (Fabric, [PathId; 4]) {
+        let mut f = Fabric::big_switch(3, 10.0).unwrap();
+        let p = [
+            f.route(0, 1, 0).unwrap(),
+            f.route(0, 2, 0).unwrap(),
+            f.route(2, 1, 0).unwrap(),
+            f.route(1, 2, 0).unwrap(),
+        ];
+        (f, p)
+    }
+
     #[test]
     fn classes_are_served_in_order_and_only_moved_rates_are_named() {
         // C = 10, 3 ports (links: up0 up1 up2 down0 down1 down2).
@@ -253,13 +267,7 @@ pub(crate) mod tests {
         // Class 0: flows 1 and 3 share down2, 5 each, leaving 5 on up0 and up1.
         // Class 1: flow 2 gets 10, filling down1. Class 2: flow 0 finds down1
         // full: 0.
-        let mut f = Fabric::big_switch(3, 10.0).unwrap();
-        let p = [
-            f.route(0, 1, 0).unwrap(),
-            f.route(0, 2, 0).unwrap(),
-            f.route(2, 1, 0).unwrap(),
-            f.route(1, 2, 0).unwrap(),
-        ];
+        let (f, p) = hand_case();
         let mut kc = KeptClasses::new();
         kc.grow(4, f.num_paths());
         let mut rate = [f64::NAN; 4];

@@ -333,7 +333,7 @@ impl LevelClasses {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::support::classes::tests::{fresh, random_routes, Xorshift};
+    use crate::support::classes::tests::{fresh, hand_case, random_routes, Xorshift};
     use std::collections::HashMap;
 
     /// What a driver serving groups keeps: per class path its group, per
@@ -371,13 +371,7 @@ mod tests {
         // leaving 5 on up0 and up1 and 0 on down2. Class 1: flow 2 alone gets
         // 10 at up2 or down1 (both saturate at 10), filling down1. Class 2:
         // flow 0 finds down1 full: level 0.
-        let mut f = Fabric::big_switch(3, 10.0).unwrap();
-        let p = [
-            f.route(0, 1, 0).unwrap(),
-            f.route(0, 2, 0).unwrap(),
-            f.route(2, 1, 0).unwrap(),
-            f.route(1, 2, 0).unwrap(),
-        ];
+        let (f, p) = hand_case();
         let mut lc = LevelClasses::new();
         let mut sv = Served::default();
         lc.begin();
