@@ -763,7 +763,9 @@ impl CoflowPriority {
     }
 
     /// Puts the flows at `range` in buckets by the last link of their path
-    /// (`m.last_links`, `m.last_start`, `m.by_last`), in their order within each.
+    /// (`m.last_links`, `m.last_start`, `m.by_last`), in their order within each,
+    /// and lists their distinct first links with each flow's position there
+    /// (`m.first_links`, `m.first_j`).
     fn bucket_by_last(&mut self, c: &Common, range: std::ops::Range<usize>, m: &mut Memo) {
         let nl = c.fabric.num_links();
         if self.bucket.len() < nl {
