@@ -180,6 +180,13 @@ PREFACE = [
     "auto, one run after the other, with stream's dormant coflows in every",
     "form); exactness-class-groups is stream and spq side by side with the",
     "build of 815012d (before both); bench-fb-7.md the whole commands.",
+    "The sparse CoflowPriority memo (2026-12-06): exactness-sparse-memo is the",
+    "queue policies side by side with the build of 22aa76e, each case run 3",
+    "times alternately (benches/exactness.py --repeat 3): times are the median",
+    "run's, the range of the runs in brackets; bench-fb-8.md the whole commands",
+    "after it and LinkCounts' deltas (ncdrf, lcof); growth-6.md aalo's growth",
+    "after it; fattree-k8-stream-2.md and fattree-k16-stream-2.md",
+    "stream:queues=4 after class decisions stopped re-zeroing the rates.",
     "",
 ]
 
@@ -221,9 +228,9 @@ def main() -> int:
     out += ["## Reports", ""]
     for name, head in sources:
         out.append(f"* [{name}]({name}): " + "; ".join(h.rstrip() for h in head))
-    others = ["growth.md", "growth-2.md", "growth-3.md", "bench.md", "coflowsim-fb.md"] + sorted(
+    others = ["growth.md", "bench.md", "coflowsim-fb.md"] + sorted(
         os.path.basename(p)
-        for pat in ("fattree*.md", "class-groups*.md")
+        for pat in ("growth-*.md", "bench-fb*.md", "fattree*.md", "class-groups*.md")
         for p in glob.glob(os.path.join(DIR, pat))
     )
     for extra in others:
