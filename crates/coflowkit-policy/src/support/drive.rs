@@ -85,19 +85,14 @@ fn by_class(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::support::classes::tests::hand_case;
 
     #[test]
     fn classes_are_served_in_order_whatever_the_positions() {
         // C = 10, 3 ports. Class 0: positions 1 (0→2) and 3 (1→2) share down2,
         // 5 each, leaving 5 on up0 and up1. Class 1: position 2 (2→1) gets 10,
         // filling down1. Class 2: position 0 (0→1) finds down1 full: 0.
-        let mut f = Fabric::big_switch(3, 10.0).unwrap();
-        let paths = [
-            f.route(0, 1, 0).unwrap(),
-            f.route(0, 2, 0).unwrap(),
-            f.route(2, 1, 0).unwrap(),
-            f.route(1, 2, 0).unwrap(),
-        ];
+        let (f, paths) = hand_case();
         let mut residual = f.capacities.clone();
         let mut rates = [0.0; 4];
         class_rates(
