@@ -27,7 +27,30 @@ pub struct Baraat {
     /// Scratch: the groups of heavy and of light coflows, in FIFO order.
     heavy: Vec<usize>,
     light: Vec<usize>,
+    /// Per coflow: whether it has turned heavy (for good: bytes sent only
+    /// grow), so that only light coflows' bytes are read.
+    turned: Vec<bool>,
+    /// Class decisions (drivers that take delta decisions): per coflow the
+    /// class its flows were last told (`UNTOLD`: none), the class of the heavy
+    /// level (above every light rank; it grows when the light coflows
+    /// outnumber it), and whether the driver holds the classes told (false
+    /// at the first call and after a decision by rates).
+    told: Vec<u8>,
+    heavy_class: u8,
+    classes_held: bool,
+    /// Most light coflows a class decision orders ([`MAX_LIGHT_CLASSES`];
+    /// lower in tests, to exercise the switch to rates and back).
+    max_light_classes: usize,
 }
+
+/// No class told yet.
+const UNTOLD: u8 = u8::MAX;
+/// The heavy level's first class (light coflows take ranks below it).
+const FIRST_HEAVY_CLASS: u8 = 4;
+/// Most light coflows a class decision can order (classes are `u8`, the
+/// heavy level takes one above them and `UNTOLD` is reserved): with more,
+/// the decision is by rates.
+const MAX_LIGHT_CLASSES: usize = 253;
 
 impl Baraat {
     pub fn new(heavy_bytes: f64) -> Self {
@@ -36,23 +59,42 @@ impl Baraat {
             prio: CoflowPriority::default(),
             heavy: Vec::new(),
             light: Vec::new(),
+            turned: Vec::new(),
+            told: Vec::new(),
+            heavy_class: FIRST_HEAVY_CLASS,
+            classes_held: false,
+            max_light_classes: MAX_LIGHT_CLASSES,
         }
+    }
+
+    /// Decides by rates whenever more than `n` coflows are light (at most
+    /// [`MAX_LIGHT_CLASSES`]); for tests of the switch between the forms.
+    #[doc(hidden)]
+    pub fn with_class_limit(mut self, n: usize) -> Self {
+        self.max_light_classes = n.min(MAX_LIGHT_CLASSES);
+        self
     }
 
     fn is_heavy(&self, sent: f64) -> bool {
         // Within the engine's byte tolerance of H counts as reached.
         sent >= self.heavy_bytes - coflowkit_model::finish_threshold(self.heavy_bytes)
     }
-}
 
-impl NonClairvoyantPolicy for Baraat {
-    fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+    /// Splits the active coflows into light (FIFO order, each asking to be
+    /// woken at H) and heavy; reads the bytes of coflows not yet heavy only.
+    fn split(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
         self.heavy.clear();
         self.light.clear();
+        if self.turned.len() < v.coflow_started.len() {
+            self.turned.resize(v.coflow_started.len(), false);
+        }
         // Groups are in (arrival, id) order: FIFO among the light ones.
         for (gi, g) in v.groups.iter().enumerate() {
-            let sent = v.coflow_sent(g.coflow);
-            if self.is_heavy(sent) {
+            let k = g.coflow as usize;
+            if !self.turned[k] && self.is_heavy(v.coflow_sent(g.coflow)) {
+                self.turned[k] = true;
+            }
+            if self.turned[k] {
                 self.heavy.push(gi);
                 continue;
             }
@@ -62,6 +104,11 @@ impl NonClairvoyantPolicy for Baraat {
                 bytes: self.heavy_bytes,
             });
         }
+    }
+
+    /// The decision by rates: a priority max-min over the light coflows in
+    /// FIFO order, then one level for the heavy ones.
+    fn by_rates(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
         self.prio.run(v, &self.light, out);
         if !self.heavy.is_empty() {
             let groups = v.groups;
@@ -69,6 +116,92 @@ impl NonClairvoyantPolicy for Baraat {
             self.prio
                 .serve_level(v, heavy.iter().flat_map(|&gi| groups[gi].range()), 0, out);
             self.heavy = heavy;
+        }
+    }
+
+    /// The decision by classes, for a driver that takes delta decisions and
+    /// runs the priority max-min itself: light coflow of FIFO rank `i` in
+    /// class `i`, every heavy one in `heavy_class`. Names the flows that
+    /// started and those of the coflows whose class changed (a light coflow
+    /// moving up as one ahead of it leaves, one turning heavy); the first
+    /// call, and the first after a decision by rates, names every flow.
+    fn by_classes(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+        if self.light.len() >= self.heavy_class as usize {
+            // The heavy level moves below the light ranks: its flows are named.
+            let want = self.light.len().next_power_of_two().max(2 * self.heavy_class as usize);
+            self.heavy_class = want.min(MAX_LIGHT_CLASSES) as u8;
+            debug_assert!(self.light.len() < self.heavy_class as usize);
+        }
+        if self.told.len() < v.coflow_started.len() {
+            self.told.resize(v.coflow_started.len(), UNTOLD);
+        }
+        let class_of = |rank: Option<usize>, heavy_class: u8| match rank {
+            Some(r) => r as u8,
+            None => heavy_class,
+        };
+        if !self.classes_held {
+            // Every active flow is named, by a dense decision.
+            out.classes.clear();
+            out.classes.resize(v.active.len(), 0);
+            for (r, &gi) in self.light.iter().enumerate() {
+                let g = &v.groups[gi];
+                self.told[g.coflow as usize] = r as u8;
+                out.classes[g.range()].fill(r as u8);
+            }
+            for &gi in &self.heavy {
+                let g = &v.groups[gi];
+                self.told[g.coflow as usize] = self.heavy_class;
+                out.classes[g.range()].fill(self.heavy_class);
+            }
+            self.classes_held = !v.active.is_empty();
+            return;
+        }
+        out.class_delta = true;
+        let ranked = self
+            .light
+            .iter()
+            .enumerate()
+            .map(|(r, &gi)| (gi, Some(r)))
+            .chain(self.heavy.iter().map(|&gi| (gi, None)));
+        for (gi, rank) in ranked {
+            let g = &v.groups[gi];
+            let c = class_of(rank, self.heavy_class);
+            let told = &mut self.told[g.coflow as usize];
+            if *told != c {
+                *told = c;
+                for &f in &v.active[g.range()] {
+                    out.class_moves.push((f, c));
+                }
+            }
+        }
+        // Flows that started since the last call (repeats are harmless; one
+        // that already finished is ignored by the driver). Every active
+        // coflow's class was told above.
+        for &f in v.started {
+            let c = self.told[v.flow_coflow[f as usize] as usize];
+            if c != UNTOLD {
+                out.class_moves.push((f, c));
+            }
+        }
+    }
+}
+
+impl NonClairvoyantPolicy for Baraat {
+    fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+        self.split(v, out);
+        if out.delta_ok && self.light.len() <= self.max_light_classes {
+            self.by_classes(v, out);
+        } else if self.classes_held {
+            // Back to rates after classes: the driver's rates are not the
+            // ones the order last wrote, so this decision is whole (sparse,
+            // every positive rate), from a fresh order.
+            self.classes_held = false;
+            self.prio = CoflowPriority::default();
+            let delta_ok = std::mem::replace(&mut out.delta_ok, false);
+            self.by_rates(v, out);
+            out.delta_ok = delta_ok;
+        } else {
+            self.by_rates(v, out);
         }
     }
 }
