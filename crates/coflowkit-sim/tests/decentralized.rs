@@ -155,3 +155,95 @@ fn stream_worked_example() {
         "work-conserving: {delayed:?}"
     );
 }
+
+/// A bursty workload where the number of light coflows under `baraat` with
+/// `heavy_mb = 2` moves between none and several: 60 coflows in bursts of
+/// 1-6 every 40 ms, 1-10 flows each of 0.25-6 MiB on 8 ports (LCG, fixed seed).
+fn bursty_baraat_trace() -> String {
+    let mut seed = 20261206u64;
+    let mut next = move |n: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let mut s = String::from("coflow_id,flow_id,src,dst,bytes,start_s\n");
+    let (mut k, mut fid, mut t) = (0, 0, 0.0);
+    while k < 60 {
+        for _ in 0..1 + next(6) {
+            k += 1;
+            for _ in 0..1 + next(10) {
+                fid += 1;
+                let (src, dst) = (next(8), next(8));
+                let bytes = (1 + next(24)) as f64 * 0.25 * MIB;
+                s.push_str(&format!("{k},{fid},{src},{dst},{bytes},{t}\n"));
+            }
+        }
+        t += 0.04;
+    }
+    s
+}
+
+#[test]
+fn baraat_by_classes_equals_baraat_by_rates_and_switches_between_them() {
+    use coflowkit_policy::policies::baraat::Baraat;
+    use coflowkit_policy::policy::AnyPolicy;
+    use coflowkit_sim::ClassForm;
+    // Under a delta driver `baraat` answers with classes (light coflow of rank
+    // i in class i, heavy ones in one class below), served by group or per
+    // flow; past its class limit it answers by rates, and back. Every form
+    // must give the rates of the plain priority max-min (a driver without
+    // delta decisions gets rates only).
+    for fabric in [None, Some("fattree:k=4")] {
+        let mut w = read_text("bursty.csv", &bursty_baraat_trace(), None).unwrap();
+        if let Some(spec) = fabric {
+            w = w
+                .with_fabric(Fabric::from_spec(spec, w.fabric.ports()).unwrap())
+                .unwrap();
+        }
+        let sim = |limit: usize, delta: bool, form: ClassForm| {
+            let mut p =
+                AnyPolicy::NonClairvoyant(Box::new(Baraat::new(2.0 * MIB).with_class_limit(limit)));
+            let opts = SimOptions {
+                check_invariants: true,
+                delta_decisions: delta,
+                class_form: form,
+                ..Default::default()
+            };
+            simulate(&w, &mut p, &opts, None).unwrap()
+        };
+        let rates = sim(253, false, ClassForm::Auto);
+        assert_eq!(rates.class_group_calls, 0);
+        for (limit, form) in [
+            (253, ClassForm::Groups),
+            (253, ClassForm::Flows),
+            (1, ClassForm::Groups),
+            (1, ClassForm::Flows),
+        ] {
+            let r = sim(limit, true, form);
+            let ctx = format!("{fabric:?}, limit {limit}, {form:?}");
+            for (k, (a, b)) in rates
+                .coflow_finish_s
+                .iter()
+                .zip(&r.coflow_finish_s)
+                .enumerate()
+            {
+                assert!(
+                    (a - b).abs() <= 1e-9 * a.abs().max(1e-3),
+                    "{ctx}: coflow {k} finishes at {b}, by rates at {a}"
+                );
+            }
+            if form == ClassForm::Groups {
+                // Classes served by group at some calls; with limit 1 also by
+                // rates at others (two light coflows at once), and back.
+                assert!(r.class_group_calls > 0, "{ctx}");
+                if limit == 1 {
+                    assert!(r.class_group_calls < r.policy_calls, "{ctx}");
+                    assert!(r.class_form_switches >= 2, "{ctx}");
+                } else {
+                    assert_eq!(r.class_group_calls, r.policy_calls, "{ctx}");
+                }
+            }
+        }
+    }
+}
