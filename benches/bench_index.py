@@ -187,6 +187,10 @@ PREFACE = [
     "after it and LinkCounts' deltas (ncdrf, lcof); growth-6.md aalo's growth",
     "after it; fattree-k8-stream-2.md and fattree-k16-stream-2.md",
     "stream:queues=4 after class decisions stopped re-zeroing the rates.",
+    "baraat by classes (2026-12-06): exactness-baraat-classes is baraat",
+    "side by side with the build of d57ded5 (before it); bench-fb-9.md and",
+    "baraat-classes-fattree-*.md the whole commands on the big switch and on",
+    "k = 8, 16 and 48 at 1 and 10 Gbps.",
     "",
 ]
 
@@ -230,7 +234,13 @@ def main() -> int:
         out.append(f"* [{name}]({name}): " + "; ".join(h.rstrip() for h in head))
     others = ["growth.md", "bench.md", "coflowsim-fb.md"] + sorted(
         os.path.basename(p)
-        for pat in ("growth-*.md", "bench-fb*.md", "fattree*.md", "class-groups*.md")
+        for pat in (
+            "growth-*.md",
+            "bench-fb*.md",
+            "fattree*.md",
+            "class-groups*.md",
+            "baraat-classes*.md",
+        )
         for p in glob.glob(os.path.join(DIR, pat))
     )
     for extra in others:
