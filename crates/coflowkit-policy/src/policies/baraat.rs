@@ -135,10 +135,6 @@ impl Baraat {
         if self.told.len() < v.coflow_started.len() {
             self.told.resize(v.coflow_started.len(), UNTOLD);
         }
-        let class_of = |rank: Option<usize>, heavy_class: u8| match rank {
-            Some(r) => r as u8,
-            None => heavy_class,
-        };
         if !self.classes_held {
             // Every active flow is named, by a dense decision.
             out.classes.clear();
@@ -157,6 +153,7 @@ impl Baraat {
             return;
         }
         out.class_delta = true;
+        let heavy_class = self.heavy_class;
         let ranked = self
             .light
             .iter()
@@ -165,7 +162,7 @@ impl Baraat {
             .chain(self.heavy.iter().map(|&gi| (gi, None)));
         for (gi, rank) in ranked {
             let g = &v.groups[gi];
-            let c = class_of(rank, self.heavy_class);
+            let c = rank.map_or(heavy_class, |r| r as u8);
             let told = &mut self.told[g.coflow as usize];
             if *told != c {
                 *told = c;
