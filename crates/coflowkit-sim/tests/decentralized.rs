@@ -188,12 +188,13 @@ fn bursty_baraat_trace() -> String {
 fn baraat_by_classes_equals_baraat_by_rates_and_switches_between_them() {
     use coflowkit_policy::policies::baraat::Baraat;
     use coflowkit_policy::policy::AnyPolicy;
-    use coflowkit_sim::ClassForm;
+    use coflowkit_sim::{ClassForm, Realloc};
     // Under a delta driver `baraat` answers with classes (light coflow of rank
     // i in class i, heavy ones in one class below), served by group or per
     // flow; past its class limit it answers by rates, and back. Every form
     // must give the rates of the plain priority max-min (a driver without
-    // delta decisions gets rates only).
+    // delta decisions gets rates only), at every event and under the
+    // engine's coarser decision times too.
     for fabric in [None, Some("fattree:k=4")] {
         let mut w = read_text("bursty.csv", &bursty_baraat_trace(), None).unwrap();
         if let Some(spec) = fabric {
@@ -201,47 +202,51 @@ fn baraat_by_classes_equals_baraat_by_rates_and_switches_between_them() {
                 .with_fabric(Fabric::from_spec(spec, w.fabric.ports()).unwrap())
                 .unwrap();
         }
-        let sim = |limit: usize, delta: bool, form: ClassForm| {
-            let mut p =
-                AnyPolicy::NonClairvoyant(Box::new(Baraat::new(2.0 * MIB).with_class_limit(limit)));
-            let opts = SimOptions {
-                check_invariants: true,
-                delta_decisions: delta,
-                class_form: form,
-                ..Default::default()
+        for realloc in [Realloc::Event, Realloc::Coflow, Realloc::Interval(0.05)] {
+            let sim = |limit: usize, delta: bool, form: ClassForm| {
+                let mut p = AnyPolicy::NonClairvoyant(Box::new(
+                    Baraat::new(2.0 * MIB).with_class_limit(limit),
+                ));
+                let opts = SimOptions {
+                    check_invariants: true,
+                    delta_decisions: delta,
+                    class_form: form,
+                    realloc,
+                    ..Default::default()
+                };
+                simulate(&w, &mut p, &opts, None).unwrap()
             };
-            simulate(&w, &mut p, &opts, None).unwrap()
-        };
-        let rates = sim(253, false, ClassForm::Auto);
-        assert_eq!(rates.class_group_calls, 0);
-        for (limit, form) in [
-            (253, ClassForm::Groups),
-            (253, ClassForm::Flows),
-            (1, ClassForm::Groups),
-            (1, ClassForm::Flows),
-        ] {
-            let r = sim(limit, true, form);
-            let ctx = format!("{fabric:?}, limit {limit}, {form:?}");
-            for (k, (a, b)) in rates
-                .coflow_finish_s
-                .iter()
-                .zip(&r.coflow_finish_s)
-                .enumerate()
-            {
-                assert!(
-                    (a - b).abs() <= 1e-9 * a.abs().max(1e-3),
-                    "{ctx}: coflow {k} finishes at {b}, by rates at {a}"
-                );
-            }
-            if form == ClassForm::Groups {
-                // Classes served by group at some calls; with limit 1 also by
-                // rates at others (two light coflows at once), and back.
-                assert!(r.class_group_calls > 0, "{ctx}");
-                if limit == 1 {
-                    assert!(r.class_group_calls < r.policy_calls, "{ctx}");
-                    assert!(r.class_form_switches >= 2, "{ctx}");
-                } else {
-                    assert_eq!(r.class_group_calls, r.policy_calls, "{ctx}");
+            let rates = sim(253, false, ClassForm::Auto);
+            assert_eq!(rates.class_group_calls, 0);
+            for (limit, form) in [
+                (253, ClassForm::Groups),
+                (253, ClassForm::Flows),
+                (1, ClassForm::Groups),
+                (1, ClassForm::Flows),
+            ] {
+                let r = sim(limit, true, form);
+                let ctx = format!("{fabric:?}, {realloc:?}, limit {limit}, {form:?}");
+                for (k, (a, b)) in rates
+                    .coflow_finish_s
+                    .iter()
+                    .zip(&r.coflow_finish_s)
+                    .enumerate()
+                {
+                    assert!(
+                        (a - b).abs() <= 1e-9 * a.abs().max(1e-3),
+                        "{ctx}: coflow {k} finishes at {b}, by rates at {a}"
+                    );
+                }
+                if form == ClassForm::Groups && realloc == Realloc::Event {
+                    // Classes served by group at some calls; with limit 1 also
+                    // by rates at others (two light coflows at once), and back.
+                    assert!(r.class_group_calls > 0, "{ctx}");
+                    if limit == 1 {
+                        assert!(r.class_group_calls < r.policy_calls, "{ctx}");
+                        assert!(r.class_form_switches >= 2, "{ctx}");
+                    } else {
+                        assert_eq!(r.class_group_calls, r.policy_calls, "{ctx}");
+                    }
                 }
             }
         }
