@@ -76,7 +76,7 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
                 {
                     "gbps": g,
                     "k": k,
-                    "heavy_mb": h,
+                    "heavy_mb": int(h) if float(h).is_integer() else h,
                     "stream avg (s)": s_avg,
                     "baraat avg (s)": b_avg,
                     "baraat / stream": b_avg / s_avg,
@@ -95,7 +95,7 @@ def best(t: pd.DataFrame) -> pd.DataFrame:
         rows.append(
             {
                 "gbps": g,
-                "heavy_mb": h,
+                "heavy_mb": int(h) if float(h).is_integer() else h,
                 "best k": int(top["k"]),
                 "baraat / stream there": top["baraat / stream"],
                 "paper": paper,
