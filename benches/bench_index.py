@@ -190,7 +190,9 @@ PREFACE = [
     "baraat by classes (2026-12-06): exactness-baraat-classes is baraat",
     "side by side with the build of d57ded5 (before it); bench-fb-9.md and",
     "baraat-classes-fattree-*.md the whole commands on the big switch and on",
-    "k = 8, 16 and 48 at 1 and 10 Gbps.",
+    "k = 8, 16 and 48 at 1 and 10 Gbps. bench-fb-10.md is every policy at",
+    "one commit; exactness-mcs-moving is mcs reading only the flows with a",
+    "rate (3 alternating runs against the build of 7f6cb0b).",
     "",
 ]
 

@@ -115,7 +115,9 @@ impl Mcs {
     /// Brings `length_sent` up to date: flows that finished since the last call
     /// (their final bytes are in `sent`) and the active ones of the coflows that
     /// had a rate or sent bytes since (the others' bytes are as they were).
-    fn update_lengths(&mut self, v: &NonClairvoyantView) {
+    /// `integrated`: the driver's bytes sent are its rates integrated (the
+    /// engine, which takes delta decisions), not observations.
+    fn update_lengths(&mut self, v: &NonClairvoyantView, integrated: bool) {
         let (mut i, mut j) = (0, 0);
         let (prev, cur) = (&self.prev_active, v.active);
         while i < prev.len() {
@@ -137,7 +139,15 @@ impl Mcs {
             if self.moved[k] || sent != self.sent_then[k] {
                 self.sent_then[k] = sent;
                 for &f in &v.active[g.range()] {
-                    self.length_sent[k] = self.length_sent[k].max(v.sent(f));
+                    // Under the engine (a delta driver) bytes move only at the
+                    // rates it holds: a flow at rate 0 since the last call sent
+                    // nothing since, and its bytes were counted when it last
+                    // moved (its coflow was scanned at the call that stopped
+                    // it). The runtime observes bytes and holds every rate at
+                    // 0, so there every flow is read.
+                    if !integrated || v.progress.rate[f as usize] != 0.0 {
+                        self.length_sent[k] = self.length_sent[k].max(v.sent(f));
+                    }
                 }
             }
         }
@@ -155,7 +165,7 @@ impl NonClairvoyantPolicy for Mcs {
             self.moved = vec![false; nc];
             self.sent_then = vec![0; nc];
         }
-        self.update_lengths(v);
+        self.update_lengths(v, out.delta_ok);
         self.keyed.clear();
         let last = self.cfg.queues - 1;
         for (gi, g) in v.groups.iter().enumerate() {
@@ -476,6 +486,35 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn observed_bytes_demote_a_wide_coflow_on_a_driver_that_does_not_integrate() {
+        // The runtime's view: bytes sent come from observations and every rate
+        // is held at 0 (no delta decisions). C = 10, 5 ports.
+        // Coflow 0 (earlier): 0→3, 1→3, 2→3, each sent 12. Width 3: class 1
+        //   (q0 = 1), wide; its length 12 ≥ θ^w_2 = 10 → queue 2.
+        // Coflow 1: 4→3, 4→1, nothing sent. Width 2: class 1, narrow → queue 1,
+        //   so it goes first: up4 shared → 5 each; down3 keeps 5 for coflow 0's
+        //   three flows → 5/3 each. (Were the observed bytes skipped, coflow 0
+        //   would stay in queue 1 ahead of coflow 1: 10/3 each, and 4→3 0.)
+        let c = Case::new(
+            5,
+            10.0,
+            &[
+                (0, 0, 3, 100.0, 12.0),
+                (0, 1, 3, 100.0, 12.0),
+                (0, 2, 3, 100.0, 12.0),
+                (1, 4, 3, 100.0, 0.0),
+                (1, 4, 1, 100.0, 0.0),
+            ],
+        );
+        let mut d = Decision::default();
+        d.reset(5);
+        assert!(!d.delta_ok);
+        Mcs::new(cfg()).decide(&c.non_clairvoyant(), &mut d);
+        let t = 5.0 / 3.0;
+        close(&d.rates, &[t, t, t, 5.0, 5.0]);
     }
 
     #[test]
