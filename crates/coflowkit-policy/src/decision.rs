@@ -78,6 +78,31 @@ pub struct Decision {
     pub class_delta: bool,
     pub class_moves: Vec<(u32, u8)>,
     pub wake_flows: Vec<(u32, u32)>,
+    /// Set by a driver that keeps proportional groups (kept by
+    /// [`Decision::reset`]): the engine with per-flow rates and delta decisions.
+    pub speeds_ok: bool,
+    /// Speed decision (only when `speeds_ok`), for policies that give every
+    /// flow of a coflow `rem_f · x_k` plus, for a few flows, an extra. Applied
+    /// in this order:
+    /// * a flow in `flow_rates` leaves its coflow's proportional group (if it
+    ///   is in it) and takes the rate given there;
+    /// * a flow in `group_joins` (finished ones are skipped), and every flow
+    ///   that started since the last call and is not in `flow_rates`, joins
+    ///   its coflow's group;
+    /// * `(k, x)` in `coflow_speeds` gives every member of coflow `k`'s group
+    ///   the rate `rem_f · x` from now on (`x = 1 / T`: they all finish in `T`
+    ///   at these rates).
+    ///
+    /// Every other flow keeps its rate, and a group not listed keeps its
+    /// members' rates (a new member of it then gets `rem_f` times the speed
+    /// the group has now). `rates` and `touched` are left at zero. Costs the
+    /// driver `O(listed)`: one value per coflow instead of one per flow
+    /// ([`crate::view::Progress`]). A decision of another form takes every
+    /// member out of its group, at the rate it had; a policy that answers by
+    /// speed again lists in `group_joins` the flows it wants back.
+    pub by_speed: bool,
+    pub coflow_speeds: Vec<(u32, f64)>,
+    pub group_joins: Vec<u32>,
 }
 
 impl Decision {
@@ -104,6 +129,9 @@ impl Decision {
         self.class_delta = false;
         self.class_moves.clear();
         self.wake_flows.clear();
+        self.by_speed = false;
+        self.coflow_speeds.clear();
+        self.group_joins.clear();
     }
 
     /// Whether this is a class decision (dense or delta).

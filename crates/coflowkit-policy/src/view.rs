@@ -40,6 +40,14 @@ impl ActiveCoflow {
 /// size and rate 0. Coflows in flow mode
 /// keep the same triple (`coflow_base`, `coflow_rate`, `coflow_since`); in path
 /// mode a coflow's bytes are the sum of its flows'.
+///
+/// A flow may instead be in its coflow's *proportional group* (rate NaN and
+/// `prop_w[f]` not NaN): it has sent `base[f] − prop_w[f]·Φ_k(now)`, where
+/// `Φ_k(t) = prop_base[k] − prop_rate[k]·(t − prop_since[k])` is one scalar
+/// per coflow that falls linearly to zero, when every member is done; its
+/// rate is `prop_w[f]·prop_rate[k]`. So a decision that gives every member
+/// `rem_f · x` (the DRF family's `rem_f / T_k`, MADD's `rem_f / Γ'_k`) costs one
+/// value per coflow. The coflow's own triple counts its members too.
 #[derive(Clone, Copy)]
 pub struct Progress<'a> {
     pub base: &'a [f64],
@@ -63,6 +71,12 @@ pub struct Progress<'a> {
     /// driver serving strict-priority classes by group keeps one counter per
     /// (class, path).
     pub ctr: &'a [u32],
+    /// Per flow: its weight in its coflow's proportional group, NaN when it is
+    /// not in it (empty: no flow is); per coflow, `Φ_k`'s triple (see above).
+    pub prop_w: &'a [f64],
+    pub prop_base: &'a [f64],
+    pub prop_rate: &'a [f64],
+    pub prop_since: &'a [f64],
 }
 
 impl Progress<'_> {
@@ -180,6 +194,11 @@ impl Common<'_> {
         let f = f as usize;
         let r = p.rate[f];
         if r.is_nan() {
+            if let Some(&w) = p.prop_w.get(f).filter(|w| !w.is_nan()) {
+                let k = self.flow_coflow[f] as usize;
+                let phi = p.prop_base[k] - p.prop_rate[k] * (self.now_s - p.prop_since[k]);
+                return p.base[f] - w * phi;
+            }
             let q = p.counter(self.flow_path, f);
             let group = [p.group_base, p.group_rate, p.group_since];
             let own = [p.path_base, p.path_rate, p.path_since];
@@ -305,6 +324,11 @@ pub struct ViewData {
     pub path_mode: bool,
     /// See [`Progress::ctr`].
     pub flow_ctr: Vec<u32>,
+    /// See [`Progress::prop_w`].
+    pub prop_w: Vec<f64>,
+    pub prop_base: Vec<f64>,
+    pub prop_rate: Vec<f64>,
+    pub prop_since: Vec<f64>,
     /// Which optional inputs the driver supplies (see [`Input`]).
     pub supplies: Vec<Input>,
 }
@@ -352,6 +376,10 @@ impl ViewData {
             coflow_since: &self.coflow_since,
             path_mode: self.path_mode,
             ctr: &self.flow_ctr,
+            prop_w: &self.prop_w,
+            prop_base: &self.prop_base,
+            prop_rate: &self.prop_rate,
+            prop_since: &self.prop_since,
         }
     }
 
@@ -413,11 +441,27 @@ impl ViewData {
         }
     }
 
+    /// Coflow `k`'s proportional-group scalar `Φ_k` at `now` (see [`Progress`]).
+    #[inline]
+    pub fn prop_phi(&self, k: usize, now: f64) -> f64 {
+        self.prop_base[k] - self.prop_rate[k] * (now - self.prop_since[k])
+    }
+
+    /// Flow `f`'s weight in its coflow's proportional group, if it is in it.
+    #[inline]
+    pub fn prop_weight(&self, f: usize) -> Option<f64> {
+        self.prop_w.get(f).copied().filter(|w| !w.is_nan())
+    }
+
     /// Bytes flow `f` has sent at `now` (as [`Common::sent`]).
     #[inline]
     pub fn sent_at(&self, f: usize, now: f64) -> f64 {
         let r = self.rate[f];
         if r.is_nan() {
+            if let Some(w) = self.prop_weight(f) {
+                let k = self.flow_coflow[f] as usize;
+                return self.base[f] - w * self.prop_phi(k, now);
+            }
             self.path_service(self.counter_of(f), now) - self.base[f]
         } else {
             self.base[f] + r * (now - self.since[f])

@@ -173,6 +173,7 @@ pub fn simulate(
     );
     e.decision.delta_ok = opts.delta_decisions;
     e.decision.groups_ok = path_mode && opts.delta_decisions;
+    e.decision.speeds_ok = !path_mode && opts.delta_decisions;
     e.interval_s = interval;
     e.paths_by_flow = policy.path_mode() && !path_mode;
     e.groups_for_classes =
@@ -563,8 +564,17 @@ impl<'w> Engine<'w> {
         if !self.decision.has_classes() && !self.classes.is_empty() {
             self.classes = KeptClasses::new(); // a decision of another form
         }
+        if !self.decision.by_speed {
+            // A decision of another form: members keep their rates, per flow.
+            self.rates.prop_leave_all(&mut self.d, self.now);
+        }
         if self.rates.path_mode {
             self.apply_path_rates();
+        } else if self.decision.by_speed {
+            if self.class_groups {
+                self.leave_class_groups();
+            }
+            self.apply_by_speed();
         } else if self.paths_by_flow {
             self.apply_path_rates_by_flow();
         } else if self.decision.by_flow {
@@ -667,6 +677,62 @@ impl<'w> Engine<'w> {
             }
         }
         // The per-flow rates were not written: they are still all zero.
+        self.decision.all_zero = true;
+    }
+
+    /// A speed decision ([`Decision::by_speed`]): flows given their own rate
+    /// leave their groups, the listed flows and the new ones join theirs, then
+    /// the groups take their speeds.
+    fn apply_by_speed(&mut self) {
+        let now = self.now;
+        let call = self.result.policy_calls;
+        self.choose_flow_mode(self.decision.flow_rates.len());
+        for &(f, r) in &self.decision.flow_rates {
+            let fu = f as usize;
+            debug_assert!(
+                self.result.flow_finish_s[fu].is_nan() && !self.result.flow_start_s[fu].is_nan(),
+                "flow {f} is not active"
+            );
+            self.mark[fu] = call;
+            if self.rates.in_group(f) {
+                self.rates.prop_leave(&mut self.d, f, now);
+            }
+            if changed(self.d.rate[fu], r) {
+                self.rates.set_rate(&mut self.d, f, r, now);
+                self.result.rate_changes += 1;
+            }
+        }
+        for &f in &self.decision.group_joins {
+            // A flow that finished since it was given its own rate stays out.
+            if !self.rates.in_group(f) && self.result.flow_finish_s[f as usize].is_nan() {
+                self.rates.prop_join(&mut self.d, f, now);
+                self.result.rate_changes += 1;
+            }
+        }
+        for j in 0..self.d.started.len() {
+            let f = self.d.started[j];
+            let fu = f as usize;
+            // A flow already done, one the decision gave a rate, and one
+            // within the finish tolerance from its start (below) stay out.
+            if self.mark[fu] == call
+                || !self.result.flow_finish_s[fu].is_nan()
+                || self.rates.in_group(f)
+                || self.d.size[fu] <= finish_threshold(self.d.size[fu])
+            {
+                continue;
+            }
+            self.rates.prop_join(&mut self.d, f, now);
+        }
+        for &(k, x) in &self.decision.coflow_speeds {
+            self.rates.prop_speed(&mut self.d, k as usize, x, now);
+            self.result.rate_changes += 1;
+        }
+        for &f in &self.newcomers {
+            let fu = f as usize;
+            if self.d.size[fu] <= finish_threshold(self.d.size[fu]) {
+                self.rates.due_now(f, now);
+            }
+        }
         self.decision.all_zero = true;
     }
 

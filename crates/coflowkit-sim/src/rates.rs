@@ -34,6 +34,8 @@
 //! `due` entry. A group's level change then costs `O(log)`, whatever its
 //! paths; a path that changes group is settled and its keys move.
 
+mod prop;
+
 use coflowkit_model::{finish_threshold, PathId, TIME_EPS};
 use coflowkit_policy::view::{ViewData, NO_GROUP};
 use std::cmp::Reverse;
@@ -116,6 +118,8 @@ pub(crate) struct Rates {
     due_groups: Vec<u32>,
     /// Scratch: flows due at an event (flow mode, no heaps).
     due_scratch: Vec<u32>,
+    /// Proportional groups (flow mode; see the `prop` module).
+    prop: prop::Props,
 }
 
 pub(crate) const NOT_MOVING: u32 = u32::MAX;
@@ -223,7 +227,7 @@ impl Rates {
             _ => {}
         }
         d.coflow_rate[k] = if self.coflow_moving[k] == 0 {
-            0.0
+            self.group_part(k)
         } else {
             d.coflow_rate[k] - old + r
         };
@@ -234,6 +238,12 @@ impl Rates {
             self.fexact[fi] = f64::INFINITY;
             self.fdue[fi] = f64::INFINITY;
         }
+    }
+
+    /// Coflow `k`'s proportional group's part of its rate (0 when none).
+    #[inline]
+    fn group_part(&self, k: usize) -> f64 {
+        self.prop.part.get(k).copied().unwrap_or(0.0)
     }
 
     fn unmove(&mut self, f: u32) {
@@ -652,7 +662,7 @@ impl Rates {
             self.gexact.pop();
         }
         let c = self.gexact.peek().map_or(f64::INFINITY, |e| (e.0).0 .0);
-        a.min(b).min(c)
+        a.min(b).min(c).min(self.prop_next())
     }
 
     /// Every flow that counts as finished at `now`, in no particular order
@@ -660,6 +670,9 @@ impl Rates {
     /// bytes it had left credited to it (conservation).
     pub fn take_done(&mut self, d: &mut ViewData, now: f64, out: &mut Vec<u32>) {
         out.clear();
+        if self.prop.count > 0 {
+            self.prop_take_done(d, now, out);
+        }
         if !self.flow_heaps_valid {
             self.take_done_scan(d, now, out);
             self.take_done_paths(d, now, out);
@@ -853,7 +866,7 @@ impl Rates {
             self.unmove(f);
             self.coflow_moving[k] -= 1;
             d.coflow_rate[k] = if self.coflow_moving[k] == 0 {
-                0.0
+                self.group_part(k)
             } else {
                 d.coflow_rate[k] - r
             };
@@ -871,6 +884,9 @@ impl Rates {
     pub fn rate_of(d: &ViewData, f: usize) -> f64 {
         let r = d.rate[f];
         if r.is_nan() {
+            if let Some(w) = d.prop_weight(f) {
+                return w * d.prop_rate[d.flow_coflow[f] as usize];
+            }
             let p = d.counter_of(f);
             match d.path_group.get(p) {
                 Some(&g) if g != NO_GROUP => d.group_rate[g as usize],

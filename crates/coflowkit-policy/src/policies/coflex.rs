@@ -12,7 +12,7 @@
 //! `alpha = 0` is `varys`; `alpha = 1` is DRF followed by SEBF. [`Sebf`] is also
 //! stage 2 of `naive-tradeoff`, with per-coflow caps.
 
-use crate::policies::drf::DrfStage;
+use crate::policies::drf::{DrfStage, SpeedAnswer};
 use crate::support::buckets::Buckets;
 use crate::support::cuts::Cuts;
 use crate::decision::Decision;
@@ -31,6 +31,9 @@ pub(crate) struct Sebf {
     order: Vec<usize>,
     cuts: Cuts,
     buckets: Buckets,
+    /// Speed form: `(group, active position)` of every flow backfilling gave
+    /// an extra, in the order given (see [`crate::policies::drf::SpeedAnswer`]).
+    pub extras: Vec<(u32, u32)>,
 }
 
 impl Sebf {
@@ -40,6 +43,10 @@ impl Sebf {
     /// hold yet (stage 1's, or 0); MADD adds `1 / Γ'_k` to it, and every flow then
     /// gets `rem_f · speed[g]` added to its rate, before backfilling. Steps:
     /// SEBF order, MADD per coflow, MADD rates, backfilling per coflow.
+    ///
+    /// With `by_speed`, the groups' rates are not written: `rates` gets only
+    /// the extras, and [`Sebf::extras`] lists who got one.
+    #[allow(clippy::too_many_arguments)]
     pub fn run(
         &mut self,
         v: &ClairvoyantView,
@@ -48,7 +55,9 @@ impl Sebf {
         rates: &mut [f64],
         mut caps: Option<&mut [f64]>,
         speed: &mut [f64],
+        by_speed: bool,
     ) {
+        self.extras.clear();
         self.order.clear();
         self.order.extend(0..v.groups.len());
         self.order.sort_by(|&a, &b| {
@@ -60,7 +69,7 @@ impl Sebf {
             madd(v, stage, g, residual, caps.as_deref_mut(), speed);
         }
         for (g, &x) in speed.iter().enumerate() {
-            if x > 0.0 {
+            if x > 0.0 && !by_speed {
                 for i in v.groups[g].range() {
                     rates[i] += stage.rem[i] * x;
                 }
@@ -78,9 +87,12 @@ impl Sebf {
                 let base = stage.start[g] as usize;
                 (&mut h[base..base + links.len()], links)
             });
+            let extras = &mut self.extras;
             self.buckets
                 .visit_capped(v, g, residual, room, |i, residual, room| {
-                    backfill(v, links, i, residual, rates, room);
+                    if backfill(v, links, i, residual, rates, room) && by_speed {
+                        extras.push((g as u32, i as u32));
+                    }
                 });
         }
     }
@@ -108,7 +120,7 @@ fn madd(
 
 /// Backfilling of flow `i` (active position) of a group with links `entries`:
 /// it takes what its path (and the group's caps, one per entry, when given)
-/// still allows.
+/// still allows. Returns whether it took something.
 fn backfill(
     v: &ClairvoyantView,
     entries: &[(u32, f64)],
@@ -116,12 +128,12 @@ fn backfill(
     residual: &mut [f64],
     rates: &mut [f64],
     caps: Option<&mut [f64]>,
-) {
+) -> bool {
     let fab = v.fabric;
     let p = v.flow_path[v.active[i] as usize];
     let mut extra = path_avail(fab, residual, p);
     if extra <= 0.0 {
-        return;
+        return false;
     }
     if let Some(h) = caps.as_deref() {
         for &l in fab.path(p) {
@@ -137,7 +149,9 @@ fn backfill(
                 *x = (*x - extra).max(0.0);
             }
         }
+        return true;
     }
+    false
 }
 
 /// Position of link `l` among a group's `(link, bytes)` entries.
@@ -154,6 +168,7 @@ pub struct Coflex {
     residual: Vec<f64>,
     /// Per group: rate per remaining byte (stage 1, then MADD).
     speed: Vec<f64>,
+    answer: SpeedAnswer,
 }
 
 impl Coflex {
@@ -164,6 +179,7 @@ impl Coflex {
             sebf: Sebf::default(),
             residual: Vec::new(),
             speed: Vec::new(),
+            answer: SpeedAnswer::default(),
         }
     }
 }
@@ -180,6 +196,7 @@ impl ClairvoyantPolicy for Coflex {
                 self.speed[g] = self.stage.take(v, g, self.alpha, &mut self.residual);
             }
         }
+        let by_speed = out.speeds_ok;
         self.sebf.run(
             v,
             &self.stage,
@@ -187,7 +204,13 @@ impl ClairvoyantPolicy for Coflex {
             &mut out.rates,
             None,
             &mut self.speed,
+            by_speed,
         );
+        if by_speed {
+            let (stage, sebf) = (&self.stage, &self.sebf);
+            self.answer
+                .answer(v, &stage.rem, &self.speed, &sebf.extras, out);
+        }
     }
 }
 

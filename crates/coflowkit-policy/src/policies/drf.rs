@@ -189,10 +189,66 @@ impl DrfStage {
     }
 }
 
+/// The DRF family's answer in speed form ([`Decision::by_speed`], under a
+/// driver that keeps proportional groups): every flow of group `g` is to get
+/// `rem_f · speed[g]`, and the flows listed in `extras` (`(group, active
+/// position)`, their extra written in `out.rates`) that plus their extra. Each
+/// coflow's speed is listed, those flows get their own rate, and the flows
+/// that had their own rate at the last call and have no extra now go back to
+/// their groups. The driver then costs one value per coflow, not one per flow.
+#[derive(Default)]
+pub(crate) struct SpeedAnswer {
+    /// Flows given their own rate at the last call; per flow (global index)
+    /// the call that last did.
+    solo: Vec<u32>,
+    stamp: Vec<u32>,
+    call: u32,
+}
+
+impl SpeedAnswer {
+    /// Writes the answer (see above); `out.rates` is left at zero.
+    pub fn answer(
+        &mut self,
+        v: &ClairvoyantView,
+        rem: &[f64],
+        speed: &[f64],
+        extras: &[(u32, u32)],
+        out: &mut Decision,
+    ) {
+        out.by_speed = true;
+        let rates = &mut out.rates;
+        self.call = self.call.wrapping_add(1).max(1);
+        if self.stamp.len() < v.flow_coflow.len() {
+            self.stamp.resize(v.flow_coflow.len(), 0);
+        }
+        for (g, &x) in speed.iter().enumerate() {
+            out.coflow_speeds.push((v.groups[g].coflow, x));
+        }
+        for &(g, i) in extras {
+            let i = i as usize;
+            let f = v.active[i];
+            // As the rate form sums it: the group's rate, then the extra.
+            let r = rem[i] * speed[g as usize] + rates[i];
+            rates[i] = 0.0;
+            out.flow_rates.push((f, r));
+            self.stamp[f as usize] = self.call;
+        }
+        for &f in &self.solo {
+            if self.stamp[f as usize] != self.call {
+                out.group_joins.push(f);
+            }
+        }
+        self.solo.clear();
+        self.solo.extend(out.flow_rates.iter().map(|e| e.0));
+    }
+}
+
 #[derive(Default)]
 pub struct Drf {
     stage: DrfStage,
     residual: Vec<f64>,
+    speed: Vec<f64>,
+    answer: SpeedAnswer,
 }
 
 impl ClairvoyantPolicy for Drf {
@@ -200,6 +256,16 @@ impl ClairvoyantPolicy for Drf {
         self.stage.compute(v);
         self.residual.clear();
         self.residual.extend_from_slice(&v.fabric.capacities);
+        if out.speeds_ok {
+            self.speed.clear();
+            for g in 0..v.groups.len() {
+                let x = self.stage.take(v, g, 1.0, &mut self.residual);
+                self.speed.push(x);
+            }
+            let stage = &self.stage;
+            self.answer.answer(v, &stage.rem, &self.speed, &[], out);
+            return;
+        }
         for g in 0..v.groups.len() {
             self.stage
                 .serve(v, g, 1.0, &mut out.rates, &mut self.residual);

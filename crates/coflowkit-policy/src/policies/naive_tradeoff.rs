@@ -10,7 +10,7 @@
 //! ```
 
 use crate::policies::coflex::Sebf;
-use crate::policies::drf::DrfStage;
+use crate::policies::drf::{DrfStage, SpeedAnswer};
 use crate::decision::Decision;
 use crate::policy::ClairvoyantPolicy;
 use crate::view::ClairvoyantView;
@@ -25,8 +25,9 @@ pub struct NaiveTradeoff {
     sebf: Sebf,
     residual: Vec<f64>,
     room: Vec<f64>,
-    /// Per group, for [`Sebf::run`]: stage 1's rates are written already, so 0.
+    /// Per group, for [`Sebf::run`]: stage 1's speed `1 / T_k(α)`.
     speed: Vec<f64>,
+    answer: SpeedAnswer,
 }
 
 impl NaiveTradeoff {
@@ -38,6 +39,7 @@ impl NaiveTradeoff {
             residual: Vec::new(),
             room: Vec::new(),
             speed: Vec::new(),
+            answer: SpeedAnswer::default(),
         }
     }
 }
@@ -53,11 +55,12 @@ impl ClairvoyantPolicy for NaiveTradeoff {
         self.speed.clear();
         self.speed.resize(v.groups.len(), 0.0);
         for g in 0..v.groups.len() {
-            let speed = self
-                .stage
-                .serve(v, g, self.alpha, &mut out.rates, &mut self.residual);
+            let speed = self.stage.take(v, g, self.alpha, &mut self.residual);
             self.stage.push_cap_room(v, g, cap, speed, &mut self.room);
+            self.speed[g] = speed;
         }
+        // Each flow gets `rem_f` times stage 1's speed plus MADD's.
+        let by_speed = out.speeds_ok;
         self.sebf.run(
             v,
             &self.stage,
@@ -65,7 +68,13 @@ impl ClairvoyantPolicy for NaiveTradeoff {
             &mut out.rates,
             Some(&mut self.room),
             &mut self.speed,
+            by_speed,
         );
+        if by_speed {
+            let (stage, sebf) = (&self.stage, &self.sebf);
+            self.answer
+                .answer(v, &stage.rem, &self.speed, &sebf.extras, out);
+        }
     }
 }
 
