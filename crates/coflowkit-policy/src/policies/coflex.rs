@@ -186,7 +186,11 @@ impl Coflex {
 
 impl ClairvoyantPolicy for Coflex {
     fn decide(&mut self, v: &ClairvoyantView, out: &mut Decision) {
-        self.stage.compute(v);
+        if out.speeds_ok {
+            self.stage.compute_drained(v);
+        } else {
+            self.stage.compute(v);
+        }
         self.residual.clear();
         self.residual.extend_from_slice(&v.fabric.capacities);
         self.speed.clear();
@@ -207,9 +211,8 @@ impl ClairvoyantPolicy for Coflex {
             by_speed,
         );
         if by_speed {
-            let (stage, sebf) = (&self.stage, &self.sebf);
             self.answer
-                .answer(v, &stage.rem, &self.speed, &sebf.extras, out);
+                .answer(v, &mut self.stage, &self.speed, &self.sebf.extras, out);
         }
     }
 }

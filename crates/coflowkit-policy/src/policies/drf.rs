@@ -17,7 +17,7 @@
 //!
 //! [`DrfStage`] is the first stage of `hug`, `coflex` and `naive-tradeoff` too.
 
-use crate::support::loads::LinkIndex;
+use crate::support::loads::{LinkIndex, LoadCache};
 use crate::decision::Decision;
 use crate::policy::ClairvoyantPolicy;
 use crate::view::ClairvoyantView;
@@ -42,20 +42,15 @@ pub(crate) struct DrfStage {
     /// Σ_k d'_k(l) per link.
     sum: Vec<f64>,
     index: LinkIndex,
+    /// [`Self::compute_drained`]'s loads, kept across calls.
+    cache: LoadCache,
 }
 
 impl DrfStage {
-    /// Loads, Γ, and P* from the reported (or true) demand vectors.
+    /// Loads (recounted from every active flow, whose remaining bytes `rem`
+    /// keeps), Γ, and P* from the reported (or true) demand vectors.
     pub fn compute(&mut self, v: &ClairvoyantView) {
-        let caps = &v.fabric.capacities;
-        let nl = v.fabric.num_links();
-        self.sum.clear();
-        self.sum.resize(nl, 0.0);
-        self.gamma.clear();
-        self.links.clear();
-        self.start.clear();
-        self.start.push(0);
-        self.rem.clear();
+        self.begin(v);
         self.rem.resize(v.active.len(), 0.0);
         self.index.begin(v);
         for g in 0..v.groups.len() {
@@ -65,29 +60,81 @@ impl DrfStage {
                 rem[i] = v.remaining(v.active[i]);
                 rem[i]
             });
-            let mut gamma: f64 = 0.0;
-            for &(l, s) in &self.links[from..] {
-                gamma = gamma.max(s / caps[l as usize]);
-            }
-            self.start.push(self.links.len() as u32);
-            self.gamma.push(gamma);
-            let k = v.groups[g].coflow as usize;
-            match v.coflow_report.get(k).filter(|r| !r.is_empty()) {
-                Some(rep) => {
-                    for &(l, x) in rep {
-                        self.sum[l as usize] += x;
-                    }
-                }
-                None if gamma > 0.0 => {
-                    let from = self.start[g] as usize;
-                    for &(l, s) in &self.links[from..] {
-                        let li = l as usize;
-                        self.sum[li] += s / caps[li] / gamma;
-                    }
-                }
-                None => {}
-            }
+            self.add_group(v, g, from);
         }
+        self.end();
+    }
+
+    /// [`Self::compute`] with the loads kept across calls and drained at the
+    /// rates the policy gave ([`LoadCache::drained`]; it must tell them with
+    /// [`Self::drain`] and [`Self::drain_extra`]): `O(links)` per coflow
+    /// instead of `O(flows)`. `rem` is left empty. Under a driver that applies
+    /// the rates given exactly (the engine) only: the cache recounts a coflow
+    /// whose bytes sent are not what those rates say.
+    pub fn compute_drained(&mut self, v: &ClairvoyantView) {
+        self.begin(v);
+        self.cache.drain_on();
+        self.cache.begin(v);
+        for g in 0..v.groups.len() {
+            let from = self.links.len();
+            self.links.extend_from_slice(self.cache.get(v, g));
+            self.add_group(v, g, from);
+        }
+        self.end();
+    }
+
+    /// Every flow of group `g` was given `rem_f · x` (drained form).
+    pub fn drain(&mut self, v: &ClairvoyantView, g: usize, x: f64) {
+        if x > 0.0 {
+            self.cache.all_at(v.groups[g].coflow, 1.0 / x);
+        }
+    }
+
+    /// The flow at active position `i` of group `g` was given `extra` more
+    /// (drained form).
+    pub fn drain_extra(&mut self, v: &ClairvoyantView, g: usize, i: usize, extra: f64) {
+        let p = v.flow_path[v.active[i] as usize];
+        self.cache.add(v.groups[g].coflow, v.fabric.path(p), extra);
+    }
+
+    fn begin(&mut self, v: &ClairvoyantView) {
+        self.sum.clear();
+        self.sum.resize(v.fabric.num_links(), 0.0);
+        self.gamma.clear();
+        self.links.clear();
+        self.start.clear();
+        self.start.push(0);
+        self.rem.clear();
+    }
+
+    /// Γ of group `g`, whose loads are `links[from..]`, and its demand vector
+    /// added to Σ.
+    fn add_group(&mut self, v: &ClairvoyantView, g: usize, from: usize) {
+        let caps = &v.fabric.capacities;
+        let mut gamma: f64 = 0.0;
+        for &(l, s) in &self.links[from..] {
+            gamma = gamma.max(s / caps[l as usize]);
+        }
+        self.start.push(self.links.len() as u32);
+        self.gamma.push(gamma);
+        let k = v.groups[g].coflow as usize;
+        match v.coflow_report.get(k).filter(|r| !r.is_empty()) {
+            Some(rep) => {
+                for &(l, x) in rep {
+                    self.sum[l as usize] += x;
+                }
+            }
+            None if gamma > 0.0 => {
+                for &(l, s) in &self.links[from..] {
+                    let li = l as usize;
+                    self.sum[li] += s / caps[li] / gamma;
+                }
+            }
+            None => {}
+        }
+    }
+
+    fn end(&mut self) {
         let busiest = self.sum.iter().copied().fold(0.0, f64::max);
         self.p_star = if busiest > 0.0 { 1.0 / busiest } else { 0.0 };
     }
@@ -206,11 +253,12 @@ pub(crate) struct SpeedAnswer {
 }
 
 impl SpeedAnswer {
-    /// Writes the answer (see above); `out.rates` is left at zero.
+    /// Writes the answer (see above) and tells `stage` the rates
+    /// ([`DrfStage::drain`]); `out.rates` is left at zero.
     pub fn answer(
         &mut self,
         v: &ClairvoyantView,
-        rem: &[f64],
+        stage: &mut DrfStage,
         speed: &[f64],
         extras: &[(u32, u32)],
         out: &mut Decision,
@@ -223,12 +271,14 @@ impl SpeedAnswer {
         }
         for (g, &x) in speed.iter().enumerate() {
             out.coflow_speeds.push((v.groups[g].coflow, x));
+            stage.drain(v, g, x);
         }
         for &(g, i) in extras {
-            let i = i as usize;
+            let (g, i) = (g as usize, i as usize);
             let f = v.active[i];
             // As the rate form sums it: the group's rate, then the extra.
-            let r = rem[i] * speed[g as usize] + rates[i];
+            let r = v.remaining(f) * speed[g] + rates[i];
+            stage.drain_extra(v, g, i, rates[i]);
             rates[i] = 0.0;
             out.flow_rates.push((f, r));
             self.stamp[f as usize] = self.call;
@@ -253,19 +303,20 @@ pub struct Drf {
 
 impl ClairvoyantPolicy for Drf {
     fn decide(&mut self, v: &ClairvoyantView, out: &mut Decision) {
-        self.stage.compute(v);
         self.residual.clear();
         self.residual.extend_from_slice(&v.fabric.capacities);
         if out.speeds_ok {
+            self.stage.compute_drained(v);
             self.speed.clear();
             for g in 0..v.groups.len() {
                 let x = self.stage.take(v, g, 1.0, &mut self.residual);
                 self.speed.push(x);
             }
-            let stage = &self.stage;
-            self.answer.answer(v, &stage.rem, &self.speed, &[], out);
+            self.answer
+                .answer(v, &mut self.stage, &self.speed, &[], out);
             return;
         }
+        self.stage.compute(v);
         for g in 0..v.groups.len() {
             self.stage
                 .serve(v, g, 1.0, &mut out.rates, &mut self.residual);

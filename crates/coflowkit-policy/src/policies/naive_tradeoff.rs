@@ -47,7 +47,11 @@ impl NaiveTradeoff {
 impl ClairvoyantPolicy for NaiveTradeoff {
     fn decide(&mut self, v: &ClairvoyantView, out: &mut Decision) {
         let c = &v.fabric.capacities;
-        self.stage.compute(v);
+        if out.speeds_ok {
+            self.stage.compute_drained(v);
+        } else {
+            self.stage.compute(v);
+        }
         self.residual.clear();
         self.residual.extend_from_slice(c);
         let cap = self.alpha * self.stage.p_star;
@@ -71,9 +75,8 @@ impl ClairvoyantPolicy for NaiveTradeoff {
             by_speed,
         );
         if by_speed {
-            let (stage, sebf) = (&self.stage, &self.sebf);
             self.answer
-                .answer(v, &stage.rem, &self.speed, &sebf.extras, out);
+                .answer(v, &mut self.stage, &self.speed, &self.sebf.extras, out);
         }
     }
 }
