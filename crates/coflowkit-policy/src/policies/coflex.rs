@@ -211,8 +211,9 @@ impl ClairvoyantPolicy for Coflex {
             by_speed,
         );
         if by_speed {
-            self.answer
-                .answer(v, &mut self.stage, &self.speed, &self.sebf.extras, out);
+            let extras = &self.sebf.extras;
+            self.stage.drain(v, &self.speed, extras, &out.rates);
+            self.answer.answer(v, &self.speed, extras, out);
         }
     }
 }

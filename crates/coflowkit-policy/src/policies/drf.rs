@@ -67,7 +67,7 @@ impl DrfStage {
 
     /// [`Self::compute`] with the loads kept across calls and drained at the
     /// rates the policy gave ([`LoadCache::drained`]; it must tell them with
-    /// [`Self::drain`] and [`Self::drain_extra`]): `O(links)` per coflow
+    /// [`Self::drain`]): `O(links)` per coflow
     /// instead of `O(flows)`. `rem` is left empty. Under a driver that applies
     /// the rates given exactly (the engine) only: the cache recounts a coflow
     /// whose bytes sent are not what those rates say.
@@ -83,18 +83,25 @@ impl DrfStage {
         self.end();
     }
 
-    /// Every flow of group `g` was given `rem_f · x` (drained form).
-    pub fn drain(&mut self, v: &ClairvoyantView, g: usize, x: f64) {
-        if x > 0.0 {
-            self.cache.all_at(v.groups[g].coflow, 1.0 / x);
+    /// Drained form: every flow of group `g` was given `rem_f · speed[g]`,
+    /// and the flow at each `(g, i)` of `extras` `extra[i]` more.
+    pub fn drain(
+        &mut self,
+        v: &ClairvoyantView,
+        speed: &[f64],
+        extras: &[(u32, u32)],
+        extra: &[f64],
+    ) {
+        for (g, &x) in speed.iter().enumerate() {
+            if x > 0.0 {
+                self.cache.all_at(v.groups[g].coflow, 1.0 / x);
+            }
         }
-    }
-
-    /// The flow at active position `i` of group `g` was given `extra` more
-    /// (drained form).
-    pub fn drain_extra(&mut self, v: &ClairvoyantView, g: usize, i: usize, extra: f64) {
-        let p = v.flow_path[v.active[i] as usize];
-        self.cache.add(v.groups[g].coflow, v.fabric.path(p), extra);
+        for &(g, i) in extras {
+            let p = v.flow_path[v.active[i as usize] as usize];
+            let k = v.groups[g as usize].coflow;
+            self.cache.add(k, v.fabric.path(p), extra[i as usize]);
+        }
     }
 
     fn begin(&mut self, v: &ClairvoyantView) {
@@ -253,12 +260,10 @@ pub(crate) struct SpeedAnswer {
 }
 
 impl SpeedAnswer {
-    /// Writes the answer (see above) and tells `stage` the rates
-    /// ([`DrfStage::drain`]); `out.rates` is left at zero.
+    /// Writes the answer (see above); `out.rates` is left at zero.
     pub fn answer(
         &mut self,
         v: &ClairvoyantView,
-        stage: &mut DrfStage,
         speed: &[f64],
         extras: &[(u32, u32)],
         out: &mut Decision,
@@ -271,14 +276,12 @@ impl SpeedAnswer {
         }
         for (g, &x) in speed.iter().enumerate() {
             out.coflow_speeds.push((v.groups[g].coflow, x));
-            stage.drain(v, g, x);
         }
         for &(g, i) in extras {
             let (g, i) = (g as usize, i as usize);
             let f = v.active[i];
             // As the rate form sums it: the group's rate, then the extra.
             let r = v.remaining(f) * speed[g] + rates[i];
-            stage.drain_extra(v, g, i, rates[i]);
             rates[i] = 0.0;
             out.flow_rates.push((f, r));
             self.stamp[f as usize] = self.call;
@@ -312,8 +315,8 @@ impl ClairvoyantPolicy for Drf {
                 let x = self.stage.take(v, g, 1.0, &mut self.residual);
                 self.speed.push(x);
             }
-            self.answer
-                .answer(v, &mut self.stage, &self.speed, &[], out);
+            self.stage.drain(v, &self.speed, &[], &out.rates);
+            self.answer.answer(v, &self.speed, &[], out);
             return;
         }
         self.stage.compute(v);

@@ -75,8 +75,9 @@ impl ClairvoyantPolicy for NaiveTradeoff {
             by_speed,
         );
         if by_speed {
-            self.answer
-                .answer(v, &mut self.stage, &self.speed, &self.sebf.extras, out);
+            let extras = &self.sebf.extras;
+            self.stage.drain(v, &self.speed, extras, &out.rates);
+            self.answer.answer(v, &self.speed, extras, out);
         }
     }
 }

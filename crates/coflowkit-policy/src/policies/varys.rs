@@ -12,6 +12,7 @@
 //! `ordering=dynamic` (default) recomputes Γ from remaining bytes at every event;
 //! `ordering=static` is CoflowSim's choice: Γ from the coflow's full sizes, once.
 
+use crate::policies::drf::SpeedAnswer;
 use crate::support::buckets::Buckets;
 use crate::support::cuts::Cuts;
 use crate::support::loads::LoadCache;
@@ -35,6 +36,11 @@ pub struct Varys {
     cuts: Cuts,
     buckets: Buckets,
     cache: LoadCache,
+    /// Speed form (under the engine): per group `1 / Γ'` (0 when MADD gave it
+    /// nothing), the backfilled flows, and the answer.
+    speed: Vec<f64>,
+    extras: Vec<(u32, u32)>,
+    answer: SpeedAnswer,
 }
 
 impl Varys {
@@ -49,6 +55,9 @@ impl Varys {
             cuts: Cuts::default(),
             buckets: Buckets::default(),
             cache: LoadCache::default(),
+            speed: Vec::new(),
+            extras: Vec::new(),
+            answer: SpeedAnswer::default(),
         }
     }
 }
@@ -116,6 +125,10 @@ impl Varys {
             return;
         };
         self.cache.all_at(v.groups[gi].coflow, gamma);
+        if out.speeds_ok {
+            self.speed[gi] = 1.0 / gamma;
+            return;
+        }
         for i in v.groups[gi].range() {
             let rem = v.remaining(v.active[i]);
             out.rates[i] = rem / gamma;
@@ -131,12 +144,17 @@ impl Varys {
         }
         let coflow = v.groups[gi].coflow;
         let cache = &mut self.cache;
+        let extras = &mut self.extras;
         self.buckets.visit(v, gi, &mut self.residual, |i, residual| {
             let p = v.flow_path[v.active[i] as usize];
             let extra = path_avail(v.fabric, residual, p);
             if extra > 0.0 {
                 out.rates[i] += extra;
-                out.touch(i);
+                if out.speeds_ok {
+                    extras.push((gi as u32, i as u32));
+                } else {
+                    out.touch(i);
+                }
                 consume(v.fabric, residual, p, extra);
                 cache.add(coflow, v.fabric.path(p), extra);
             }
@@ -164,12 +182,19 @@ impl ClairvoyantPolicy for Varys {
             .sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         self.residual.clear();
         self.residual.extend_from_slice(&v.fabric.capacities);
+        self.speed.clear();
+        self.speed.resize(v.groups.len(), 0.0);
+        self.extras.clear();
         for j in 0..self.order.len() {
             self.madd_group(v, self.order[j].2, out);
         }
         self.buckets.begin(v);
         for j in 0..self.order.len() {
             self.backfill_group(v, self.order[j].2, out);
+        }
+        if out.speeds_ok {
+            out.sparse = false;
+            self.answer.answer(v, &self.speed, &self.extras, out);
         }
     }
 }
