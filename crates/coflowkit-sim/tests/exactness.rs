@@ -81,7 +81,12 @@ fn policy_of(stem: &str) -> String {
     if let Some(&(_, spec)) = FIXTURE_PARAMS.iter().find(|(s, _)| *s == stem) {
         return spec.to_string();
     }
-    stem.replacen('_', ":", 1).replacen('-', "=", 1)
+    // `coda_labels-identify` -> `coda:labels=identify`; a name's own hyphen
+    // (`naive-tradeoff`) stays.
+    match stem.split_once('_') {
+        Some((name, param)) => format!("{name}:{}", param.replacen('-', "=", 1)),
+        None => stem.to_string(),
+    }
 }
 
 fn read_fixture(path: &Path) -> BTreeMap<u64, f64> {

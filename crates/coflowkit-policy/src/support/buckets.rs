@@ -23,13 +23,97 @@ struct Entry {
     /// Per entry (position in `kept.flows`): its bucket on each side
     /// (`u32::MAX`: no link).
     bucket: Vec<[u32; 2]>,
+    /// Grid form ([`Grid`]), when the entries have it.
+    grid: Option<Grid>,
+}
+
+/// Entries that form a grid: runs of `width` consecutive entries share their
+/// first-link bucket (a *row*: a sender, on the big switch), and the entry at
+/// offset `t` of every run has the same last-link bucket `cols[t]` (a
+/// *column*: a receiver). A coflow of the benchmark format, every mapper to
+/// every reducer, enumerated mapper-major, is one. A visit then skips a
+/// closed row in one step and a closed column in every row at once (a shared
+/// next-open-column array), so it costs the rows, the columns and the flows
+/// it fills, not every flow behind an open first link.
+#[derive(Default, Clone)]
+struct Grid {
+    width: usize,
+    cols: Vec<u32>,
+    /// Per last-link bucket: its offsets, `offs[start[b]..start[b + 1]]`.
+    start: Vec<u32>,
+    offs: Vec<u32>,
+}
+
+impl Grid {
+    /// The grid form of `bucket` (`n1` last-link buckets), if it has one.
+    fn of(bucket: &[[u32; 2]], n1: usize) -> Option<Grid> {
+        let n = bucket.len();
+        if n < 2 || bucket.iter().any(|b| b[0] == u32::MAX || b[1] == u32::MAX) {
+            return None;
+        }
+        let width = bucket
+            .iter()
+            .position(|b| b[0] != bucket[0][0])
+            .unwrap_or(n);
+        if !n.is_multiple_of(width) {
+            return None;
+        }
+        for (j, b) in bucket.iter().enumerate() {
+            let (r, t) = (j / width, j % width);
+            if b[0] != bucket[r * width][0] || b[1] != bucket[t][1] {
+                return None;
+            }
+        }
+        let cols: Vec<u32> = bucket[..width].iter().map(|b| b[1]).collect();
+        let mut start = vec![0u32; n1 + 1];
+        for &c in &cols {
+            start[c as usize + 1] += 1;
+        }
+        for b in 0..n1 {
+            start[b + 1] += start[b];
+        }
+        let mut fill = start.clone();
+        let mut offs = vec![0u32; width];
+        for (t, &c) in cols.iter().enumerate() {
+            offs[fill[c as usize] as usize] = t as u32;
+            fill[c as usize] += 1;
+        }
+        Some(Grid {
+            width,
+            cols,
+            start,
+            offs,
+        })
+    }
+}
+
+impl Grid {
+    /// Column bucket `z` closed: its offsets leave every row.
+    fn close(&self, next: &mut [u32], z: u32) {
+        let z = z as usize;
+        for &t in &self.offs[self.start[z] as usize..self.start[z + 1] as usize] {
+            next[t as usize] = t + 1;
+        }
+    }
+}
+
+/// The first open offset at or after `t` (`next[t] == t` when `t` is open;
+/// path halving keeps the chains short).
+fn next_open(next: &mut [u32], mut t: usize) -> usize {
+    while next[t] as usize != t {
+        let up = next[next[t] as usize];
+        next[t] = up;
+        t = up as usize;
+    }
+    t
 }
 
 /// Per coflow, its active flows bucketed by first link and by last link, kept
 /// across calls. Finished flows stay until they are half of the entries
 /// (skipped, and marked once found gone); a coflow that starts flows is bucketed
-/// afresh. [`Buckets::visit`] walks the side whose open buckets hold fewer
-/// flows. Residuals only fall during a filling pass, so a flow whose first or
+/// afresh. [`Buckets::visit`] gathers the flows of the side whose open
+/// buckets hold fewer flows when they are few, and otherwise walks the
+/// coflow's flows, by rows and open columns when they form a grid ([`Grid`]). Residuals only fall during a filling pass, so a flow whose first or
 /// last link is saturated when its turn comes gets nothing in that pass:
 /// skipping it changes no rate.
 #[derive(Default)]
@@ -45,6 +129,10 @@ pub struct Buckets {
     /// Per bucket of the group being visited, on each side: its link's
     /// position among the caps' links (capped visits only).
     cap_at: [Vec<u32>; 2],
+    /// Grid walks: the next open offset of each column ([`next_open`]), and
+    /// per first-link bucket whether it is closed.
+    next: Vec<u32>,
+    shut: Vec<bool>,
 }
 
 /// A group's room under its caps, one value per link, and its links
@@ -114,6 +202,7 @@ impl Buckets {
                 self.slot[l as usize] = 0;
             }
         }
+        e.grid = Grid::of(&e.bucket, e.sides[1].links.len());
         e.kept
             .reset(flows, (c.coflow_started[k], grp.end - grp.start));
         self.entries[k] = e;
@@ -161,6 +250,8 @@ impl Buckets {
             out,
             flags,
             cap_at,
+            next,
+            shut,
             ..
         } = self;
         let (mut room, links) = match room {
@@ -170,6 +261,7 @@ impl Buckets {
         let Entry {
             sides,
             bucket,
+            grid,
             kept:
                 Kept {
                     flows,
@@ -224,6 +316,21 @@ impl Buckets {
             }
         }
         // Entry j, of the flow at active position i.
+        // Grid walks: the columns closed before any fill.
+        let grid = grid.as_ref().filter(|_| !gather);
+        if let Some(gr) = grid {
+            next.clear();
+            next.extend(0..=gr.width as u32);
+            for (z, &open) in flags[1].iter().enumerate() {
+                if !open {
+                    gr.close(next, z as u32);
+                }
+            }
+            shut.clear();
+            shut.extend(flags[0].iter().map(|&open| !open));
+        }
+        // Entry j, of the flow at active position i; whether its first and
+        // last links are open afterwards.
         let mut step = |j: usize, i: usize, residual: &mut [f64]| {
             let [a, z] = bucket[j];
             let open = |f: &[bool], b: u32| f.get(b as usize).copied().unwrap_or(false);
@@ -237,6 +344,7 @@ impl Buckets {
                     flags[side][b as usize] = left && avail(residual, caps, l) > 0.0;
                 }
             }
+            [open(&flags[0], a), open(&flags[1], z)]
         };
         if *dead != *marked {
             mark_finished(flows, &c.active[grp.range()], marked, |_| {});
@@ -254,6 +362,42 @@ impl Buckets {
                     let i = gallop(act, lo, flows[j]).expect("an unmarked entry is active");
                     step(j, i, residual);
                     lo = i + 1;
+                }
+            }
+        } else if let Some(gr) = grid {
+            // Rows in order, each row's open columns in order: the entries a
+            // walk would find open, in the same order. A row or a column
+            // leaves the walk when its bucket closes (a bucket may be the
+            // first link of several rows).
+            let w = gr.width;
+            let act = &c.active[grp.range()];
+            let mut lo = 0;
+            for row in 0..flows.len() / w {
+                let a = bucket[row * w][0];
+                if shut[a as usize] {
+                    continue;
+                }
+                let mut t = next_open(next, 0);
+                while t < w {
+                    let j = row * w + t;
+                    if flows[j] != DEAD {
+                        let i = if *dead == 0 {
+                            j
+                        } else {
+                            let i = gallop(act, lo, flows[j]).expect("an unmarked entry is active");
+                            lo = i + 1;
+                            i
+                        };
+                        let [row_open, col_open] = step(j, i, residual);
+                        if !col_open {
+                            gr.close(next, gr.cols[t]);
+                        }
+                        if !row_open {
+                            shut[a as usize] = true;
+                            break;
+                        }
+                    }
+                    t = next_open(next, t + 1);
                 }
             }
         } else {
@@ -319,6 +463,57 @@ mod tests {
             }
         });
         seen
+    }
+
+    #[test]
+    fn grid_walks_visit_what_a_plain_walk_visits() {
+        // 6 ports, C = 10: up0..up5 = links 0..6, down0..down5 = 6..12. Coflow
+        // 0 is every mapper (0, 1, 0, 2: port 0 twice) to every reducer (3, 4,
+        // 5, 3), mapper-major: a grid of 4 rows whose first row's bucket is its
+        // third's too, and whose first column's bucket is its last's too. Each
+        // visit closes its flow's uplink, downlink or both (by the flow's
+        // offset); the order visited must be a plain walk's, from any start.
+        let (mappers, reducers) = ([0u32, 1, 0, 2], [3u32, 4, 5, 3]);
+        let mut flows = Vec::new();
+        for &m in &mappers {
+            for &r in &reducers {
+                flows.push((0, m, r, 1.0, 0.0));
+            }
+        }
+        let c = Case::new(6, 10.0, &flows);
+        let v = c.common();
+        let mut rng = coflowkit_model::Pcg32::new(7, 1);
+        let close = |off: usize, i: usize, res: &mut [f64]| {
+            let p = v.fabric.path(v.flow_path[v.active[i] as usize]);
+            match off % 3 {
+                0 => res[p[0] as usize] = 0.0,
+                1 => res[p[p.len() - 1] as usize] = 0.0,
+                _ => p.iter().for_each(|&l| res[l as usize] = 0.0),
+            }
+        };
+        for _ in 0..200 {
+            let r: Vec<f64> = (0..12)
+                .map(|_| if rng.below(4) == 0 { 0.0 } else { 10.0 })
+                .collect();
+            let mut want = Vec::new();
+            let mut res = r.clone();
+            for (off, &f) in v.active.iter().enumerate() {
+                let p = v.fabric.path(v.flow_path[f as usize]);
+                if res[p[0] as usize] > 0.0 && res[p[p.len() - 1] as usize] > 0.0 {
+                    want.push(off);
+                    close(off, off, &mut res);
+                }
+            }
+            let mut b = Buckets::default();
+            let mut got = Vec::new();
+            let mut res = r.clone();
+            b.visit(&v, 0, &mut res, |i, res| {
+                got.push(i);
+                close(i, i, res);
+            });
+            assert!(b.entries[0].grid.as_ref().is_some_and(|g| g.width == 4));
+            assert_eq!(got, want, "residuals {r:?}");
+        }
     }
 
     #[test]
