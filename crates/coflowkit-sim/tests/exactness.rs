@@ -36,6 +36,10 @@ const CI_SUBSET: &[(&str, &str)] = &[
     // Stream's own per-call passes read the engine's started and finished
     // lists (delta drivers).
     ("fb100-fattree8", "stream"),
+    // Speed decisions (proportional groups), drained loads and grid walks of
+    // the backfilling.
+    ("fb100-fattree8", "varys"),
+    ("fb100-fattree8", "coflex"),
     ("fb-bigswitch", "drf"),
     ("fb-bigswitch", "fair"),
 ];
