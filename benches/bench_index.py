@@ -193,6 +193,11 @@ PREFACE = [
     "k = 8, 16 and 48 at 1 and 10 Gbps. bench-fb-10.md is every policy at",
     "one commit; exactness-mcs-moving is mcs reading only the flows with a",
     "rate (3 alternating runs against the build of 7f6cb0b).",
+    "Proportional groups (2026-12-06): exactness-speeds is drf, coflex,",
+    "naive-tradeoff and varys answering the engine by speed, with the DRF",
+    "stage's drained loads and the grid walks of the backfilling (binary of",
+    "5cb38bc), side by side with the build of 9939dd7 (before all three),",
+    "while bench-fb-11.md (every policy, whole commands) ran on the other core.",
     "",
 ]
 
