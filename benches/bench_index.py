@@ -197,7 +197,8 @@ PREFACE = [
     "naive-tradeoff and varys answering the engine by speed, with the DRF",
     "stage's drained loads and the grid walks of the backfilling (binary of",
     "5cb38bc), side by side with the build of 9939dd7 (before all three),",
-    "while bench-fb-11.md (every policy, whole commands) ran on the other core.",
+    "while bench-fb-11.md (every policy, whole commands) ran on the other core;",
+    "growth-7.md is varys's growth after them (short benchmark runs beside it).",
     "",
 ]
 
