@@ -3,38 +3,16 @@
 //! rates it did not write this call, or forgets to stop flows it no longer
 //! serves, shows up here as a different CCT.
 
-use coflowkit_model::Pcg32;
+mod common;
+
 use coflowkit_sim::{simulate, SimOptions};
 use coflowkit_trace::read_benchmark;
 use std::collections::BTreeMap;
 
-/// A random benchmark trace: 12 ports, 30 coflows arriving over 2 s, 1-10
-/// mappers and 1-10 reducers each (so some are wider than MCS's 50 flows),
-/// reducers receiving 1-300 MB.
-fn workload(seed: u64) -> String {
-    let mut rng = Pcg32::new(seed, 9);
-    let mut t = String::from("12 30\n");
-    for k in 0..30 {
-        let arrival = rng.below(2000);
-        let m = 1 + rng.below(10);
-        let r = 1 + rng.below(10);
-        t += &format!("{} {arrival} {m}", k + 1);
-        for _ in 0..m {
-            t += &format!(" {}", rng.below(12));
-        }
-        t += &format!(" {r}");
-        for _ in 0..r {
-            t += &format!(" {}:{}", rng.below(12), 1 + rng.below(300));
-        }
-        t += "\n";
-    }
-    t
-}
-
 #[test]
 fn delta_and_full_decisions_give_the_same_run_for_every_policy() {
     for seed in [1, 2] {
-        let w = read_benchmark("t", &workload(seed)).unwrap();
+        let w = read_benchmark("t", &common::random_trace(seed)).unwrap();
         for spec in coflowkit_policy::REGISTRY {
             let run = |delta: bool| {
                 let mut p = coflowkit_policy::build(spec.name, &BTreeMap::new()).unwrap();

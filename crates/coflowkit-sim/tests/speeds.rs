@@ -3,7 +3,8 @@
 //! flows at their own rate. They must give the run that the same rates given
 //! per flow give. C = 1 Gbps (2^27 B/s) on the big switch; 128 MB = 1 C·s.
 
-use coflowkit_model::Pcg32;
+mod common;
+
 use coflowkit_policy::decision::{Decision, Wakeup};
 use coflowkit_policy::policy::{AnyPolicy, ClairvoyantPolicy};
 use coflowkit_policy::view::ClairvoyantView;
@@ -91,27 +92,6 @@ impl ClairvoyantPolicy for Scaled {
     }
 }
 
-/// 30 coflows on 12 ports, as tests/delta.rs draws them.
-fn workload(seed: u64) -> String {
-    let mut rng = Pcg32::new(seed, 9);
-    let mut t = String::from("12 30\n");
-    for k in 0..30 {
-        let arrival = rng.below(2000);
-        let m = 1 + rng.below(10);
-        let r = 1 + rng.below(10);
-        t += &format!("{} {arrival} {m}", k + 1);
-        for _ in 0..m {
-            t += &format!(" {}", rng.below(12));
-        }
-        t += &format!(" {r}");
-        for _ in 0..r {
-            t += &format!(" {}:{}", rng.below(12), 1 + rng.below(300));
-        }
-        t += "\n";
-    }
-    t
-}
-
 fn run(text: &str, form: Form, realloc: Realloc) -> SimResult {
     let w = read_benchmark("t", text).unwrap();
     let mut p = AnyPolicy::Clairvoyant(Box::new(Scaled::new(form)));
@@ -128,7 +108,7 @@ fn run(text: &str, form: Form, realloc: Realloc) -> SimResult {
 #[test]
 fn speeds_give_the_run_that_the_same_rates_per_flow_give() {
     for seed in [1, 2, 3] {
-        let text = workload(seed);
+        let text = common::random_trace(seed);
         for realloc in [Realloc::Event, Realloc::Coflow, Realloc::Interval(0.05)] {
             let want = run(&text, Form::Rates, realloc);
             for form in [Form::Speeds, Form::Alternate] {
