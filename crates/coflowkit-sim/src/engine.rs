@@ -135,6 +135,7 @@ mod checks;
 mod classes;
 mod positions;
 mod realloc;
+mod speeds;
 use positions::sort_positions;
 use realloc::next_decision;
 pub use realloc::Realloc;
@@ -600,15 +601,7 @@ impl<'w> Engine<'w> {
             } else {
                 self.apply_dense();
             }
-            // A newcomer already within the finish tolerance (a barrier of the
-            // `waves` transform, say) finishes at this instant whatever its rate,
-            // so a policy that starves it cannot delay the flows waiting for it.
-            for &f in &self.newcomers {
-                let fu = f as usize;
-                if self.d.size[fu] <= finish_threshold(self.d.size[fu]) {
-                    self.rates.due_now(f, self.now);
-                }
-            }
+            self.due_tiny_newcomers();
         }
         self.newcomers.clear();
         self.d.started.clear();
@@ -680,60 +673,16 @@ impl<'w> Engine<'w> {
         self.decision.all_zero = true;
     }
 
-    /// A speed decision ([`Decision::by_speed`]): flows given their own rate
-    /// leave their groups, the listed flows and the new ones join theirs, then
-    /// the groups take their speeds.
-    fn apply_by_speed(&mut self) {
-        let now = self.now;
-        let call = self.result.policy_calls;
-        self.choose_flow_mode(self.decision.flow_rates.len());
-        for &(f, r) in &self.decision.flow_rates {
-            let fu = f as usize;
-            debug_assert!(
-                self.result.flow_finish_s[fu].is_nan() && !self.result.flow_start_s[fu].is_nan(),
-                "flow {f} is not active"
-            );
-            self.mark[fu] = call;
-            if self.rates.in_group(f) {
-                self.rates.prop_leave(&mut self.d, f, now);
-            }
-            if changed(self.d.rate[fu], r) {
-                self.rates.set_rate(&mut self.d, f, r, now);
-                self.result.rate_changes += 1;
-            }
-        }
-        for &f in &self.decision.group_joins {
-            // A flow that finished since it was given its own rate stays out.
-            if !self.rates.in_group(f) && self.result.flow_finish_s[f as usize].is_nan() {
-                self.rates.prop_join(&mut self.d, f, now);
-                self.result.rate_changes += 1;
-            }
-        }
-        for j in 0..self.d.started.len() {
-            let f = self.d.started[j];
-            let fu = f as usize;
-            // A flow already done, one the decision gave a rate, and one
-            // within the finish tolerance from its start (below) stay out.
-            if self.mark[fu] == call
-                || !self.result.flow_finish_s[fu].is_nan()
-                || self.rates.in_group(f)
-                || self.d.size[fu] <= finish_threshold(self.d.size[fu])
-            {
-                continue;
-            }
-            self.rates.prop_join(&mut self.d, f, now);
-        }
-        for &(k, x) in &self.decision.coflow_speeds {
-            self.rates.prop_speed(&mut self.d, k as usize, x, now);
-            self.result.rate_changes += 1;
-        }
+    /// A newcomer already within the finish tolerance (a barrier of the
+    /// `waves` transform, say) finishes at this instant whatever its rate, so
+    /// a policy that starves it cannot delay the flows waiting for it.
+    pub(super) fn due_tiny_newcomers(&mut self) {
         for &f in &self.newcomers {
             let fu = f as usize;
             if self.d.size[fu] <= finish_threshold(self.d.size[fu]) {
-                self.rates.due_now(f, now);
+                self.rates.due_now(f, self.now);
             }
         }
-        self.decision.all_zero = true;
     }
 
     /// Heaps of finish times when a decision changes few of the moving flows'

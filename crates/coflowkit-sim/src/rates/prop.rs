@@ -177,20 +177,22 @@ impl Rates {
         }
     }
 
-    /// Every member of coflow `k`'s group goes at `rem_f · x` from `now`.
-    pub fn prop_speed(&mut self, d: &mut ViewData, k: usize, x: f64, now: f64) {
+    /// Every member of coflow `k`'s group goes at `rem_f · x` from `now`;
+    /// whether the group's rate changed.
+    pub fn prop_speed(&mut self, d: &mut ViewData, k: usize, x: f64, now: f64) -> bool {
         self.prop_init(d);
         let phi = d.prop_phi(k, now).max(0.0);
         d.prop_base[k] = phi;
         d.prop_since[k] = now;
         let sigma = x * phi;
         if sigma == d.prop_rate[k] {
-            return;
+            return false;
         }
         d.prop_rate[k] = sigma;
         let part = self.prop.weight[k] * sigma;
         self.set_part(d, k, part, now);
         self.prop_schedule(d, k, now);
+        true
     }
 
     /// Pushes coflow `k`'s group entries at its current speed.
