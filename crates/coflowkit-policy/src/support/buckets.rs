@@ -25,6 +25,8 @@ struct Entry {
     bucket: Vec<[u32; 2]>,
     /// Grid form ([`Grid`]), when the entries have it.
     grid: Option<Grid>,
+    /// The flows indexed, ascending (`kept.flows` with none marked).
+    ids: Vec<u32>,
 }
 
 /// Entries that form a grid: runs of `width` consecutive entries share their
@@ -141,10 +143,28 @@ pub type Room<'a> = (&'a mut [f64], &'a [(u32, f64)]);
 
 impl Buckets {
     /// Once per policy call (see [`Sweep::begin`]).
+    /// The flows the driver lists as finished since the previous call are
+    /// marked [`DEAD`] in their coflow's entry here, each by a binary search,
+    /// so a visit need not walk the coflow to find them (it still does when
+    /// the driver lists none: then `dead` and `marked` differ).
     pub fn begin(&mut self, c: &Common) {
         let entries = &mut self.entries;
         self.sweep
             .begin(c, |k| entries[k as usize] = Entry::default());
+        for &f in c.finished {
+            let Some(e) = entries.get_mut(c.flow_coflow[f as usize] as usize) else {
+                continue;
+            };
+            let kept = &mut e.kept;
+            if kept.key.is_some() {
+                if let Ok(j) = e.ids.binary_search(&f) {
+                    if kept.flows[j] != DEAD {
+                        kept.flows[j] = DEAD;
+                        kept.marked += 1;
+                    }
+                }
+            }
+        }
     }
 
     fn build(&mut self, c: &Common, g: usize) {
@@ -203,6 +223,8 @@ impl Buckets {
             }
         }
         e.grid = Grid::of(&e.bucket, e.sides[1].links.len());
+        e.ids.clear();
+        e.ids.extend_from_slice(flows);
         e.kept
             .reset(flows, (c.coflow_started[k], grp.end - grp.start));
         self.entries[k] = e;
@@ -269,6 +291,7 @@ impl Buckets {
                     marked,
                     ..
                 },
+            ..
         } = &mut entries[k];
         let mut counts = [0usize; 2];
         for (s, side) in sides.iter().enumerate() {
@@ -683,6 +706,9 @@ mod tests {
             .collect();
         let mut c = Case::new(8, 10.0, &flows);
         let mut kept = Buckets::default();
+        // The same, told each finished flow at the next call's `begin` (as
+        // the engine lists them), which marks it without a walk.
+        let mut told = Buckets::default();
         while !c.active.is_empty() {
             let r: Vec<f64> = (0..16)
                 .map(|_| if rng.below(3) == 0 { 0.0 } else { 10.0 })
@@ -691,13 +717,20 @@ mod tests {
                 let mut fresh = Buckets::default();
                 let want = visited(&mut fresh, &c.common(), 0, &r, close);
                 assert_eq!(visited(&mut kept, &c.common(), 0, &r, close), want);
+                assert_eq!(visited(&mut told, &c.common(), 0, &r, close), want);
             }
             let gone = rng.below(c.active.len() as u32) as usize;
-            c.active.remove(gone);
+            let f = c.active.remove(gone);
             c.groups[0].end -= 1;
             if c.active.is_empty() {
                 break;
             }
+            c.finished = vec![f];
+            told.begin(&c.common());
+            c.finished.clear();
+            let k = &told.entries[0].kept;
+            let dead = k.flows.iter().filter(|&&x| x == DEAD).count() as u32;
+            assert!(!k.flows.contains(&f) && dead == k.marked, "flow {f}");
         }
     }
 
