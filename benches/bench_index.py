@@ -199,6 +199,8 @@ PREFACE = [
     "5cb38bc), side by side with the build of 9939dd7 (before all three),",
     "while bench-fb-11.md (every policy, whole commands) ran on the other core;",
     "growth-7.md is varys's growth after them (short benchmark runs beside it).",
+    "exactness-marks is Buckets marking the engine's finished flows at begin",
+    "(commit 15f2dca) side by side with the build of 5cb38bc.",
     "",
 ]
 
