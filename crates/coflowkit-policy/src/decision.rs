@@ -103,6 +103,18 @@ pub struct Decision {
     pub by_speed: bool,
     pub coflow_speeds: Vec<(u32, f64)>,
     pub group_joins: Vec<u32>,
+    /// Set by a driver that demotes flows between classes itself (kept by
+    /// [`Decision::reset`]): the engine serving classes by group.
+    pub limits_ok: bool,
+    /// Demotion limits of a class decision (only when `limits_ok`):
+    /// `class_limits[q]` is the bytes sent at which a flow of class `q`
+    /// moves to class `q + 1`, within the engine's byte tolerance (as
+    /// [`crate::support::thresholds::crossed`]); missing or infinite: never.
+    /// The driver moves each flow at the instant it crosses, and calls the
+    /// policy then (a crossing is an event), so a policy whose classes are
+    /// multi-level feedback queues on flows' bytes (`pias`) names a flow's
+    /// class once, when it starts, and asks for no wake-ups.
+    pub class_limits: Vec<f64>,
 }
 
 impl Decision {
@@ -132,6 +144,7 @@ impl Decision {
         self.by_speed = false;
         self.coflow_speeds.clear();
         self.group_joins.clear();
+        self.class_limits.clear();
     }
 
     /// Whether this is a class decision (dense or delta).

@@ -180,6 +180,7 @@ pub fn simulate(
     e.groups_for_classes =
         opts.class_form != ClassForm::Flows && opts.delta_decisions && interval.is_none();
     e.class_form = opts.class_form;
+    e.decision.limits_ok = e.groups_for_classes;
     let mut r = e.run(policy, opts, progress)?;
     r.flow_labels = policy.flow_labels();
     r.flow_bindings = policy.flow_bindings();
@@ -983,7 +984,10 @@ impl<'w> Engine<'w> {
         }
         let mut call = match opts.realloc {
             Realloc::Event => true,
-            Realloc::Coflow => started || woken || self.coflow_completed,
+            // A flow that crossed its class's limit moves at this call.
+            Realloc::Coflow => {
+                started || woken || self.coflow_completed || !self.rates.crossed.is_empty()
+            }
             Realloc::Interval(_) => woken,
         };
         if let (Some(dt), false) = (self.interval_s, self.d.active.is_empty()) {
@@ -1014,6 +1018,13 @@ impl<'w> Engine<'w> {
     fn ask(&mut self, policy: &mut AnyPolicy, policy_name: &str) -> Result<(), SimError> {
         self.skipped_call = false;
         self.call_policy(policy);
+        if !self.decision.class_limits.is_empty() && !self.decision.limits_ok {
+            return Err(fail(format!(
+                "{policy_name} answered class limits, which this run does not take \
+                 (they need classes served by group: delta decisions, no decision \
+                 interval, class form other than flows)"
+            )));
+        }
         if let Some(f) = self.unclassified.take() {
             return Err(fail(format!(
                 "{policy_name} answered classes by change without a class for flow {} (started at t={} s): \

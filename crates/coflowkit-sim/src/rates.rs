@@ -120,6 +120,14 @@ pub(crate) struct Rates {
     due_scratch: Vec<u32>,
     /// Proportional groups (flow mode; see the `prop` module).
     prop: prop::Props,
+    /// Class limits (classes by group; [`Rates::set_counter_limit`]): per
+    /// counter, the bytes sent at which its flows leave it (infinite: never);
+    /// whether any is finite; the flows that reached theirs at the last
+    /// [`Rates::take_done`], still on their counter, keyless, until the
+    /// engine moves them.
+    counter_limit: Vec<f64>,
+    limits_used: bool,
+    pub crossed: Vec<u32>,
 }
 
 pub(crate) const NOT_MOVING: u32 = u32::MAX;
@@ -348,12 +356,36 @@ impl Rates {
         let service = d.path_service(p, now);
         d.base[fi] = service - sent; // offset: sent = service - base
         d.rate[fi] = f64::NAN;
-        let fin = d.base[fi] + d.size[fi];
+        // Keyed at its end, or at its counter's limit when that comes first
+        // (each within its byte tolerance, as a threshold is crossed).
+        let (size, thr) = (d.size[fi], finish_threshold(d.size[fi]));
+        let lim = self.counter_limit.get(p).copied().unwrap_or(f64::INFINITY);
+        let (at, tol) = if lim < size - thr {
+            (lim, finish_threshold(lim))
+        } else {
+            (size, thr)
+        };
+        let fin = d.base[fi] + at;
         let v = self.ver[fi];
         self.path_f[p].push(Reverse((Key(fin), f, v)));
-        self.path_d[p].push(Reverse((Key(fin - finish_threshold(d.size[fi])), f, v)));
+        self.path_d[p].push(Reverse((Key(fin - tol), f, v)));
         self.refresh_tops(p);
         self.reschedule_counter(d, p as PathId, now);
+    }
+
+    /// Counter `p`'s limit: a flow that joins it from now on leaves it (into
+    /// [`Rates::crossed`], at the event where it has sent `lim` bytes within
+    /// their tolerance) unless it finishes first. Flows already on it keep
+    /// the limit they joined with.
+    pub fn set_counter_limit(&mut self, p: usize, lim: f64) {
+        if self.counter_limit.len() <= p {
+            if lim == f64::INFINITY {
+                return;
+            }
+            self.counter_limit.resize(p + 1, f64::INFINITY);
+        }
+        self.counter_limit[p] = lim;
+        self.limits_used |= lim < f64::INFINITY;
     }
 
     /// Flow `f` leaves its counter at `now`, keeping what it sent: it is in
@@ -795,6 +827,16 @@ impl Rates {
                 heap.pop();
                 let fi = f as usize;
                 if !self.done[fi] && self.ver[fi] == v {
+                    if self.limits_used {
+                        // Keyed at its counter's limit: it crossed it, and its
+                        // other key goes stale.
+                        let rem = d.size[fi] - (s - d.base[fi]);
+                        if rem > finish_threshold(d.size[fi]).max(eps_bytes) {
+                            self.ver[fi] = self.ver[fi].wrapping_add(1);
+                            self.crossed.push(f);
+                            continue;
+                        }
+                    }
                     self.done[fi] = true;
                     d.base[fi] = d.size[fi]; // the remainder is credited: sent = size
                     d.rate[fi] = 0.0;

@@ -41,6 +41,18 @@ impl Pias {
 
 impl NonClairvoyantPolicy for Pias {
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+        if out.limits_ok {
+            // The driver serves the queues as classes and moves each flow a
+            // queue down as it crosses the threshold: a flow is named once,
+            // when it starts.
+            let th = &self.queues.thresholds;
+            out.class_delta = true;
+            out.class_moves
+                .extend(v.started.iter().map(|&f| (f, th.queue(v.sent(f)) as u8)));
+            out.class_limits
+                .extend((0..th.queues() - 1).filter_map(|q| th.upper(q)));
+            return;
+        }
         if out.delta_ok {
             self.inc.decide(v, out);
             return;

@@ -4,7 +4,9 @@
 //! the switches between the two forms; dense and delta class decisions.
 
 use super::{ClassForm, Engine};
+use coflowkit_model::PathId;
 use coflowkit_policy::support::classes::KeptClasses;
+use coflowkit_policy::support::levelclasses::LevelClasses;
 
 /// [`ClassForm::Auto`]: checked every this many class decisions; groups from
 /// this many active paths per link they cross, flows below the other.
@@ -64,7 +66,10 @@ impl Engine<'_> {
         if !self.groups_for_classes {
             return false;
         }
-        let want = match self.class_form {
+        // Class limits are the group form's alone.
+        let limits = !self.decision.class_limits.is_empty();
+        let want = limits
+            || match self.class_form {
             ClassForm::Groups => true,
             ClassForm::Flows => false,
             ClassForm::Auto => {
@@ -159,6 +164,7 @@ impl Engine<'_> {
         for &f in &self.d.finished {
             lc.remove(fabric, f, path[f as usize]);
         }
+        Self::demote(lc, fabric, path, &mut self.rates.crossed);
         for &(f, c) in &self.carried {
             lc.assign(fabric, f, path[f as usize], c as usize);
         }
@@ -203,6 +209,9 @@ impl Engine<'_> {
                 .class_of(f)
                 .expect("a moved flow is tracked");
             let c = self.level_classes.id(q, self.d.flow_path[fi]);
+            let lim = self.decision.class_limits.get(q).copied();
+            self.rates
+                .set_counter_limit(c as usize, lim.unwrap_or(f64::INFINITY));
             if self.d.rate[fi].is_nan() {
                 self.rates.leave_counter(&mut self.d, f, now);
             }
@@ -217,6 +226,23 @@ impl Engine<'_> {
         self.class_moved = moved;
     }
 
+    /// The flows that crossed their class's limit since the last call
+    /// ([`coflowkit_policy::decision::Decision::class_limits`]) move one
+    /// class down (a class decision of this call may still name another).
+    fn demote(
+        lc: &mut LevelClasses,
+        fabric: &coflowkit_model::Fabric,
+        path: &[PathId],
+        crossed: &mut Vec<u32>,
+    ) {
+        for &f in crossed.iter() {
+            if let Some(q) = lc.class_of(f).filter(|&q| q < u8::MAX as usize) {
+                lc.assign(fabric, f, path[f as usize], q + 1);
+            }
+        }
+        crossed.clear();
+    }
+
     /// Leaves the group form (a decision of another form, or
     /// [`ClassForm::Auto`]): every flow leaves its counter (at rate 0, keeping
     /// what it sent) and the classes by group (their solutions and counters
@@ -229,6 +255,8 @@ impl Engine<'_> {
             self.level_classes
                 .remove(fabric, f, self.d.flow_path[f as usize]);
         }
+        let lc = &mut self.level_classes;
+        Self::demote(lc, fabric, &self.d.flow_path, &mut self.rates.crossed);
         self.carried.clear();
         let carry = self.decision.has_classes();
         for i in 0..self.d.active.len() {
