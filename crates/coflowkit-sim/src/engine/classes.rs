@@ -70,23 +70,23 @@ impl Engine<'_> {
         let limits = !self.decision.class_limits.is_empty();
         let want = limits
             || match self.class_form {
-            ClassForm::Groups => true,
-            ClassForm::Flows => false,
-            ClassForm::Auto => {
-                let due = self.class_calls.is_multiple_of(CLASS_CHECK_EVERY);
-                self.class_calls += 1;
-                if due {
-                    let ratio = self.paths_per_link();
-                    if self.class_groups {
-                        ratio >= FLOWS_BELOW
+                ClassForm::Groups => true,
+                ClassForm::Flows => false,
+                ClassForm::Auto => {
+                    let due = self.class_calls.is_multiple_of(CLASS_CHECK_EVERY);
+                    self.class_calls += 1;
+                    if due {
+                        let ratio = self.paths_per_link();
+                        if self.class_groups {
+                            ratio >= FLOWS_BELOW
+                        } else {
+                            ratio >= GROUPS_ABOVE
+                        }
                     } else {
-                        ratio >= GROUPS_ABOVE
+                        self.class_groups
                     }
-                } else {
-                    self.class_groups
                 }
-            }
-        };
+            };
         if want && !self.class_groups {
             self.enter_class_groups();
         }
