@@ -201,6 +201,11 @@ PREFACE = [
     "growth-7.md is varys's growth after them (short benchmark runs beside it).",
     "exactness-marks is Buckets marking the engine's finished flows at begin",
     "(commit 15f2dca) side by side with the build of 5cb38bc.",
+    "Class limits (2026-12-07): exactness-limits is pias served by the",
+    "engine's classes, which demote a flow at its queue's threshold (binary of",
+    "8802a53; the tree that wrote the report differed only in docs), side by",
+    "side with the build of 840e809 (before it); bench-fb-12.md its whole",
+    "command.",
     "",
 ]
 
