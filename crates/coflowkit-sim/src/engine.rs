@@ -180,7 +180,9 @@ pub fn simulate(
     e.groups_for_classes =
         opts.class_form != ClassForm::Flows && opts.delta_decisions && interval.is_none();
     e.class_form = opts.class_form;
-    e.decision.limits_ok = e.groups_for_classes;
+    // Class limits move flows at the instant they cross, which decisions at
+    // intervals forbid; either class form takes them.
+    e.decision.limits_ok = opts.delta_decisions && interval.is_none();
     let mut r = e.run(policy, opts, progress)?;
     r.flow_labels = policy.flow_labels();
     r.flow_bindings = policy.flow_bindings();
@@ -1021,8 +1023,7 @@ impl<'w> Engine<'w> {
         if !self.decision.class_limits.is_empty() && !self.decision.limits_ok {
             return Err(fail(format!(
                 "{policy_name} answered class limits, which this run does not take \
-                 (they need classes served by group: delta decisions, no decision \
-                 interval, class form other than flows)"
+                 (they need delta decisions and decisions at events, not at intervals)"
             )));
         }
         if let Some(f) = self.unclassified.take() {

@@ -128,6 +128,9 @@ pub(crate) struct Rates {
     counter_limit: Vec<f64>,
     limits_used: bool,
     pub crossed: Vec<u32>,
+    /// Class limits in flow mode ([`Rates::set_flow_limit`]): per flow, the
+    /// bytes sent at which it leaves its class (empty until one is set).
+    flow_limit: Vec<f64>,
 }
 
 pub(crate) const NOT_MOVING: u32 = u32::MAX;
@@ -267,9 +270,10 @@ impl Rates {
     fn schedule(&mut self, d: &ViewData, f: u32, now: f64) {
         let fi = f as usize;
         let r = d.rate[fi];
-        let rem = d.size[fi] - d.base[fi];
+        let (at, tol) = self.flow_target(d, fi);
+        let rem = at - d.base[fi];
         let exact = now + rem / r;
-        let due = (exact - TIME_EPS).min(now + (rem - finish_threshold(d.size[fi])) / r);
+        let due = (exact - TIME_EPS).min(now + (rem - tol) / r);
         self.fexact[fi] = exact;
         self.fdue[fi] = due;
         if !self.flow_heaps_valid {
@@ -284,6 +288,71 @@ impl Rates {
             compact(&mut self.exact, valid);
             compact(&mut self.due, valid);
         }
+    }
+
+    /// Where flow `f` (flow mode) is next keyed, in bytes sent, with that
+    /// point's byte tolerance: its end, or its class limit when that comes
+    /// first (as a counter keys its flows, [`Rates::join_counter`]).
+    #[inline]
+    fn flow_target(&self, d: &ViewData, fi: usize) -> (f64, f64) {
+        let (size, thr) = (d.size[fi], finish_threshold(d.size[fi]));
+        match self.flow_limit.get(fi) {
+            Some(&lim) if lim < size - thr => (lim, finish_threshold(lim)),
+            _ => (size, thr),
+        }
+    }
+
+    /// Flow `f`'s class limit (flow mode): from `now` it is keyed at `lim`
+    /// bytes sent as well as at its end, and at the event where it reaches
+    /// `lim` (within the tolerance of a threshold) it goes into
+    /// [`Rates::crossed`], keyless, still at its rate, until the engine gives
+    /// it a class and a limit again. Infinite: none.
+    pub fn set_flow_limit(&mut self, d: &mut ViewData, f: u32, lim: f64, now: f64) {
+        let fi = f as usize;
+        if self.flow_limit.len() <= fi {
+            if lim == f64::INFINITY {
+                return; // no limit was ever set: nothing to undo
+            }
+            self.flow_limit
+                .resize(d.size.len().max(fi + 1), f64::INFINITY);
+        }
+        let changed = self.flow_limit[fi].to_bits() != lim.to_bits();
+        self.flow_limit[fi] = lim;
+        self.limits_used |= lim < f64::INFINITY;
+        let r = d.rate[fi];
+        // A moving flow is keyed again (a crossed one has no key at all).
+        if r > 0.0 && (changed || self.fexact[fi] == f64::INFINITY) {
+            d.base[fi] += r * (now - d.since[fi]);
+            d.since[fi] = now;
+            self.ver[fi] = self.ver[fi].wrapping_add(1);
+            self.schedule(d, f, now);
+        }
+    }
+
+    /// Whether a flow-mode class limit was ever set.
+    pub fn has_flow_limits(&self) -> bool {
+        !self.flow_limit.is_empty()
+    }
+
+    /// Flow `f` (flow mode, moving) reached its limit at `now`: its keys go
+    /// stale and it waits in [`Rates::crossed`].
+    fn cross(&mut self, f: u32) {
+        let fi = f as usize;
+        self.ver[fi] = self.ver[fi].wrapping_add(1);
+        self.fexact[fi] = f64::INFINITY;
+        self.fdue[fi] = f64::INFINITY;
+        self.crossed.push(f);
+    }
+
+    /// Whether flow `fi` (flow mode, at rate `r`, `rem` bytes short of its
+    /// end) has reached its class limit at `now`.
+    fn reached_limit(&self, d: &ViewData, fi: usize, r: f64, now: f64) -> bool {
+        let lim = match self.flow_limit.get(fi) {
+            Some(&lim) if lim < f64::INFINITY => lim,
+            _ => return false,
+        };
+        let sent = d.base[fi] + r * (now - d.since[fi]);
+        sent >= lim - finish_threshold(lim).max(r * TIME_EPS)
     }
 
     /// A flow that just started and is already within the finish tolerance: it
@@ -722,8 +791,12 @@ impl Rates {
             let r = d.rate[fi];
             let rem = d.size[fi] - d.base[fi] - r * (now - d.since[fi]);
             if rem > finish_threshold(d.size[fi]).max(r * TIME_EPS) {
-                // A rounding hair short: done for sure when it would finish.
-                let at = d.since[fi] + (d.size[fi] - d.base[fi]) / r;
+                if self.limits_used && self.reached_limit(d, fi, r, now) {
+                    self.cross(f);
+                    continue;
+                }
+                // A rounding hair short: done for sure when it would get there.
+                let at = d.since[fi] + (self.flow_target(d, fi).0 - d.base[fi]) / r;
                 self.fdue[fi] = at;
                 self.due.push(Reverse((Key(at), f, v)));
                 continue;
@@ -763,7 +836,11 @@ impl Rates {
             let r = d.rate[fi];
             let rem = d.size[fi] - d.base[fi] - r * (now - d.since[fi]);
             if rem > finish_threshold(d.size[fi]).max(r * TIME_EPS) {
-                self.fdue[fi] = d.since[fi] + (d.size[fi] - d.base[fi]) / r;
+                if self.limits_used && self.reached_limit(d, fi, r, now) {
+                    self.cross(f);
+                    continue;
+                }
+                self.fdue[fi] = d.since[fi] + (self.flow_target(d, fi).0 - d.base[fi]) / r;
                 continue;
             }
             self.finish(d, f, now);

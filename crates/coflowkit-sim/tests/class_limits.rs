@@ -37,8 +37,9 @@ fn run(p: &mut AnyPolicy, form: ClassForm, delta: bool, realloc: Realloc) -> Sim
     simulate(&w, p, &opts, None).unwrap()
 }
 
-/// Every way of running it: the engine's demotions (delta decisions, classes
-/// by group) and the policy's own per-flow queues (otherwise).
+/// Every way of running it: the engine's demotions (delta decisions at
+/// events, classes by group or per flow) and the policy's own per-flow queues
+/// (without delta decisions).
 fn every_driver(queues: &str, multiplier: &str, want: [f64; 2]) {
     for realloc in [Realloc::Event, Realloc::Coflow] {
         for form in [ClassForm::Groups, ClassForm::Auto, ClassForm::Flows] {
@@ -49,8 +50,8 @@ fn every_driver(queues: &str, multiplier: &str, want: [f64; 2]) {
                     (got[0] - want[0]).abs() < 1e-9 && (got[1] - want[1]).abs() < 1e-9,
                     "{realloc:?} {form:?} delta={delta}: {got:?}, want {want:?}"
                 );
-                // The engine demotes whenever it serves classes by group.
-                let by_group = delta && form != ClassForm::Flows;
+                // Classes by group only where asked for or chosen.
+                let by_group = delta && form == ClassForm::Groups;
                 assert_eq!(r.class_group_calls > 0, by_group, "{form:?} delta={delta}");
             }
         }
@@ -91,28 +92,38 @@ impl NonClairvoyantPolicy for LimitsAnyway {
 #[test]
 fn class_limits_where_the_driver_cannot_take_them_are_an_error() {
     let w = read_benchmark("t", TRACE).unwrap();
-    let opts = SimOptions {
-        class_form: ClassForm::Flows,
-        ..Default::default()
-    };
-    let mut p = AnyPolicy::NonClairvoyant(Box::new(LimitsAnyway));
-    let e = simulate(&w, &mut p, &opts, None).unwrap_err().to_string();
-    assert!(e.contains("class limits"), "{e}");
-    // Served by group the same policy runs. Class 1 has no limit. Flow 0
+    for opts in [
+        SimOptions {
+            delta_decisions: false,
+            ..Default::default()
+        },
+        SimOptions {
+            realloc: Realloc::Interval(0.5),
+            ..Default::default()
+        },
+    ] {
+        let mut p = AnyPolicy::NonClairvoyant(Box::new(LimitsAnyway));
+        let e = simulate(&w, &mut p, &opts, None).unwrap_err().to_string();
+        assert!(e.contains("class limits"), "{e}");
+    }
+    // Otherwise (either class form) the same policy runs. Class 1 has no limit. Flow 0
     // crosses 1e6 B (x = 1e6 / 2^27 s) into class 1. Flow 1 starts at 3 s in
     // class 0, has down1 alone for x, then shares it at C/2 for its other
     // 2 − x C·s: done at 3 + x + 2(2 − x) = 7 − x. Flow 0 has sent 3 + (2 − x)
     // by then, and its last 5 + x C·s take until 12 s.
-    let opts = SimOptions {
-        class_form: ClassForm::Groups,
-        check_invariants: true,
-        ..Default::default()
-    };
-    let r = simulate(&w, &mut p, &opts, None).unwrap();
-    let x = 1e6 / 134217728.0;
-    let got = &r.flow_finish_s;
-    assert!(
-        (got[0] - 12.0).abs() < 1e-9 && (got[1] - (7.0 - x)).abs() < 1e-9,
-        "{got:?}"
-    );
+    for form in [ClassForm::Groups, ClassForm::Flows] {
+        let opts = SimOptions {
+            class_form: form,
+            check_invariants: true,
+            ..Default::default()
+        };
+        let mut p = AnyPolicy::NonClairvoyant(Box::new(LimitsAnyway));
+        let r = simulate(&w, &mut p, &opts, None).unwrap();
+        let x = 1e6 / 134217728.0;
+        let got = &r.flow_finish_s;
+        assert!(
+            (got[0] - 12.0).abs() < 1e-9 && (got[1] - (7.0 - x)).abs() < 1e-9,
+            "{form:?}: {got:?}"
+        );
+    }
 }

@@ -27,6 +27,12 @@ impl Engine<'_> {
         for &f in &self.d.finished {
             kc.remove(f, path[f as usize]);
         }
+        for &f in &self.rates.crossed {
+            if let Some(q) = kc.class_of(f).filter(|&q| q < u8::MAX as usize) {
+                kc.assign(f, path[f as usize], q + 1);
+            }
+        }
+        self.rates.crossed.clear();
         for &(f, c) in &self.carried {
             kc.assign(f, path[f as usize], c as usize);
         }
@@ -51,6 +57,17 @@ impl Engine<'_> {
         let out = &mut self.decision.flow_rates;
         out.clear();
         kc.solve(&self.w.fabric, path, |f, r| out.push((f, r)));
+        // Each flow that joined or changed class takes its class's limit
+        // before its new rate is applied.
+        let limits = &self.decision.class_limits;
+        if !limits.is_empty() || self.rates.has_flow_limits() {
+            let now = self.now;
+            for &f in self.classes.moved() {
+                let q = self.classes.class_of(f).expect("a moved flow is tracked");
+                let lim = limits.get(q).copied().unwrap_or(f64::INFINITY);
+                self.rates.set_flow_limit(&mut self.d, f, lim, now);
+            }
+        }
     }
 
     /// Whether this class decision is served by group, switching forms when
@@ -66,27 +83,24 @@ impl Engine<'_> {
         if !self.groups_for_classes {
             return false;
         }
-        // Class limits are the group form's alone.
-        let limits = !self.decision.class_limits.is_empty();
-        let want = limits
-            || match self.class_form {
-                ClassForm::Groups => true,
-                ClassForm::Flows => false,
-                ClassForm::Auto => {
-                    let due = self.class_calls.is_multiple_of(CLASS_CHECK_EVERY);
-                    self.class_calls += 1;
-                    if due {
-                        let ratio = self.paths_per_link();
-                        if self.class_groups {
-                            ratio >= FLOWS_BELOW
-                        } else {
-                            ratio >= GROUPS_ABOVE
-                        }
+        let want = match self.class_form {
+            ClassForm::Groups => true,
+            ClassForm::Flows => false,
+            ClassForm::Auto => {
+                let due = self.class_calls.is_multiple_of(CLASS_CHECK_EVERY);
+                self.class_calls += 1;
+                if due {
+                    let ratio = self.paths_per_link();
+                    if self.class_groups {
+                        ratio >= FLOWS_BELOW
                     } else {
-                        self.class_groups
+                        ratio >= GROUPS_ABOVE
                     }
+                } else {
+                    self.class_groups
                 }
-            };
+            }
+        };
         if want && !self.class_groups {
             self.enter_class_groups();
         }
