@@ -104,7 +104,8 @@ pub struct Decision {
     pub coflow_speeds: Vec<(u32, f64)>,
     pub group_joins: Vec<u32>,
     /// Set by a driver that demotes flows between classes itself (kept by
-    /// [`Decision::reset`]): the engine serving classes by group.
+    /// [`Decision::reset`]): the engine with delta decisions and decisions at
+    /// events, in either class form.
     pub limits_ok: bool,
     /// Demotion limits of a class decision (only when `limits_ok`):
     /// `class_limits[q]` is the bytes sent at which a flow of class `q`

@@ -344,8 +344,8 @@ impl Rates {
         self.crossed.push(f);
     }
 
-    /// Whether flow `fi` (flow mode, at rate `r`, `rem` bytes short of its
-    /// end) has reached its class limit at `now`.
+    /// Whether flow `fi` (flow mode, at rate `r`) has reached its class
+    /// limit at `now`, within the tolerance of a threshold or of one event.
     fn reached_limit(&self, d: &ViewData, fi: usize, r: f64, now: f64) -> bool {
         let lim = match self.flow_limit.get(fi) {
             Some(&lim) if lim < f64::INFINITY => lim,

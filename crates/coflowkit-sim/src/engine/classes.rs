@@ -178,11 +178,13 @@ impl Engine<'_> {
         for &f in &self.d.finished {
             lc.remove(fabric, f, path[f as usize]);
         }
-        Self::demote(lc, fabric, path, &mut self.rates.crossed);
         for &(f, c) in &self.carried {
             lc.assign(fabric, f, path[f as usize], c as usize);
         }
         self.carried.clear();
+        // After the carried classes: a flow that crossed in the per-flow form
+        // just before this call entered the group form moves down from them.
+        Self::demote(lc, fabric, path, &mut self.rates.crossed);
         if self.decision.class_delta {
             let done = &self.result.flow_finish_s;
             for &(f, c) in &self.decision.class_moves {
