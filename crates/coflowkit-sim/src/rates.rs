@@ -34,6 +34,7 @@
 //! `due` entry. A group's level change then costs `O(log)`, whatever its
 //! paths; a path that changes group is settled and its keys move.
 
+mod limits;
 mod prop;
 
 use coflowkit_model::{finish_threshold, PathId, TIME_EPS};
@@ -290,71 +291,6 @@ impl Rates {
         }
     }
 
-    /// Where flow `f` (flow mode) is next keyed, in bytes sent, with that
-    /// point's byte tolerance: its end, or its class limit when that comes
-    /// first (as a counter keys its flows, [`Rates::join_counter`]).
-    #[inline]
-    fn flow_target(&self, d: &ViewData, fi: usize) -> (f64, f64) {
-        let (size, thr) = (d.size[fi], finish_threshold(d.size[fi]));
-        match self.flow_limit.get(fi) {
-            Some(&lim) if lim < size - thr => (lim, finish_threshold(lim)),
-            _ => (size, thr),
-        }
-    }
-
-    /// Flow `f`'s class limit (flow mode): from `now` it is keyed at `lim`
-    /// bytes sent as well as at its end, and at the event where it reaches
-    /// `lim` (within the tolerance of a threshold) it goes into
-    /// [`Rates::crossed`], keyless, still at its rate, until the engine gives
-    /// it a class and a limit again. Infinite: none.
-    pub fn set_flow_limit(&mut self, d: &mut ViewData, f: u32, lim: f64, now: f64) {
-        let fi = f as usize;
-        if self.flow_limit.len() <= fi {
-            if lim == f64::INFINITY {
-                return; // no limit was ever set: nothing to undo
-            }
-            self.flow_limit
-                .resize(d.size.len().max(fi + 1), f64::INFINITY);
-        }
-        let changed = self.flow_limit[fi].to_bits() != lim.to_bits();
-        self.flow_limit[fi] = lim;
-        self.limits_used |= lim < f64::INFINITY;
-        let r = d.rate[fi];
-        // A moving flow is keyed again (a crossed one has no key at all).
-        if r > 0.0 && (changed || self.fexact[fi] == f64::INFINITY) {
-            d.base[fi] += r * (now - d.since[fi]);
-            d.since[fi] = now;
-            self.ver[fi] = self.ver[fi].wrapping_add(1);
-            self.schedule(d, f, now);
-        }
-    }
-
-    /// Whether a flow-mode class limit was ever set.
-    pub fn has_flow_limits(&self) -> bool {
-        !self.flow_limit.is_empty()
-    }
-
-    /// Flow `f` (flow mode, moving) reached its limit at `now`: its keys go
-    /// stale and it waits in [`Rates::crossed`].
-    fn cross(&mut self, f: u32) {
-        let fi = f as usize;
-        self.ver[fi] = self.ver[fi].wrapping_add(1);
-        self.fexact[fi] = f64::INFINITY;
-        self.fdue[fi] = f64::INFINITY;
-        self.crossed.push(f);
-    }
-
-    /// Whether flow `fi` (flow mode, at rate `r`) has reached its class
-    /// limit at `now`, within the tolerance of a threshold or of one event.
-    fn reached_limit(&self, d: &ViewData, fi: usize, r: f64, now: f64) -> bool {
-        let lim = match self.flow_limit.get(fi) {
-            Some(&lim) if lim < f64::INFINITY => lim,
-            _ => return false,
-        };
-        let sent = d.base[fi] + r * (now - d.since[fi]);
-        sent >= lim - finish_threshold(lim).max(r * TIME_EPS)
-    }
-
     /// A flow that just started and is already within the finish tolerance: it
     /// finishes at this very time, whatever its rate.
     pub fn due_now(&mut self, f: u32, now: f64) {
@@ -440,21 +376,6 @@ impl Rates {
         self.path_d[p].push(Reverse((Key(fin - tol), f, v)));
         self.refresh_tops(p);
         self.reschedule_counter(d, p as PathId, now);
-    }
-
-    /// Counter `p`'s limit: a flow that joins it from now on leaves it (into
-    /// [`Rates::crossed`], at the event where it has sent `lim` bytes within
-    /// their tolerance) unless it finishes first. Flows already on it keep
-    /// the limit they joined with.
-    pub fn set_counter_limit(&mut self, p: usize, lim: f64) {
-        if self.counter_limit.len() <= p {
-            if lim == f64::INFINITY {
-                return;
-            }
-            self.counter_limit.resize(p + 1, f64::INFINITY);
-        }
-        self.counter_limit[p] = lim;
-        self.limits_used |= lim < f64::INFINITY;
     }
 
     /// Flow `f` leaves its counter at `now`, keeping what it sent: it is in
