@@ -205,7 +205,8 @@ PREFACE = [
     "engine's classes, which demote a flow at its queue's threshold (binary of",
     "8802a53; the tree that wrote the report differed only in docs), side by",
     "side with the build of 840e809 (before it); bench-fb-12.md its whole",
-    "command.",
+    "command; pias-limits-fattree.md pias on fattree:k=16 and k=48;",
+    "bench-fb-13.md every policy at one commit after it.",
     "",
 ]
 
