@@ -9,10 +9,13 @@ from coflowkit import cli
 from coflowkit.experiments import EXPERIMENTS, stream
 
 N = 8  # coflows replayed in every experiment
+#: What the report was rendered from (context, parts, values), for re-rendering.
+RENDERED: dict = {}
 
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory):
+    from coflowkit.experiments import writer
     from conftest import SHARED_TRACE
 
     if not SHARED_TRACE.exists():
@@ -24,9 +27,18 @@ def out(tmp_path_factory):
     mp.setattr(stream, "WAVES", (2,))
     mp.setattr(stream, "QUEUE_COUNTS", (2, 4))
     mp.setattr(stream, "HEAVY_MB", (10, 100))
-    argv = ["reproduce", "stream", "--trace", str(SHARED_TRACE), "--coflows", str(N)]
+    render = writer.render
+
+    def keep(ctx, parts, values):
+        RENDERED.update(ctx=ctx, parts=parts, values=values)
+        return render(ctx, parts, values)
+
+    mp.setattr(writer, "render", keep)
+    # The trace cut to its first N coflows, replayed whole (`--coflows all`).
+    argv = ["reproduce", "stream", "--trace", str(SHARED_TRACE), "--transform", f"head:count={N}"]
     try:
-        assert cli.main([*argv, "--out", str(d), "--workers", "1", "--no-cache"]) == 0
+        argv += ["--coflows", "all", "--out", str(d), "--workers", "1", "--no-cache"]
+        assert cli.main(argv) == 0
     finally:
         mp.undo()
     return d
@@ -121,3 +133,64 @@ def test_dag_runs_replay_multi_stage_coflows(out):
     assert (r.coflows["cct_s"].to_numpy() > orig.coflows["isolated_s"].to_numpy()).all()
     fig12 = _csv(out, "fig12")
     assert set(fig12["compared"]) == {"Baraat", "Fair Sharing", "Aalo"}
+
+
+def test_coflows_all_replays_the_whole_trace_and_no_flag_the_samples(monkeypatch, tmp_path):
+    """`--coflows all` was once read as "not given", so it replayed the 20-coflow
+    samples: each of the three forms must reach the plan as asked."""
+    from coflowkit import experiments
+    from coflowkit.experiments import writer
+    from conftest import SHARED_TRACE
+
+    seen = []
+    monkeypatch.setattr(experiments, "run", lambda name, **kw: seen.append(kw) or "report.md")
+    base = ["reproduce", "stream", "--trace", str(SHARED_TRACE), "--out", str(tmp_path)]
+    for extra in ([], ["--coflows", "all"], ["--coflows", "7"]):
+        assert cli.main([*base, *extra]) == 0
+    default = writer.Options(out="o", trace="t", coflows=stream.EXPERIMENT.default_coflows)
+    assert "coflows" not in seen[0]
+    assert stream.sample_of(default) == stream.SAMPLE
+    assert seen[1]["coflows"] is None and seen[2]["coflows"] == 7
+    whole = writer.Options(out="o", trace="t", coflows=None)
+    assert stream.sample_of(whole) == dict.fromkeys(stream.SAMPLE)
+    assert stream.sample_of(writer.Options(out="o", trace="t", coflows=7)) == dict.fromkeys(
+        stream.SAMPLE, 7
+    )
+    # The command line in the report's provenance names what was replayed.
+    assert "--coflows" not in writer.command(stream.EXPERIMENT, default)
+    assert writer.command(stream.EXPERIMENT, whole).endswith("--coflows all")
+
+
+def test_a_whole_trace_plan_cuts_no_workload():
+    keyed = stream.plan("trace.txt", dict.fromkeys(stream.SAMPLE))
+    assert len(keyed) == len(stream.plan("trace.txt", dict(stream.SAMPLE)))
+    for key, job in keyed:
+        assert job.workload.first is None, key
+        assert not any(t.startswith("head:") for t in job.workload.transforms), key
+    dags = [job for key, job in keyed if key[0] == "dag"]
+    assert dags and all(job.workload.transforms[-1].startswith("dag:shape=") for job in dags)
+    sampled = dict(stream.plan("trace.txt", dict(stream.SAMPLE)))
+    assert sampled[("size", 8, 1, "Stream")].workload.first == stream.SAMPLE["many-to-one"]
+    dag = sampled[("dag", "tao", 1, "Stream")].workload
+    assert f"head:count={stream.SAMPLE['dag']}" in dag.transforms
+
+
+def test_the_report_says_what_was_replayed(out):
+    """Whole (this run: every coflow of the cut trace) or sampled (the same
+    numbers rendered with a smaller sample)."""
+    from coflowkit.experiments import writer
+
+    report = (out / "report.md").read_text()
+    whole = f"Every run replays all {N} coflows of the trace, the paper's setting.\nNumbers"
+    assert whole in report
+    assert "**The whole trace and the network sizes.**" in report
+    assert "Only " not in report and "--coflows all" in report
+    ctx, parts, values = RENDERED["ctx"], RENDERED["parts"], RENDERED["values"]
+    sample = {**dict.fromkeys(stream.SAMPLE, 3), "dag": N}
+    text = writer.render(ctx, parts, {**values, "sample": sample})
+    assert "Runs replay the first\n3 coflows (many-to-one), " in text
+    rest = f"all {N} coflows (dag), 3 coflows (bursty), 3 coflows (queues) of the trace: see"
+    assert rest in text
+    assert "not the whole hour" not in text  # the DAGs replay it all
+    assert "**The sample, and what it does to the network sizes.**" in text
+    assert "**The whole trace and the network sizes.**" not in text

@@ -106,6 +106,13 @@ class Data:
     build: Builder
 
 
+#: ``Experiment.default_coflows`` of an experiment whose parts replay samples of
+#: their own sizes (``stream``'s ``SAMPLE``) unless ``--coflows`` gives a number
+#: or ``all``. `--coflows` takes only numbers from 1 up, so 0 cannot be asked
+#: for; without it, ``all`` (None) and the default could not be told apart.
+OWN_SAMPLES = 0
+
+
 @dataclass
 class Experiment:
     """One paper's reproduction.
@@ -127,7 +134,8 @@ class Experiment:
     workload: Callable[[Any], Any] | None
     parts: tuple[Table | Claims | Figure | Data, ...] | Callable[[Any], tuple]
     template: str
-    #: The coflows replayed when `--coflows` is not given (None: every coflow).
+    #: The coflows replayed when `--coflows` is not given (None: every coflow;
+    #: :data:`OWN_SAMPLES`: each part its own sample, as the experiment says).
     default_coflows: int | None = None
     #: When policies decide unless ``--decisions`` says otherwise (``event`` or
     #: seconds, :func:`coflowkit.experiments.common.parse_decisions`); None: the

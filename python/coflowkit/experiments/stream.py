@@ -28,7 +28,7 @@ import pandas as pd
 
 from coflowkit import metrics, runner
 from coflowkit.experiments.common import Claim, fmt, plt, ratio_note
-from coflowkit.experiments.spec import Claims, Experiment, Figure, Table
+from coflowkit.experiments.spec import OWN_SAMPLES, Claims, Experiment, Figure, Table
 
 PAPER_FILE = "../shared/papers/004_690cd0cb6f2c8b3e.txt"
 MIB = metrics.MIB
@@ -115,8 +115,9 @@ def category(size_bytes: np.ndarray, bounds: tuple[float, ...]) -> np.ndarray:
     return np.searchsorted(np.asarray(bounds) * MIB, size_bytes, side="right")
 
 
-def plan(trace: str, sample: dict[str, int], extra: tuple[str, ...] = ()):
-    """Every simulation: a list of (key, job). Keys are tuples naming the run."""
+def plan(trace: str, sample: dict[str, int | None], extra: tuple[str, ...] = ()):
+    """Every simulation: a list of (key, job). Keys are tuples naming the run; a
+    sample of None replays the whole trace."""
     out: list[tuple[tuple, runner.Job]] = []
 
     def spec(n: int, *tf: str) -> runner.WorkloadSpec:
@@ -142,9 +143,8 @@ def plan(trace: str, sample: dict[str, int], extra: tuple[str, ...] = ()):
                 (("queues", q), runner.Job(qs, "stream", (("queues", str(q)),), fabric(8, 1)))
             )
     for shape in DAG_SHAPES:
-        ds = runner.WorkloadSpec(
-            trace=trace, transforms=(*extra, f"head:count={sample['dag']}", f"dag:shape={shape}")
-        )
+        head = () if sample["dag"] is None else (f"head:count={sample['dag']}",)
+        ds = runner.WorkloadSpec(trace=trace, transforms=(*extra, *head, f"dag:shape={shape}"))
         for g in SPEEDS:
             for name, (pol, params) in POLICIES.items():
                 out.append((("dag", shape, g, name), runner.Job(ds, pol, params, fabric(8, g))))
@@ -494,13 +494,20 @@ def values(ctx) -> dict:
 
 
 def local(ctx) -> dict:
-    """The sample sizes and the trace's own size (its coflows and racks)."""
+    """The sample sizes (a whole-trace replay counts every coflow) and the trace's
+    own size (its coflows and racks)."""
     w = runner.WorkloadSpec(trace=ctx.opts.trace, transforms=ctx.opts.transforms).load()
-    return {"sample": sample_of(ctx.opts), "trace_coflows": w.num_coflows, "ports": w.ports}
+    n = w.num_coflows
+    sample = {k: n if v is None else min(v, n) for k, v in sample_of(ctx.opts).items()}
+    return {"sample": sample, "trace_coflows": n, "ports": w.ports}
 
 
-def sample_of(opts) -> dict[str, int]:
-    return dict(SAMPLE) if opts.coflows is None else {k: opts.coflows for k in SAMPLE}
+def sample_of(opts) -> dict[str, int | None]:
+    """The first coflows each experiment replays: ``SAMPLE`` by default, else
+    ``--coflows`` for every one (None, from ``--coflows all``: the whole trace)."""
+    if opts.coflows == OWN_SAMPLES:
+        return dict(SAMPLE)
+    return {k: opts.coflows for k in SAMPLE}
 
 
 def jobs(ctx) -> list:
@@ -578,6 +585,7 @@ EXPERIMENT = Experiment(
     workload=None,
     parts=parts,
     template="stream.md",
+    default_coflows=OWN_SAMPLES,
     local=local,
     values=values,
     jobs=jobs,
