@@ -194,3 +194,7 @@ def test_the_report_says_what_was_replayed(out):
     assert "not the whole hour" not in text  # the DAGs replay it all
     assert "**The sample, and what it does to the network sizes.**" in text
     assert "**The whole trace and the network sizes.**" not in text
+    assert "**Bursty traffic and the DAGs replay the first coflows.**" in text
+    # Bursty: 2 speeds x 4 policies; DAGs: 2 shapes x 2 speeds x 4, and 4 ablations.
+    assert "With these 28\n  runs whole," in text
+    assert "**Bursty traffic and the DAGs" not in report
