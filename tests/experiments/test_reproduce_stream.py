@@ -188,8 +188,8 @@ def test_the_report_says_what_was_replayed(out):
     ctx, parts, values = RENDERED["ctx"], RENDERED["parts"], RENDERED["values"]
     sample = {**dict.fromkeys(stream.SAMPLE, 3), "dag": N}
     text = writer.render(ctx, parts, {**values, "sample": sample})
-    assert "Runs replay the first\n3 coflows (many-to-one), " in text
-    rest = f"all {N} coflows (dag), 3 coflows (bursty), 3 coflows (queues) of the trace: see"
+    assert "Runs replay\nthe first 3 coflows (many-to-one), " in text
+    rest = f"all {N} coflows (dag), the first 3 coflows (bursty), the first 3 coflows (queues) of"
     assert rest in text
     assert "not the whole hour" not in text  # the DAGs replay it all
     assert "**The sample, and what it does to the network sizes.**" in text
@@ -197,4 +197,7 @@ def test_the_report_says_what_was_replayed(out):
     assert "**Bursty traffic and the DAGs replay the first coflows.**" in text
     # Bursty: 2 speeds x 4 policies; DAGs: 2 shapes x 2 speeds x 4, and 4 ablations.
     assert "With these 28\n  runs whole," in text
+    assert "is not established here.\n* **Ablations.**" in report
+    dags = writer.render(ctx, parts, {**values, "sample": dict.fromkeys(stream.SAMPLE, 3)})
+    assert "Only 3 DAGs are replayed.\n* **Ablations.**" in dags
     assert "**Bursty traffic and the DAGs" not in report

@@ -453,6 +453,8 @@ def values(ctx) -> dict:
     k0, k1 = KS[0], KS[-1]
     big = [imp(("size", k, g), n) for k in KS if k > k0 for g in SPEEDS for n in COMPARED]
     big = [x for x in big if np.isfinite(x)] or [1.0]
+    near = [imp(("size", k, g), n) for k in KS if k > k0 for g in SPEEDS for n in COMPARED[:2]]
+    near = [x for x in near if np.isfinite(x)] or [1.0]
     fair = {k: means(res[("size", k, 1, "Fair Sharing")], SIZE_A)["avg"] for k in (k0, k1)}
     cat_aalo = improvement(res, ("size", 8, 1), SIZE_A, cols=CATEGORIES)["Aalo"]
     worst_aalo = max((v, c) for c, v in cat_aalo.items() if np.isfinite(v))
@@ -479,6 +481,9 @@ def values(ctx) -> dict:
         "big_spread": max(abs(x - 1) for x in big),
         "big_min": min(big),
         "big_max": max(big),
+        "near_spread": max(abs(x - 1) for x in near),
+        "near_min": min(near),
+        "near_max": max(near),
         "k8": {n: imp(("size", k0, 1), n) for n in COMPARED},
         "mice_k8": {n: imp(("size", k0, 1), n, "mice") for n in COMPARED},
         "worst_aalo": worst_aalo,
