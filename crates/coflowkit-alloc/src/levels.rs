@@ -33,6 +33,7 @@ use crate::avail;
 use crate::maxmin::{entry, unpack};
 use coflowkit_model::{Fabric, LinkId, PathId};
 use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -45,7 +46,10 @@ struct KeyHasher(u64);
 
 impl Hasher for KeyHasher {
     fn finish(&self) -> u64 {
-        self.0
+        // The product's low bits depend only on the key's low bits (the
+        // link), and the table indexes buckets by the low bits: fold the
+        // high half in.
+        self.0 ^ (self.0 >> 32)
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
@@ -58,6 +62,12 @@ impl Hasher for KeyHasher {
 }
 
 type KeyMap = HashMap<u64, u32, BuildHasherDefault<KeyHasher>>;
+
+/// Link `l`'s bit in a path's signature (one of 64, spread by a
+/// multiplicative hash so that a path's neighbouring link ids differ).
+fn link_bit(l: LinkId) -> u64 {
+    1 << ((l as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58)
+}
 
 /// One non-zero `W(b, l)`: its group, weight and positions in `row[b]` and
 /// `col[l]`.
@@ -78,6 +88,10 @@ pub struct LevelMaxMin {
     gpos: Vec<u32>,
     // Per group (a link id).
     members: Vec<Vec<PathId>>,
+    /// Per group, beside `members`, each member's link signature
+    /// ([`link_bit`] of each of its links): the scan for the members that
+    /// cross a saturated link reads the path only where its bit is set.
+    sigs: Vec<Vec<u64>>,
     /// Per group its entries `(link, W(b, l))`, inline for the freeze's
     /// sequential read (each entry's index in `ents` is in `row_ent`).
     row: Vec<Vec<(u32, u32)>>,
@@ -98,7 +112,6 @@ pub struct LevelMaxMin {
     // Scratch of a solve.
     fl: Vec<f64>,
     uw: Vec<f64>,
-    ver: Vec<u32>,
     frozen: Vec<u32>,
     stamp: u32,
     heap: BinaryHeap<Reverse<u128>>,
@@ -123,6 +136,13 @@ pub struct LevelMaxMin {
     restarts: u32,
     /// Scratch: links touched by a restart.
     touched: Vec<u32>,
+    /// Per link, `cstamp` when it is a candidate of the current restart.
+    cand: Vec<u32>,
+    cstamp: u32,
+    over: Vec<u32>,
+    /// Restarts solved again because a filling over the candidates
+    /// overloaded another link (for profiles).
+    pub fallbacks: u64,
     /// Solves that restarted and that were whole (for profiles).
     pub restarted: u64,
     pub whole: u64,
@@ -147,6 +167,7 @@ impl LevelMaxMin {
         let nl = fabric.num_links();
         if self.col.len() < nl {
             self.members.resize_with(nl, Vec::new);
+            self.sigs.resize_with(nl, Vec::new);
             self.row.resize_with(nl, Vec::new);
             self.row_ent.resize_with(nl, Vec::new);
             self.level.resize(nl, f64::INFINITY);
@@ -155,8 +176,8 @@ impl LevelMaxMin {
             self.on_pos.resize(nl, u32::MAX);
             self.fl.resize(nl, 0.0);
             self.uw.resize(nl, 0.0);
-            self.ver.resize(nl, 0);
             self.frozen.resize(nl, 0);
+            self.cand.resize(nl, 0);
         }
     }
 
@@ -261,15 +282,18 @@ impl LevelMaxMin {
         }
     }
 
-    fn join(&mut self, g: u32, p: PathId) {
+    fn join(&mut self, fabric: &Fabric, g: u32, p: PathId) {
         self.group[p as usize] = g;
         self.gpos[p as usize] = self.members[g as usize].len() as u32;
         self.members[g as usize].push(p);
+        let sig = fabric.path(p).iter().fold(0, |s, &l| s | link_bit(l));
+        self.sigs[g as usize].push(sig);
     }
 
     fn leave(&mut self, p: PathId) {
         let g = self.group[p as usize];
         let at = self.gpos[p as usize];
+        self.sigs[g as usize].swap_remove(at as usize);
         let m = &mut self.members[g as usize];
         m.swap_remove(at as usize);
         if let Some(&o) = m.get(at as usize) {
@@ -313,7 +337,7 @@ impl LevelMaxMin {
                     }
                 })
                 .expect("a path crosses at least one link");
-            self.join(g, p);
+            self.join(fabric, g, p);
         }
         let g = self.group[pi];
         let dw = n as i64 - old as i64;
@@ -349,7 +373,7 @@ impl LevelMaxMin {
             self.add_w(g, l, n);
         }
         self.leave(p);
-        self.join(g, p);
+        self.join(fabric, g, p);
     }
 
     /// Takes `w` flows at `level` off link `l`'s unfrozen weight.
@@ -357,7 +381,6 @@ impl LevelMaxMin {
         let li = l as usize;
         self.fl[li] += w * level;
         self.uw[li] -= w;
-        self.ver[li] = self.ver[li].wrapping_add(1);
     }
 
     /// Max-min on `residual` (not changed), solved whole: every group with
@@ -379,7 +402,6 @@ impl LevelMaxMin {
             let li = l as usize;
             self.fl[li] = 0.0;
             self.uw[li] = self.ncross[li] as f64;
-            self.ver[li] = 0;
             let c = avail(residual, &fabric.capacities, li);
             entries.push(Reverse(entry(c / self.uw[li], l, 0)));
         }
@@ -397,6 +419,12 @@ impl LevelMaxMin {
     /// there on the links of the groups above it. A path that gained flows,
     /// or `RESTARTS_MAX` restarts in a row, solve whole. The levels are those
     /// of a whole solve up to the order of float sums.
+    ///
+    /// The filling resumes with only the tail's own group links in its heap
+    /// (on a loaded FatTree most links of the tail never saturate: their
+    /// flows freeze at other links first), and is checked afterwards: a link
+    /// left out that it overloaded would have saturated in the filling over
+    /// every link, so the tail is solved again with it (see the body).
     pub fn solve_kept(&mut self, fabric: &Fabric, residual: &[f64]) {
         self.grow(fabric);
         if !self.kept || self.gained || self.restarts >= RESTARTS_MAX {
@@ -417,7 +445,84 @@ impl LevelMaxMin {
         } else {
             0.0
         };
-        // The tail's groups thaw: their loads come off their links.
+        // The tail's groups thaw: their loads come off their links. They are
+        // the candidates: the links that can saturate if the tail's groups
+        // stay what they were.
+        self.cstamp = self.cstamp.wrapping_add(1);
+        if self.cstamp == 0 {
+            self.cand.iter_mut().for_each(|s| *s = 0);
+            self.cstamp = 1;
+        }
+        let mut entries = std::mem::take(&mut self.heap).into_vec();
+        entries.clear();
+        for &b in &self.order[k..] {
+            self.cand[b as usize] = self.cstamp;
+        }
+        let unfrozen = self.thaw(k);
+        for &l in &self.touched {
+            let li = l as usize;
+            if self.cand[li] == self.cstamp {
+                entries.push(Reverse(entry(self.share(fabric, residual, li), l, 0)));
+            }
+        }
+        self.heap = BinaryHeap::from(entries);
+        self.fill(fabric, residual, unfrozen, start);
+        // A link outside the candidates that this filling overloaded would
+        // have saturated first in a filling over every link (its flows rose
+        // past its share): the tail thaws again and is solved with those
+        // links among the candidates, then, if that overloads yet another,
+        // over every link. A filling that overloads none is the filling over
+        // every link, step for step: a link that saturates there does so
+        // with flows still rising through it, which here would have
+        // overloaded it.
+        let mut tries = 0;
+        loop {
+            // Links outside the candidates that the filling overloaded.
+            self.over.clear();
+            for &l in &self.touched {
+                let li = l as usize;
+                if self.cand[li] != self.cstamp
+                    && self.fl[li] > avail(residual, &fabric.capacities, li)
+                {
+                    self.over.push(l);
+                }
+            }
+            if self.over.is_empty() {
+                break;
+            }
+            tries += 1;
+            self.fallbacks += 1;
+            let unfrozen = self.thaw(k);
+            let mut entries = std::mem::take(&mut self.heap).into_vec();
+            entries.clear();
+            let every = tries >= 2;
+            for &l in &self.over {
+                self.cand[l as usize] = self.cstamp;
+            }
+            for &l in &self.touched {
+                let li = l as usize;
+                if every || self.cand[li] == self.cstamp {
+                    self.cand[li] = self.cstamp;
+                    entries.push(Reverse(entry(self.share(fabric, residual, li), l, 0)));
+                }
+            }
+            self.heap = BinaryHeap::from(entries);
+            self.fill(fabric, residual, unfrozen, start);
+        }
+        if tries == 0 {
+            return;
+        }
+        // Both fillings' changes, once each.
+        self.changed_groups.sort_unstable();
+        self.changed_groups.dedup();
+        self.switched.sort_unstable();
+        self.switched.dedup();
+    }
+
+    /// Thaws the groups of `order[k..]` (their loads come off their links),
+    /// truncates the order there and lists in `touched` the links that had
+    /// no unfrozen flow; returns the flows thawed.
+    fn thaw(&mut self, k: usize) -> u64 {
         let mut unfrozen = 0u64;
         self.touched.clear();
         for j in k..self.order.len() {
@@ -438,17 +543,14 @@ impl LevelMaxMin {
             }
         }
         self.order.truncate(k);
-        let mut entries = std::mem::take(&mut self.heap).into_vec();
-        entries.clear();
-        for &l in &self.touched {
-            let li = l as usize;
-            self.ver[li] = self.ver[li].wrapping_add(1);
-            let c = avail(residual, &fabric.capacities, li);
-            let s = (c - self.fl[li]).max(0.0) / self.uw[li];
-            entries.push(Reverse(entry(s, l, self.ver[li])));
-        }
-        self.heap = BinaryHeap::from(entries);
-        self.fill(fabric, residual, unfrozen, start);
+        unfrozen
+    }
+
+    /// Link `li`'s share: what is left of it over its unfrozen flows.
+    #[inline]
+    fn share(&self, fabric: &Fabric, residual: &[f64], li: usize) -> f64 {
+        let c = avail(residual, &fabric.capacities, li);
+        (c - self.fl[li]).max(0.0) / self.uw[li]
     }
 
     /// Progressive filling over the links in the heap, from `level`, until the
@@ -456,21 +558,26 @@ impl LevelMaxMin {
     fn fill(&mut self, fabric: &Fabric, residual: &[f64], mut unfrozen: u64, mut level: f64) {
         let st = self.stamp;
         while unfrozen > 0 {
-            let Some(Reverse(e)) = self.heap.pop() else {
+            let Some(mut top) = self.heap.peek_mut() else {
                 break;
             };
-            let (share, l, v) = unpack(e);
+            let (share, l, _) = unpack(top.0);
             let li = l as usize;
             if self.uw[li] <= 0.5 {
+                PeekMut::pop(top);
                 continue;
             }
-            if v != self.ver[li] {
+            // Freezes only raise a link's share, and each link has one entry:
+            // an entry whose share is no longer the link's is keyed again in
+            // place at its share now (one sift; no version to keep per write).
+            let c = avail(residual, &fabric.capacities, li);
+            let s = (c - self.fl[li]).max(0.0) / self.uw[li];
+            if s.to_bits() != share.to_bits() {
+                top.0 = entry(s, l, 0);
                 self.stale_pops += 1;
-                let c = avail(residual, &fabric.capacities, li);
-                let s = (c - self.fl[li]).max(0.0) / self.uw[li];
-                self.heap.push(Reverse(entry(s, l, self.ver[li])));
                 continue;
             }
+            PeekMut::pop(top);
             level = level.max(share);
             // Its own group freezes by its row.
             if !self.members[li].is_empty() && self.frozen[li] != st {
@@ -485,7 +592,6 @@ impl LevelMaxMin {
                     let mi = link as usize;
                     self.fl[mi] += w as f64 * level;
                     self.uw[mi] -= w as f64;
-                    self.ver[mi] = self.ver[mi].wrapping_add(1);
                     if link == l {
                         unfrozen -= w as u64;
                     }
@@ -515,8 +621,10 @@ impl LevelMaxMin {
             for j in 0..self.switching.len() {
                 let b = self.switching[j];
                 self.moving.clear();
-                for &p in &self.members[b as usize] {
-                    if fabric.path(p).contains(&l) {
+                let bit = link_bit(l);
+                let bi = b as usize;
+                for (&p, &sig) in self.members[bi].iter().zip(&self.sigs[bi]) {
+                    if sig & bit != 0 && fabric.path(p).contains(&l) {
                         self.moving.push(p);
                     }
                 }

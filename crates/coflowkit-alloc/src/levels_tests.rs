@@ -189,7 +189,7 @@ fn random_changes_give_the_rates_of_a_fresh_solve() {
 #[test]
 fn restarts_give_the_rates_of_a_fresh_solve() {
     let mut g = Pcg32::new(91, 5);
-    let (mut restarted, mut whole) = (0, 0);
+    let (mut restarted, mut whole, mut fallbacks) = (0, 0, 0);
     for case in 0..40 {
         let (f, paths) = random_paths(&mut g, case % 4 == 0, 40, 104_729);
         let mut count = vec![0u32; f.num_paths()];
@@ -215,6 +215,13 @@ fn restarts_give_the_rates_of_a_fresh_solve() {
         }
         restarted += lm.restarted;
         whole += lm.whole;
+        fallbacks += lm.fallbacks;
     }
     assert!(restarted > whole, "restarted {restarted}, whole {whole}");
+    // Both ends of a restart ran: fillings over the candidates that stood,
+    // and ones that overloaded a link left out and were solved again.
+    assert!(
+        fallbacks > 0 && fallbacks < restarted,
+        "restarted {restarted}, solved again {fallbacks}"
+    );
 }
