@@ -140,6 +140,7 @@ pub struct LevelMaxMin {
     cand: Vec<u32>,
     cstamp: u32,
     over: Vec<u32>,
+    snap: Vec<(f64, f64)>,
     /// Restarts solved again because a filling over the candidates
     /// overloaded another link (for profiles).
     pub fallbacks: u64,
@@ -459,8 +460,12 @@ impl LevelMaxMin {
             self.cand[b as usize] = self.cstamp;
         }
         let unfrozen = self.thaw(k);
+        // What the tail's links hold thawed, to go back to if the filling
+        // must be done again.
+        self.snap.clear();
         for &l in &self.touched {
             let li = l as usize;
+            self.snap.push((self.fl[li], self.uw[li]));
             if self.cand[li] == self.cstamp {
                 entries.push(Reverse(entry(self.share(fabric, residual, li), l, 0)));
             }
@@ -492,7 +497,17 @@ impl LevelMaxMin {
             }
             tries += 1;
             self.fallbacks += 1;
-            let unfrozen = self.thaw(k);
+            // Back to the thawed state: the tail's groups unfrozen (switches
+            // moved flows only between them, so each link's thawed flows are
+            // the same) and its links' loads as they were.
+            for j in k..self.order.len() {
+                self.frozen[self.order[j] as usize] = self.stamp.wrapping_sub(1);
+            }
+            self.order.truncate(k);
+            for (&l, &(fl, uw)) in self.touched.iter().zip(&self.snap) {
+                self.fl[l as usize] = fl;
+                self.uw[l as usize] = uw;
+            }
             let mut entries = std::mem::take(&mut self.heap).into_vec();
             entries.clear();
             let every = tries >= 2;
