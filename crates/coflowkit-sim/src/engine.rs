@@ -896,6 +896,7 @@ impl<'w> Engine<'w> {
         let mut grid = (f64::NAN, 0u64);
         loop {
             let t_start = self.next_start();
+            self.rates.flush_groups(&mut self.d);
             let t_done = self.rates.next_completion(&self.d.active_paths);
             let t_timer = self.timers.iter().copied().fold(f64::INFINITY, f64::min);
             let t = t_start.min(t_done).min(t_timer);

@@ -117,6 +117,14 @@ pub(crate) struct Rates {
     gdue: Heap,
     /// Scratch: groups due at an event.
     due_groups: Vec<u32>,
+    /// Groups whose entries are to be rescheduled (and whose tops re-read,
+    /// `DIRTY_TOPS`) once the decision being applied is in
+    /// ([`Rates::flush_groups`]): a decision moves a group's level and
+    /// several of its paths, and each used to push the group's entries
+    /// again. The time they were marked at.
+    gdirty: Vec<u8>,
+    dirty: Vec<u32>,
+    dirty_now: f64,
     /// Scratch: flows due at an event (flow mode, no heaps).
     due_scratch: Vec<u32>,
     /// Proportional groups (flow mode; see the `prop` module).
@@ -135,6 +143,11 @@ pub(crate) struct Rates {
 }
 
 pub(crate) const NOT_MOVING: u32 = u32::MAX;
+
+/// [`Rates::mark_group`]: the group's entries are to be pushed again, and
+/// its tops re-read first.
+const DIRTY_SCHED: u8 = 1;
+const DIRTY_TOPS: u8 = 2;
 
 impl Rates {
     pub fn new(d: &mut ViewData, n_paths: usize, path_mode: bool) -> Self {
@@ -205,6 +218,7 @@ impl Rates {
             self.gd.resize_with(ng, BinaryHeap::new);
             self.gftop.resize(ng, f64::INFINITY);
             self.gdtop.resize(ng, f64::INFINITY);
+            self.gdirty.resize(ng, 0);
             d.group_base.resize(ng, 0.0);
             d.group_rate.resize(ng, 0.0);
             d.group_since.resize(ng, 0.0);
@@ -401,9 +415,37 @@ impl Rates {
             self.reschedule_path(d, p, now);
         } else {
             self.requeue(d, p);
-            self.refresh_group_tops(d, g);
+            self.mark_group(g, DIRTY_TOPS, now);
+        }
+    }
+
+    /// Group `g` is to be rescheduled at `now` (its tops re-read first if
+    /// `tops` is `DIRTY_TOPS`) by the next [`Rates::flush_groups`].
+    fn mark_group(&mut self, g: u32, tops: u8, now: f64) {
+        debug_assert!(self.dirty.is_empty() || self.dirty_now == now);
+        self.dirty_now = now;
+        let m = &mut self.gdirty[g as usize];
+        if *m == 0 {
+            self.dirty.push(g);
+        }
+        *m |= DIRTY_SCHED | tops;
+    }
+
+    /// Reschedules the groups marked since the last flush, once each, in the
+    /// order they were first marked. Call before reading the next
+    /// completion (done by [`Rates::take_done`] itself).
+    pub fn flush_groups(&mut self, d: &mut ViewData) {
+        let now = self.dirty_now;
+        let mut dirty = std::mem::take(&mut self.dirty);
+        for &g in &dirty {
+            let m = std::mem::take(&mut self.gdirty[g as usize]);
+            if m & DIRTY_TOPS != 0 {
+                self.refresh_group_tops(d, g);
+            }
             self.reschedule_group(d, g, now);
         }
+        dirty.clear();
+        self.dirty = dirty;
     }
 
     /// Pushes path `p`'s smallest `F` and `D` into its group's heaps, in the
@@ -495,8 +537,7 @@ impl Rates {
         d.path_group[pi] = g;
         self.pkver[pi] = self.pkver[pi].wrapping_add(1);
         if old != NO_GROUP {
-            self.refresh_group_tops(d, old);
-            self.reschedule_group(d, old, now);
+            self.mark_group(old, DIRTY_TOPS, now);
         }
         if g == NO_GROUP {
             d.path_base[pi] = s;
@@ -508,8 +549,7 @@ impl Rates {
             let counter = d.group_base[gi] + d.group_rate[gi] * (now - d.group_since[gi]);
             d.path_off[pi] = s - counter;
             self.requeue(d, p);
-            self.refresh_group_tops(d, g);
-            self.reschedule_group(d, g, now);
+            self.mark_group(g, DIRTY_TOPS, now);
         }
     }
 
@@ -523,7 +563,7 @@ impl Rates {
         d.group_base[gi] += d.group_rate[gi] * (now - d.group_since[gi]);
         d.group_since[gi] = now;
         d.group_rate[gi] = r;
-        self.reschedule_group(d, g, now);
+        self.mark_group(g, 0, now);
     }
 
     /// Gives every flow of path `p` rate `r` from `now` on.
@@ -644,6 +684,7 @@ impl Rates {
 
     /// The earliest projected completion (absolute time), or infinity.
     pub fn next_completion(&mut self, active_paths: &[PathId]) -> f64 {
+        debug_assert!(self.dirty.is_empty(), "groups marked and not flushed");
         while let Some(&Reverse((_, f, v))) = self.exact.peek() {
             if self.ver[f as usize] == v {
                 break;
@@ -692,6 +733,7 @@ impl Rates {
     /// bytes it had left credited to it (conservation).
     pub fn take_done(&mut self, d: &mut ViewData, now: f64, out: &mut Vec<u32>) {
         out.clear();
+        self.flush_groups(d);
         if self.prop.count > 0 {
             self.prop_take_done(d, now, out);
         }
