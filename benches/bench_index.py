@@ -207,6 +207,12 @@ PREFACE = [
     "side with the build of 840e809 (before it); bench-fb-12.md its whole",
     "command; pias-limits-fattree.md pias on fattree:k=16 and k=48;",
     "bench-fb-13.md every policy at one commit after it.",
+    "Candidate restarts (2026-12-07): exactness-level-restarts is LevelMaxMin's",
+    "restarts filled over the thawed groups' links first, with the engine",
+    "rescheduling each group once per decision (binary of commit 636d6cd,",
+    "commits 7ab5978..636d6cd), side by side with the build of 5528d37",
+    "(before them); level-restarts-fattree-k8/k16/k48.md the whole commands",
+    "of stream:queues=4 and baraat.",
     "",
 ]
 
