@@ -113,6 +113,11 @@ pub(crate) struct Rates {
     gftop: Vec<f64>,
     gdtop: Vec<f64>,
     gver: Vec<u32>,
+    /// Per group, its paths: its heaps are compacted past four keys a path
+    /// (they were compacted only past four per active path of the whole
+    /// fabric, so a busy group's heaps grew to tens of thousands of stale
+    /// keys and every pop missed the cache).
+    gpaths: Vec<u32>,
     gexact: Heap,
     gdue: Heap,
     /// Scratch: groups due at an event.
@@ -219,6 +224,7 @@ impl Rates {
             self.gftop.resize(ng, f64::INFINITY);
             self.gdtop.resize(ng, f64::INFINITY);
             self.gdirty.resize(ng, 0);
+            self.gpaths.resize(ng, 0);
             d.group_base.resize(ng, 0.0);
             d.group_rate.resize(ng, 0.0);
             d.group_since.resize(ng, 0.0);
@@ -467,6 +473,7 @@ impl Rates {
     /// Drops stale keys from the top of group `g`'s heaps and reads its tops.
     fn refresh_group_tops(&mut self, d: &ViewData, g: u32) {
         let gi = g as usize;
+        let gpaths = self.gpaths[gi];
         let (pkver, pg) = (&self.pkver, &d.path_group);
         let valid = |p: u32, v: u32| pkver[p as usize] == v && pg[p as usize] == g;
         for (heap, top) in [
@@ -481,7 +488,7 @@ impl Rates {
                 }
                 heap.pop();
             }
-            if heap.len() > 64 && heap.len() > 4 * d.active_paths.len().max(16) {
+            if heap.len() > 64 && heap.len() > 4 * gpaths as usize {
                 let h = std::mem::take(heap).into_vec();
                 *heap = h
                     .into_iter()
@@ -535,6 +542,12 @@ impl Rates {
             self.path_due[pi] = f64::INFINITY;
         }
         d.path_group[pi] = g;
+        if old != NO_GROUP {
+            self.gpaths[old as usize] -= 1;
+        }
+        if g != NO_GROUP {
+            self.gpaths[g as usize] += 1;
+        }
         self.pkver[pi] = self.pkver[pi].wrapping_add(1);
         if old != NO_GROUP {
             self.mark_group(old, DIRTY_TOPS, now);
