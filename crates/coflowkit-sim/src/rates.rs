@@ -655,9 +655,7 @@ impl Rates {
         let v = self.path_ver[pi];
         self.pexact.push(Reverse((Key(exact), p, v)));
         self.pdue.push(Reverse((Key(due), p, v)));
-        // Compacted relative to the active paths (not to every path the
-        // fabric has: on a large FatTree that let stale keys pile up).
-        if self.pexact.len() > 4 * (d.active_paths.len() + 1024) {
+        if self.pexact.len() > 4 * (self.path_f.len() + 1024) {
             let ver = &self.path_ver;
             compact(&mut self.pexact, |i, v| ver[i as usize] == v);
             compact(&mut self.pdue, |i, v| ver[i as usize] == v);
