@@ -212,7 +212,9 @@ PREFACE = [
     "rescheduling each group once per decision (binary of commit 636d6cd,",
     "commits 7ab5978..636d6cd), side by side with the build of 5528d37",
     "(before them); level-restarts-fattree-k8/k16/k48.md the whole commands",
-    "of stream:queues=4 and baraat.",
+    "of stream:queues=4 and baraat; level-restarts-side-by-side.md the whole",
+    "trace on fattree:k=8 and k=16, engine alone, alternating with 5528d37",
+    "(after the group heaps' compaction, 5cd6916).",
     "",
 ]
 
