@@ -454,8 +454,6 @@ impl LevelMaxMin {
             self.cand.iter_mut().for_each(|s| *s = 0);
             self.cstamp = 1;
         }
-        let mut entries = std::mem::take(&mut self.heap).into_vec();
-        entries.clear();
         for &b in &self.order[k..] {
             self.cand[b as usize] = self.cstamp;
         }
@@ -464,13 +462,9 @@ impl LevelMaxMin {
         // must be done again.
         self.snap.clear();
         for &l in &self.touched {
-            let li = l as usize;
-            self.snap.push((self.fl[li], self.uw[li]));
-            if self.cand[li] == self.cstamp {
-                entries.push(Reverse(entry(self.share(fabric, residual, li), l, 0)));
-            }
+            self.snap.push((self.fl[l as usize], self.uw[l as usize]));
         }
-        self.heap = BinaryHeap::from(entries);
+        self.heap_candidates(fabric, residual);
         self.fill(fabric, residual, unfrozen, start);
         // A link outside the candidates that this filling overloaded would
         // have saturated first in a filling over every link (its flows rose
@@ -508,20 +502,13 @@ impl LevelMaxMin {
                 self.fl[l as usize] = fl;
                 self.uw[l as usize] = uw;
             }
-            let mut entries = std::mem::take(&mut self.heap).into_vec();
-            entries.clear();
             let every = tries >= 2;
-            for &l in &self.over {
-                self.cand[l as usize] = self.cstamp;
+            let (cand, cs) = (&mut self.cand, self.cstamp);
+            let more = if every { &self.touched } else { &self.over };
+            for &l in more {
+                cand[l as usize] = cs;
             }
-            for &l in &self.touched {
-                let li = l as usize;
-                if every || self.cand[li] == self.cstamp {
-                    self.cand[li] = self.cstamp;
-                    entries.push(Reverse(entry(self.share(fabric, residual, li), l, 0)));
-                }
-            }
-            self.heap = BinaryHeap::from(entries);
+            self.heap_candidates(fabric, residual);
             self.fill(fabric, residual, unfrozen, start);
         }
         if tries == 0 {
@@ -532,6 +519,20 @@ impl LevelMaxMin {
         self.changed_groups.dedup();
         self.switched.sort_unstable();
         self.switched.dedup();
+    }
+
+    /// The heap holds the touched links that are candidates, at their
+    /// shares (its buffer kept).
+    fn heap_candidates(&mut self, fabric: &Fabric, residual: &[f64]) {
+        let mut entries = std::mem::take(&mut self.heap).into_vec();
+        entries.clear();
+        for &l in &self.touched {
+            let li = l as usize;
+            if self.cand[li] == self.cstamp {
+                entries.push(Reverse(entry(self.share(fabric, residual, li), l, 0)));
+            }
+        }
+        self.heap = BinaryHeap::from(entries);
     }
 
     /// Thaws the groups of `order[k..]` (their loads come off their links),
