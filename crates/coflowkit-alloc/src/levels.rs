@@ -425,7 +425,9 @@ impl LevelMaxMin {
     /// (on a loaded FatTree most links of the tail never saturate: their
     /// flows freeze at other links first), and is checked afterwards: a link
     /// left out that it overloaded would have saturated in the filling over
-    /// every link, so the tail is solved again with it (see the body).
+    /// every link, so the tail is solved again with it (see the body). On a
+    /// tie between links a path may keep another bottleneck than a whole
+    /// solve would give it, at the same rate.
     pub fn solve_kept(&mut self, fabric: &Fabric, residual: &[f64]) {
         self.grow(fabric);
         if !self.kept || self.gained || self.restarts >= RESTARTS_MAX {
@@ -470,10 +472,13 @@ impl LevelMaxMin {
         // have saturated first in a filling over every link (its flows rose
         // past its share): the tail thaws again and is solved with those
         // links among the candidates, then, if that overloads yet another,
-        // over every link. A filling that overloads none is the filling over
-        // every link, step for step: a link that saturates there does so
+        // over every link. A filling that overloads none gives the levels of
+        // the filling over every link: a link that saturates there does so
         // with flows still rising through it, which here would have
-        // overloaded it.
+        // overloaded it. Only ties differ: a left-out link that saturates at
+        // exactly a candidate's level keeps no paths here, where the filling
+        // over every link may have frozen them at it (the lower id first),
+        // at the same level.
         let mut tries = 0;
         loop {
             // Links outside the candidates that the filling overloaded.

@@ -396,13 +396,17 @@ mod tests {
         assert_eq!(sv.rate(&mut lc, 1, p[1]), 10.0);
         assert_eq!(sv.rate(&mut lc, 2, p[2]), 10.0);
         assert_eq!(sv.rate(&mut lc, 0, p[0]), 0.0);
-        // Class 0's level moved (5 → 10: flow 1 now froze at up0, group 0).
+        // Class 0's level moved (5 → 10): flow 1 is alone on up0 and down2,
+        // which both saturate at 10. The restart fills over the groups it
+        // thaws (down2, group 5) and keeps flow 1 there; on such a tie either
+        // link is its bottleneck, at the same rate (`LevelMaxMin`: a whole
+        // solve would take up0, the lower id).
         // Class 2's input moved on up0 (5 → 0), a link flow 0 crosses, so it
         // was solved again: up0 and down1 are both full, and up0 (the lower
         // id on the tie) took flow 0 into group (2, up0) = 12 at level 0.
         // Class 1 (flow 2 on up2, down1) saw no move on its links: nothing.
-        assert_eq!(l, [(0, 10.0), (12, 0.0)]);
-        assert_eq!(sv.group[&lc.id(0, p[1])], 0);
+        assert_eq!(l, [(5, 10.0), (12, 0.0)]);
+        assert_eq!(sv.group[&lc.id(0, p[1])], 5);
         assert_eq!(sv.group[&lc.id(2, p[0])], 12);
         // Flow 2 drops to class 0 beside flow 1: they share nothing, 10 each;
         // down1 is full for flow 0 again. Flow 2 is the only moved flow.
