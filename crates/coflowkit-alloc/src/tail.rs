@@ -541,6 +541,13 @@ impl TailMaxMin {
         }
     }
 
+    /// Whether the group holds no flows (delta form: after its last call, a
+    /// group told no count since then takes nothing, so a chain may pass its
+    /// input through without calling it; see [`TailMaxMin::solve_chained`]).
+    pub fn holds_nothing(&self) -> bool {
+        self.list.is_empty() && self.by_rate.is_empty()
+    }
+
     /// The per-flow rate of path `p` in the solution in force (0 when it has
     /// no flows in the group).
     pub fn rate_of(&self, p: PathId) -> f64 {

@@ -692,7 +692,7 @@ impl<'w> Engine<'w> {
     /// rates, a scan of the moving flows when it changes most (the mode changes
     /// the cost, never the result).
     fn choose_flow_mode(&mut self, changes: usize) {
-        if changes >= 64 && 4 * changes >= self.rates.moving.len() {
+        if changes >= 64 && 16 * changes >= self.rates.moving.len() {
             self.rates.flows_dense();
         } else {
             self.rates.flows_sparse();

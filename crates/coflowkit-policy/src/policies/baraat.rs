@@ -38,6 +38,8 @@ pub struct Baraat {
     told: Vec<u8>,
     heavy_class: u8,
     classes_held: bool,
+    /// Scratch: the class each light coflow is to have, in FIFO order.
+    want: Vec<u8>,
     /// Most light coflows a class decision orders ([`MAX_LIGHT_CLASSES`];
     /// lower in tests, to exercise the switch to rates and back).
     max_light_classes: usize,
@@ -63,6 +65,7 @@ impl Baraat {
             told: Vec::new(),
             heavy_class: FIRST_HEAVY_CLASS,
             classes_held: false,
+            want: Vec::new(),
             max_light_classes: MAX_LIGHT_CLASSES,
         }
     }
@@ -119,18 +122,70 @@ impl Baraat {
         }
     }
 
+    /// The class of each light coflow (`want`, in FIFO order) under a class
+    /// decision after the first: only the order of the classes matters, so a
+    /// light coflow keeps the class it was told while it still comes after
+    /// the one before it, and one that arrived (or comes before a coflow it
+    /// did not use to) takes the next class after its predecessor's. A
+    /// coflow leaving the light ones (it finished or turned heavy) then
+    /// moves nobody; with ranks as classes, every light coflow behind it
+    /// moved up one, all its flows named, and with every coflow of the trace
+    /// light at once (bursty arrivals) that was most of each call's work.
+    /// When the next class would reach the heavy class, the heavy class first
+    /// moves further down (a larger number; its flows are then named) if the
+    /// light coflows fill half of the classes above it, and if the classes
+    /// still run out, the light coflows are renumbered by rank (each moved
+    /// once).
+    fn light_classes(&mut self, v: &NonClairvoyantView) {
+        if !self.keep_light_classes(v) {
+            if 2 * self.light.len() >= self.heavy_class as usize
+                && (self.heavy_class as usize) < MAX_LIGHT_CLASSES
+            {
+                let want = (2 * self.heavy_class as usize).max(4 * self.light.len());
+                self.heavy_class = want.min(MAX_LIGHT_CLASSES) as u8;
+            }
+            if !self.keep_light_classes(v) {
+                self.want.clear();
+                self.want.extend((0..self.light.len()).map(|r| r as u8));
+            }
+        }
+    }
+
+    /// The sticky assignment of [`Baraat::light_classes`] into `want`; false
+    /// when it runs out of classes below the heavy one.
+    fn keep_light_classes(&mut self, v: &NonClairvoyantView) -> bool {
+        self.want.clear();
+        let heavy = self.heavy_class as i32;
+        let mut prev = -1;
+        for &gi in &self.light {
+            let told = self.told[v.groups[gi].coflow as usize] as i32;
+            let c = if told > prev && told < heavy {
+                told
+            } else {
+                prev + 1
+            };
+            if c >= heavy {
+                return false;
+            }
+            self.want.push(c as u8);
+            prev = c;
+        }
+        true
+    }
+
     /// The decision by classes, for a driver that takes delta decisions and
-    /// runs the priority max-min itself: light coflow of FIFO rank `i` in
-    /// class `i`, every heavy one in `heavy_class`. Names the flows that
-    /// started and those of the coflows whose class changed (a light coflow
-    /// moving up as one ahead of it leaves, one turning heavy); the first
-    /// call, and the first after a decision by rates, names every flow.
+    /// runs the priority max-min itself: the light coflows in classes that
+    /// increase in FIFO order ([`Baraat::light_classes`]), every heavy one in
+    /// `heavy_class`. Names the flows that started and those of the coflows
+    /// whose class changed; the first call, and the first after a decision
+    /// by rates, names every flow (light coflow of FIFO rank `i` in class
+    /// `i`).
     fn by_classes(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
         if self.light.len() >= self.heavy_class as usize {
             // The heavy level moves below the light ranks: its flows are named.
             let want = self.light.len().next_power_of_two().max(2 * self.heavy_class as usize);
             self.heavy_class = want.min(MAX_LIGHT_CLASSES) as u8;
-            debug_assert!(self.light.len() < self.heavy_class as usize);
+            debug_assert!(self.light.len() <= self.heavy_class as usize);
         }
         if self.told.len() < v.coflow_started.len() {
             self.told.resize(v.coflow_started.len(), UNTOLD);
@@ -153,16 +208,16 @@ impl Baraat {
             return;
         }
         out.class_delta = true;
+        self.light_classes(v);
         let heavy_class = self.heavy_class;
-        let ranked = self
+        let classed = self
             .light
             .iter()
-            .enumerate()
-            .map(|(r, &gi)| (gi, Some(r)))
-            .chain(self.heavy.iter().map(|&gi| (gi, None)));
-        for (gi, rank) in ranked {
+            .zip(&self.want)
+            .map(|(&gi, &c)| (gi, c))
+            .chain(self.heavy.iter().map(|&gi| (gi, heavy_class)));
+        for (gi, c) in classed {
             let g = &v.groups[gi];
-            let c = rank.map_or(heavy_class, |r| r as u8);
             let told = &mut self.told[g.coflow as usize];
             if *told != c {
                 *told = c;
@@ -278,6 +333,81 @@ mod tests {
         Baraat::new(100.0).decide(&c2.non_clairvoyant(), &mut d);
         close(&d.rates, &[5.0, 5.0]);
         assert!(d.wakeups.is_empty());
+    }
+
+    /// The class moves of a delta call (duplicates dropped), sorted.
+    fn moves(b: &mut Baraat, c: &Case) -> Vec<(u32, u8)> {
+        let mut d = Decision::default();
+        d.reset(c.active.len());
+        d.delta_ok = true;
+        b.decide(&c.non_clairvoyant(), &mut d);
+        assert!(d.class_delta, "a call after the first is a class delta");
+        let mut m = d.class_moves.clone();
+        m.sort_unstable();
+        m.dedup();
+        m
+    }
+
+    #[test]
+    fn light_coflows_keep_their_classes_when_one_ahead_leaves() {
+        // Nine light coflows (nothing sent, H = 100 B), one flow each on its
+        // own ports. The first call names classes by FIFO rank: 0, 1, 2.
+        let flows: Vec<_> = (0..9).map(|k| (k, k, 9 + k, 1e6, 0.0)).collect();
+        let mut c = Case::new(18, 10.0, &flows);
+        c.set_active(&[0, 1, 2]);
+        let mut b = Baraat::new(100.0);
+        let mut d = Decision::default();
+        d.reset(3);
+        d.delta_ok = true;
+        b.decide(&c.non_clairvoyant(), &mut d);
+        assert_eq!(d.classes, vec![0, 1, 2]);
+        assert_eq!(b.heavy_class, FIRST_HEAVY_CLASS);
+        // Coflow 0 finishes: 1 and 2 keep classes 1 and 2 (only the order of
+        // classes matters); nothing moves.
+        c.set_active(&[1, 2]);
+        assert_eq!(moves(&mut b, &c), vec![]);
+        // Coflow 3 arrives, last in FIFO order: the class after 2.
+        c.set_active(&[1, 2, 3]);
+        c.started = vec![3];
+        assert_eq!(moves(&mut b, &c), vec![(3, 3)]);
+        // Coflow 4 makes four light coflows, as many as the heavy class
+        // number (4): the heavy class moves down to 8 (a power of two, at
+        // least twice the old), and coflow 4 takes class 4.
+        c.set_active(&[1, 2, 3, 4]);
+        c.started = vec![4];
+        assert_eq!(moves(&mut b, &c), vec![(4, 4)]);
+        assert_eq!(b.heavy_class, 8);
+        // 1-3 finish, 5-7 arrive and take 5, 6, 7. Coflow 8 would need class
+        // 8, the heavy one: five light coflows fill half of 0..8, so the
+        // heavy class moves down to max(2 · 8, 4 · 5) = 20 and 8 takes 8.
+        c.set_active(&[4, 5, 6, 7]);
+        c.started = vec![5, 6, 7];
+        assert_eq!(moves(&mut b, &c), vec![(5, 5), (6, 6), (7, 7)]);
+        c.set_active(&[4, 5, 6, 7, 8]);
+        c.started = vec![8];
+        assert_eq!(moves(&mut b, &c), vec![(8, 8)]);
+        assert_eq!(b.heavy_class, 20);
+    }
+
+    #[test]
+    fn light_classes_are_renumbered_by_rank_when_they_run_out() {
+        // As above, but the three light coflows were told the last light
+        // classes (250, 251, 252) under the largest heavy class (253): coflow
+        // 4 finds no class left and the heavy class cannot move, so every
+        // light coflow is renumbered by its FIFO rank.
+        let flows: Vec<_> = (0..5).map(|k| (k, k, 5 + k, 1e6, 0.0)).collect();
+        let mut c = Case::new(10, 10.0, &flows);
+        c.set_active(&[1, 2, 3]);
+        let mut b = Baraat::new(100.0);
+        let mut d = Decision::default();
+        d.reset(3);
+        d.delta_ok = true;
+        b.decide(&c.non_clairvoyant(), &mut d);
+        b.heavy_class = MAX_LIGHT_CLASSES as u8;
+        b.told[1..4].copy_from_slice(&[250, 251, 252]);
+        c.set_active(&[1, 2, 3, 4]);
+        c.started = vec![4];
+        assert_eq!(moves(&mut b, &c), vec![(1, 0), (2, 1), (3, 2), (4, 3)]);
     }
 
     #[test]
