@@ -215,6 +215,12 @@ PREFACE = [
     "of stream:queues=4 and baraat; level-restarts-side-by-side.md the whole",
     "trace on fattree:k=8 and k=16, engine alone, alternating with 5528d37",
     "(after the group heaps' compaction, 5cd6916).",
+    "Kept light classes (2026-12-07): exactness-sticky-classes is baraat's",
+    "light coflows keeping their classes, KeptClasses passing empty classes",
+    "through, and the engine scanning moving flows from one change in sixteen",
+    "(binary of commit 282733e), side by side with the build of 5c14e7e",
+    "(before them), with a whole bursty baraat run on the other core for part",
+    "of it.",
     "",
 ]
 

@@ -689,8 +689,13 @@ impl<'w> Engine<'w> {
     }
 
     /// Heaps of finish times when a decision changes few of the moving flows'
-    /// rates, a scan of the moving flows when it changes most (the mode changes
-    /// the cost, never the result).
+    /// rates, a scan of the moving flows when it changes more than one in
+    /// sixteen (the mode changes the cost, never the result). Two heap pushes
+    /// per change cost more than a share of the scan: `psp` on the FB big
+    /// switch changes about one moving flow in six per decision, and its
+    /// first 30,000 events took 39.0-42.4 s from one in sixteen against
+    /// 43.4-45.4 s from one in four (alternating runs, 2026-12-07); `scf`,
+    /// `aalo`, `mcs` and `pfp` were within noise.
     fn choose_flow_mode(&mut self, changes: usize) {
         if changes >= 64 && 16 * changes >= self.rates.moving.len() {
             self.rates.flows_dense();
