@@ -219,8 +219,10 @@ PREFACE = [
     "light coflows keeping their classes, KeptClasses passing empty classes",
     "through, and the engine scanning moving flows from one change in sixteen",
     "(binary of commit 282733e), side by side with the build of 5c14e7e",
-    "(before them), with a whole bursty baraat run on the other core for part",
-    "of it.",
+    "(before them); a whole bursty baraat run, then the Rust test suite, ran",
+    "on the other core for parts of it (psp:spare=maxmin's 1.58x among them;",
+    "alternating 30,000-event runs of psp gave 1.07-1.16x, docs/architecture",
+    "and engine.rs choose_flow_mode).",
     "",
 ]
 
