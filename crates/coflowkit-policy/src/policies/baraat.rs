@@ -335,6 +335,21 @@ mod tests {
         assert!(d.wakeups.is_empty());
     }
 
+    /// `n` light coflows (nothing sent, H = 100 B), coflow `k`'s one flow
+    /// from port `k` to port `n + k`, after a first delta-driver call with
+    /// `active` active: it names every active flow's class (returned).
+    fn first_call(n: u32, active: &[u32]) -> (Case, Baraat, Vec<u8>) {
+        let flows: Vec<_> = (0..n).map(|k| (k, k, n + k, 1e6, 0.0)).collect();
+        let mut c = Case::new(2 * n, 10.0, &flows);
+        c.set_active(active);
+        let mut b = Baraat::new(100.0);
+        let mut d = Decision::default();
+        d.reset(active.len());
+        d.delta_ok = true;
+        b.decide(&c.non_clairvoyant(), &mut d);
+        (c, b, d.classes)
+    }
+
     /// The class moves of a delta call (duplicates dropped), sorted.
     fn moves(b: &mut Baraat, c: &Case) -> Vec<(u32, u8)> {
         let mut d = Decision::default();
@@ -350,17 +365,10 @@ mod tests {
 
     #[test]
     fn light_coflows_keep_their_classes_when_one_ahead_leaves() {
-        // Nine light coflows (nothing sent, H = 100 B), one flow each on its
-        // own ports. The first call names classes by FIFO rank: 0, 1, 2.
-        let flows: Vec<_> = (0..9).map(|k| (k, k, 9 + k, 1e6, 0.0)).collect();
-        let mut c = Case::new(18, 10.0, &flows);
-        c.set_active(&[0, 1, 2]);
-        let mut b = Baraat::new(100.0);
-        let mut d = Decision::default();
-        d.reset(3);
-        d.delta_ok = true;
-        b.decide(&c.non_clairvoyant(), &mut d);
-        assert_eq!(d.classes, vec![0, 1, 2]);
+        // Nine light coflows, one flow each on its own ports. The first call
+        // names classes by FIFO rank: 0, 1, 2.
+        let (mut c, mut b, classes) = first_call(9, &[0, 1, 2]);
+        assert_eq!(classes, vec![0, 1, 2]);
         assert_eq!(b.heavy_class, FIRST_HEAVY_CLASS);
         // Coflow 0 finishes: 1 and 2 keep classes 1 and 2 (only the order of
         // classes matters); nothing moves.
@@ -395,14 +403,7 @@ mod tests {
         // classes (250, 251, 252) under the largest heavy class (253): coflow
         // 4 finds no class left and the heavy class cannot move, so every
         // light coflow is renumbered by its FIFO rank.
-        let flows: Vec<_> = (0..5).map(|k| (k, k, 5 + k, 1e6, 0.0)).collect();
-        let mut c = Case::new(10, 10.0, &flows);
-        c.set_active(&[1, 2, 3]);
-        let mut b = Baraat::new(100.0);
-        let mut d = Decision::default();
-        d.reset(3);
-        d.delta_ok = true;
-        b.decide(&c.non_clairvoyant(), &mut d);
+        let (mut c, mut b, _) = first_call(5, &[1, 2, 3]);
         b.heavy_class = MAX_LIGHT_CLASSES as u8;
         b.told[1..4].copy_from_slice(&[250, 251, 252]);
         c.set_active(&[1, 2, 3, 4]);
