@@ -47,14 +47,14 @@ def test_add_change_remove_are_incremental():
     ]
     # Released from the floor, by default: one class change (HTB keeps the
     # paused class's token debt, up to one frame's time at the floor rate).
-    assert not p.fresh_on_release
+    assert p.release == "change"
     assert p.apply([(7, proto.RATE, 2e6)], M) == [
         "class change dev eth0 parent 1:1 classid 1:2 htb rate 16729282bit ceil 16729282bit quantum 30280"
     ]
     p.apply([(7, proto.RATE, 0.0)], M)
-    # With fresh_on_release (`agent --release rebuild`) the class is built anew
-    # (full tokens), in the same slot, its filter removed first and added last.
-    p.fresh_on_release = True
+    # With `agent --release rebuild` the class is built anew (full tokens), in
+    # the same slot, its filter removed first and added last.
+    p.release = "rebuild"
     assert p.apply([(7, proto.RATE, 2e6)], M) == [
         "filter del dev eth0 parent 1: protocol ip prio 1 handle 800::2 u32",
         "class del dev eth0 classid 1:2",
@@ -68,7 +68,7 @@ def test_add_change_remove_are_incremental():
     assert p.apply([(7, proto.RATE, 1.0)], M) == [
         "class change dev eth0 parent 1:1 classid 1:2 htb rate 1045580bit ceil 1045580bit quantum 30280"
     ]
-    p.fresh_on_release = False
+    p.release = "change"
     assert p.apply([(7, proto.RATE, 2e6)], M) == [
         "class change dev eth0 parent 1:1 classid 1:2 htb rate 16729282bit ceil 16729282bit quantum 30280"
     ]
@@ -94,6 +94,59 @@ def test_add_change_remove_are_incremental():
     )
     # Unknown flows (not observed here) are ignored.
     assert p.apply([(99, proto.RATE, 1e6)], M) == []
+
+
+def test_move_gives_a_released_flow_a_new_class_and_drains_the_old_one():
+    p = plan()
+    p.release = "move"
+    # The floor is 1% of the link, 1,045,580 bit/s: one 1514-byte frame is
+    # 11.58 ms, and an old class is deleted two frames' time after the move.
+    assert p.drain_s == pytest.approx(2 * 1514 * 8 / 1045580)
+    p.apply([(7, proto.RATE, 0.0), (8, proto.RATE, 1e6)], M, now=10.0)  # slots 2 and 3
+    # Released at t = 10: a new class in slot 4 with its filter, then the old
+    # filter deleted, and the old class changed to the same rate to drain.
+    assert p.apply([(7, proto.RATE, 2e6)], M, now=10.0) == [
+        "class add dev eth0 parent 1:1 classid 1:4 htb rate 16729282bit ceil 16729282bit quantum 30280",
+        "filter add dev eth0 parent 1: protocol ip prio 1 handle 800::4 u32 match ip src 10.0.0.1/32 "
+        "match ip dst 10.0.0.2/32 match ip sport 40000 0xffff match ip dport 5001 0xffff flowid 1:4",
+        "filter del dev eth0 parent 1: protocol ip prio 1 handle 800::2 u32",
+        "class change dev eth0 parent 1:1 classid 1:2 htb rate 16729282bit ceil 16729282bit quantum 30280",
+    ]
+    assert p.installed[7].slot == 4 and list(p.draining) == [(10.0 + p.drain_s, 2)]
+    # A rise that is not a release (flow 8 was never paused) is a change.
+    assert p.apply([(8, proto.RATE, 2e6)], M, now=10.0) == [
+        "class change dev eth0 parent 1:1 classid 1:3 htb rate 16729282bit ceil 16729282bit quantum 30280"
+    ]
+    # Before its time the old class stays, and slot 2 is not given out: a new
+    # flow takes slot 5.
+    assert p.reap(10.0 + p.drain_s / 2) == []
+    m9 = {9: ("10.0.0.1", 40002, "10.0.0.4", 5003)}
+    assert "classid 1:5 " in p.apply([(9, proto.RATE, 0.0)], m9, now=10.01)[0]
+    # Flow 7 paused and released again before slot 2 is reaped: a third class.
+    p.apply([(7, proto.RATE, 0.0)], M, now=10.01)
+    assert "classid 1:6 " in p.apply([(7, proto.RATE, 1e6)], M, now=10.02)[0]
+    # Reaped in the order they were left: slot 2 at 10 + drain_s, slot 4 later.
+    assert p.reap(10.0 + p.drain_s) == ["class del dev eth0 classid 1:2"]
+    assert p.reap(10.02 + p.drain_s) == ["class del dev eth0 classid 1:4"]
+    assert p.reap(100.0) == [] and not p.draining
+    # The reaped slots are free again (the last freed is given out first).
+    m10 = {
+        10: ("10.0.0.1", 40003, "10.0.0.4", 5004),
+        11: ("10.0.0.1", 40004, "10.0.0.4", 5005),
+    }
+    lines = p.apply([(10, proto.RATE, 1e6), (11, proto.RATE, 1e6)], m10)
+    assert "classid 1:4 " in lines[0] and "classid 1:2 " in lines[2]
+
+
+def test_move_changes_in_place_when_no_slot_is_free():
+    p = plan()
+    p.release = "move"
+    many = {i: ("10.0.0.1", 1000 + i, "10.0.0.2", 80) for i in range(0xFFE)}
+    p.apply([(i, proto.RATE, 0.0) for i in range(0xFFE)], many)  # every slot 2..0xfff
+    assert p.apply([(0, proto.RATE, 2e6)], many, now=1.0) == [
+        "class change dev eth0 parent 1:1 classid 1:2 htb rate 16729282bit ceil 16729282bit quantum 30280"
+    ]
+    assert not p.draining
 
 
 def test_slot_numbers_are_hex_in_tc_syntax():
@@ -126,9 +179,24 @@ def test_the_kernel_accepts_the_generated_lines():
         tc.run(p.setup())
         tc.run(p.apply([(7, proto.RATE, 1e6), (8, proto.CLASS, 2.0)], M))
         tc.run(p.apply([(7, proto.RATE, 0.0)], M))
-        p.fresh_on_release = True
+        p.release = "rebuild"
         tc.run(p.apply([(7, proto.RATE, 3e6)], M))  # released: built anew
         tc.run(p.forget(8))
+        # Moved: the new class (1:3) and its filter, the old filter deleted and
+        # the old class (1:2) kept until reaped.
+        p.release = "move"
+        tc.run(p.apply([(7, proto.RATE, 0.0)], M, now=5.0))
+        tc.run(p.apply([(7, proto.RATE, 3e6)], M, now=5.0))
+        moved = subprocess.run(
+            ["ip", "netns", "exec", ns, "tc", "-batch", "-"],
+            input="class show dev eth0\nfilter show dev eth0\n",
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert "class htb 1:2 " in moved and "class htb 1:3 " in moved
+        assert "flowid 1:3" in moved and "flowid 1:2" not in moved
+        tc.run(p.reap(6.0))
         tc.close()
         assert tc.take_errors() == []
         classes = subprocess.run(
@@ -138,15 +206,15 @@ def test_the_kernel_accepts_the_generated_lines():
             check=True,
         ).stdout
         # 3e6 B/s goodput -> 25,093,923 bit/s, which tc prints rounded.
-        assert "class htb 1:2 parent 1:1 " in classes and "rate 25093Kbit ceil 25093Kbit" in classes
-        assert "1:3" not in classes
+        assert "class htb 1:3 parent 1:1 " in classes and "rate 25093Kbit ceil 25093Kbit" in classes
+        assert "1:2 " not in classes
         filters = subprocess.run(
             ["tc", "-n", ns, "filter", "show", "dev", "eth0"],
             capture_output=True,
             text=True,
             check=True,
         ).stdout
-        assert "flowid 1:2" in filters and "match 0a000001/ffffffff at 12" in filters
+        assert "flowid 1:3" in filters and "match 0a000001/ffffffff at 12" in filters
         # A line the kernel refuses is reported with the command that failed.
         tc2 = TcBatch(["ip", "netns", "exec", ns])
         tc2.run(["class del dev eth0 classid 1:99"])

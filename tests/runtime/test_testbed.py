@@ -90,7 +90,7 @@ def test_bad_run_options_are_refused_before_the_bed_is_touched(tmp_path):
     with pytest.raises(CoflowkitError, match=r"--sample-ms must be in \[1, 60000\], got -50\.0"):
         testbed.run_workload(w, "fair", {}, str(tmp_path / "run"), 8, 0.025, sample_s=-0.05)
     with pytest.raises(
-        CoflowkitError, match="--agent-release must be one of change, rebuild, got 'later'"
+        CoflowkitError, match="--agent-release must be one of change, rebuild, move, got 'later'"
     ):
         testbed.run_workload(w, "fair", {}, str(tmp_path / "run"), 8, 0.025, release="later")
     assert not (tmp_path / "run").exists()

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from coflowkit._core import CoflowkitError, FlowTable
 from coflowkit.runtime import proto, sockdiag, tls
 from coflowkit.runtime.session import Conn, SendQueueFull
-from coflowkit.runtime.tc import TcBatch, TcPlan, remove_tree
+from coflowkit.runtime.tc import RELEASES, TcBatch, TcPlan, remove_tree
 
 log = logging.getLogger("coflowkit.agent")
 
@@ -148,11 +148,6 @@ class Observer:
 
 # Bytes the agent queues for a master that does not read before it gives up on it.
 SEND_QUEUE = 8 << 20
-RELEASES = ("change", "rebuild")
-"""How a paused flow's class is given its new rate (``--release``): changed in
-place, keeping the token debt of its last trickled frame (the default), or
-built anew with full tokens, which drops the frames queued in the old class
-(:meth:`coflowkit.runtime.tc.TcPlan.apply`; docs/runtime.md)."""
 
 
 class Agent:
@@ -196,7 +191,7 @@ class Agent:
         self.name = name or socket.gethostname()
         self.observer = Observer(self.addrs, threshold)
         self.plan = TcPlan(dev, link_bytes_per_s)
-        self.plan.fresh_on_release = release == "rebuild"
+        self.plan.release = release
         self.enforce = enforce
         self.tc: TcBatch | None = None
         self.tree = False
@@ -231,7 +226,7 @@ class Agent:
             self._tc(self.plan.setup())
             self.tree = True
         matches = self.observer.matches(fid for fid, _, _ in decisions)
-        self._tc(self.plan.apply(decisions, matches))
+        self._tc(self.plan.apply(decisions, matches, time.monotonic()))
         self.decisions_applied += len(decisions)
         self.last_change = time.time()
 
@@ -360,6 +355,8 @@ class Agent:
             return
         for fid, _ in r.gone:
             self._tc(self.plan.forget(fid))
+        if self.plan.draining:
+            self._tc(self.plan.reap(time.monotonic()))
         if not self.session:
             # Ends seen while disconnected go out with the next session's first report.
             self.unsent_gone += r.gone

@@ -9,6 +9,7 @@ import os
 
 from coflowkit._core import CoflowkitError
 from coflowkit.options import default_trace, parse_kv
+from coflowkit.runtime.tc import RELEASES
 
 
 def _log_setup(level: str) -> None:
@@ -68,10 +69,13 @@ def add_agent(sub) -> None:
     )
     a.add_argument("--observe-only", action="store_true", help="report but never touch tc")
     a.add_argument(
-        "--release", choices=["change", "rebuild"], default="change",
+        "--release", choices=RELEASES, default="change",
         help="a paused flow given a rate: its HTB class changed in place (default; it first "
-        "pays the token debt of its last trickled frame, up to 0.1 s at the 0.5%% floor), or "
-        "built anew with full tokens (the frames queued in the old class are dropped)",
+        "pays the token debt of its last trickled frame, up to 0.1 s at the 0.5%% floor), "
+        "built anew with full tokens (rebuild: the frames queued in the old class are "
+        "dropped), or moved to a new class with full tokens (move: the old class keeps its "
+        "queued frames, sends them at the new rate once its debt is paid, and is deleted "
+        "after twice that time)",
     )  # fmt: skip
     a.add_argument(
         "--decentralized", choices=["stream"], default=None,
@@ -369,7 +373,7 @@ def add_testbed(sub) -> None:
         "can starve normal workers, which then start flows late)",
     )  # fmt: skip
     t.add_argument(
-        "--agent-release", choices=["change", "rebuild"], default="change",
+        "--agent-release", choices=RELEASES, default="change",
         help="run: the agents' --release (how a paused flow's class gets its new rate)",
     )  # fmt: skip
     t.add_argument(

@@ -11,7 +11,8 @@ The tree on the agent's egress device::
     800::N  u32 filter matching the flow's 5-tuple (TCP, IPv4) -> 1:N
 
 A round's changes are one batch of ``tc`` lines: add (class, then filter), change
-(class only) or remove (filter, then class). Nothing is rebuilt. Rates arrive as
+(class only) or remove (filter, then class). Nothing is rebuilt, except as
+:data:`RELEASES` says for a paused flow given a rate. Rates arrive as
 goodput (payload bytes/s, what policies and the simulator count); tc counts bits of
 whole frames, so rates are multiplied by ``overhead`` (frame bytes per payload byte,
 1514/1448 for 1500-byte MTU with TCP timestamps).
@@ -34,6 +35,21 @@ PAUSED_FLOOR = 0.005
 MAX_SLOTS = 0xFFF  # u32 node ids and class minors 2..0xfff
 QUANTUM = 30280  # 20 full frames; an explicit quantum keeps HTB's r2q warnings away
 PRIO_LEVELS = 8
+FRAME_BYTES = 1514
+RELEASES = ("change", "rebuild", "move")
+"""How a paused flow's class is given its new rate (``agent --release``).
+
+HTB keeps a class's token debt across ``class change``: a paused class owes up
+to one frame's time at the trickle rate (97 ms at 0.5% of any link) and sends
+nothing at its new rate until it has paid.
+
+- ``change`` (the default): the class is changed in place and pays the debt.
+- ``rebuild``: the class is deleted and added anew in the same slot (full
+  tokens). Deleting it drops the frames queued in it, which TCP must recover.
+- ``move``: the flow gets a new class with full tokens in another slot, and
+  its filter moves there. The old class keeps the frames queued in it and is
+  changed to the new rate, so they leave once its debt is paid; it is deleted
+  by :meth:`TcPlan.reap` once that time has passed (``drain_s``)."""
 
 
 def _bits(rate_bits: float) -> str:
@@ -74,9 +90,14 @@ class TcPlan:
         self.min_bits = max(self.link_bits * min_fraction, 8000.0)
         self.installed: dict[int, Installed] = {}
         self._free = list(range(MAX_SLOTS, 1, -1))
-        # A paused flow released to a rate gets a new class (see apply); off by
-        # default: the frames queued in the old class are dropped with it.
-        self.fresh_on_release = False
+        # How a paused flow released to a rate gets it: one of RELEASES.
+        self.release = "change"
+        # Under ``move``, an old class is deleted this long after its flow left
+        # it: twice one frame's time at the trickle rate (its debt, at most
+        # one frame's time, then its queue at the new rate).
+        self.drain_s = 2 * FRAME_BYTES * 8 / self.min_bits
+        # Old classes still draining, (time due for deletion, slot), oldest first.
+        self.draining: collections.deque[tuple[float, int]] = collections.deque()
 
     def setup(self) -> list[str]:
         d = self.dev
@@ -88,6 +109,7 @@ class TcPlan:
 
     def teardown(self) -> list[str]:
         self.installed.clear()
+        self.draining.clear()
         self._free = list(range(MAX_SLOTS, 1, -1))
         return [f"qdisc del dev {self.dev} root"]
 
@@ -102,11 +124,13 @@ class TcPlan:
         self,
         decisions: list[tuple[int, int, float]],
         matches: dict[int, tuple[str, int, str, int]],
+        now: float = 0.0,
     ) -> list[str]:
         """tc lines for ``decisions`` ``(fid, kind, value)``; ``matches[fid]`` is the
         flow's (src ip, src port, dst ip, dst port). UNLIMITED removes a flow's
         class; a decision for an unknown flow or one equal to what is installed
-        produces nothing."""
+        produces nothing. ``now`` (seconds, any monotonic clock) dates the
+        classes that ``move`` leaves draining, for :meth:`reap`."""
         d = self.dev
         lines: list[str] = []
         for fid, kind, value in decisions:
@@ -120,17 +144,16 @@ class TcPlan:
             if cur is not None:
                 if cur.kind == kind and cur.value == value:
                     continue
-                if self.fresh_on_release and self._released(cur, kind, value):
-                    # HTB keeps a class's token debt across `class change`: a
-                    # paused class owes up to one frame's time at the trickle
-                    # rate (about 0.1 s at 0.5% of the link) and sends nothing
-                    # at its new rate until it is paid. A class built anew
-                    # starts with full tokens, but deleting the old one drops
-                    # the frames queued in it (a loss for TCP to recover).
-                    m = cur.match
-                    lines += self._remove(fid)
-                    lines += self._add(fid, kind, value, m)
-                    continue
+                if self.release != "change" and self._released(cur, kind, value):
+                    if self.release == "rebuild":
+                        m = cur.match
+                        lines += self._remove(fid)
+                        lines += self._add(fid, kind, value, m)
+                        continue
+                    if self._free:
+                        lines += self._move(fid, cur, kind, value, now)
+                        continue
+                    # No free slot for a new class: changed in place.
                 cur.kind, cur.value = kind, value
                 lines.append(
                     f"class change dev {d} parent 1:1 classid 1:{cur.slot:x} {self._class_args(kind, value)}"
@@ -147,6 +170,30 @@ class TcPlan:
         floor) and now gets a rate above it."""
         floor = self.min_bits / (8 * self.overhead)
         return cur.kind == RATE and kind == RATE and cur.value <= floor < value
+
+    def _move(self, fid: int, cur: Installed, kind: int, value: float, now: float) -> list[str]:
+        """The flow's filter to a new class at ``value``; the old class, still
+        holding the frames queued in it, changed to the same rate and left to
+        drain. The new filter is added before the old one is deleted, so that
+        no frame meets neither."""
+        d = self.dev
+        old = cur.slot
+        lines = self._add(fid, kind, value, cur.match)
+        self.draining.append((now + self.drain_s, old))
+        return lines + [
+            f"filter del dev {d} parent 1: protocol ip prio 1 handle 800::{old:x} u32",
+            f"class change dev {d} parent 1:1 classid 1:{old:x} {self._class_args(kind, value)}",
+        ]
+
+    def reap(self, now: float) -> list[str]:
+        """Deletes the old classes of ``move`` whose time to drain has passed
+        (any frame still in one is dropped with it) and frees their slots."""
+        lines: list[str] = []
+        while self.draining and self.draining[0][0] <= now:
+            _, slot = self.draining.popleft()
+            self._free.append(slot)
+            lines.append(f"class del dev {self.dev} classid 1:{slot:x}")
+        return lines
 
     def _add(self, fid: int, kind: int, value: float, m: tuple[str, int, str, int]) -> list[str]:
         d = self.dev

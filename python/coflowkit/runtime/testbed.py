@@ -34,7 +34,7 @@ import numpy as np
 from coflowkit import api
 from coflowkit import transforms as T
 from coflowkit._core import CoflowkitError, Workload
-from coflowkit.runtime.agent import RELEASES
+from coflowkit.runtime.tc import RELEASES
 from coflowkit.runtime.testbed_compare import (  # noqa: F401 (re-exported: tests and reports use them)
     _compare,
     _compare_interval,
