@@ -72,6 +72,7 @@ def test_add_change_remove_are_incremental():
     assert p.apply([(7, proto.RATE, 2e6)], M) == [
         "class change dev eth0 parent 1:1 classid 1:2 htb rate 16729282bit ceil 16729282bit quantum 30280"
     ]
+    assert p.releases == {"change": 2, "rebuild": 1}
     p.apply([(7, proto.RATE, 0.0)], M)
     # A class decision: strict priority by HTB prio (capped at 7), borrowing up to the link.
     lines = p.apply([(8, proto.CLASS, 9.0)], M)
@@ -129,6 +130,7 @@ def test_move_gives_a_released_flow_a_new_class_and_drains_the_old_one():
     assert p.reap(10.0 + p.drain_s) == ["class del dev eth0 classid 1:2"]
     assert p.reap(10.02 + p.drain_s) == ["class del dev eth0 classid 1:4"]
     assert p.reap(100.0) == [] and not p.draining
+    assert p.releases == {"move": 2}
     # The reaped slots are free again (the last freed is given out first).
     m10 = {
         10: ("10.0.0.1", 40003, "10.0.0.4", 5004),
@@ -146,7 +148,7 @@ def test_move_changes_in_place_when_no_slot_is_free():
     assert p.apply([(0, proto.RATE, 2e6)], many, now=1.0) == [
         "class change dev eth0 parent 1:1 classid 1:2 htb rate 16729282bit ceil 16729282bit quantum 30280"
     ]
-    assert not p.draining
+    assert not p.draining and p.releases == {"change": 1}
 
 
 def test_slot_numbers_are_hex_in_tc_syntax():
@@ -187,6 +189,8 @@ def test_the_kernel_accepts_the_generated_lines():
         p.release = "move"
         tc.run(p.apply([(7, proto.RATE, 0.0)], M, now=5.0))
         tc.run(p.apply([(7, proto.RATE, 3e6)], M, now=5.0))
+        tc.close()  # returns once tc has run every line
+        assert tc.take_errors() == []
         moved = subprocess.run(
             ["ip", "netns", "exec", ns, "tc", "-batch", "-"],
             input="class show dev eth0\nfilter show dev eth0\n",
@@ -196,6 +200,7 @@ def test_the_kernel_accepts_the_generated_lines():
         ).stdout
         assert "class htb 1:2 " in moved and "class htb 1:3 " in moved
         assert "flowid 1:3" in moved and "flowid 1:2" not in moved
+        tc = TcBatch(["ip", "netns", "exec", ns])
         tc.run(p.reap(6.0))
         tc.close()
         assert tc.take_errors() == []

@@ -340,6 +340,12 @@ class Agent:
                 sel.unregister(self.conn.sock)
                 self._drop("agent stopping")
             self._fail_open("agent stopping")
+            if self.plan.releases:
+                log.info(
+                    "paused flows given a rate: %s (--release %s)",
+                    ", ".join(f"{n} by {how}" for how, n in sorted(self.plan.releases.items())),
+                    self.plan.release,
+                )
             if self.tc is not None:
                 self.tc.close()
             diag.close()

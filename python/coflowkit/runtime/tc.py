@@ -98,6 +98,8 @@ class TcPlan:
         self.drain_s = 2 * FRAME_BYTES * 8 / self.min_bits
         # Old classes still draining, (time due for deletion, slot), oldest first.
         self.draining: collections.deque[tuple[float, int]] = collections.deque()
+        # Paused flows given a rate, by how: "change", "rebuild", "move".
+        self.releases: collections.Counter[str] = collections.Counter()
 
     def setup(self) -> list[str]:
         d = self.dev
@@ -144,16 +146,19 @@ class TcPlan:
             if cur is not None:
                 if cur.kind == kind and cur.value == value:
                     continue
-                if self.release != "change" and self._released(cur, kind, value):
+                if self._released(cur, kind, value):
                     if self.release == "rebuild":
+                        self.releases["rebuild"] += 1
                         m = cur.match
                         lines += self._remove(fid)
                         lines += self._add(fid, kind, value, m)
                         continue
-                    if self._free:
+                    if self.release == "move" and self._free:
+                        self.releases["move"] += 1
                         lines += self._move(fid, cur, kind, value, now)
                         continue
-                    # No free slot for a new class: changed in place.
+                    # Changed in place (under move, when no slot is free).
+                    self.releases["change"] += 1
                 cur.kind, cur.value = kind, value
                 lines.append(
                     f"class change dev {d} parent 1:1 classid 1:{cur.slot:x} {self._class_args(kind, value)}"
