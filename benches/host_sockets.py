@@ -4,15 +4,21 @@
 with TCP info) inside host HOST's namespace, one JSON line per sample
 (``{"t", "ss"}``). Run it beside ``coflowkit testbed run`` (as root).
 
-``retrans JSONL [--out CSV]``: per data socket of the host's own address (the
-last sample in which it was seen): bytes sent, bytes retransmitted and
-retransmitted segments, and their totals.
+``retrans JSONL HOST [--out CSV] [--run RUN_DIR]``: per data socket of the
+host's own address (the last sample in which it was seen): bytes sent, bytes
+retransmitted and retransmitted segments, and their totals. With ``--run``,
+the run's directory (its ``traffic-plan.json`` and ``coflows.csv``): each
+socket is matched to the planned flow from HOST to its peer's address and
+port, and the totals are also given per bin of the flow's coflow (SN, SW, LN,
+LW).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
+import os
 import re
 import subprocess
 import sys
@@ -55,6 +61,31 @@ def retrans(lines, host_ip: str) -> dict:
     return last
 
 
+def by_bin(got: dict, run_dir: str, host: int) -> dict:
+    """``{bin: [sockets, bytes sent, bytes retransmitted, segments]}`` of the
+    sockets in ``got`` matched to the run's planned flows from ``host``; those
+    matching no planned flow (the goodput probe, for one) under ``"?"``."""
+    with open(os.path.join(run_dir, "traffic-plan.json"), encoding="utf-8") as fh:
+        plan = json.load(fh)
+    with open(os.path.join(run_dir, "coflows.csv"), encoding="utf-8") as fh:
+        bin_of = {int(r["coflow_id"]): r["bin"] for r in csv.DictReader(fh)}
+    hosts = plan["hosts"]
+    flow_bin = {
+        (hosts[f["dst"]], int(f["port"])): bin_of.get(int(f["coflow"]), "?")
+        for f in plan["flows"]
+        if f["src"] == host
+    }
+    out: dict[str, list[int]] = {}
+    for (_, peer), (sent, rbytes, segs) in got.items():
+        ip, _, port = peer.rpartition(":")
+        t = out.setdefault(flow_bin.get((ip, int(port)), "?"), [0, 0, 0, 0])
+        t[0] += 1
+        t[1] += sent
+        t[2] += rbytes
+        t[3] += segs
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -66,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("jsonl")
     r.add_argument("host", type=int)
     r.add_argument("--out", help="also write the per-socket rows as CSV")
+    r.add_argument("--run", help="the run's directory: totals per bin of the flows' coflows")
     a = ap.parse_args(argv)
     if a.cmd == "sample":
         sample(a.out, a.host, a.seconds)
@@ -80,6 +112,11 @@ def main(argv: list[str] | None = None) -> int:
     sent = sum(v[0] for v in got.values())
     print(f"{len(got)} sockets: {sent} bytes sent, {sum(v[1] for v in got.values())} retransmitted "
           f"in {sum(v[2] for v in got.values())} segments")  # fmt: skip
+    if a.run:
+        print("| bin | sockets | bytes sent | bytes retransmitted | segments retransmitted |")
+        print("|---|---:|---:|---:|---:|")
+        for b, t in sorted(by_bin(got, a.run, a.host).items()):
+            print(f"| {b} | {t[0]} | {t[1]:,} | {t[2]:,} | {t[3]:,} |")
     return 0
 
 

@@ -25,3 +25,32 @@ def test_the_last_sample_of_each_data_socket_counts():
     assert b.retrans(lines, "10.77.0.4") == {
         ("10.77.0.4:42798", "10.77.0.3:20025"): (5000, 2896, 2)
     }
+
+
+def test_sockets_are_matched_to_planned_flows_and_summed_per_bin(tmp_path):
+    b = load_bench("host_sockets")
+    # Host 3 (10.77.0.4) sends flow 0 to host 2 port 20025 (coflow 5, SN) and
+    # flows 1-2 to host 1 ports 20016-20017 (coflow 6, LW); host 1 also sends
+    # to host 2 port 20025, which is not host 3's and must not match.
+    plan = {
+        "hosts": [f"10.77.0.{i + 1}" for i in range(4)],
+        "flows": [
+            {"id": 0, "coflow": 5, "src": 3, "dst": 2, "port": 20025},
+            {"id": 1, "coflow": 6, "src": 3, "dst": 1, "port": 20016},
+            {"id": 2, "coflow": 6, "src": 3, "dst": 1, "port": 20017},
+            {"id": 3, "coflow": 6, "src": 1, "dst": 2, "port": 20026},
+        ],
+    }
+    (tmp_path / "traffic-plan.json").write_text(json.dumps(plan))
+    (tmp_path / "coflows.csv").write_text("coflow_id,bin\n5,SN\n6,LW\n")
+    got = {
+        ("10.77.0.4:1", "10.77.0.3:20025"): (5000, 2896, 2),
+        ("10.77.0.4:2", "10.77.0.2:20016"): (100, 0, 0),
+        ("10.77.0.4:3", "10.77.0.2:20017"): (200, 1448, 1),
+        ("10.77.0.4:4", "10.77.0.3:20026"): (7, 0, 0),  # matches no flow of host 3
+    }
+    assert b.by_bin(got, str(tmp_path), 3) == {
+        "SN": [1, 5000, 2896, 2],
+        "LW": [2, 300, 1448, 1],
+        "?": [1, 7, 0, 0],
+    }
