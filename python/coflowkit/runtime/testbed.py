@@ -268,8 +268,8 @@ def _host_commands(i: int, bits: int, queues: int = 1) -> list[list[str]]:
         [*h, "link", "set", "lo", "up"],
         # Hosts run a loss-based TCP, CUBIC or else Reno (this machine defaults to
         # BBR, whose bandwidth probing takes tens of RTTs to climb back after a
-        # flow is paused and resumed; some kernels refuse CUBIC as a namespace
-        # default).
+        # flow is paused and resumed; a namespace gets CUBIC only if the
+        # machine-wide net.ipv4.tcp_allowed_congestion_control lists it).
         ["ip", "netns", "exec", ns, "sh", "-c", f"{CC} cubic > {CC_FILE} 2>/dev/null || {CC} reno > {CC_FILE}"],
         [*sw, "link", "add", f"p{i}", "type", "veth", "peer", "name", "eth0", "netns", ns],
         [*sw, "link", "add", f"c{i}", "type", "veth", "peer", "name", "ctl0", "netns", ns],
