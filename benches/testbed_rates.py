@@ -18,7 +18,15 @@ as the master's API showed it at each poll), ``flow_marks.csv`` (when each
 A flow is matched to the master's rows by (coflow, source, destination); a
 pair that is not unique within its coflow is left out (counted).
 
-    python3 benches/testbed_rates.py RUN_DIR [--markdown]
+``--control`` measures the method itself: each flow's marks are replaced by
+the marks of a flow that sent exactly at its assigned rates (the same byte
+levels, each reached when the assigned rates' integral reaches it), and the
+age table gets the ratio computed from them beside the real one. Marks are 1/64 of a flow apart, so a
+large flow's marks can be seconds apart, and achieved bytes interpolated
+between them smear a step in rate over the span; the control shows how much
+of a low ratio after a rise that alone gives.
+
+    python3 benches/testbed_rates.py RUN_DIR [--markdown] [--control]
 """
 
 from __future__ import annotations
@@ -60,11 +68,30 @@ def load(run: str) -> dict:
     }
 
 
-def intervals(d: dict) -> tuple[pd.DataFrame, int]:
+def marks_at_assigned(edges: np.ndarray, a: np.ndarray, levels: np.ndarray):
+    """The marks (times, bytes) of a flow that sends at rate ``a[i]`` from
+    ``edges[i]`` to ``edges[i + 1]``: each byte level of ``levels`` that its
+    bytes reach, at the time they reach it (the first at ``edges[0]`` if it
+    is 0)."""
+    got = np.concatenate(([0.0], np.cumsum(a * np.diff(edges))))
+    # (Within rounding: a flow assigned exactly its size reaches its last level.)
+    levels = levels[levels <= got[-1] * (1 + 1e-9)]
+    j = np.minimum(np.searchsorted(got, levels, side="left"), len(got) - 1)
+    t = np.empty(len(levels))
+    first = j == 0
+    t[first] = edges[0]
+    k = j[~first]
+    frac = np.minimum((levels[~first] - got[k - 1]) / (got[k] - got[k - 1]), 1.0)
+    t[~first] = edges[k - 1] + frac * (edges[k] - edges[k - 1])
+    return t, levels
+
+
+def intervals(d: dict, control: bool = False) -> tuple[pd.DataFrame, int]:
     """One row per (flow, poll interval inside its life): the assigned rate at
     the interval's start, the bytes achieved in it (from the receiver's marks,
     linear between marks), its length, and the time since the flow's assigned
-    rate last rose."""
+    rate last rose. ``control``: the marks of a flow that sent exactly at its
+    assigned rates instead (:func:`marks_at_assigned`)."""
     plan, rates, marks, flows = d["plan"], d["rates"], d["marks"], d["flows"]
     polls = np.array(sorted(rates.time_s.unique()))
     unique = plan.groupby(["coflow", "src", "dst"]).size()
@@ -90,6 +117,10 @@ def intervals(d: dict) -> tuple[pd.DataFrame, int]:
         )
         edges = np.append(inside, end)
         mt, mb = marks_of[fid]
+        if control:
+            mt, mb = marks_at_assigned(edges, a, mb)
+            if len(mt) == 0:
+                continue
         got = np.interp(edges, mt, mb)
         rose_at = inside[0]
         for i in range(len(inside)):
@@ -101,8 +132,8 @@ def intervals(d: dict) -> tuple[pd.DataFrame, int]:
     return pd.DataFrame(rows, columns=cols), skipped
 
 
-def table(d: dict) -> tuple[pd.DataFrame, pd.DataFrame, int]:
-    iv, skipped = intervals(d)
+def table(d: dict, control: bool = False) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    iv, skipped = intervals(d, control)
     iv["bin"] = d["coflows"].loc[iv.coflow, "bin"].to_numpy()
     iv["assigned_bytes"] = iv.assigned * iv.dt
     per_bin = []
@@ -141,8 +172,21 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run", help="a `coflowkit testbed run --sample-ms` output directory")
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    ap.add_argument(
+        "--control",
+        action="store_true",
+        help="the same tables for flows that sent exactly at their assigned rates, "
+        "marked at the real marks' byte levels (what the method alone gives)",
+    )
     a = ap.parse_args(argv)
-    per_bin, age, skipped = table(load(a.run))
+    d = load(a.run)
+    per_bin, age, skipped = table(d)
+    if a.control:
+        # Side by side: the real ratio, the control's, and the real over the control.
+        _, ctl, _ = table(d, control=True)
+        age = age.merge(ctl[["bin", "age", "achieved / assigned"]], on=["bin", "age"],
+                        suffixes=("", ", control"))  # fmt: skip
+        age["real / control"] = age["achieved / assigned"] / age["achieved / assigned, control"]
     show = markdown if a.markdown else (lambda t: t.round(3).to_string(index=False))
     print(show(per_bin))
     print()

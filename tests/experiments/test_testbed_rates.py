@@ -65,3 +65,38 @@ def test_a_run_without_samples_is_one_clear_error(tmp_path):
     (tmp_path / "rates.csv").unlink()
     with pytest.raises(SystemExit, match="no rates.csv .*--sample-ms"):
         b.load(str(tmp_path))
+
+
+def test_marks_of_a_flow_that_sends_at_its_assigned_rates():
+    import numpy as np
+
+    b = load_bench("testbed_rates")
+    # Assigned 0, then 1000 B/s from 0.1 to 0.3 s: 100 bytes by 0.2, 200 by 0.3.
+    edges = np.array([0.0, 0.1, 0.2, 0.3])
+    a = np.array([0.0, 1000.0, 1000.0])
+    t, got = b.marks_at_assigned(edges, a, np.array([0.0, 50, 100, 150, 200, 250]))
+    # 250 is never reached; 50 is reached half way through [0.1, 0.2).
+    assert list(got) == [0, 50, 100, 150, 200]
+    assert t == pytest.approx([0.0, 0.15, 0.2, 0.25, 0.3])
+    # Interpolated, the 50 bytes between the first mark (the flow's start)
+    # and the second spread over [0, 0.15): 33.33 bytes seem to go in
+    # [0, 0.1), assigned nothing, and 66.67 of 100 in [0.1, 0.2).
+    assert np.diff(np.interp(edges, t, got)) == pytest.approx([100 / 3, 200 / 3, 100])
+    # Marks as coarse as the flow (0 and 200 bytes only): interpolated, the
+    # step at 0.1 s is smeared over the whole span, and the interval right
+    # after the rise seems to carry 2/3 of its assigned bytes.
+    t, got = b.marks_at_assigned(edges, a, np.array([0.0, 200]))
+    assert list(got) == [0, 200] and t == pytest.approx([0.0, 0.3])
+    assert np.diff(np.interp(edges, t, got)) == pytest.approx([200 / 3] * 3)
+
+
+def test_the_control_replaces_the_marks(tmp_path):
+    b = load_bench("testbed_rates")
+    write_run(tmp_path)
+    # The real marks' levels are 0, 50 and 250; a flow at its assigned rates
+    # reaches 50 at 0.15 s and never 250 (200 bytes assigned in all), so the
+    # control's bytes at the edges 0, 0.1, 0.2, 0.3 are 0, 33.33, 50, 50:
+    # 16.67 of 100 in [0.1, 0.2), 0 of 100 in [0.2, 0.3).
+    _, age, _ = b.table(b.load(str(tmp_path)), control=True)
+    got = {str(x): r for x, r in zip(age.age, age["achieved / assigned"], strict=True)}
+    assert got == {"[0, 0.05) s": pytest.approx(50 / 3 / 100), "[0.1, 0.2) s": 0.0}
