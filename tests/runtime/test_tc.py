@@ -228,3 +228,26 @@ def test_the_kernel_accepts_the_generated_lines():
         assert len(errs) == 1 and "class del dev eth0 classid 1:99" in errs[0]
     finally:
         subprocess.run(["ip", "netns", "del", ns])
+
+
+def test_the_paused_floor_is_checked_where_it_is_given():
+    from coflowkit.runtime import tc
+    from coflowkit.runtime.agent import Agent
+    from coflowkit.runtime.master import Master
+
+    assert tc.check_paused_floor(0.005) == 0.005 and tc.check_paused_floor(0.05) == 0.05
+    # A floor of 1% of a 12.5e6 B/s link: a paused flow's class at 1,045,580 bit/s.
+    assert (
+        "rate 1045580bit"
+        in TcPlan("eth0", 12.5e6, min_fraction=0.01).apply([(7, proto.RATE, 0.0)], M)[0]
+    )
+    for bad in (0.0, -0.01, 0.06):
+        with pytest.raises(
+            CoflowkitError, match=rf"--paused-floor must be in \(0, 0\.05\], got {bad}"
+        ):
+            tc.check_paused_floor(bad)
+    # Refused before anything is opened (no TLS context, no socket is needed).
+    with pytest.raises(CoflowkitError, match=r"agent: --paused-floor must be in \(0, 0\.05\]"):
+        Agent(("127.0.0.1", 1), None, 0, "eth0", 1e6, paused_floor=0.5)
+    with pytest.raises(CoflowkitError, match=r"master: --paused-floor must be in \(0, 0\.05\]"):
+        Master("fair", {}, 2, 1e6, None, http=None, paused_floor=0.0)

@@ -93,6 +93,11 @@ def test_bad_run_options_are_refused_before_the_bed_is_touched(tmp_path):
         CoflowkitError, match="--agent-release must be one of change, rebuild, move, got 'later'"
     ):
         testbed.run_workload(w, "fair", {}, str(tmp_path / "run"), 8, 0.025, release="later")
+    for floor in (0.0, 0.2):
+        with pytest.raises(
+            CoflowkitError, match=rf"testbed: --paused-floor must be in \(0, 0\.05\], got {floor}"
+        ):
+            testbed.run_workload(w, "fair", {}, str(tmp_path / "run"), 8, 0.025, paused_floor=floor)
     assert not (tmp_path / "run").exists()
 
 

@@ -42,7 +42,14 @@ from dataclasses import dataclass
 from coflowkit._core import CoflowkitError, FlowTable
 from coflowkit.runtime import proto, sockdiag, tls
 from coflowkit.runtime.session import Conn, SendQueueFull
-from coflowkit.runtime.tc import RELEASES, TcBatch, TcPlan, remove_tree
+from coflowkit.runtime.tc import (
+    PAUSED_FLOOR,
+    RELEASES,
+    TcBatch,
+    TcPlan,
+    check_paused_floor,
+    remove_tree,
+)
 
 log = logging.getLogger("coflowkit.agent")
 
@@ -166,7 +173,9 @@ class Agent:
         name: str | None = None,
         discover_every: int | None = None,
         release: str = "change",
+        paused_floor: float = PAUSED_FLOOR,
     ):
+        check_paused_floor(paused_floor, "agent: --paused-floor")
         if release not in RELEASES:
             raise CoflowkitError(
                 f"agent: --release must be one of {', '.join(RELEASES)}, got {release!r}"
@@ -190,7 +199,7 @@ class Agent:
         self.addrs = addrs or device_addrs(dev)
         self.name = name or socket.gethostname()
         self.observer = Observer(self.addrs, threshold)
-        self.plan = TcPlan(dev, link_bytes_per_s)
+        self.plan = TcPlan(dev, link_bytes_per_s, min_fraction=paused_floor)
         self.plan.release = release
         self.enforce = enforce
         self.tc: TcBatch | None = None
@@ -408,6 +417,7 @@ def main(args) -> int:
         enforce=not args.observe_only,
         discover_every=args.discover_every,
         release=args.release,
+        paused_floor=args.paused_floor,
     )
 
     def stop(*_):

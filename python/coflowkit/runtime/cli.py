@@ -9,7 +9,7 @@ import os
 
 from coflowkit._core import CoflowkitError
 from coflowkit.options import default_trace, parse_kv
-from coflowkit.runtime.tc import RELEASES
+from coflowkit.runtime.tc import PAUSED_FLOOR, RELEASES
 
 
 def _log_setup(level: str) -> None:
@@ -76,6 +76,11 @@ def add_agent(sub) -> None:
         "dropped), or moved to a new class with full tokens (move: the old class keeps its "
         "queued frames, sends them at the new rate once its debt is paid, and is deleted "
         "after twice that time)",
+    )  # fmt: skip
+    a.add_argument(
+        "--paused-floor", type=float, default=PAUSED_FLOOR, metavar="F",
+        help="share of the link a paused flow trickles at, keeping TCP's ACK clock "
+        f"(default {PAUSED_FLOOR}; the master's --paused-floor must be the same)",
     )  # fmt: skip
     a.add_argument(
         "--decentralized", choices=["stream"], default=None,
@@ -148,6 +153,11 @@ def add_master(sub) -> None:
     m.add_argument("--interval-ms", type=float, default=20.0, help="round interval Δ (default 20)")
     m.add_argument("--membership", default="registry", choices=["registry", "none"])
     m.add_argument("--enforce", default="rates", choices=["rates", "classes"])
+    m.add_argument(
+        "--paused-floor", type=float, default=PAUSED_FLOOR, metavar="F",
+        help="share of a link each paused flow's trickle takes, room left on its links "
+        f"(default {PAUSED_FLOOR}; the agents' --paused-floor must be the same)",
+    )  # fmt: skip
     m.add_argument(
         "--max-agents", type=int, default=None,
         help=f"agent connections at once (default {DEFAULT_MAX_AGENTS}, or fewer if ulimit -n "
@@ -276,6 +286,7 @@ def _run(args) -> None:
         observe_only=args.observe_only, switch_queues=_switch_queues(args), layout=args.layout,
         min_flow=args.min_flow_bytes, traffic_priority=args.traffic_priority,
         tell_fraction=args.tell_fraction, release=args.agent_release,
+        paused_floor=args.paused_floor,
         sample_s=args.sample_ms / 1000.0 if args.sample_ms else None,
     )  # fmt: skip
     print(
@@ -375,6 +386,10 @@ def add_testbed(sub) -> None:
     t.add_argument(
         "--agent-release", choices=RELEASES, default="change",
         help="run: the agents' --release (how a paused flow's class gets its new rate)",
+    )  # fmt: skip
+    t.add_argument(
+        "--paused-floor", type=float, default=PAUSED_FLOOR, metavar="F",
+        help=f"run: the master's and agents' --paused-floor (default {PAUSED_FLOOR})",
     )  # fmt: skip
     t.add_argument(
         "--sample-ms", type=float, default=None, metavar="MS",
@@ -505,6 +520,7 @@ def master_main(args) -> int:
         ),
         io=args.io,
         tls_dir=args.tls_dir,
+        paused_floor=args.paused_floor,
     )  # fmt: skip
 
     def stop(*_):

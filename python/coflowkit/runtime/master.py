@@ -54,7 +54,7 @@ from coflowkit.runtime.resources import (
 from coflowkit.runtime.session import Conn, SendQueueFull, Session, wrap_server
 from coflowkit.runtime.snapshot import FlowRows
 from coflowkit.runtime.state import Store
-from coflowkit.runtime.tc import PAUSED_FLOOR
+from coflowkit.runtime.tc import PAUSED_FLOOR, check_paused_floor
 
 log = logging.getLogger("coflowkit.master")
 
@@ -145,8 +145,11 @@ class Master(HubLoop, Registered):
         limits: Limits | None = None,
         io: str = "python",
         tls_dir: str | None = None,
+        paused_floor: float = PAUSED_FLOOR,
     ):
         check_options(interval, membership, enforce, hosts, io, tls_dir)
+        # The share of a link each paused flow trickles at (the agents'), left free.
+        self.paused_floor = check_paused_floor(paused_floor, "master: --paused-floor")
         self.limits = limits or Limits()
         self.limits.check()
         if self.limits.hub_shards > 1 and io != "rust":
@@ -267,7 +270,7 @@ class Master(HubLoop, Registered):
         # What each agent was told, and the per-flow half of a round (Rust:
         # coflowkit-runtime/src/enforce.rs).
         self.enf = _core.Enforcer(
-            self.hosts, self.capacity, self.hysteresis, self.enforce == "classes", PAUSED_FLOOR
+            self.hosts, self.capacity, self.hysteresis, self.enforce == "classes", self.paused_floor
         )
         # Registered coflows whose every flow has a size: coflow -> total bytes.
         self.coflow_size: dict[int, float] = {}

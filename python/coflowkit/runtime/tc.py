@@ -32,6 +32,17 @@ FRAME_OVERHEAD = 1514 / 1448
 # A flow decided a rate below this share of the link is sent at it (a trickle
 # that keeps TCP's ACK clock); the master leaves room for these trickles.
 PAUSED_FLOOR = 0.005
+MAX_PAUSED_FLOOR = 0.05
+
+
+def check_paused_floor(fraction: float, option: str = "--paused-floor") -> float:
+    """The share of a link a paused flow trickles at (agent and master must
+    agree): in (0, MAX_PAUSED_FLOOR]."""
+    if not 0.0 < fraction <= MAX_PAUSED_FLOOR:
+        raise CoflowkitError(f"{option} must be in (0, {MAX_PAUSED_FLOOR}], got {fraction!r}")
+    return fraction
+
+
 MAX_SLOTS = 0xFFF  # u32 node ids and class minors 2..0xfff
 QUANTUM = 30280  # 20 full frames; an explicit quantum keeps HTB's r2q warnings away
 PRIO_LEVELS = 8

@@ -34,7 +34,7 @@ import numpy as np
 from coflowkit import api
 from coflowkit import transforms as T
 from coflowkit._core import CoflowkitError, Workload
-from coflowkit.runtime.tc import RELEASES
+from coflowkit.runtime.tc import PAUSED_FLOOR, RELEASES, check_paused_floor
 from coflowkit.runtime.testbed_compare import (  # noqa: F401 (re-exported: tests and reports use them)
     _compare,
     _compare_interval,
@@ -566,6 +566,7 @@ class Cluster:
         membership: str = "registry",
         threshold: int = 100_000,
         release: str = "change",
+        paused_floor: float = PAUSED_FLOOR,
     ):
         self.out = out
         tls_dir = make_identities(os.path.join(out, "tls"), hosts)
@@ -579,7 +580,8 @@ class Cluster:
                     "--listen", f"{MASTER_IP}:{MASTER_PORT}", "--http", self.http,
                     "--tls-dir", tls_dir, "--api-tokens", os.path.join(tls_dir, "tokens"),
                     "--state", "none", "--interval-ms", str(interval_ms),
-                    "--membership", membership, control=True),
+                    "--membership", membership, "--paused-floor", str(paused_floor),
+                    control=True),
             env=child_env(), stdout=self.logs[0], stderr=subprocess.STDOUT)  # fmt: skip
         self.agents = []
         for i in range(hosts):
@@ -609,6 +611,8 @@ class Cluster:
                         str(threshold),
                         "--release",
                         release,
+                        "--paused-floor",
+                        str(paused_floor),
                         control=True,
                     ),
                     env=child_env(),
@@ -767,6 +771,7 @@ def run_workload(
     traffic_priority: str = "normal",
     tell_fraction: float | None = None,
     release: str = "change",
+    paused_floor: float = PAUSED_FLOOR,
 ) -> dict:
     """Replays ``w`` (flows between distinct hosts ``0..hosts-1``, each at least
     100 KB so the agents see it) for real under ``policy`` on the testbed, simulates
@@ -784,9 +789,10 @@ def run_workload(
     queues per switch port, by DSCP (:func:`up`). ``traffic_priority``: the
     traffic workers' scheduling (:data:`TRAFFIC_PRIORITIES`). ``tell_fraction``:
     the decentralized agents' ``--tell-fraction`` (``None``: their default).
-    ``release``: the agents' ``--release``."""
+    ``release``: the agents' ``--release``; ``paused_floor``: the master's and
+    the agents' ``--paused-floor``."""
     _check_options(policy, membership, decentralized, observe_only, traffic_priority,
-                   tell_fraction, sample_s, release)  # fmt: skip
+                   tell_fraction, sample_s, release, paused_floor)  # fmt: skip
     os.makedirs(out, exist_ok=True)
     with hold(out):
         st = _bed(hosts, gbps, switch_queues)
@@ -800,7 +806,7 @@ def run_workload(
                 params, hosts, gbps, out, interval_ms, observe_only, tell_fraction
             )
         else:
-            cluster = Cluster(policy, params, hosts, gbps, goodput, out, interval_ms, membership, threshold, release)  # fmt: skip
+            cluster = Cluster(policy, params, hosts, gbps, goodput, out, interval_ms, membership, threshold, release, paused_floor)  # fmt: skip
         try:
             sim_w = w.with_fabric(sim_fabric(hosts, goodput))
             sim = api.simulate(sim_w, policy, params)
@@ -821,7 +827,8 @@ def run_workload(
     summary.update(extra, membership=membership, agent_threshold_bytes=threshold,
                    switch_queues=switch_queues, traffic_priority=traffic_priority,
                    traffic_schedulers=real.get("schedulers", []),
-                   tell_fraction=tell_fraction, agent_release=release)  # fmt: skip
+                   tell_fraction=tell_fraction, agent_release=release,
+                   paused_floor=paused_floor)  # fmt: skip
     with open(os.path.join(out, "comparison.json"), "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=2, sort_keys=True)
         fh.write("\n")
@@ -830,7 +837,7 @@ def run_workload(
 
 def _check_options(
     policy, membership, decentralized, observe_only, traffic_priority, tell_fraction,
-    sample_s=None, release="change",
+    sample_s=None, release="change", paused_floor=PAUSED_FLOOR,
 ):  # fmt: skip
     """:func:`run_workload`'s options that are out of range or do not go
     together, refused before anything is touched."""
@@ -840,6 +847,7 @@ def _check_options(
         raise CoflowkitError(
             f"testbed: --agent-release must be one of {', '.join(RELEASES)}, got {release!r}"
         )
+    check_paused_floor(paused_floor, "testbed: --paused-floor")
     if traffic_priority not in TRAFFIC_PRIORITIES:
         raise CoflowkitError(
             f"testbed: traffic priority must be one of {', '.join(TRAFFIC_PRIORITIES)}, "
