@@ -98,6 +98,10 @@ def test_bad_run_options_are_refused_before_the_bed_is_touched(tmp_path):
             CoflowkitError, match=rf"testbed: --paused-floor must be in \(0, 0\.05\], got {floor}"
         ):
             testbed.run_workload(w, "fair", {}, str(tmp_path / "run"), 8, 0.025, paused_floor=floor)
+    with pytest.raises(CoflowkitError, match="--paused-floor is for runs with a master"):
+        testbed.run_workload(
+            w, "stream", {}, str(tmp_path / "run"), 8, 0.025, decentralized=True, paused_floor=0.01
+        )
     assert not (tmp_path / "run").exists()
 
 

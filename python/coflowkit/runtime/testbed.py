@@ -848,6 +848,11 @@ def _check_options(
             f"testbed: --agent-release must be one of {', '.join(RELEASES)}, got {release!r}"
         )
     check_paused_floor(paused_floor, "testbed: --paused-floor")
+    if decentralized and paused_floor != PAUSED_FLOOR:
+        # Decentralized agents decide classes, never pause a flow at a rate.
+        raise CoflowkitError(
+            "testbed: --paused-floor is for runs with a master, not --decentralized"
+        )
     if traffic_priority not in TRAFFIC_PRIORITIES:
         raise CoflowkitError(
             f"testbed: traffic priority must be one of {', '.join(TRAFFIC_PRIORITIES)}, "
