@@ -583,43 +583,23 @@ class Cluster:
                     "--membership", membership, "--paused-floor", str(paused_floor),
                     control=True),
             env=child_env(), stdout=self.logs[0], stderr=subprocess.STDOUT)  # fmt: skip
-        self.agents = []
-        for i in range(hosts):
-            log = open(os.path.join(out, f"agent{i}.log"), "w")
-            self.logs.append(log)
-            self.agents.append(
-                subprocess.Popen(
-                    _python(
-                        host_ns(i),
-                        "coflowkit",
-                        "agent",
-                        "--master",
-                        f"{MASTER_IP}:{MASTER_PORT}",
-                        "--host",
-                        str(i),
-                        "--dev",
-                        "eth0",
-                        "--gbps",
-                        str(gbps),
-                        "--tls-dir",
-                        tls_dir,
-                        "--interval-ms",
-                        str(interval_ms),
-                        "--timeout-rounds",
-                        "25",
-                        "--threshold",
-                        str(threshold),
-                        "--release",
-                        release,
-                        "--paused-floor",
-                        str(paused_floor),
-                        control=True,
-                    ),
-                    env=child_env(),
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                )  # fmt: skip
-            )
+        agent_args = ["--gbps", str(gbps), "--tls-dir", tls_dir, "--interval-ms", str(interval_ms),
+                      "--timeout-rounds", "25", "--threshold", str(threshold), "--release", release,
+                      "--paused-floor", str(paused_floor)]  # fmt: skip
+        self.agents = [self._start_agent(i, agent_args) for i in range(hosts)]
+        self._wait_connected(hosts)
+
+    def _start_agent(self, i: int, args: list[str]) -> subprocess.Popen:
+        """Host ``i``'s agent in its namespace, logging to ``agent{i}.log``."""
+        log = open(os.path.join(self.out, f"agent{i}.log"), "w")
+        self.logs.append(log)
+        argv = _python(host_ns(i), "coflowkit", "agent", "--master", f"{MASTER_IP}:{MASTER_PORT}",
+                       "--host", str(i), "--dev", "eth0", *args, control=True)  # fmt: skip
+        return subprocess.Popen(argv, env=child_env(), stdout=log, stderr=subprocess.STDOUT)
+
+    def _wait_connected(self, hosts: int) -> None:
+        """Until every agent has said hello to the master (at most 30 s)."""
+        out = self.out
         deadline = time.time() + 30
         while True:
             if self.master.poll() is not None:
