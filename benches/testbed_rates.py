@@ -26,7 +26,12 @@ large flow's marks can be seconds apart, and achieved bytes interpolated
 between them smear a step in rate over the span; the control shows how much
 of a low ratio after a rise that alone gives.
 
-    python3 benches/testbed_rates.py RUN_DIR [--markdown] [--control]
+``--room``: per bin, the share of its links that the master held for paused
+flows' trickles while a flow of that bin was served, at each poll: the larger
+of its two links' count of paused flows (assigned 0) times the run's paused
+floor (``paused_floor`` in ``comparison.json``, 0.005 if absent).
+
+    python3 benches/testbed_rates.py RUN_DIR [--markdown] [--control] [--room]
 """
 
 from __future__ import annotations
@@ -168,6 +173,25 @@ def table(d: dict, control: bool = False) -> tuple[pd.DataFrame, pd.DataFrame, i
     return pd.DataFrame(per_bin), age, skipped
 
 
+def trickle_room(rates: pd.DataFrame, coflows: pd.DataFrame, floor: float) -> pd.DataFrame:
+    """Per bin: mean, median and largest share of a served flow's links held
+    for trickles (see the module doc), over (flow, poll) pairs."""
+    paused = rates[rates.rate_bytes_per_s <= 0]
+    served = rates[rates.rate_bytes_per_s > 0]
+    up = paused.groupby(["time_s", "src"]).size()
+    down = paused.groupby(["time_s", "dst"]).size()
+    n_up = up.reindex(pd.MultiIndex.from_arrays([served.time_s, served.src])).fillna(0).to_numpy()
+    n_down = down.reindex(pd.MultiIndex.from_arrays([served.time_s, served.dst])).fillna(0)
+    room = floor * np.maximum(n_up, n_down.to_numpy())
+    out = pd.DataFrame({"bin": coflows.loc[served.coflow_id, "bin"].to_numpy(), "room": room})
+    return (
+        out.groupby("bin")
+        .room.agg(["mean", "median", "max"])
+        .rename(columns=lambda c: f"{c} share held for trickles")
+        .reset_index()
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run", help="a `coflowkit testbed run --sample-ms` output directory")
@@ -177,6 +201,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the same tables for flows that sent exactly at their assigned rates, "
         "marked at the real marks' byte levels (what the method alone gives)",
+    )
+    ap.add_argument(
+        "--room", action="store_true", help="the share of served flows' links held for trickles"
     )
     a = ap.parse_args(argv)
     d = load(a.run)
@@ -192,6 +219,11 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(show(age))
     print(f"\nflows left out (a (coflow, src, dst) pair not unique in its coflow): {skipped}")
+    if a.room:
+        with open(os.path.join(a.run, "comparison.json"), encoding="utf-8") as fh:
+            floor = json.load(fh).get("paused_floor", 0.005)
+        print(f"\npaused floor {floor}")
+        print(show(trickle_room(d["rates"], d["coflows"], floor)))
     return 0
 
 

@@ -100,3 +100,22 @@ def test_the_control_replaces_the_marks(tmp_path):
     _, age, _ = b.table(b.load(str(tmp_path)), control=True)
     got = {str(x): r for x, r in zip(age.age, age["achieved / assigned"], strict=True)}
     assert got == {"[0, 0.05) s": pytest.approx(50 / 3 / 100), "[0.1, 0.2) s": 0.0}
+
+
+def test_trickle_room_counts_paused_flows_on_a_served_flows_links():
+    import pandas as pd
+
+    b = load_bench("testbed_rates")
+    # Poll 0: coflow 1's flow 0 -> 1 is served; coflow 2 has paused flows
+    # 0 -> 2 (on its uplink) and 3 -> 1, 4 -> 1 (on its downlink), and a
+    # served flow 5 -> 6 that shares no link with them. Poll 0.1: nothing paused.
+    rates = pd.DataFrame(
+        [(0.0, 1, 0, 1, 100.0), (0.0, 2, 0, 2, 0.0), (0.0, 2, 3, 1, 0.0), (0.0, 2, 4, 1, 0.0),
+         (0.0, 2, 5, 6, 50.0), (0.1, 1, 0, 1, 100.0)],
+        columns=["time_s", "coflow_id", "src", "dst", "rate_bytes_per_s"],
+    )  # fmt: skip
+    coflows = pd.DataFrame({"bin": ["SN", "LW"]}, index=pd.Index([1, 2], name="coflow_id"))
+    room = b.trickle_room(rates, coflows, 0.005).set_index("bin")
+    # SN: the larger of 1 (uplink) and 2 (downlink) paused flows at 0.5%, then 0.
+    assert list(room.loc["SN"]) == pytest.approx([0.005, 0.005, 0.01])
+    assert list(room.loc["LW"]) == [0.0, 0.0, 0.0]
