@@ -108,9 +108,11 @@ class Limits:
 
 
 def check_options(
-    interval: float, membership: str, enforce: str, hosts: int, io: str, tls_dir: str | None
-) -> None:
+    interval: float, membership: str, enforce: str, hosts: int, io: str, tls_dir: str | None,
+    paused_floor: float = PAUSED_FLOOR,
+) -> None:  # fmt: skip
     """One clear error for a master option out of its range."""
+    check_paused_floor(paused_floor, "master: --paused-floor")
     if not interval > 0:
         raise CoflowkitError(f"interval must be positive, got {interval}")
     if membership not in ("registry", "none"):
@@ -147,19 +149,9 @@ class Master(HubLoop, Registered):
         tls_dir: str | None = None,
         paused_floor: float = PAUSED_FLOOR,
     ):
-        check_options(interval, membership, enforce, hosts, io, tls_dir)
-        # The share of a link each paused flow trickles at (the agents'), left free.
-        self.paused_floor = check_paused_floor(paused_floor, "master: --paused-floor")
-        self.limits = limits or Limits()
-        self.limits.check()
-        if self.limits.hub_shards > 1 and io != "rust":
-            raise CoflowkitError("--hub-shards needs --io rust (the shards are session hubs)")
-        # Under shards the sessions' descriptors are the shards' (each checks its own).
-        sessions = self.limits.max_agents if self.limits.hub_shards == 1 else self.limits.hub_shards
-        ensure_descriptors(
-            sessions + self.limits.http_inflight + FD_RESERVE,
-            f"--max-agents {self.limits.max_agents} (+ --http-inflight {self.limits.http_inflight})",
-        )
+        check_options(interval, membership, enforce, hosts, io, tls_dir, paused_floor)
+        self.paused_floor = paused_floor  # the agents' trickle share, left free on links
+        self.limits = self._checked_limits(limits or Limits(), io)
         self.live = LiveScheduler(policy, params, hosts, link_bytes_per_s)
         self.policy = policy
         self.hosts = hosts
@@ -208,6 +200,21 @@ class Master(HubLoop, Registered):
                 self.limits.read_timeout, self.limits.http_body,
             )  # fmt: skip
             self.http_address = self.httpd.server_address[:2]
+
+    @staticmethod
+    def _checked_limits(limits: Limits, io: str) -> Limits:
+        """``limits`` once they are in range, go with ``io``, and the process
+        may open the descriptors they need."""
+        limits.check()
+        if limits.hub_shards > 1 and io != "rust":
+            raise CoflowkitError("--hub-shards needs --io rust (the shards are session hubs)")
+        # Under shards the sessions' descriptors are the shards' (each checks its own).
+        sessions = limits.max_agents if limits.hub_shards == 1 else limits.hub_shards
+        ensure_descriptors(
+            sessions + limits.http_inflight + FD_RESERVE,
+            f"--max-agents {limits.max_agents} (+ --http-inflight {limits.http_inflight})",
+        )
+        return limits
 
     def _listen(self, listen: tuple[str, int], io: str, tls_dir: str | None) -> None:
         """Opens the agents' port: the session hub's (--io rust, agents' sessions
