@@ -146,6 +146,27 @@ def run_dir(out: str, count: int, seed: int, policy: str) -> str:
     return os.path.join(out, f"n{count}-s{seed}", policy)
 
 
+def testbed_command(
+    trace: str, count: int, policy: str, params: dict, out: str, extra: tuple = ()
+) -> list[str]:
+    """The `coflowkit testbed run` of one run: sizes and arrivals as in ``trace``
+    (scale factors 1), unless ``extra`` says otherwise."""
+    cmd = [sys.executable, "-m", "coflowkit", "testbed", "run", "--hosts", str(HOSTS)]
+    cmd += ["--trace", trace, "--coflows", str(count), "--bytes-scale", "1"]
+    cmd += ["--time-scale", "1", "--policy", policy, "--out", out, *extra]
+    for k, v in params.items():
+        cmd += ["--param", f"{k}={v}"]
+    return cmd
+
+
+def run_testbed(cmd: list[str], what: str) -> None:
+    """Runs one testbed command (coflowkit from this tree) and prints its wall time."""
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    t0 = time.time()
+    subprocess.run(cmd, check=True, env=env)
+    print(f"{what}: {time.time() - t0:.0f} s", flush=True)
+
+
 def run(out: str, counts: list[int], seeds: list[int], policies: list[str], long_mb) -> None:
     for count in counts:
         for seed in seeds:
@@ -157,33 +178,8 @@ def run(out: str, counts: list[int], seeds: list[int], policies: list[str], long
                 d = run_dir(out, count, seed, policy)
                 if os.path.exists(os.path.join(d, "comparison.json")):
                     continue
-                cmd = [
-                    sys.executable,
-                    "-m",
-                    "coflowkit",
-                    "testbed",
-                    "run",
-                    "--hosts",
-                    str(HOSTS),
-                    "--trace",
-                    trace,
-                    "--coflows",
-                    str(count),
-                    "--bytes-scale",
-                    "1",
-                    "--time-scale",
-                    "1",
-                    "--policy",
-                    policy,
-                    "--out",
-                    d,
-                ]
-                for k, v in POLICIES[policy].items():
-                    cmd += ["--param", f"{k}={v}"]
-                env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
-                t0 = time.time()
-                subprocess.run(cmd, check=True, env=env)
-                print(f"n={count} seed={seed} {policy}: {time.time() - t0:.0f} s", flush=True)
+                cmd = testbed_command(trace, count, policy, POLICIES[policy], d)
+                run_testbed(cmd, f"n={count} seed={seed} {policy}")
 
 
 COLUMNS = ["count", "seed", "policy", "which", "coflow", "bin", "cct_s", "isolated_s"]
@@ -243,19 +239,22 @@ def simulated(
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def bin_of(width: int, length_bytes: float) -> str:
-    return ("S" if length_bytes < SHORT_BELOW_MB * MIB else "L") + (
+def bin_of(width: int, length_bytes: float, scale: float = 1.0) -> str:
+    """Table IV's bin of a coflow whose sizes were multiplied by ``scale``."""
+    return ("S" if length_bytes < SHORT_BELOW_MB * MIB * scale else "L") + (
         "N" if width < NARROW_BELOW else "W"
     )
 
 
-def load(out: str) -> pd.DataFrame:
+def load(out: str, prefix: str = "n", scale: float = 1.0) -> pd.DataFrame:
     """Every run's coflows, real and simulated: count, seed, policy, which,
     coflow_id, bin, cct_s, isolated_s (the coflow alone on the fabric, simulated;
     NaN where a run's table lacks it). One error naming a missing file. ``out``
-    may also be a report directory (no runs, the coflows.csv `table` wrote)."""
+    may also be a report directory (no runs, the coflows.csv `table` wrote).
+    Runs are ``out/{prefix}X-sS/POLICY`` (``count`` is X); ``scale``: the runs'
+    factor on sizes, for the bins."""
     rows = []
-    runs = sorted(glob.glob(os.path.join(out, "n*-s*", "*", "comparison.json")))
+    runs = sorted(glob.glob(os.path.join(out, f"{prefix}*-s*", "*", "comparison.json")))
     saved = os.path.join(out, "coflows.csv")
     if not runs and os.path.exists(saved):
         # A report directory: its coflows.csv is this table, written by `table`.
@@ -266,7 +265,7 @@ def load(out: str) -> pd.DataFrame:
     for d in runs:
         run = os.path.dirname(d)
         policy = os.path.basename(run)
-        n, s = os.path.basename(os.path.dirname(run))[1:].split("-s")
+        n, s = os.path.basename(os.path.dirname(run))[len(prefix) :].split("-s")
         for which, path in (("real", "coflows.csv"), ("sim", os.path.join("sim", "coflows.csv"))):
             p = os.path.join(run, path)
             if not os.path.exists(p):
@@ -280,7 +279,7 @@ def load(out: str) -> pd.DataFrame:
                         policy,
                         which,
                         int(r.coflow_id),
-                        bin_of(int(r.width), float(r.length_bytes)),
+                        bin_of(int(r.width), float(r.length_bytes), scale),
                         float(r.cct_s),
                         float(getattr(r, "isolated_s", float("nan"))),
                     )
