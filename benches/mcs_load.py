@@ -20,7 +20,8 @@ parameters. What the paper leaves open, and coflowkit's choice:
 * **Load** ρ: the bytes offered per second over the capacity of the 8 hosts'
   links, λ = ρ · 8 · C / B̄ coflows a second, B̄ the mean bytes of the run's 100
   coflows (C the testbed's nominal 25 Mbit/s). The same seed draws the same 100
-  coflows at every load and in both modes; only the arrivals differ.
+  coflows at every load and in both modes, and the same exponential gaps at
+  every load: a run's arrivals are another load's scaled by the ratio of loads.
 * **Batches**: coflows 1-10, 11-20, ... share an arrival; batches arrive as a
   Poisson process at λ / 10, so the load is the same.
 * **Scale.** A 100-coflow draw carries about 8 GiB, which the testbed's 8 links
@@ -108,7 +109,9 @@ def generate(seed: int, load_pct: float, batch: bool, scale: float = SCALE) -> s
     mean_bytes = sum(coflow_bytes(x) for x in lines[1:]) / COUNT * T.MIB * scale
     rate = load_pct / 100 * T.HOSTS * LINK_BPS / 8 / mean_bytes  # coflows a second
     step = BATCH if batch else 1
-    rng = random.Random(seed * 1_000_003 + round(load_pct * 1000) * 2 + int(batch))
+    # The same draws at every load (common random numbers): a load's arrivals
+    # are another's scaled by the ratio of the loads.
+    rng = random.Random(seed * 2 + int(batch))
     t, out = 0.0, [lines[0]]
     for i, line in enumerate(lines[1:]):
         if i and i % step == 0:
