@@ -392,14 +392,15 @@ def volume_gib(text: str) -> float:
     return total / 1024
 
 
-NOT_REPRODUCED = """## Not reproduced here
+NOT_REPRODUCED = """## Figs. 11-12 elsewhere; Table II not reproduced
 
-* **Figs. 11-12** (load and batch arrivals): 100 coflows drawn from the FB
-  workload per run, at several loads, for three policies, five times. A
-  100-coflow draw of this generator (seed 1) carries {gib:.1f} GiB, which this
-  testbed's 8 links of 25 Mbit/s move in no less than {minutes:.0f} minutes per
-  run (every link busy all the time); three policies at four loads, five times,
-  is 60 runs, at least {hours:.0f} hours per figure. Not run in this stop.
+* **Figs. 11-12** (load and batch arrivals) are in
+  [../mcs-testbed-load](../mcs-testbed-load/README.md) (`benches/mcs_load.py`),
+  with every size and byte threshold scaled by 1/20: a 100-coflow draw of this
+  generator (seed 1) carries {gib:.1f} GiB, which this testbed's 8 links of 25
+  Mbit/s move in no less than {minutes:.0f} minutes per run at full size (every
+  link busy all the time), {hours:.0f} hours for three policies at four loads,
+  five times.
 * **Table II** (Pearson correlation of width with input size and with coflow
   size for TPC-H and TPC-DS at scale factors 5, 10, 15) needs the Hadoop logs of
   the 22 TPC-H and 62 TPC-DS queries run through Hive at those scale factors
