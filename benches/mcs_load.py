@@ -57,7 +57,6 @@ import pandas as pd
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import mcs_testbed as T  # noqa: E402
-
 from coflowkit.experiments.common import markdown  # noqa: E402
 from coflowkit.policy_timing import machine, provenance  # noqa: E402
 
@@ -209,7 +208,9 @@ def claims(norm: pd.DataFrame, draws: pd.DataFrame | None) -> pd.DataFrame:
     rows = []
     for mode, bin_, col, paper, text in CLAIMS:
         row = {"claim": text, "mode": mode, "bin": bin_, "ratio": col, "paper": paper}
-        sources = [("real", norm), ("sim", norm)] + ([("draws", draws)] if draws is not None else [])
+        sources = [("real", norm), ("sim", norm)] + (
+            [("draws", draws)] if draws is not None else []
+        )
         for which, frame in sources:
             label = f"{'sim' if which == 'draws' else which}, {mode}"
             g = frame[(frame["which"] == label) & (frame["bin"] == bin_)]
@@ -231,7 +232,8 @@ def claims(norm: pd.DataFrame, draws: pd.DataFrame | None) -> pd.DataFrame:
 def claims_table(cl: pd.DataFrame) -> pd.DataFrame:
     """The claims as the report shows them: each value at its best load."""
     at = lambda col: [  # noqa: E731
-        f"{x:.3g} ({n}%)" if x == x else "-" for x, n in zip(cl[col], cl[f"{col}_load"], strict=True)
+        f"{x:.3g} ({n}%)" if x == x else "-"
+        for x, n in zip(cl[col], cl[f"{col}_load"], strict=True)
     ]
     rows = pd.DataFrame({"claim": cl["claim"], "ratio": cl["ratio"], "paper": cl["paper"]})
     rows["coflowkit real"] = at("real")
@@ -264,7 +266,9 @@ def findings(cl: pd.DataFrame, draws: pd.DataFrame) -> list[str]:
         ]
         reach = d[d["bound"] < paper]
         if reach.empty:
-            text.append("The paper's value is below the bound at every load: no schedule reaches it.")
+            text.append(
+                "The paper's value is below the bound at every load: no schedule reaches it."
+            )
         else:
             at = ", ".join(f"{int(x)}%" for x in reach["count"])
             varys = (reach["varys/aalo"] <= paper).any()
