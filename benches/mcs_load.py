@@ -247,6 +247,12 @@ def claims_table(cl: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
+def span(values) -> str:
+    """``lo-hi`` of ``values`` to three digits (one value if they agree)."""
+    lo, hi = f"{float(min(values)):.3g}", f"{float(max(values)):.3g}"
+    return lo if lo == hi else f"{lo}-{hi}"
+
+
 def findings(cl: pd.DataFrame, draws: pd.DataFrame) -> list[str]:
     """For each MCS / Aalo claim the draws do not meet: the bin's bound and what
     Varys and MCS reach over the loads, and whether any schedule could reach
@@ -261,8 +267,8 @@ def findings(cl: pd.DataFrame, draws: pd.DataFrame) -> list[str]:
         paper = float(c["paper"])
         text = [
             f"**{c['claim']}** (paper {paper:g}). Over the simulated draws at loads",
-            f"{int(d['count'].min())}-{int(d['count'].max())}%: bound {T._span(d['bound'])},",
-            f"Varys {T._span(d['varys/aalo'])}, MCS {T._span(d['mcs/aalo'])}.",
+            f"{int(d['count'].min())}-{int(d['count'].max())}%: bound {span(d['bound'])},",
+            f"Varys {span(d['varys/aalo'])}, MCS {span(d['mcs/aalo'])}.",
         ]
         reach = d[d["bound"] < paper]
         if reach.empty:
@@ -347,9 +353,10 @@ def table(out: str, dest: str, command: str, wall_s: float | None, sim: str | No
     lines = [head, markdown(claims_table(cl)), ""] + low_load(norm if draws is None else draws)
     if draws is not None:
         lines += findings(cl, draws)
-    lines += ["## Per load and bin (testbed runs and their simulations)", "", markdown(norm), ""]
+    shown = lambda t: markdown(t.rename(columns={"count": "load (%)"}))  # noqa: E731
+    lines += ["## Per load and bin (testbed runs and their simulations)", "", shown(norm), ""]
     if draws is not None:
-        lines += ["## Simulation only (`sim`)", "", markdown(draws), ""]
+        lines += ["## Simulation only (`sim`)", "", shown(draws), ""]
     lines += ["## The testbed against its simulation (every run)", "", markdown(fid), ""]
     lines += ["## Provenance", ""] + [f"* {k}: {v}" for k, v in sorted(prov.items())]
     with open(os.path.join(dest, "README.md"), "w") as fh:
