@@ -136,6 +136,8 @@ def test_claims_take_the_best_load_per_mode(tmp_path):
     assert set(fid["policy"]) == {"mcs", "aalo", "varys"}
     # every real CCT is half its simulation: real / sim 0.5, |error| 0.5
     assert fid["real / sim mean CCT"].tolist() == pytest.approx([0.5] * len(fid))
+    assert set(fid["mode"]) == {"poisson", "batch"}
+    assert "poisson: median per-coflow |error| 50%, real / sim 0.5; batch:" in text
     # with the runs' simulations as the draws: batch LW MCS / Aalo is 0.95, not
     # within 1.15 of the paper's 0.8; its bound (0.5 s alone over Aalo's 20 s)
     # allows it and Varys (0.6) reaches it
