@@ -290,10 +290,15 @@ def findings(cl: pd.DataFrame, draws: pd.DataFrame) -> list[str]:
             )
         else:
             at = ", ".join(f"{int(x)}%" for x in reach["count"])
-            varys = (reach["varys/aalo"] <= paper).any()
+            # "reaches" as the verdicts read a value: at most 1.15 times the paper's
+            varys = (reach["varys/aalo"] <= paper * 1.15).any()
             text.append(
                 f"The bound allows it at {at}; clairvoyant Varys "
-                + ("reaches it there, MCS does not." if varys else "does not reach it either.")
+                + (
+                    "reaches it there (within 1.15x), MCS does not."
+                    if varys
+                    else "does not reach it either."
+                )
             )
         out += [" ".join(text), ""]
     return out
