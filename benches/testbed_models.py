@@ -9,14 +9,21 @@ master's control loop, which part the harness's late senders.
 - ``started``: every flow starts when its sender actually started (the run's
   ``flows.csv``), each coflow still timed from its planned arrival, as the
   real CCT is: the harness's lateness is in both;
-- ``started, interval``: both.
+- ``started, interval``: both;
+- ``connected``: every flow starts when its receiver accepted its connection
+  (the first of the run's ``flow_marks.csv``, the receiver's, for the flow):
+  TCP's handshake, which waits in the switch's queues like any packet, is in
+  the real CCT and not in the simulator's flows;
+- ``connected, interval``: that and the control loop.
 
     python3 benches/testbed_models.py RUN_DIR [RUN_DIR ...]
     python3 benches/testbed_models.py --summary RUN_DIR [RUN_DIR ...]
 
 ``--summary`` prints, from each run's own files only, the run's errors and
 per-bin ratios against the per-event simulation and against the control-loop
-simulation (``comparison-interval.csv``, ``breakdown-interval.csv``).
+simulation (``comparison-interval.csv``, ``breakdown-interval.csv``), and the
+handshakes' median and 90th percentile (each flow's sender start to its
+receiver's accept) where the run kept its flow marks.
 
 A run directory is what ``coflowkit testbed run`` wrote for the default
 workload of that command (``--coflows 40 --bytes-scale 0.005 --time-scale 0.1
@@ -41,7 +48,14 @@ import coflowkit as ck  # noqa: E402
 from coflowkit import transforms as T  # noqa: E402
 from coflowkit.experiments.common import markdown  # noqa: E402
 
-MODELS = ("event", "interval", "started", "started, interval")
+MODELS = (
+    "event",
+    "interval",
+    "started",
+    "started, interval",
+    "connected",
+    "connected, interval",
+)
 
 
 def as_started(w, starts: np.ndarray):
@@ -56,16 +70,29 @@ def as_started(w, starts: np.ndarray):
 
 def simulated(real: pd.DataFrame, w, policy: str, params: dict, interval_s: float) -> dict:
     """Per model: the simulated CCT of every coflow, by coflow id."""
-    starts = real.attrs["starts"]
     out = {}
     for model in MODELS:
-        ww = as_started(w, starts) if model.startswith("started") else w
+        ww = w
+        if model.startswith("started"):
+            ww = as_started(w, real.attrs["starts"])
+        elif model.startswith("connected"):
+            ww = as_started(w, real.attrs["connected"])
         p = dict(params)
         if model.endswith("interval"):
             p.update(realloc="interval", decision_s=repr(interval_s))
         sim = ck.simulate(ww, policy, params=p, progress=False).coflows.set_index("coflow_id")
         out[model] = sim["cct_s"]
     return out
+
+
+def accepts(run: str) -> pd.Series | None:
+    """Per flow, when its receiver accepted the connection (its first mark,
+    seconds from the run's t0, as ``flows.csv``); None without marks."""
+    for name in ("flow_marks.csv", "flow_marks.csv.gz"):
+        path = os.path.join(run, name)
+        if os.path.exists(path):
+            return pd.read_csv(path).groupby("flow")["time_s"].min()
+    return None
 
 
 def load(run: str, trace: str):
@@ -79,6 +106,11 @@ def load(run: str, trace: str):
     real = pd.read_csv(os.path.join(run, "coflows.csv")).set_index("coflow_id")
     flows = pd.read_csv(os.path.join(run, "flows.csv")).sort_values("flow")
     real.attrs["starts"] = flows["start_s"].to_numpy()
+    accepted = accepts(run)
+    if accepted is None:
+        raise SystemExit(f"{run}: no flow_marks.csv(.gz): the connected models need it")
+    got = flows["flow"].map(accepted)
+    real.attrs["connected"] = got.fillna(flows["start_s"]).to_numpy()
     interval = (c.get("interval_model") or {}).get("decision_s", 0.02)
     return c, w, real, interval
 
@@ -121,6 +153,13 @@ def summary(runs: list[str]) -> pd.DataFrame:
             for b in ("SN", "SW", "LW"):
                 if b in bins.index:
                     row[f"{b}{tag}"] = f"{bins.loc[b, 'real_over_sim']:.2f}"
+        accepted = accepts(run)
+        if accepted is not None:
+            flows = pd.read_csv(os.path.join(run, "flows.csv")).set_index("flow")
+            hs = (accepted - flows["start_s"]).dropna()
+            row["handshake median / p90 (ms)"] = (
+                f"{1e3 * hs.median():.0f} / {1e3 * hs.quantile(0.9):.0f}"
+            )
         rows.append(row)
     return pd.DataFrame(rows)
 

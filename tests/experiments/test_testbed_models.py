@@ -30,13 +30,14 @@ def test_a_late_sender_is_in_the_simulated_cct(tmp_path):
     assert got == pytest.approx(on_time, rel=1e-9)
 
 
-def test_the_four_models(tmp_path):
+def test_the_six_models(tmp_path):
     b = load_bench("testbed_models")
     w = one_flow(tmp_path)
     import pandas as pd
 
     real = pd.DataFrame({"cct_s": [1.0], "bin": ["SN"]}, index=pd.Index([1], name="coflow_id"))
     real.attrs["starts"] = np.array([0.15])
+    real.attrs["connected"] = np.array([0.32])
     sims = b.simulated(real, w, "fair", {}, 0.1)
     base = float(sims["event"].iloc[0])
     # Decisions every 0.1 s: the flow arriving at 0.05 waits until 0.1; started
@@ -44,6 +45,9 @@ def test_the_four_models(tmp_path):
     assert float(sims["interval"].iloc[0]) == pytest.approx(base + 0.05, rel=1e-9)
     assert float(sims["started"].iloc[0]) == pytest.approx(base + 0.1, rel=1e-9)
     assert float(sims["started, interval"].iloc[0]) == pytest.approx(base + 0.15, rel=1e-9)
+    # Accepted at 0.32: 0.27 s after the arrival; at Δ = 0.1 it waits until 0.4.
+    assert float(sims["connected"].iloc[0]) == pytest.approx(base + 0.27, rel=1e-9)
+    assert float(sims["connected, interval"].iloc[0]) == pytest.approx(base + 0.35, rel=1e-9)
 
 
 def test_a_wrong_number_of_starts_is_one_clear_error(tmp_path):
@@ -69,7 +73,16 @@ def test_summary_reads_the_runs_own_comparisons(tmp_path):
         pd.DataFrame({"bin": ["SN"], "real_over_sim": [ratio]}).to_csv(
             run / f"breakdown{suffix}.csv", index=False
         )
+    # Three flows started at 0, 0.1 and 0.2 s, accepted at 0.05, 0.3 and 0.25 s
+    # (each flow's first mark; later marks do not count): handshakes of 50,
+    # 200 and 50 ms, median 50, 90th percentile 50 + 0.8 x 150 = 170.
+    pd.DataFrame({"flow": [0, 1, 2], "start_s": [0.0, 0.1, 0.2]}).to_csv(
+        run / "flows.csv", index=False
+    )
+    marks = {"flow": [0, 0, 1, 2, 2], "time_s": [0.05, 0.5, 0.3, 0.25, 0.26], "bytes": [0] * 5}
+    pd.DataFrame(marks).to_csv(run / "flow_marks.csv.gz", index=False)
     row = b.summary([str(run)]).iloc[0]
+    assert row["handshake median / p90 (ms)"] == "50 / 170"
     assert row["release"] == "change" and row["mean real / sim"] == "+5.0%"
     assert row["median abs error"] == "30.0%" and row["> 50% off"] == 1 and row["SN"] == "1.40"
     assert row["median abs error, sim at Δ"] == "20.0%" and row["> 50% off, sim at Δ"] == 0
