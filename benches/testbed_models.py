@@ -23,7 +23,9 @@ master's control loop, which part the harness's late senders.
 per-bin ratios against the per-event simulation and against the control-loop
 simulation (``comparison-interval.csv``, ``breakdown-interval.csv``), and the
 handshakes' median and 90th percentile (each flow's sender start to its
-receiver's accept) where the run kept its flow marks.
+receiver's first read) where the run kept its flow marks, split into the start
+to the receiver's accept and the accept to the first read where the traffic
+workers' records are still there.
 
 A run directory is what ``coflowkit testbed run`` wrote for the default
 workload of that command (``--coflows 40 --bytes-scale 0.005 --time-scale 0.1
@@ -85,6 +87,28 @@ def simulated(real: pd.DataFrame, w, policy: str, params: dict, interval_s: floa
     return out
 
 
+def accept_split(run: str) -> tuple[pd.Series, pd.Series] | None:
+    """Per flow, from the traffic workers' records (``traffic-host*.json``, which
+    committed copies of a run leave out): the sender's start to the receiver's
+    accept, and the accept to the receiver's first read; None without them."""
+    import glob
+
+    send, accept, read = {}, {}, {}
+    paths = sorted(glob.glob(os.path.join(run, "traffic-host*.json")))
+    for path in paths:
+        with open(path, encoding="utf-8") as fh:
+            for f in json.load(fh)["flows"]:
+                if f["role"] == "send":
+                    send[f["id"]] = f["start"]
+                elif f.get("start") is not None and f.get("marks"):
+                    accept[f["id"]], read[f["id"]] = f["start"], f["marks"][0][0]
+    ids = [i for i in send if i in accept]
+    if not ids:
+        return None
+    to_accept = pd.Series({i: accept[i] - send[i] for i in ids})
+    return to_accept, pd.Series({i: read[i] - accept[i] for i in ids})
+
+
 def accepts(run: str) -> pd.Series | None:
     """Per flow, when its receiver accepted the connection (its first mark,
     seconds from the run's t0, as ``flows.csv``); None without marks."""
@@ -134,6 +158,11 @@ def table(runs: list[str], trace: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def ms(x: pd.Series) -> str:
+    """``median / p90`` of seconds, in whole milliseconds."""
+    return f"{1e3 * x.median():.0f} / {1e3 * x.quantile(0.9):.0f}"
+
+
 def summary(runs: list[str]) -> pd.DataFrame:
     rows = []
     for run in runs:
@@ -157,9 +186,10 @@ def summary(runs: list[str]) -> pd.DataFrame:
         if accepted is not None:
             flows = pd.read_csv(os.path.join(run, "flows.csv")).set_index("flow")
             hs = (accepted - flows["start_s"]).dropna()
-            row["handshake median / p90 (ms)"] = (
-                f"{1e3 * hs.median():.0f} / {1e3 * hs.quantile(0.9):.0f}"
-            )
+            row["handshake median / p90 (ms)"] = ms(hs)
+        split = accept_split(run)
+        if split is not None:
+            row["to accept (ms)"], row["accept to first read (ms)"] = ms(split[0]), ms(split[1])
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -83,6 +83,23 @@ def test_summary_reads_the_runs_own_comparisons(tmp_path):
     pd.DataFrame(marks).to_csv(run / "flow_marks.csv.gz", index=False)
     row = b.summary([str(run)]).iloc[0]
     assert row["handshake median / p90 (ms)"] == "50 / 170"
+    assert "to accept (ms)" not in row  # no traffic records kept
+    # The traffic workers' records: senders start at 10.0 and 10.1 s, receivers
+    # accept at 10.03 and 10.2 and first read at 10.04 and 10.26: to accept
+    # 30 and 100 ms (median 65, p90 93), accept to read 10 and 60 ms.
+    host0 = {"flows": [
+        {"id": 0, "role": "send", "start": 10.0, "marks": []},
+        {"id": 1, "role": "recv", "start": 10.2, "marks": [[10.26, 0], [10.3, 5]]},
+    ]}  # fmt: skip
+    host1 = {"flows": [
+        {"id": 1, "role": "send", "start": 10.1, "marks": []},
+        {"id": 0, "role": "recv", "start": 10.03, "marks": [[10.04, 0]]},
+    ]}  # fmt: skip
+    (run / "traffic-host0.json").write_text(json.dumps(host0))
+    (run / "traffic-host1.json").write_text(json.dumps(host1))
+    row = b.summary([str(run)]).iloc[0]
+    assert row["to accept (ms)"] == "65 / 93"
+    assert row["accept to first read (ms)"] == "35 / 55"
     assert row["release"] == "change" and row["mean real / sim"] == "+5.0%"
     assert row["median abs error"] == "30.0%" and row["> 50% off"] == 1 and row["SN"] == "1.40"
     assert row["median abs error, sim at Δ"] == "20.0%" and row["> 50% off, sim at Δ"] == 0
