@@ -8,12 +8,15 @@ its uplink. Run it beside ``coflowkit testbed run`` (as root).
 ``summary CSV``: per port over the busy window (first to last sample with a
 packet queued), and over its first ``--first-s`` seconds: mean and 99th
 percentile backlog in packets, the share of samples above 50 packets, and the
-drops.
+drops. ``--run RUN`` keeps only the samples of that run's replay (from its
+``traffic-go.json`` t0 to its last flow's end in ``flows.csv``), so a
+sampler started with the run leaves out the goodput probe before it.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -51,8 +54,21 @@ def sample(out: str, seconds: float, ns: str = "cfk-sw", every_s: float = 0.1) -
             time.sleep(max(0.0, every_s - (time.time() - t)))
 
 
-def summary(q: pd.DataFrame, first_s: float = 30.0) -> pd.DataFrame:
+def window(run: str) -> tuple[float, float]:
+    """The replay of ``run``: its t0 and its last flow's end, in wall time."""
+    with open(os.path.join(run, "traffic-go.json"), encoding="utf-8") as fh:
+        t0 = float(json.load(fh)["t0"])
+    return t0, t0 + float(pd.read_csv(os.path.join(run, "flows.csv"))["end_s"].max())
+
+
+def summary(
+    q: pd.DataFrame, first_s: float = 30.0, span: tuple[float, float] | None = None
+) -> pd.DataFrame:
+    if span is not None:
+        q = q[(q.t >= span[0]) & (q.t <= span[1])]
     busy = q.loc[q.pkts > 0, "t"]
+    if busy.empty:
+        raise SystemExit("no sample with a packet queued in the window")
     q = q[(q.t >= busy.min()) & (q.t <= busy.max())]
     early = q[q.t <= busy.min() + first_s]
     g, e = q.groupby("dev"), early.groupby("dev")
@@ -77,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     m = sub.add_parser("summary")
     m.add_argument("csv")
     m.add_argument("--first-s", type=float, default=30.0)
+    m.add_argument("--run", default=None, help="a testbed run: keep only its replay")
     a = ap.parse_args(argv)
     if a.cmd == "sample":
         sample(a.out, a.seconds)
@@ -84,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
         from coflowkit.experiments.common import markdown
 
-        print(markdown(summary(pd.read_csv(a.csv), a.first_s)))
+        span = window(a.run) if a.run else None
+        print(markdown(summary(pd.read_csv(a.csv), a.first_s, span)))
     return 0
 
 
