@@ -1,5 +1,4 @@
-"""benches/switch_queues.py: the testbed switch's port queues, parsed from
-`tc -s qdisc show` and summarized over a run's replay, by hand."""
+"""benches/switch_queues.py: tc's queue statistics parsed, and summarized by hand."""
 
 import json
 
@@ -7,29 +6,36 @@ import pandas as pd
 import pytest
 from conftest import load_bench
 
-TC = """qdisc htb 1: dev p0 root refcnt 3 r2q 10 default 0x1 direct_packets_stat 0
- Sent 900 bytes 9 pkt (dropped 5, overlimits 3 requeues 0)
- backlog 9000b 7p requeues 0
+TC = """qdisc htb 1: dev p0 root refcnt 3 r2q 10 default 0x1 direct_packets_stat 0 direct_qlen 1000
+ Sent 1096 bytes 12 pkt (dropped 0, overlimits 0 requeues 0)
+ backlog 0b 0p requeues 0
 qdisc pfifo 10: dev p0 parent 1:1 limit 100p
- Sent 900 bytes 9 pkt (dropped 4, overlimits 0 requeues 0)
- backlog 9000b 7p requeues 0
-qdisc pfifo 10: dev ifb3 parent 1:1 limit 100p
- Sent 100 bytes 1 pkt (dropped 0, overlimits 0 requeues 0)
- backlog 3000b 2p requeues 0
+ Sent 1006 bytes 11 pkt (dropped 7, overlimits 0 requeues 0)
+ backlog 3028b 2p requeues 0
+qdisc pfifo 10: dev ifb0 parent 1:1 limit 100p
+ Sent 0 bytes 0 pkt (dropped 0, overlimits 0 requeues 0)
+ backlog 0b 0p requeues 0
 """
 
 
-def bench():
-    return load_bench("switch_queues")
+def test_only_the_port_queues_are_read():
+    b = load_bench("switch_queues")
+    assert b.parse(TC) == [("p0", 3028, 2, 7), ("ifb0", 0, 0, 0)]
 
 
-def test_only_the_pfifo_queues_are_read():
-    # the htb above p0's queue is a shaper, not a queue
-    assert bench().parse(TC) == [("p0", 9000, 7, 4), ("ifb3", 3000, 2, 0)]
+def test_summary_by_hand():
+    b = load_bench("switch_queues")
+    rows = [  # p0 holds 0, 4, 60, 0 packets at t = 0..3 (busy from 1 to 2); drops 1 -> 3
+        (0.0, "p0", 0, 0, 1), (1.0, "p0", 0, 4, 1), (2.0, "p0", 0, 60, 3), (3.0, "p0", 0, 0, 3),
+    ]  # fmt: skip
+    q = pd.DataFrame(rows, columns=["t", "dev", "bytes", "pkts", "drops"])
+    s = b.summary(q, first_s=0.5).set_index("dev").loc["p0"]
+    assert s["mean pkts"] == 32 and s["samples over 50 pkts"] == 0.5 and s["drops"] == 2
+    assert s["mean pkts, first 0.5 s"] == 4
 
 
 def test_the_summary_keeps_the_replay_and_its_busy_window(tmp_path):
-    b = bench()
+    b = load_bench("switch_queues")
     rows = []
     # p0 holds 0, 0, 60, 20, 0 packets at t = 1..5 and drops 2 then 3 more;
     # ifb0 holds 2 throughout. A sample at t = 9 is after the replay.
