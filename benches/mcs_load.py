@@ -47,7 +47,6 @@ and provenance.json.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import sys
@@ -58,7 +57,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import mcs_testbed as T  # noqa: E402
 from coflowkit.experiments.common import markdown  # noqa: E402
-from coflowkit.policy_timing import machine, provenance  # noqa: E402
 
 COUNT = 100
 BATCH = 10
@@ -363,24 +361,18 @@ def fidelity_text(fid: pd.DataFrame) -> list[str]:
 def table(out: str, dest: str, command: str, wall_s: float | None, sim: str | None, scale: float):
     df = load_runs(out, scale)
     norm = T.normalized(df)
-    draws = T.normalized(pd.read_csv(sim)) if sim else None
+    draws = None
+    if sim:
+        # the coflows `sim` wrote, or a report's sim.csv (already normalized)
+        draws = pd.read_csv(sim)
+        draws = draws if "mcs/aalo" in draws.columns else T.normalized(draws)
     cl = claims(norm, draws)
     fid = fidelity(df)
-    prov = {"command": command, "version": provenance(), "machine": machine()}
-    prov["wall_s_of_the_runs"] = wall_s
-    old = os.path.join(out, "provenance.json")
-    if not any(os.path.isdir(os.path.join(out, m)) for m in MODES) and os.path.exists(old):
-        with open(old) as fh:
-            prov = {k: v for k, v in json.load(fh).items() if k != "rendered"}
-        prov["rendered"] = f"{provenance()} (this text, from the committed coflows.csv)"
-    os.makedirs(dest, exist_ok=True)
+    rerender = not any(os.path.isdir(os.path.join(out, m)) for m in MODES)
     tables = {"coflows": df, "normalized": norm, "claims": cl, "fidelity": fid}
     if draws is not None:
         tables["sim"] = draws
-    for name, t in tables.items():
-        t.to_csv(os.path.join(dest, f"{name}.csv"), index=False)
-    with open(os.path.join(dest, "provenance.json"), "w") as fh:
-        json.dump(prov, fh, indent=2, sort_keys=True)
+    prov = T.write_tables(out, dest, tables, command, wall_s, rerender)
     real = df[df["which"].str.startswith("real")]
     loads = ", ".join(str(x) for x in sorted(real["count"].unique()))
     seeds = ", ".join(str(x) for x in sorted(real["seed"].unique()))
@@ -427,7 +419,7 @@ def main(argv: list[str]) -> int:
     t.add_argument("--out", required=True)
     t.add_argument("--command", default="")
     t.add_argument("--wall-s", type=float, default=None)
-    t.add_argument("--sim", default=None, help="a CSV of coflows written by `sim`")
+    t.add_argument("--sim", default=None, help="the CSV `sim` wrote, or a report's sim.csv")
     for p in (g, r, m, t):
         p.add_argument("--scale", type=float, default=SCALE, help="factor on sizes and thresholds")
     a = ap.parse_args(argv)

@@ -563,6 +563,28 @@ PER_N_COLUMNS = {
 }
 
 
+def write_tables(
+    out: str, dest: str, tables: dict, command: str, wall_s: float | None, rerender: bool
+) -> dict:
+    """Writes each table to ``dest/NAME.csv`` and the provenance to
+    ``dest/provenance.json``; returns the provenance. ``rerender``: ``out`` is
+    a report directory, not the runs: its runs' provenance stays, and this
+    rendering is named beside it."""
+    prov = {"command": command, "version": provenance(), "machine": machine()}
+    prov["wall_s_of_the_runs"] = wall_s
+    old = os.path.join(out, "provenance.json")
+    if rerender and os.path.exists(old):
+        with open(old) as fh:
+            prov = {k: v for k, v in json.load(fh).items() if k != "rendered"}
+        prov["rendered"] = f"{provenance()} (this text, from the committed coflows.csv)"
+    os.makedirs(dest, exist_ok=True)
+    for name, t in tables.items():
+        t.to_csv(os.path.join(dest, f"{name}.csv"), index=False)
+    with open(os.path.join(dest, "provenance.json"), "w") as fh:
+        json.dump(prov, fh, indent=2, sort_keys=True)
+    return prov
+
+
 def table(
     out: str, dest: str, command: str, wall_s: float | None, sensitivity: str | None = None
 ) -> None:
@@ -578,27 +600,11 @@ def table(
             raise SystemExit(f"{sensitivity}: no rows of the runs' setting ({RUNS_LABEL!r})")
     cl = claims(norm, draws)
     fid = fidelity(df)
-    prov = {
-        "command": command,
-        "version": provenance(),
-        "machine": machine(),
-        "wall_s_of_the_runs": wall_s,
-    }
-    old = os.path.join(out, "provenance.json")
-    if not glob.glob(os.path.join(out, "n*-s*")) and os.path.exists(old):
-        # Re-rendered from a report directory: the runs' provenance stays, and
-        # this rendering is named beside it.
-        with open(old) as fh:
-            prov = {k: v for k, v in json.load(fh).items() if k != "rendered"}
-        prov["rendered"] = f"{provenance()} (this text, from the committed coflows.csv)"
-    os.makedirs(dest, exist_ok=True)
+    rerender = not glob.glob(os.path.join(out, "n*-s*"))
     tables = {"coflows": df, "normalized": norm, "claims": cl, "fidelity": fid}
     if sens is not None:
         tables["sensitivity"] = sens
-    for name, t in tables.items():
-        t.to_csv(os.path.join(dest, f"{name}.csv"), index=False)
-    with open(os.path.join(dest, "provenance.json"), "w") as fh:
-        json.dump(prov, fh, indent=2, sort_keys=True)
+    prov = write_tables(out, dest, tables, command, wall_s, rerender)
 
     seeds = ", ".join(map(str, sorted(df["seed"].unique())))
     lines = [HEADER.format(seeds=seeds), markdown(claims_table(cl, draws)), ""]

@@ -153,6 +153,18 @@ def test_claims_take_the_best_load_per_mode(tmp_path):
     )
     assert "Fig. 11a: SN up to 42% lower than Aalo** (paper" not in text  # met
 
+    # the report's own sim.csv (normalized) renders the same findings
+    again_sim = tmp_path / "again-sim"
+    b.table(
+        str(tmp_path / "with-sim"),
+        str(again_sim),
+        "",
+        None,
+        str(tmp_path / "with-sim" / "sim.csv"),
+        0.05,
+    )
+    assert "bound 0.025, Varys 0.6, MCS 0.95." in (again_sim / "README.md").read_text()
+
     # re-rendered from the report directory alone, with the runs' provenance
     b.table(str(dest), str(tmp_path / "again"), "", None, None, 0.05)
     again = json.loads((tmp_path / "again" / "provenance.json").read_text())
