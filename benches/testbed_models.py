@@ -24,8 +24,9 @@ per-bin ratios against the per-event simulation and against the control-loop
 simulation (``comparison-interval.csv``, ``breakdown-interval.csv``), and the
 handshakes' median and 90th percentile (each flow's sender start to its
 receiver's first read) where the run kept its flow marks, split into the start
-to the receiver's accept and the accept to the first read where the traffic
-workers' records are still there.
+to the receiver's accept and the accept to the first read, and the start to
+the sender's ``connect`` returning, where the traffic workers' records are
+still there.
 
 A run directory is what ``coflowkit testbed run`` wrote for the default
 workload of that command (``--coflows 40 --bytes-scale 0.005 --time-scale 0.1
@@ -87,26 +88,34 @@ def simulated(real: pd.DataFrame, w, policy: str, params: dict, interval_s: floa
     return out
 
 
-def accept_split(run: str) -> tuple[pd.Series, pd.Series] | None:
+def accept_split(run: str) -> dict[str, pd.Series] | None:
     """Per flow, from the traffic workers' records (``traffic-host*.json``, which
-    committed copies of a run leave out): the sender's start to the receiver's
-    accept, and the accept to the receiver's first read; None without them."""
+    committed copies of a run leave out): ``to accept`` (the sender's start to
+    the receiver's accept) and ``accept to first read``, and, where the sender
+    recorded when its ``connect`` returned, ``to connect`` (its start to
+    then); None without records."""
     import glob
 
-    send, accept, read = {}, {}, {}
-    paths = sorted(glob.glob(os.path.join(run, "traffic-host*.json")))
-    for path in paths:
+    send, connected, accept, read = {}, {}, {}, {}
+    for path in sorted(glob.glob(os.path.join(run, "traffic-host*.json"))):
         with open(path, encoding="utf-8") as fh:
             for f in json.load(fh)["flows"]:
                 if f["role"] == "send":
                     send[f["id"]] = f["start"]
+                    if f.get("connected") is not None:
+                        connected[f["id"]] = f["connected"]
                 elif f.get("start") is not None and f.get("marks"):
                     accept[f["id"]], read[f["id"]] = f["start"], f["marks"][0][0]
     ids = [i for i in send if i in accept]
     if not ids:
         return None
-    to_accept = pd.Series({i: accept[i] - send[i] for i in ids})
-    return to_accept, pd.Series({i: read[i] - accept[i] for i in ids})
+    out = {
+        "to accept": pd.Series({i: accept[i] - send[i] for i in ids}),
+        "accept to first read": pd.Series({i: read[i] - accept[i] for i in ids}),
+    }
+    if connected:
+        out["to connect"] = pd.Series({i: connected[i] - send[i] for i in send if i in connected})
+    return out
 
 
 def accepts(run: str) -> pd.Series | None:
@@ -187,9 +196,8 @@ def summary(runs: list[str]) -> pd.DataFrame:
             flows = pd.read_csv(os.path.join(run, "flows.csv")).set_index("flow")
             hs = (accepted - flows["start_s"]).dropna()
             row["handshake median / p90 (ms)"] = ms(hs)
-        split = accept_split(run)
-        if split is not None:
-            row["to accept (ms)"], row["accept to first read (ms)"] = ms(split[0]), ms(split[1])
+        for name, x in (accept_split(run) or {}).items():
+            row[f"{name} (ms)"] = ms(x)
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -88,11 +88,11 @@ def test_summary_reads_the_runs_own_comparisons(tmp_path):
     # accept at 10.03 and 10.2 and first read at 10.04 and 10.26: to accept
     # 30 and 100 ms (median 65, p90 93), accept to read 10 and 60 ms.
     host0 = {"flows": [
-        {"id": 0, "role": "send", "start": 10.0, "marks": []},
+        {"id": 0, "role": "send", "start": 10.0, "connected": 10.02},
         {"id": 1, "role": "recv", "start": 10.2, "marks": [[10.26, 0], [10.3, 5]]},
     ]}  # fmt: skip
     host1 = {"flows": [
-        {"id": 1, "role": "send", "start": 10.1, "marks": []},
+        {"id": 1, "role": "send", "start": 10.1, "connected": 10.14},
         {"id": 0, "role": "recv", "start": 10.03, "marks": [[10.04, 0]]},
     ]}  # fmt: skip
     (run / "traffic-host0.json").write_text(json.dumps(host0))
@@ -100,6 +100,8 @@ def test_summary_reads_the_runs_own_comparisons(tmp_path):
     row = b.summary([str(run)]).iloc[0]
     assert row["to accept (ms)"] == "65 / 93"
     assert row["accept to first read (ms)"] == "35 / 55"
+    # connect returned after 20 and 40 ms: median 30, p90 20 + 0.9 x 20 = 38
+    assert row["to connect (ms)"] == "30 / 38"
     assert row["release"] == "change" and row["mean real / sim"] == "+5.0%"
     assert row["median abs error"] == "30.0%" and row["> 50% off"] == 1 and row["SN"] == "1.40"
     assert row["median abs error, sim at Δ"] == "20.0%" and row["> 50% off, sim at Δ"] == 0

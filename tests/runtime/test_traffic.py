@@ -151,9 +151,13 @@ def test_two_hosts_three_flows(tmp_path):
             r = by[(f["id"], role)]
             assert r["bytes"] == f["bytes"] and r["error"] is None
             assert r["start"] <= r["end"]
-        # Not sent before its release; received after its connect.
-        assert by[(f["id"], "send")]["start"] >= t0 + f["start_s"] - 0.01
-        assert by[(f["id"], "recv")]["end"] > by[(f["id"], "send")]["start"]
+        # Not sent before its release; received after its connect, which
+        # returned between the sender's start and the last byte's arrival.
+        send = by[(f["id"], "send")]
+        assert send["start"] >= t0 + f["start_s"] - 0.01
+        assert by[(f["id"], "recv")]["end"] > send["start"]
+        assert send["start"] <= send["connected"] <= by[(f["id"], "recv")]["end"]
+        assert "connected" not in by[(f["id"], "recv")]
         # Progress marks: 0 at accept, a mark each time another 1/64 of the
         # flow has arrived (a new multiple of the step), and one at the last
         # byte: at most 66, in time order, none after the last byte.

@@ -219,6 +219,8 @@ class FlowRecord:
     # 1/PROGRESS_MARKS of the flow has arrived, and at its last byte (at most
     # PROGRESS_MARKS + 2 pairs).
     marks: list[tuple[float, int]] | None = None
+    # Send records: when `connect` returned (the handshake done on this side).
+    connected: float | None = None
 
     def as_json(self) -> dict[str, Any]:
         d = {
@@ -231,6 +233,8 @@ class FlowRecord:
         }
         if self.marks is not None:
             d["marks"] = self.marks
+        if self.connected is not None:
+            d["connected"] = self.connected
         return d
 
 
@@ -556,6 +560,7 @@ class Worker:
         rec.start = time.time()
         try:
             sock = self._connect(f)
+            rec.connected = time.time()
         except OSError as e:
             rec.end = time.time()
             self._finish(rec, f"flow {fid} send: connect to {dst}: {e}")
