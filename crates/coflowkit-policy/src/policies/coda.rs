@@ -461,7 +461,8 @@ impl Coda {
                 continue;
             }
             if self.intra {
-                self.fq.serve(c, self.open.iter().copied(), out);
+                let l = self.keyed[r].1;
+                self.fq.serve_group(c, self.open.iter().copied(), l, out);
             } else {
                 self.prio.serve(c, self.open.iter().copied(), out);
             }

@@ -90,6 +90,17 @@ impl FlowQueues {
         }
     }
 
+    /// Puts the flows at `positions` in `self.buckets` by queue.
+    fn bucket(&mut self, c: &Common, positions: impl Iterator<Item = usize>) {
+        for b in &mut self.buckets {
+            b.clear();
+        }
+        for i in positions {
+            let q = self.thresholds.queue(c.sent(c.active[i]));
+            self.buckets[q].push(i);
+        }
+    }
+
     /// Serves the flows at `positions` (indices into `c.active`), queue by queue,
     /// on what `self.prio.residual` has left.
     pub fn serve(
@@ -98,13 +109,7 @@ impl FlowQueues {
         positions: impl Iterator<Item = usize>,
         out: &mut Decision,
     ) {
-        for b in &mut self.buckets {
-            b.clear();
-        }
-        for i in positions {
-            let q = self.thresholds.queue(c.sent(c.active[i]));
-            self.buckets[q].push(i);
-        }
+        self.bucket(c, positions);
         for q in 0..self.buckets.len() {
             if self.buckets[q].is_empty() {
                 continue;
@@ -112,6 +117,34 @@ impl FlowQueues {
             let b = std::mem::take(&mut self.buckets[q]);
             if self.kept {
                 self.prio.serve_level(c, b.iter().copied(), q, out);
+            } else {
+                self.prio.serve(c, b.iter().copied(), out);
+            }
+            self.buckets[q] = b;
+        }
+    }
+
+    /// [`FlowQueues::serve`] for the flows of one group that is served again
+    /// at later calls under `key` (coda: one extended coflow): the queues of at
+    /// least [`KEPT_QUEUE`] flows are solved by a kept max-min
+    /// ([`CoflowPriority::serve_keyed`]), the same rates up to float sums.
+    pub fn serve_group(
+        &mut self,
+        c: &Common,
+        positions: impl Iterator<Item = usize>,
+        key: u32,
+        out: &mut Decision,
+    ) {
+        self.bucket(c, positions);
+        let nq = self.buckets.len();
+        for q in 0..nq {
+            if self.buckets[q].is_empty() {
+                continue;
+            }
+            let b = std::mem::take(&mut self.buckets[q]);
+            if b.len() >= KEPT_QUEUE {
+                let k = key as u64 * nq as u64 + q as u64;
+                self.prio.serve_keyed(c, b.iter().copied(), k, out);
             } else {
                 self.prio.serve(c, b.iter().copied(), out);
             }
@@ -132,6 +165,11 @@ impl FlowQueues {
         }
     }
 }
+
+/// A queue of one group with at least this many flows is kept solved across
+/// calls by [`FlowQueues::serve_group`] (as `CoflowPriority`'s pool of large
+/// coflows).
+const KEPT_QUEUE: usize = 512;
 
 /// Among the flows at `positions` with a positive rate (`rate(i)`, the rate
 /// the decision gives position `i`), the one that reaches `next(sent)` first at

@@ -24,6 +24,12 @@ pub struct CoflowPriority {
     mm: MaxMin,
     /// The levels [`CoflowPriority::serve_level`] solves, kept across calls.
     served: Vec<TailMaxMin>,
+    /// The groups [`CoflowPriority::serve_keyed`] solves, kept across calls:
+    /// per entry the caller's key, the round ([`CoflowPriority::begin`]) that
+    /// last used it, and the solver; the least recently used entry goes to a
+    /// new key.
+    keyed: Vec<(u64, u64, TailMaxMin)>,
+    rounds: u64,
     pub residual: Vec<f64>,
     /// The links written in `residual` since it was last all capacities
     /// (repeats allowed), or `dirty_all`: put back at the next start.
@@ -168,6 +174,16 @@ impl Memo {
 }
 
 const NOT_POOLED: u32 = u32::MAX;
+
+/// How many groups [`CoflowPriority::serve_keyed`] keeps solved at a time.
+const KEYED_POOL: usize = 4;
+
+/// The kept solver a level is served by.
+#[derive(Clone, Copy)]
+enum Solver {
+    Level(usize),
+    Keyed(usize),
+}
 
 impl Default for Memo {
     fn default() -> Self {
@@ -844,6 +860,7 @@ impl CoflowPriority {
     /// Starts a round: the whole fabric is free again.
     pub fn begin(&mut self, c: &Common, out: &mut Decision) {
         out.sparse = true;
+        self.rounds += 1;
         self.fresh_residual(c);
     }
 
@@ -894,14 +911,52 @@ impl CoflowPriority {
         if self.served.len() <= level {
             self.served.resize_with(level + 1, TailMaxMin::new);
         }
-        self.serve_with(c, positions, Some(level), out);
+        self.serve_with(c, positions, Some(Solver::Level(level)), out);
+    }
+
+    /// [`CoflowPriority::serve`] for a group that a policy may serve again at
+    /// later calls under the same `key` (coda's large levels: one flow queue of
+    /// one extended coflow): its max-min is a [`TailMaxMin`] kept across calls
+    /// in a pool of [`KEYED_POOL`] (the least recently used given to a new
+    /// key, unless it served this round). The same rates, up to float sums.
+    pub fn serve_keyed(
+        &mut self,
+        c: &Common,
+        positions: impl Iterator<Item = usize> + Clone,
+        key: u64,
+        out: &mut Decision,
+    ) {
+        let found = self.keyed.iter().position(|e| e.0 == key);
+        let at = match found {
+            Some(e) => Some(e),
+            None if self.keyed.len() < KEYED_POOL => {
+                self.keyed.push((key, 0, TailMaxMin::new()));
+                Some(self.keyed.len() - 1)
+            }
+            None => {
+                let e = (0..self.keyed.len())
+                    .min_by_key(|&e| self.keyed[e].1)
+                    .unwrap_or(0);
+                (self.keyed[e].1 != self.rounds).then(|| {
+                    self.keyed[e].0 = key;
+                    self.keyed[e].2.clear();
+                    e
+                })
+            }
+        };
+        let Some(e) = at else {
+            self.serve_with(c, positions, None, out);
+            return;
+        };
+        self.keyed[e].1 = self.rounds;
+        self.serve_with(c, positions, Some(Solver::Keyed(e)), out);
     }
 
     fn serve_with(
         &mut self,
         c: &Common,
         positions: impl Iterator<Item = usize> + Clone,
-        level: Option<usize>,
+        level: Option<Solver>,
         out: &mut Decision,
     ) {
         self.paths.clear();
@@ -912,8 +967,12 @@ impl CoflowPriority {
         let (fab, res) = (c.fabric, &mut self.residual);
         match level {
             Some(x) => {
-                self.served[x].solve(fab, res, &self.paths, &mut self.tmp);
-                wrote(&mut self.dirty, &mut self.dirty_all, &self.served[x]);
+                let s = match x {
+                    Solver::Level(x) => &mut self.served[x],
+                    Solver::Keyed(e) => &mut self.keyed[e].2,
+                };
+                s.solve(fab, res, &self.paths, &mut self.tmp);
+                wrote(&mut self.dirty, &mut self.dirty_all, s);
             }
             None => {
                 self.mm.solve(fab, res, &self.paths, &mut self.tmp);

@@ -410,3 +410,58 @@ fn flows_finishing_several_at_a_time_are_solved_from_a_level_up_as_fresh() {
         delta.tail_solves
     );
 }
+
+#[test]
+fn keyed_groups_answer_as_fresh_solves_do() {
+    // A FatTree of k = 4 (fabric links 0.6 of the host links). Six groups of
+    // 150 random flows each, more than the KEYED_POOL kept solvers, served one
+    // after another in a reshuffled order at each of 30 rounds, now and then
+    // one left out; between rounds 5 random flows finish. Served by key (kept
+    // solvers, entries passing from one key to another) or afresh, each
+    // round's rates must agree to 1e-9 relative.
+    let mut rng = Pcg32::new(99, 5);
+    let f = Fabric::fat_tree(4, 16, 1.0, 0.6, coflowkit_model::Placement::Spread, 1).unwrap();
+    let mut flows = Vec::new();
+    for k in 0..6u32 {
+        for _ in 0..150 {
+            let s = rng.below(16);
+            let d = (s + 1 + rng.below(15)) % 16;
+            flows.push((k, s, d, 1.0, 0.0));
+        }
+    }
+    let mut c = Case::on(f, &flows);
+    let mut active: Vec<u32> = (0..flows.len() as u32).collect();
+    c.set_active(&active);
+    let mut order: Vec<u32> = (0..6).collect();
+    let mut kept = CoflowPriority::default();
+    for round in 0..30 {
+        rng.shuffle(&mut order);
+        let listed = if round % 5 == 2 { &order[1..] } else { &order[..] };
+        let v = c.common();
+        let positions = |k: u32| -> Vec<usize> {
+            (0..v.active.len())
+                .filter(|&i| v.flow_coflow[v.active[i] as usize] == k)
+                .collect()
+        };
+        let (mut want, mut got) = (Decision::default(), Decision::default());
+        want.reset(v.active.len());
+        got.reset(v.active.len());
+        let mut fresh = CoflowPriority::default();
+        fresh.begin(&v, &mut want);
+        kept.begin(&v, &mut got);
+        for &k in listed {
+            let at = positions(k);
+            fresh.serve(&v, at.iter().copied(), &mut want);
+            kept.serve_keyed(&v, at.iter().copied(), 1000 + k as u64, &mut got);
+        }
+        assert_close(&got.rates, &want.rates, round);
+        assert!(want.rates.iter().any(|&r| r > 0.0));
+        for _ in 0..5 {
+            active.remove(rng.below(active.len() as u32) as usize);
+        }
+        c.set_active(&active);
+    }
+    assert_eq!(kept.keyed.len(), KEYED_POOL);
+    let tails: u64 = kept.keyed.iter().map(|e| e.2.tail_solves).sum();
+    assert!(tails > 0, "some rounds are answered from a level up");
+}
