@@ -223,6 +223,11 @@ PREFACE = [
     "on the other core for parts of it (psp:spare=maxmin's 1.58x among them;",
     "alternating 30,000-event runs of psp gave 1.07-1.16x, docs/architecture",
     "and engine.rs choose_flow_mode).",
+    "Kept flow queues in coda (2026-12-07): exactness-coda-keyed is coda's",
+    "flow queues of at least 512 flows solved by kept max-min",
+    "(CoflowPriority::serve_keyed; binary of the tree committed as af8e10e),",
+    "side by side with the build of 9f27c2f, a whole FatTree aalo run on the",
+    "other core throughout.",
     "",
 ]
 
