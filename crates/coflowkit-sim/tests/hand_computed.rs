@@ -140,6 +140,39 @@ fn aalo_threshold_crossings_are_exact_events() {
 }
 
 #[test]
+fn aalo_within_fair_shares_a_queue_where_fifo_serves_one_coflow() {
+    // K = 2, T0 = 1 MiB, C = 128 MiB/s. C1: 4 MiB 0→1 at 0; C2: 4 MiB 2→1 at
+    // 4 ms; both into down1. Alone until 4 ms, C1 sends 0.512 MiB. Both in queue 0:
+    // 64 each; C1 crosses 1 MiB after 0.488/64 s = 7.625 ms, at 11.625 ms, and
+    // drops to queue 1. C2 (0.488 MiB sent) takes down1 at 128 and crosses after
+    // 0.512/128 s = 4 ms, at 15.625 ms. Both in queue 1 with 3 MiB left each:
+    // within=fair shares at 64 each, both done after 3/64 s = 46.875 ms, at
+    // 62.5 ms (CCTs 0.0625 and 0.0585); FIFO serves C1's 3 MiB first, done at
+    // 15.625 + 23.4375 = 39.0625 ms, then C2's by 62.5 ms.
+    let t = "3 2\n1 0 1 0 1 1:4\n2 4 1 2 1 1:4\n";
+    let p = [("queues", "2"), ("first_threshold_bytes", "1048576")];
+    assert_ccts(&ccts(t, "aalo", &p), &[0.0390625, 0.0585]);
+    let fair = [("within", "fair"), p[0], p[1]];
+    assert_ccts(&ccts(t, "aalo", &fair), &[0.0625, 0.0585]);
+    // The same under rate decisions (the engine's classes told in full each call).
+    let w = read_text("hand", t, None).unwrap();
+    let params: BTreeMap<String, String> =
+        fair.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let mut pol = build("aalo", &params).unwrap();
+    let opts = SimOptions {
+        check_invariants: true,
+        delta_decisions: false,
+        ..Default::default()
+    };
+    let r = simulate(&w, &mut pol, &opts, None).unwrap();
+    let got: Vec<f64> = (0..2).map(|k| r.coflow_finish_s[k] - w.coflows[k].arrival_s).collect();
+    assert_ccts(&got, &[0.0625, 0.0585]);
+    // One queue: every flow shares max-min, which is `fair`.
+    let one = [("within", "fair"), ("queues", "1")];
+    assert_ccts(&ccts(t, "aalo", &one), &ccts(t, "fair", &[]));
+}
+
+#[test]
 fn dependencies_delay_starts_and_count_in_the_cct() {
     // Flow 2 waits for flow 1 (same link): 1 MiB, then 1 MiB → CCT 2/128 = 0.015625.
     // Coflow 2's flow 3 waits for flow 2 and starts at 0.015625 although its own

@@ -26,6 +26,7 @@
 //! ```
 
 use crate::support::priority::{CoflowPriority, CountShare};
+use crate::view::Common;
 use crate::support::thresholds::Thresholds;
 use crate::decision::{Decision, Wakeup};
 use crate::policy::NonClairvoyantPolicy;
@@ -72,6 +73,76 @@ impl NonClairvoyantPolicy for Aalo {
         for &(q, k, _) in &self.keyed {
             if let Some(bytes) = self.thresholds.upper(q) {
                 out.wakeups.push(Wakeup::CoflowSent { coflow: k, bytes });
+            }
+        }
+    }
+}
+
+/// `aalo:within=fair`: D-CLAS's queues as strict-priority switch classes,
+/// the flows of one queue sharing it max-min whatever their coflow (TCP inside
+/// a switch queue), instead of FIFO between the coflows of a queue.
+pub struct SharedQueues {
+    thresholds: Thresholds,
+    /// Per coflow index: the class its flows were last told (`UNSET`: none).
+    told: Vec<u8>,
+}
+
+const UNSET: u8 = u8::MAX;
+
+impl SharedQueues {
+    pub fn new(queues: usize, first_threshold_bytes: f64, multiplier: f64) -> Self {
+        SharedQueues {
+            thresholds: Thresholds::new(queues, first_threshold_bytes, multiplier),
+            told: Vec::new(),
+        }
+    }
+
+    fn class_of(&self, c: &Common, k: u32) -> u8 {
+        self.thresholds.queue(c.coflow_sent(k)) as u8
+    }
+}
+
+impl NonClairvoyantPolicy for SharedQueues {
+    fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
+        let c: &Common = v;
+        if out.delta_ok {
+            // Named once when a flow starts, and again, with all its
+            // coflow's flows, when the coflow crosses into the next queue.
+            out.class_delta = true;
+            let nc = c.coflow_width.len();
+            if self.told.len() != nc {
+                self.told.clear();
+                self.told.resize(nc, UNSET);
+            }
+            for g in c.groups {
+                let q = self.class_of(c, g.coflow);
+                let was = std::mem::replace(&mut self.told[g.coflow as usize], q);
+                if was != UNSET && was != q {
+                    out.class_moves
+                        .extend(c.active[g.range()].iter().map(|&f| (f, q)));
+                }
+            }
+            let told = &self.told;
+            out.class_moves.extend(
+                c.started
+                    .iter()
+                    .map(|&f| (f, told[c.flow_coflow[f as usize] as usize])),
+            );
+        } else {
+            out.classes.clear();
+            out.classes.resize(c.active.len(), 0);
+            for g in c.groups {
+                let q = self.class_of(c, g.coflow);
+                out.classes[g.range()].fill(q);
+            }
+        }
+        for g in c.groups {
+            let q = self.thresholds.queue(c.coflow_sent(g.coflow));
+            if let Some(bytes) = self.thresholds.upper(q) {
+                out.wakeups.push(Wakeup::CoflowSent {
+                    coflow: g.coflow,
+                    bytes,
+                });
             }
         }
     }
@@ -184,16 +255,33 @@ pub const PARAMS: &[ParamSpec] = &[
         default: "dclas",
         help: "dclas (Aalo's D-CLAS, exact crossings) or coflowsim (CoflowSim's DARK: reordered only when called, one-pass per-coflow shares)",
     },
+    ParamSpec {
+        name: "within",
+        default: "fifo",
+        help: "variant=dclas: inside a queue, fifo (Aalo: coflows one after another, max-min inside each) or fair (switch queues: every flow of the queue shares max-min, as TCP in one priority queue)",
+    },
 ];
 
 fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
     let k = p.usize_in("queues", 1, 64)?;
     let t0 = p.f64_in("first_threshold_bytes", 1.0, 1e18)?;
     let e = p.f64_in("multiplier", 1.0 + 1e-9, 1e6)?;
-    match p.text("variant") {
-        "dclas" => non_clairvoyant(Aalo::new(k, t0, e)),
-        "coflowsim" => non_clairvoyant(Dark::new(k, t0, e)),
-        other => Err(ModelError::param(
+    let within = p.text("within");
+    if !matches!(within, "fifo" | "fair") {
+        return Err(ModelError::param(
+            "param",
+            format!("aalo: within={within} is not one of fifo, fair"),
+        ));
+    }
+    match (p.text("variant"), within) {
+        ("dclas", "fifo") => non_clairvoyant(Aalo::new(k, t0, e)),
+        ("dclas", _) => non_clairvoyant(SharedQueues::new(k, t0, e)),
+        ("coflowsim", "fifo") => non_clairvoyant(Dark::new(k, t0, e)),
+        ("coflowsim", _) => Err(ModelError::param(
+            "param",
+            "aalo: within=fair is a form of variant=dclas (CoflowSim's DARK has no switch queues)",
+        )),
+        (other, _) => Err(ModelError::param(
             "param",
             format!("aalo: variant={other} is not one of dclas, coflowsim"),
         )),
@@ -304,6 +392,60 @@ mod tests {
         m.reset(2);
         Aalo::new(3, 10.0, 10.0).decide(&c.non_clairvoyant(), &mut m);
         close(&m.rates, &[10.0, 0.0]);
+    }
+
+    #[test]
+    fn within_fair_names_each_flow_its_coflows_queue_once_and_again_when_it_crosses() {
+        // T0 = 10 B, E = 10, K = 3. Coflow 0 has sent 50 B (queue 1), coflow 1 2 B
+        // (queue 0); both into down1.
+        let mut c = Case::new(3, 10.0, &[(0, 0, 1, 100.0, 50.0), (1, 2, 1, 100.0, 2.0)]);
+        let mut q = SharedQueues::new(3, 10.0, 10.0);
+        // Rate decisions: every active flow's class, and each coflow's crossing.
+        let mut d = Decision::default();
+        d.reset(2);
+        q.decide(&c.non_clairvoyant(), &mut d);
+        assert_eq!(d.classes, vec![1, 0]);
+        assert!(d.rates.iter().all(|&r| r == 0.0));
+        let want = vec![
+            Wakeup::CoflowSent { coflow: 0, bytes: 100.0 },
+            Wakeup::CoflowSent { coflow: 1, bytes: 10.0 },
+        ];
+        assert_eq!(d.wakeups, want);
+        // Delta decisions: the started flows first...
+        let mut q = SharedQueues::new(3, 10.0, 10.0);
+        let mut d = Decision {
+            delta_ok: true,
+            ..Decision::default()
+        };
+        d.reset(2);
+        c.started = vec![0, 1];
+        q.decide(&c.non_clairvoyant(), &mut d);
+        assert!(d.class_delta && d.classes.is_empty());
+        assert_eq!(d.class_moves, vec![(0, 1), (1, 0)]);
+        // ... nothing when no coflow crossed ...
+        c.started.clear();
+        d.reset(2);
+        q.decide(&c.non_clairvoyant(), &mut d);
+        assert!(d.class_moves.is_empty());
+        // ... and a coflow's flows when it crosses (coflow 1 reaches 10 B).
+        c.set_sent(1, 10.0);
+        c.add_coflow_sent(1, 8.0);
+        d.reset(2);
+        q.decide(&c.non_clairvoyant(), &mut d);
+        assert_eq!(d.class_moves, vec![(1, 1)]);
+    }
+
+    #[test]
+    fn within_takes_fifo_or_fair_and_only_with_dclas() {
+        let mut p = std::collections::BTreeMap::new();
+        p.insert("within".to_string(), "lifo".to_string());
+        let e = crate::build("aalo", &p).err().expect("refused");
+        assert!(e.to_string().contains("within=lifo"), "{e}");
+        p.insert("within".to_string(), "fair".to_string());
+        assert!(crate::build("aalo", &p).is_ok());
+        p.insert("variant".to_string(), "coflowsim".to_string());
+        let e = crate::build("aalo", &p).err().expect("refused");
+        assert!(e.to_string().contains("variant=dclas"), "{e}");
     }
 
     #[test]
