@@ -65,6 +65,7 @@ def test_writes_every_table_figure_and_the_report(out):
         "fig13",
         "ablation",
         "baraat_threshold",
+        "aalo_forms",
     ]:
         assert (out / f"{name}.csv").exists(), name
     for name in ["fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "fig13"]:
@@ -115,6 +116,31 @@ def test_queue_and_heavy_tables_use_the_right_runs(out):
     assert heavy.loc[100, "Baraat mean CCT (s)"] == pytest.approx(
         fig6.loc[(1, 8, "Baraat"), "avg CCT (s)"], rel=1e-12
     )
+
+
+def test_aalo_forms_use_fig6s_aalo_and_their_own_runs(out):
+    from conftest import SHARED_TRACE
+
+    forms = _csv(out, "aalo_forms")
+    fig6 = _csv(out, "fig6").set_index(["gbps", "k", "policy"])
+    labels = list(stream.AALO_FORMS)
+    assert len(forms) == len(labels) * len(stream.SPEEDS)
+    for g in stream.SPEEDS:
+        rows = forms[forms.gbps == g].set_index("Aalo")
+        # The first form is Fig. 6's Aalo run on 8 pods.
+        want = fig6.loc[(g, 8, "Aalo"), "avg CCT (s)"]
+        assert rows.loc[labels[0], "mean CCT (s)"] == pytest.approx(want, rel=1e-12)
+        stream_avg = fig6.loc[(g, 8, "Stream"), "avg CCT (s)"]
+        for label in labels:
+            ratio = rows.loc[label, "mean CCT (s)"] / stream_avg
+            assert rows.loc[label, "Aalo / Stream"] == pytest.approx(ratio, rel=1e-12)
+    # The shared-queue form is its own simulation, with its own parameters.
+    w = ck.load_trace(str(SHARED_TRACE)).head(N)
+    params = dict(stream.AALO_FORMS[labels[1]])
+    assert params == {"queues": "4", "within": "fair"}
+    r = ck.simulate(w, "aalo", params=params, fabric="fattree:k=8,gbps=1")
+    got = forms[(forms.gbps == 1) & (forms.Aalo == labels[1])]["mean CCT (s)"].item()
+    assert got == pytest.approx(r.coflows["cct_s"].mean(), rel=1e-12)
 
 
 def test_dag_runs_replay_multi_stage_coflows(out):

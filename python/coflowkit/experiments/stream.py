@@ -71,6 +71,18 @@ ABLATIONS = {
     ),
 }
 HEAVY_MB = (10, 100, 1000)
+#: Aalo's model inside a queue and its queue count, on the 8-pod fabrics (the
+#: Fig. 6 runs): the paper gives neither its Aalo's thresholds for 4 queues nor
+#: how a queue is shared, only "a rate limiter that behaves like TCP for all
+#: schemes". Label -> Aalo's parameters; the first is Fig. 6's Aalo.
+AALO_FORMS = {
+    "4 queues, FIFO inside (Fig. 6)": (("queues", str(QUEUES)),),
+    "4 queues, max-min inside (TCP in a switch queue)": (
+        ("queues", str(QUEUES)),
+        ("within", "fair"),
+    ),
+    "10 queues, FIFO inside (Aalo's default)": (("queues", "10"),),
+}
 
 #: The paper's numbers (improvement = compared CCT / Stream's CCT).
 PAPER = {
@@ -161,6 +173,9 @@ def plan(trace: str, sample: dict[str, int | None], extra: tuple[str, ...] = ())
             out.append(
                 (("heavy", h), runner.Job(base, "baraat", (("heavy_mb", str(h)),), fabric(8, 1)))
             )
+    for label, params in list(AALO_FORMS.items())[1:]:
+        for g in SPEEDS:
+            out.append((("aalo", label, g), runner.Job(base, "aalo", params, fabric(8, g))))
     return out
 
 
@@ -204,6 +219,8 @@ def per_category(res: dict, by: str, keys: dict, bounds: tuple[float, ...]) -> p
 def cost(key: tuple) -> float:
     if key[0] == "size":
         return key[1] * 10 + (5 if key[3] in ("Stream", "Aalo") else 0)
+    if key[0] == "aalo":
+        return 8 * 10 + 5
     return 1.0
 
 
@@ -369,6 +386,30 @@ def heavy_table(ctx) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def aalo_run(res: dict, label: str, g: int):
+    """The run of Aalo's form ``label`` on the 8-pod fabric at ``g`` Gbps (the
+    first form is Fig. 6's own Aalo run)."""
+    if label == next(iter(AALO_FORMS)):
+        return res[("size", 8, g, "Aalo")]
+    return res[("aalo", label, g)]
+
+
+def aalo_table(ctx) -> pd.DataFrame:
+    """Aalo's forms against Stream on the 8-pod fabrics: mean CCT, and Aalo's
+    CCT / Stream's overall, for mice and per Table 3 category."""
+    res = ctx.results
+    rows = []
+    for g in SPEEDS:
+        s = means(res[("size", 8, g, "Stream")], SIZE_A)
+        for label in AALO_FORMS:
+            m = means(aalo_run(res, label, g), SIZE_A)
+            row = {"gbps": g, "Aalo": label, "mean CCT (s)": m["avg"]}
+            row["Aalo / Stream"] = m["avg"] / s["avg"]
+            row.update({c: m[c] / s[c] for c in CATEGORIES})
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
 # ---------------------------------------------------------------------------
 # figures
 
@@ -487,6 +528,20 @@ def values(ctx) -> dict:
         "k8": {n: imp(("size", k0, 1), n) for n in COMPARED},
         "mice_k8": {n: imp(("size", k0, 1), n, "mice") for n in COMPARED},
         "worst_aalo": worst_aalo,
+        # Aalo / Stream on 8 pods per Gbps: Fig. 6's form, queues shared, 10 queues.
+        **{
+            name: {
+                g: means(aalo_run(res, label, g), SIZE_A)["avg"]
+                / means(res[("size", 8, g, "Stream")], SIZE_A)["avg"]
+                for g in SPEEDS
+            }
+            for name, label in zip(
+                ("aalo_fifo4", "aalo_fair4", "aalo_fifo10"), AALO_FORMS, strict=True
+            )
+        },
+        "aalo_cat_fair": improvement_of(res, list(AALO_FORMS)[1], 1),
+        "aalo_cat_fifo10": improvement_of(res, list(AALO_FORMS)[2], 1),
+        "paper_aalo": (PAPER[("avg", 1, "Aalo")], PAPER[("avg", 10, "Aalo")]),
         "burst_i": {n: imp(("bursty", 1), n, "I") for n in COMPARED},
         "dag_i": {s: imp(("dag", s, 1), "Aalo", "I", SIZE_B) for s in DAG_SHAPES},
         "abl": {lab: abl[lab] / base for lab in ABLATIONS},
@@ -503,6 +558,13 @@ def values(ctx) -> dict:
         "MEAN_OVER_K": MEAN_OVER_K,
         "AT_8": AT_8,
     }
+
+
+def improvement_of(res: dict, label: str, g: int) -> dict[str, float]:
+    """Aalo's form ``label`` / Stream, per Table 3 category, 8 pods."""
+    s = means(res[("size", 8, g, "Stream")], SIZE_A)
+    m = means(aalo_run(res, label, g), SIZE_A)
+    return {c: m[c] / s[c] for c in CATEGORIES}
 
 
 def local(ctx) -> dict:
@@ -580,6 +642,11 @@ def parts(ctx) -> tuple:
             "ablation", "Stream on the Tao DAGs, 8 pods, 1G, without each mechanism", ablation_table
         ),
         Table("baraat_threshold", "Baraat's heavy threshold, 8 pods, 1G", heavy_table),
+        Table(
+            "aalo_forms",
+            "Aalo's queues and how a queue is shared, 8 pods: Aalo's CCT / Stream's",
+            aalo_table,
+        ),
     )
 
 
