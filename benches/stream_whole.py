@@ -552,8 +552,10 @@ def body(o, m, imp, cl, room, sens, aq) -> list[str]:
             "Aalo's queues",
             f"Sweep `{o.aalo}` (examples/sweeps/stream-fig6-whole-aalo.toml): Aalo "
             "with the paper's 4 queues and with its own default of 10 (10 MiB x 10 "
-            "each), against Stream with 4; columns I-V are Aalo's mean CCT / Stream's "
-            "per Table 3 category (`aalo_queues.csv`).",
+            "each), and with 4 queues each shared max-min (`within=fair`; since "
+            "2026-12-07), against Stream with 4; columns I-V are Aalo's mean CCT / "
+            "Stream's per Table 3 category (`aalo_queues.csv`; every size: "
+            "benches/stream_aalo_forms.py).",
             aq,
         ),
         *aalo_notes(aq),
