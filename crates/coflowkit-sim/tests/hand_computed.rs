@@ -156,8 +156,10 @@ fn aalo_within_fair_shares_a_queue_where_fifo_serves_one_coflow() {
     assert_ccts(&ccts(t, "aalo", &fair), &[0.0625, 0.0585]);
     // The same under rate decisions (the engine's classes told in full each call).
     let w = read_text("hand", t, None).unwrap();
-    let params: BTreeMap<String, String> =
-        fair.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let params: BTreeMap<String, String> = fair
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     let mut pol = build("aalo", &params).unwrap();
     let opts = SimOptions {
         check_invariants: true,
@@ -165,7 +167,9 @@ fn aalo_within_fair_shares_a_queue_where_fifo_serves_one_coflow() {
         ..Default::default()
     };
     let r = simulate(&w, &mut pol, &opts, None).unwrap();
-    let got: Vec<f64> = (0..2).map(|k| r.coflow_finish_s[k] - w.coflows[k].arrival_s).collect();
+    let got: Vec<f64> = (0..2)
+        .map(|k| r.coflow_finish_s[k] - w.coflows[k].arrival_s)
+        .collect();
     assert_ccts(&got, &[0.0625, 0.0585]);
     // One queue: every flow shares max-min, which is `fair`.
     let one = [("within", "fair"), ("queues", "1")];

@@ -272,6 +272,15 @@ fn a_changed_residual_is_solved_again() {
     assert_eq!(call(&mut p, &c, &[0, 1]), vec![10.0, 0.0, 10.0]);
 }
 
+/// `n` flows of 1 byte for coflow `k` between random distinct hosts of 16.
+fn random_flows(rng: &mut Pcg32, k: u32, n: usize, flows: &mut Vec<(u32, u32, u32, f64, f64)>) {
+    for _ in 0..n {
+        let s = rng.below(16);
+        let d = (s + 1 + rng.below(15)) % 16;
+        flows.push((k, s, d, 1.0, 0.0));
+    }
+}
+
 #[test]
 fn large_coflows_answer_from_kept_solutions_as_fresh_solves_do() {
     // A FatTree of k = 4 (16 hosts; fabric links 0.6 of the host links, so
@@ -290,11 +299,7 @@ fn large_coflows_answer_from_kept_solutions_as_fresh_solves_do() {
         (0, 3, 9, 1.0, 0.0),
     ];
     for k in 1..4u32 {
-        for _ in 0..BIG_COFLOW + 200 {
-            let s = rng.below(16);
-            let d = (s + 1 + rng.below(15)) % 16;
-            flows.push((k, s, d, 1.0, 0.0));
-        }
+        random_flows(&mut rng, k, BIG_COFLOW + 200, &mut flows);
     }
     let mut c = Case::on(f, &flows);
     let mut active: Vec<u32> = (0..flows.len() as u32).collect();
@@ -423,11 +428,7 @@ fn keyed_groups_answer_as_fresh_solves_do() {
     let f = Fabric::fat_tree(4, 16, 1.0, 0.6, coflowkit_model::Placement::Spread, 1).unwrap();
     let mut flows = Vec::new();
     for k in 0..6u32 {
-        for _ in 0..150 {
-            let s = rng.below(16);
-            let d = (s + 1 + rng.below(15)) % 16;
-            flows.push((k, s, d, 1.0, 0.0));
-        }
+        random_flows(&mut rng, k, 150, &mut flows);
     }
     let mut c = Case::on(f, &flows);
     let mut active: Vec<u32> = (0..flows.len() as u32).collect();
@@ -436,7 +437,11 @@ fn keyed_groups_answer_as_fresh_solves_do() {
     let mut kept = CoflowPriority::default();
     for round in 0..30 {
         rng.shuffle(&mut order);
-        let listed = if round % 5 == 2 { &order[1..] } else { &order[..] };
+        let listed = if round % 5 == 2 {
+            &order[1..]
+        } else {
+            &order[..]
+        };
         let v = c.common();
         let positions = |k: u32| -> Vec<usize> {
             (0..v.active.len())
