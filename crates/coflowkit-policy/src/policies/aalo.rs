@@ -109,11 +109,13 @@ impl NonClairvoyantPolicy for SharedQueues {
             // Named once when a flow starts, and again, with all its
             // coflow's flows, when the coflow crosses into the next queue.
             out.class_delta = true;
+            // A driver may add coflows between calls (what was told stands);
+            // fewer coflows is another workload.
             let nc = c.coflow_width.len();
-            if self.told.len() != nc {
+            if self.told.len() > nc {
                 self.told.clear();
-                self.told.resize(nc, UNSET);
             }
+            self.told.resize(nc, UNSET);
             for g in c.groups {
                 let q = self.class_of(c, g.coflow);
                 let was = std::mem::replace(&mut self.told[g.coflow as usize], q);
