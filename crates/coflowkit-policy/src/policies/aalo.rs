@@ -96,16 +96,13 @@ impl SharedQueues {
             told: Vec::new(),
         }
     }
-
-    fn class_of(&self, c: &Common, k: u32) -> u8 {
-        self.thresholds.queue(c.coflow_sent(k)) as u8
-    }
 }
 
 impl NonClairvoyantPolicy for SharedQueues {
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
         let c: &Common = v;
-        if out.delta_ok {
+        let delta = out.delta_ok;
+        if delta {
             // Named once when a flow starts, and again, with all its
             // coflow's flows, when the coflow crosses into the next queue.
             out.class_delta = true;
@@ -116,36 +113,35 @@ impl NonClairvoyantPolicy for SharedQueues {
                 self.told.clear();
             }
             self.told.resize(nc, UNSET);
-            for g in c.groups {
-                let q = self.class_of(c, g.coflow);
-                let was = std::mem::replace(&mut self.told[g.coflow as usize], q);
-                if was != UNSET && was != q {
-                    out.class_moves
-                        .extend(c.active[g.range()].iter().map(|&f| (f, q)));
-                }
-            }
-            let told = &self.told;
-            out.class_moves.extend(
-                c.started
-                    .iter()
-                    .map(|&f| (f, told[c.flow_coflow[f as usize] as usize])),
-            );
         } else {
             out.classes.clear();
             out.classes.resize(c.active.len(), 0);
-            for g in c.groups {
-                let q = self.class_of(c, g.coflow);
-                out.classes[g.range()].fill(q);
-            }
         }
         for g in c.groups {
             let q = self.thresholds.queue(c.coflow_sent(g.coflow));
+            if delta {
+                let was = std::mem::replace(&mut self.told[g.coflow as usize], q as u8);
+                if was != UNSET && was != q as u8 {
+                    out.class_moves
+                        .extend(c.active[g.range()].iter().map(|&f| (f, q as u8)));
+                }
+            } else {
+                out.classes[g.range()].fill(q as u8);
+            }
             if let Some(bytes) = self.thresholds.upper(q) {
                 out.wakeups.push(Wakeup::CoflowSent {
                     coflow: g.coflow,
                     bytes,
                 });
             }
+        }
+        if delta {
+            let told = &self.told;
+            out.class_moves.extend(
+                c.started
+                    .iter()
+                    .map(|&f| (f, told[c.flow_coflow[f as usize] as usize])),
+            );
         }
     }
 }
