@@ -229,6 +229,16 @@ PREFACE = [
     "side by side with the build of 9f27c2f, a whole FatTree aalo run on the",
     "other core throughout.",
     "",
+    "Classes for coflow orders (2026-12-07): exactness-class-slack is",
+    "LevelClasses passing over a class whose input moved only on links that",
+    "bounded none of its rates (baraat, pias, spq, stream), and",
+    "exactness-rank-classes the coflow orders of fifo, scf, ncf, tcf and",
+    "baraat told as sticky classes (RankClasses), both binaries of the",
+    "working tree on 228ef90, side by side with the build of 228ef90; a test",
+    "build shared the machine during the FB rows of exactness-rank-classes",
+    "(its fifo and scf times are noisy; rerun alone in",
+    "exactness-rank-classes-2).",
+    "",
 ]
 
 

@@ -217,6 +217,14 @@ impl LevelMaxMin {
         &self.members[g as usize]
     }
 
+    /// Whether link `l` bounded a rate in the last solve: some path froze
+    /// there (its group has members). A link with flows that bounded none is
+    /// slack: the levels stand for any residual on it above its load
+    /// ([`LevelMaxMin::loads`]), as [`crate::MaxMin::tight`] says of a solve.
+    pub fn bounds(&self, l: LinkId) -> bool {
+        self.members.get(l as usize).is_some_and(|m| !m.is_empty())
+    }
+
     /// The flows crossing link `l` (over every path).
     pub fn flows_on(&self, l: LinkId) -> u32 {
         self.ncross.get(l as usize).copied().unwrap_or(0)

@@ -40,6 +40,9 @@ const CI_SUBSET: &[(&str, &str)] = &[
     // the backfilling.
     ("fb100-fattree8", "varys"),
     ("fb100-fattree8", "coflex"),
+    // A coflow order told as sticky classes (`RankClasses`), coflows put
+    // ahead of others as they arrive; the fixture is the rate form's.
+    ("fb100-fattree8", "scf"),
     ("fb-bigswitch", "drf"),
     ("fb-bigswitch", "fair"),
 ];
@@ -281,6 +284,16 @@ fn other_forms_of_a_policy_match_its_fixture() {
         r.class_form_switches,
         r.class_group_calls
     );
+    // A coflow order by rates (a driver without delta decisions), where the
+    // engine's default tells it as classes.
+    let rates = coflowkit_sim::SimOptions {
+        delta_decisions: false,
+        ..Default::default()
+    };
+    let w = workload("fb100-fattree8", &fb);
+    let want = read_fixture(&fixtures().join("fb100-fattree8").join("scf.txt"));
+    let got = finish_times_with("scf", &w, &rates);
+    bad.extend(differences("fb100-fattree8", "scf", &w, &want, &got));
     for stem in ["spq", "stream"] {
         let w = workload("fb100-fattree8", &fb);
         let want = read_fixture(

@@ -17,64 +17,40 @@ use crate::params::{ParamSpec, Params};
 use crate::policy::NonClairvoyantPolicy;
 use crate::policy::{AnyPolicy, Info};
 use crate::spec::{non_clairvoyant, PolicySpec, MIB};
-use crate::support::priority::CoflowPriority;
+use crate::support::rankclasses::RankClasses;
 use crate::view::NonClairvoyantView;
 use coflowkit_model::ModelError;
 
 pub struct Baraat {
     heavy_bytes: f64,
-    prio: CoflowPriority,
+    /// The light coflows in FIFO order, one level each, and the heavy ones in
+    /// one shared level below them: by classes when the driver takes them,
+    /// by rates otherwise.
+    rank: RankClasses,
     /// Scratch: the groups of heavy and of light coflows, in FIFO order.
     heavy: Vec<usize>,
     light: Vec<usize>,
     /// Per coflow: whether it has turned heavy (for good: bytes sent only
     /// grow), so that only light coflows' bytes are read.
     turned: Vec<bool>,
-    /// Class decisions (drivers that take delta decisions): per coflow the
-    /// class its flows were last told (`UNTOLD`: none), the class of the heavy
-    /// level (above every light rank; it grows when the light coflows
-    /// outnumber it), and whether the driver holds the classes told (false
-    /// at the first call and after a decision by rates).
-    told: Vec<u8>,
-    heavy_class: u8,
-    classes_held: bool,
-    /// Scratch: the class each light coflow is to have, in FIFO order.
-    want: Vec<u8>,
-    /// Most light coflows a class decision orders ([`MAX_LIGHT_CLASSES`];
-    /// lower in tests, to exercise the switch to rates and back).
-    max_light_classes: usize,
 }
-
-/// No class told yet.
-const UNTOLD: u8 = u8::MAX;
-/// The heavy level's first class (light coflows take ranks below it).
-const FIRST_HEAVY_CLASS: u8 = 4;
-/// Most light coflows a class decision can order (classes are `u8`, the
-/// heavy level takes one above them and `UNTOLD` is reserved): with more,
-/// the decision is by rates.
-const MAX_LIGHT_CLASSES: usize = 253;
 
 impl Baraat {
     pub fn new(heavy_bytes: f64) -> Self {
         Baraat {
             heavy_bytes,
-            prio: CoflowPriority::default(),
+            rank: RankClasses::default(),
             heavy: Vec::new(),
             light: Vec::new(),
             turned: Vec::new(),
-            told: Vec::new(),
-            heavy_class: FIRST_HEAVY_CLASS,
-            classes_held: false,
-            want: Vec::new(),
-            max_light_classes: MAX_LIGHT_CLASSES,
         }
     }
 
     /// Decides by rates whenever more than `n` coflows are light (at most
-    /// [`MAX_LIGHT_CLASSES`]); for tests of the switch between the forms.
+    /// [`crate::support::rankclasses::MAX_RANKED`]); for tests of the switch between the forms.
     #[doc(hidden)]
     pub fn with_class_limit(mut self, n: usize) -> Self {
-        self.max_light_classes = n.min(MAX_LIGHT_CLASSES);
+        self.rank = self.rank.with_limit(n);
         self
     }
 
@@ -108,153 +84,12 @@ impl Baraat {
             });
         }
     }
-
-    /// The decision by rates: a priority max-min over the light coflows in
-    /// FIFO order, then one level for the heavy ones.
-    fn by_rates(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
-        self.prio.run(v, &self.light, out);
-        if !self.heavy.is_empty() {
-            let groups = v.groups;
-            let heavy = std::mem::take(&mut self.heavy);
-            self.prio
-                .serve_level(v, heavy.iter().flat_map(|&gi| groups[gi].range()), 0, out);
-            self.heavy = heavy;
-        }
-    }
-
-    /// The class of each light coflow (`want`, in FIFO order) under a class
-    /// decision after the first: only the order of the classes matters, so a
-    /// light coflow keeps the class it was told while it still comes after
-    /// the one before it, and one that arrived (or comes before a coflow it
-    /// did not use to) takes the next class after its predecessor's. A
-    /// coflow leaving the light ones (it finished or turned heavy) then
-    /// moves nobody; with ranks as classes, every light coflow behind it
-    /// moved up one, all its flows named, and with every coflow of the trace
-    /// light at once (bursty arrivals) that was most of each call's work.
-    /// When the next class would reach the heavy class, the heavy class first
-    /// moves further down (a larger number; its flows are then named) if the
-    /// light coflows fill half of the classes above it, and if the classes
-    /// still run out, the light coflows are renumbered by rank (each moved
-    /// once).
-    fn light_classes(&mut self, v: &NonClairvoyantView) {
-        if !self.keep_light_classes(v) {
-            if 2 * self.light.len() >= self.heavy_class as usize
-                && (self.heavy_class as usize) < MAX_LIGHT_CLASSES
-            {
-                let want = (2 * self.heavy_class as usize).max(4 * self.light.len());
-                self.heavy_class = want.min(MAX_LIGHT_CLASSES) as u8;
-            }
-            if !self.keep_light_classes(v) {
-                self.want.clear();
-                self.want.extend((0..self.light.len()).map(|r| r as u8));
-            }
-        }
-    }
-
-    /// The sticky assignment of [`Baraat::light_classes`] into `want`; false
-    /// when it runs out of classes below the heavy one.
-    fn keep_light_classes(&mut self, v: &NonClairvoyantView) -> bool {
-        self.want.clear();
-        let heavy = self.heavy_class as i32;
-        let mut prev = -1;
-        for &gi in &self.light {
-            let told = self.told[v.groups[gi].coflow as usize] as i32;
-            let c = if told > prev && told < heavy {
-                told
-            } else {
-                prev + 1
-            };
-            if c >= heavy {
-                return false;
-            }
-            self.want.push(c as u8);
-            prev = c;
-        }
-        true
-    }
-
-    /// The decision by classes, for a driver that takes delta decisions and
-    /// runs the priority max-min itself: the light coflows in classes that
-    /// increase in FIFO order ([`Baraat::light_classes`]), every heavy one in
-    /// `heavy_class`. Names the flows that started and those of the coflows
-    /// whose class changed; the first call, and the first after a decision
-    /// by rates, names every flow (light coflow of FIFO rank `i` in class
-    /// `i`).
-    fn by_classes(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
-        if self.light.len() >= self.heavy_class as usize {
-            // The heavy level moves below the light ranks: its flows are named.
-            let want = self.light.len().next_power_of_two().max(2 * self.heavy_class as usize);
-            self.heavy_class = want.min(MAX_LIGHT_CLASSES) as u8;
-            debug_assert!(self.light.len() <= self.heavy_class as usize);
-        }
-        if self.told.len() < v.coflow_started.len() {
-            self.told.resize(v.coflow_started.len(), UNTOLD);
-        }
-        if !self.classes_held {
-            // Every active flow is named, by a dense decision.
-            out.classes.clear();
-            out.classes.resize(v.active.len(), 0);
-            for (r, &gi) in self.light.iter().enumerate() {
-                let g = &v.groups[gi];
-                self.told[g.coflow as usize] = r as u8;
-                out.classes[g.range()].fill(r as u8);
-            }
-            for &gi in &self.heavy {
-                let g = &v.groups[gi];
-                self.told[g.coflow as usize] = self.heavy_class;
-                out.classes[g.range()].fill(self.heavy_class);
-            }
-            self.classes_held = !v.active.is_empty();
-            return;
-        }
-        out.class_delta = true;
-        self.light_classes(v);
-        let heavy_class = self.heavy_class;
-        let classed = self
-            .light
-            .iter()
-            .zip(&self.want)
-            .map(|(&gi, &c)| (gi, c))
-            .chain(self.heavy.iter().map(|&gi| (gi, heavy_class)));
-        for (gi, c) in classed {
-            let g = &v.groups[gi];
-            let told = &mut self.told[g.coflow as usize];
-            if *told != c {
-                *told = c;
-                for &f in &v.active[g.range()] {
-                    out.class_moves.push((f, c));
-                }
-            }
-        }
-        // Flows that started since the last call (repeats are harmless; one
-        // that already finished is ignored by the driver). Every active
-        // coflow's class was told above.
-        for &f in v.started {
-            let c = self.told[v.flow_coflow[f as usize] as usize];
-            if c != UNTOLD {
-                out.class_moves.push((f, c));
-            }
-        }
-    }
 }
 
 impl NonClairvoyantPolicy for Baraat {
     fn decide(&mut self, v: &NonClairvoyantView, out: &mut Decision) {
         self.split(v, out);
-        if out.delta_ok && self.light.len() <= self.max_light_classes {
-            self.by_classes(v, out);
-        } else if self.classes_held {
-            // Back to rates after classes: the driver's rates are not the
-            // ones the order last wrote, so this decision is whole (sparse,
-            // every positive rate), from a fresh order.
-            self.classes_held = false;
-            self.prio = CoflowPriority::default();
-            let delta_ok = std::mem::replace(&mut out.delta_ok, false);
-            self.by_rates(v, out);
-            out.delta_ok = delta_ok;
-        } else {
-            self.by_rates(v, out);
-        }
+        self.rank.serve(v, &self.light, &self.heavy, out);
     }
 }
 
@@ -285,6 +120,7 @@ pub const SPEC: PolicySpec = PolicySpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::support::rankclasses::{FIRST_TAIL_CLASS, MAX_RANKED};
     use crate::testkit::{close, Case};
 
     #[test]
@@ -369,7 +205,7 @@ mod tests {
         // names classes by FIFO rank: 0, 1, 2.
         let (mut c, mut b, classes) = first_call(9, &[0, 1, 2]);
         assert_eq!(classes, vec![0, 1, 2]);
-        assert_eq!(b.heavy_class, FIRST_HEAVY_CLASS);
+        assert_eq!(b.rank.tail_class(), FIRST_TAIL_CLASS);
         // Coflow 0 finishes: 1 and 2 keep classes 1 and 2 (only the order of
         // classes matters); nothing moves.
         c.set_active(&[1, 2]);
@@ -384,7 +220,7 @@ mod tests {
         c.set_active(&[1, 2, 3, 4]);
         c.started = vec![4];
         assert_eq!(moves(&mut b, &c), vec![(4, 4)]);
-        assert_eq!(b.heavy_class, 8);
+        assert_eq!(b.rank.tail_class(), 8);
         // 1-3 finish, 5-7 arrive and take 5, 6, 7. Coflow 8 would need class
         // 8, the heavy one: five light coflows fill half of 0..8, so the
         // heavy class moves down to max(2 · 8, 4 · 5) = 20 and 8 takes 8.
@@ -394,7 +230,7 @@ mod tests {
         c.set_active(&[4, 5, 6, 7, 8]);
         c.started = vec![8];
         assert_eq!(moves(&mut b, &c), vec![(8, 8)]);
-        assert_eq!(b.heavy_class, 20);
+        assert_eq!(b.rank.tail_class(), 20);
     }
 
     #[test]
@@ -404,8 +240,11 @@ mod tests {
         // 4 finds no class left and the heavy class cannot move, so every
         // light coflow is renumbered by its FIFO rank.
         let (mut c, mut b, _) = first_call(5, &[1, 2, 3]);
-        b.heavy_class = MAX_LIGHT_CLASSES as u8;
-        b.told[1..4].copy_from_slice(&[250, 251, 252]);
+        {
+            let v = c.non_clairvoyant();
+            b.rank
+                .pretend_told(&v, &[0, 1, 2], &[250, 251, 252], MAX_RANKED as u8);
+        }
         c.set_active(&[1, 2, 3, 4]);
         c.started = vec![4];
         assert_eq!(moves(&mut b, &c), vec![(1, 0), (2, 1), (3, 2), (4, 3)]);

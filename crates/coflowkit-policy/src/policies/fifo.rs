@@ -1,16 +1,19 @@
 //! `fifo` (Orchestra): priority max-min with one group per coflow, in arrival order
 //! (ties by coflow id). See docs/policies/fifo.md.
 
-use crate::support::priority::CoflowPriority;
+use crate::support::rankclasses::RankClasses;
 use crate::decision::Decision;
 use crate::policy::NonClairvoyantPolicy;
 use crate::view::NonClairvoyantView;
 use crate::policy::Info;
 use crate::spec::{non_clairvoyant, PolicySpec};
 
+/// The order is told as classes to a driver that takes them (the engine:
+/// one class per coflow, kept as bottleneck groups), as rates otherwise; the
+/// rates are the same (`support::rankclasses`).
 #[derive(Default)]
 pub struct Fifo {
-    prio: CoflowPriority,
+    rank: RankClasses,
     order: Vec<usize>,
 }
 
@@ -19,7 +22,7 @@ impl NonClairvoyantPolicy for Fifo {
         // Groups are already in (arrival, id) order.
         self.order.clear();
         self.order.extend(0..v.groups.len());
-        self.prio.run(v, &self.order, out);
+        self.rank.serve(v, &self.order, &[], out);
     }
 }
 

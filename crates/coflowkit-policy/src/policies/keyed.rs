@@ -11,7 +11,8 @@
 use crate::decision::Decision;
 use crate::policy::{ClairvoyantPolicy, Info, NonClairvoyantPolicy};
 use crate::spec::{clairvoyant, non_clairvoyant, PolicySpec};
-use crate::support::priority::{order_by_key, CoflowPriority};
+use crate::support::priority::order_by_key;
+use crate::support::rankclasses::RankClasses;
 use crate::view::{ClairvoyantView, Common, NonClairvoyantView};
 
 /// The static key a coflow is ordered by.
@@ -27,7 +28,8 @@ pub enum Key {
 
 pub struct Keyed {
     key: Key,
-    prio: CoflowPriority,
+    /// The order, told as classes or rates (`support::rankclasses`).
+    rank: RankClasses,
     order: Vec<usize>,
 }
 
@@ -35,14 +37,14 @@ impl Keyed {
     pub fn new(key: Key) -> Self {
         Keyed {
             key,
-            prio: CoflowPriority::default(),
+            rank: RankClasses::default(),
             order: Vec::new(),
         }
     }
 
     fn serve(&mut self, c: &Common, key: impl Fn(u32) -> f64, out: &mut Decision) {
         order_by_key(c, key, &mut self.order);
-        self.prio.run(c, &self.order, out);
+        self.rank.serve(c, &self.order, &[], out);
     }
 }
 

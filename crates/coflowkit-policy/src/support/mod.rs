@@ -14,4 +14,5 @@ pub mod loadtree;
 pub mod mlfq;
 pub mod pathflows;
 pub mod priority;
+pub mod rankclasses;
 pub mod thresholds;
