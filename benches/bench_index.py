@@ -238,6 +238,9 @@ PREFACE = [
     "build shared the machine during the FB rows of exactness-rank-classes",
     "(its fifo and scf times are noisy; rerun alone in",
     "exactness-rank-classes-2).",
+    "exactness-aalo-classes is aalo's order by classes with the engine's",
+    "coflow sums in the group form (working tree on 1745832), side by side",
+    "with the build of 228ef90, the Python suite running on the other core.",
     "",
 ]
 

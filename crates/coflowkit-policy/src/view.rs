@@ -66,6 +66,11 @@ pub struct Progress<'a> {
     pub coflow_since: &'a [f64],
     /// True when the driver serves flows by path groups (see above).
     pub path_mode: bool,
+    /// In path mode: true when the driver also keeps each coflow's bytes as
+    /// `coflow_base + coflow_rate · (now − coflow_since)`, as in flow mode
+    /// (the engine does once a policy asks to be woken at a coflow's bytes);
+    /// otherwise a coflow's bytes are the sum of its flows'.
+    pub coflow_sums: bool,
     /// Per flow served by a counter (rate NaN): the counter, when it is not
     /// the flow's path (empty: every such flow is on its path's counter). A
     /// driver serving strict-priority classes by group keeps one counter per
@@ -212,7 +217,7 @@ impl Common<'_> {
     pub fn coflow_sent(&self, k: u32) -> f64 {
         let p = &self.progress;
         let k = k as usize;
-        if p.path_mode {
+        if p.path_mode && !p.coflow_sums {
             let first = self.coflow_first_flow[k];
             (first..first + self.coflow_width[k])
                 .map(|f| self.sent(f))
@@ -322,6 +327,8 @@ pub struct ViewData {
     pub coflow_rate: Vec<f64>,
     pub coflow_since: Vec<f64>,
     pub path_mode: bool,
+    /// See [`Progress::coflow_sums`].
+    pub coflow_sums: bool,
     /// See [`Progress::ctr`].
     pub flow_ctr: Vec<u32>,
     /// See [`Progress::prop_w`].
@@ -375,6 +382,7 @@ impl ViewData {
             coflow_rate: &self.coflow_rate,
             coflow_since: &self.coflow_since,
             path_mode: self.path_mode,
+            coflow_sums: self.coflow_sums,
             ctr: &self.flow_ctr,
             prop_w: &self.prop_w,
             prop_base: &self.prop_base,

@@ -786,7 +786,7 @@ impl<'w> Engine<'w> {
 
     /// The rate of coflow `k` now (the sum of its flows').
     fn coflow_rate(&self, k: u32) -> f64 {
-        if !self.d.path_mode {
+        if !self.d.path_mode || self.d.coflow_sums {
             return self.d.coflow_rate[k as usize];
         }
         // Finished and unstarted flows have rate 0.
@@ -806,6 +806,14 @@ impl<'w> Engine<'w> {
         }
         if self.decision.wakeups.is_empty() {
             return;
+        }
+        if self.d.path_mode && !self.d.coflow_sums {
+            // A policy woken at a coflow's bytes reads them at every call:
+            // kept from now on rather than summed over its flows each time.
+            let by_coflow = |w: &Wakeup| matches!(w, Wakeup::CoflowSent { .. });
+            if self.decision.wakeups.iter().any(by_coflow) {
+                self.rates.start_coflow_sums(&mut self.d, self.now);
+            }
         }
         let group_rate = self.group_rates();
         let common = self.d.common(&self.w.fabric, self.now);

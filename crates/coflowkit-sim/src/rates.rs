@@ -145,6 +145,15 @@ pub(crate) struct Rates {
     /// Class limits in flow mode ([`Rates::set_flow_limit`]): per flow, the
     /// bytes sent at which it leaves its class (empty until one is set).
     flow_limit: Vec<f64>,
+    /// Coflow sums in path mode ([`Rates::start_coflow_sums`]): per counter
+    /// and per group, the coflows of the flows it serves with how many; per
+    /// coflow, its flows on counters. `coflow_base`/`coflow_rate` are kept as
+    /// these move, as flow mode keeps them per flow.
+    ctr_cf: Vec<Vec<(u32, u32)>>,
+    grp_cf: Vec<Vec<(u32, u32)>>,
+    cf_on: Vec<u32>,
+    /// Scratch: counter flows done at an event, with what they had sent.
+    cf_done: Vec<(u32, f64)>,
 }
 
 pub(crate) const NOT_MOVING: u32 = u32::MAX;
@@ -353,6 +362,111 @@ impl Rates {
         self.due = BinaryHeap::from(du);
     }
 
+    // -- coflow sums in path mode -------------------------------------------------
+
+    /// Starts keeping each coflow's bytes in path mode (`coflow_base`,
+    /// `coflow_rate`, `coflow_since`, read by [`coflowkit_policy::view::Common::coflow_sent`]
+    /// in O(1) instead of a sum over the coflow's flows): from every flow's
+    /// bytes now and the rates of the counters serving the active ones. Kept
+    /// from then on where a counter's flows or rate change (joins, leaves,
+    /// completions, path and group rates, path moves between groups), until
+    /// [`Rates::stop_coflow_sums`]. Costs per rate change the coflows the
+    /// counter or group serves (one under one coflow per class).
+    pub fn start_coflow_sums(&mut self, d: &mut ViewData, now: f64) {
+        let nc = d.width.len();
+        for k in 0..nc {
+            let first = d.first_flow[k] as usize;
+            d.coflow_base[k] = (first..first + d.width[k] as usize)
+                .map(|f| d.sent_at(f, now))
+                .sum();
+            d.coflow_rate[k] = 0.0;
+            d.coflow_since[k] = now;
+        }
+        self.cf_on.clear();
+        self.cf_on.resize(nc, 0);
+        self.ctr_cf.iter_mut().for_each(Vec::clear);
+        self.grp_cf.iter_mut().for_each(Vec::clear);
+        d.coflow_sums = true;
+        for i in 0..d.active.len() {
+            let f = d.active[i] as usize;
+            if d.rate[f].is_nan() && d.prop_weight(f).is_none() {
+                let p = d.counter_of(f);
+                self.cf_count(d, d.flow_coflow[f], p, 1, now);
+            }
+        }
+    }
+
+    /// Stops keeping coflow sums (the caller sets the coflows' counters).
+    pub fn stop_coflow_sums(&mut self, d: &mut ViewData) {
+        d.coflow_sums = false;
+        self.ctr_cf.iter_mut().for_each(Vec::clear);
+        self.grp_cf.iter_mut().for_each(Vec::clear);
+    }
+
+    /// The per-flow rate of counter `p`'s flows.
+    #[inline]
+    fn counter_rate(d: &ViewData, p: usize) -> f64 {
+        match d.path_group.get(p) {
+            Some(&g) if g != NO_GROUP => d.group_rate[g as usize],
+            _ => d.path_rate[p],
+        }
+    }
+
+    /// Coflow `k`'s bytes settled at `now`, and `dr` added to its rate (exactly
+    /// 0 when none of its flows is on a counter).
+    #[inline]
+    fn cf_rate(d: &mut ViewData, on: u32, k: usize, dr: f64, now: f64) {
+        d.coflow_base[k] += d.coflow_rate[k] * (now - d.coflow_since[k]);
+        d.coflow_since[k] = now;
+        d.coflow_rate[k] = if on == 0 { 0.0 } else { d.coflow_rate[k] + dr };
+    }
+
+    /// Adds `n` (±1) flows of coflow `k` to counter `p` (and its group).
+    fn cf_count(&mut self, d: &mut ViewData, k: u32, p: usize, n: i32, now: f64) {
+        fn bump(v: &mut Vec<(u32, u32)>, k: u32, n: i32) {
+            match v.iter().position(|e| e.0 == k) {
+                Some(i) => {
+                    let c = (v[i].1 as i64 + n as i64) as u32;
+                    if c == 0 {
+                        v.swap_remove(i);
+                    } else {
+                        v[i].1 = c;
+                    }
+                }
+                None => {
+                    debug_assert!(n > 0, "coflow {k} leaves a counter it is not on");
+                    v.push((k, n as u32));
+                }
+            }
+        }
+        if self.ctr_cf.len() <= p {
+            self.ctr_cf.resize_with(p + 1, Vec::new);
+        }
+        bump(&mut self.ctr_cf[p], k, n);
+        let g = d.path_group.get(p).copied().unwrap_or(NO_GROUP);
+        if g != NO_GROUP {
+            let gi = g as usize;
+            if self.grp_cf.len() <= gi {
+                self.grp_cf.resize_with(gi + 1, Vec::new);
+            }
+            bump(&mut self.grp_cf[gi], k, n);
+        }
+        let ki = k as usize;
+        self.cf_on[ki] = (self.cf_on[ki] as i64 + n as i64) as u32;
+        let r = Self::counter_rate(d, p);
+        Self::cf_rate(d, self.cf_on[ki], ki, n as f64 * r, now);
+    }
+
+    /// Counter `p`'s per-flow rate went from `old` to `new` at `now`.
+    fn cf_counter_rate(&mut self, d: &mut ViewData, p: usize, old: f64, new: f64, now: f64) {
+        if let Some(cf) = self.ctr_cf.get(p) {
+            for &(k, n) in cf {
+                let ki = k as usize;
+                Self::cf_rate(d, self.cf_on[ki], ki, n as f64 * (new - old), now);
+            }
+        }
+    }
+
     // -- path mode --------------------------------------------------------------
 
     /// Flow `f` joins its path's counter (path mode) at `now`.
@@ -396,6 +510,9 @@ impl Rates {
         self.path_d[p].push(Reverse((Key(fin - tol), f, v)));
         self.refresh_tops(p);
         self.reschedule_counter(d, p as PathId, now);
+        if d.coflow_sums {
+            self.cf_count(d, d.flow_coflow[fi], p, 1, now);
+        }
     }
 
     /// Flow `f` leaves its counter at `now`, keeping what it sent: it is in
@@ -405,6 +522,9 @@ impl Rates {
         debug_assert!(d.rate[fi].is_nan(), "flow {f} is on no counter");
         let p = d.counter_of(fi);
         let sent = d.path_service(p, now) - d.base[fi];
+        if d.coflow_sums {
+            self.cf_count(d, d.flow_coflow[fi], p, -1, now);
+        }
         self.ver[fi] = self.ver[fi].wrapping_add(1);
         d.base[fi] = sent;
         d.rate[fi] = 0.0;
@@ -535,6 +655,22 @@ impl Rates {
             return;
         }
         let s = d.path_service(pi, now);
+        let rate_before = Self::counter_rate(d, pi);
+        if d.coflow_sums {
+            // Its coflows leave the old group's list (and join the new one's below).
+            if let Some(cf) = self.ctr_cf.get(pi) {
+                if old != NO_GROUP {
+                    let list = &mut self.grp_cf[old as usize];
+                    for &(k, n) in cf {
+                        let i = list.iter().position(|e| e.0 == k).expect("listed");
+                        list[i].1 -= n;
+                        if list[i].1 == 0 {
+                            list.swap_remove(i);
+                        }
+                    }
+                }
+            }
+        }
         if old == NO_GROUP {
             // Its own entries go stale.
             self.path_ver[pi] = self.path_ver[pi].wrapping_add(1);
@@ -564,6 +700,25 @@ impl Rates {
             self.requeue(d, p);
             self.mark_group(g, DIRTY_TOPS, now);
         }
+        if d.coflow_sums {
+            if g != NO_GROUP {
+                let gi = g as usize;
+                if self.grp_cf.len() <= gi {
+                    self.grp_cf.resize_with(gi + 1, Vec::new);
+                }
+                if let Some(cf) = self.ctr_cf.get(pi) {
+                    let list = &mut self.grp_cf[gi];
+                    for &(k, n) in cf {
+                        match list.iter().position(|e| e.0 == k) {
+                            Some(i) => list[i].1 += n,
+                            None => list.push((k, n)),
+                        }
+                    }
+                }
+            }
+            let rate_after = Self::counter_rate(d, pi);
+            self.cf_counter_rate(d, pi, rate_before, rate_after, now);
+        }
     }
 
     /// Gives group `g`'s paths per-flow rate `r` from `now` on.
@@ -575,8 +730,16 @@ impl Rates {
         }
         d.group_base[gi] += d.group_rate[gi] * (now - d.group_since[gi]);
         d.group_since[gi] = now;
-        d.group_rate[gi] = r;
+        let old = std::mem::replace(&mut d.group_rate[gi], r);
         self.mark_group(g, 0, now);
+        if d.coflow_sums {
+            if let Some(cf) = self.grp_cf.get(gi) {
+                for &(k, m) in cf {
+                    let ki = k as usize;
+                    Self::cf_rate(d, self.cf_on[ki], ki, m as f64 * (r - old), now);
+                }
+            }
+        }
     }
 
     /// Gives every flow of path `p` rate `r` from `now` on.
@@ -591,8 +754,11 @@ impl Rates {
         }
         d.path_base[pi] += d.path_rate[pi] * (now - d.path_since[pi]);
         d.path_since[pi] = now;
-        d.path_rate[pi] = r;
+        let old = std::mem::replace(&mut d.path_rate[pi], r);
         self.reschedule_path(d, p, now);
+        if d.coflow_sums {
+            self.cf_counter_rate(d, pi, old, r, now);
+        }
     }
 
     /// Drops done and moved flows from the top of a path heap; its top key
@@ -869,6 +1035,7 @@ impl Rates {
         now: f64,
         out: &mut Vec<u32>,
     ) {
+        self.cf_done.clear();
         for (heap, slack) in [
             (&mut self.path_d[pi], 0.0),
             (&mut self.path_f[pi], eps_bytes),
@@ -891,12 +1058,26 @@ impl Rates {
                         }
                     }
                     self.done[fi] = true;
+                    if d.coflow_sums {
+                        self.cf_done.push((f, s - d.base[fi]));
+                    }
                     d.base[fi] = d.size[fi]; // the remainder is credited: sent = size
                     d.rate[fi] = 0.0;
                     d.since[fi] = now;
                     out.push(f);
                 }
             }
+        }
+        if d.coflow_sums {
+            // Each done flow leaves its counter, its remainder credited.
+            let done = std::mem::take(&mut self.cf_done);
+            for &(f, sent) in &done {
+                let fi = f as usize;
+                let k = d.flow_coflow[fi];
+                self.cf_count(d, k, pi, -1, now);
+                d.coflow_base[k as usize] += d.size[fi] - sent;
+            }
+            self.cf_done = done;
         }
     }
 

@@ -252,3 +252,73 @@ fn baraat_by_classes_equals_baraat_by_rates_and_switches_between_them() {
         }
     }
 }
+
+#[test]
+fn coflow_orders_by_classes_equal_their_rates() {
+    use coflowkit_sim::{ClassForm, Realloc};
+    // Under a delta driver `fifo`, `scf`, `ncf`, `tcf` and `aalo` tell their
+    // order as one class per coflow (`RankClasses`), served by group or per
+    // flow; `aalo` also asks to be woken at its coflows' thresholds, so the
+    // engine keeps coflow sums in the group form (checked against the flows'
+    // sums at every call by `check_invariants`). Every form must give the
+    // finish times of the plain priority max-min (no delta decisions: rates).
+    let aalo = [
+        ("queues", "4"),
+        ("first_threshold_bytes", "1048576"),
+        ("multiplier", "2"),
+    ];
+    let cases: [(&str, &[(&str, &str)]); 5] = [
+        ("fifo", &[]),
+        ("scf", &[]),
+        ("ncf", &[]),
+        ("tcf", &[]),
+        ("aalo", &aalo),
+    ];
+    for fabric in [None, Some("fattree:k=4")] {
+        let mut w = read_text("bursty.csv", &bursty_baraat_trace(), None).unwrap();
+        if let Some(spec) = fabric {
+            w = w
+                .with_fabric(Fabric::from_spec(spec, w.fabric.ports()).unwrap())
+                .unwrap();
+        }
+        for realloc in [Realloc::Event, Realloc::Interval(0.05)] {
+            for (name, params) in cases {
+                let params: BTreeMap<String, String> = params
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect();
+                let sim = |delta: bool, form: ClassForm| {
+                    let mut p = build(name, &params).unwrap();
+                    let opts = SimOptions {
+                        check_invariants: true,
+                        delta_decisions: delta,
+                        class_form: form,
+                        realloc,
+                        ..Default::default()
+                    };
+                    simulate(&w, &mut p, &opts, None).unwrap()
+                };
+                let rates = sim(false, ClassForm::Auto);
+                assert_eq!(rates.class_group_calls, 0);
+                for form in [ClassForm::Groups, ClassForm::Flows] {
+                    let r = sim(true, form);
+                    let ctx = format!("{name}, {fabric:?}, {realloc:?}, {form:?}");
+                    for (k, (a, b)) in rates
+                        .coflow_finish_s
+                        .iter()
+                        .zip(&r.coflow_finish_s)
+                        .enumerate()
+                    {
+                        assert!(
+                            (a - b).abs() <= 1e-9 * a.abs().max(1e-3),
+                            "{ctx}: coflow {k} finishes at {b}, by rates at {a}"
+                        );
+                    }
+                    if form == ClassForm::Groups && realloc == Realloc::Event {
+                        assert_eq!(r.class_group_calls, r.policy_calls, "{ctx}");
+                    }
+                }
+            }
+        }
+    }
+}

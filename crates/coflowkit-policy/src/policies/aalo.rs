@@ -25,7 +25,8 @@
 //!             realloc=coflow)
 //! ```
 
-use crate::support::priority::{CoflowPriority, CountShare};
+use crate::support::priority::CountShare;
+use crate::support::rankclasses::RankClasses;
 use crate::view::Common;
 use crate::support::thresholds::Thresholds;
 use crate::decision::{Decision, Wakeup};
@@ -38,7 +39,8 @@ use coflowkit_model::ModelError;
 
 pub struct Aalo {
     thresholds: Thresholds,
-    prio: CoflowPriority,
+    /// The order, told as classes or rates (`support::rankclasses`).
+    rank: RankClasses,
     keyed: Vec<(usize, u32, usize)>,
     order: Vec<usize>,
 }
@@ -47,7 +49,7 @@ impl Aalo {
     pub fn new(queues: usize, first_threshold_bytes: f64, multiplier: f64) -> Self {
         Aalo {
             thresholds: Thresholds::new(queues, first_threshold_bytes, multiplier),
-            prio: CoflowPriority::default(),
+            rank: RankClasses::default(),
             keyed: Vec::new(),
             order: Vec::new(),
         }
@@ -69,7 +71,7 @@ impl NonClairvoyantPolicy for Aalo {
         self.keyed.sort_unstable();
         self.order.clear();
         self.order.extend(self.keyed.iter().map(|x| x.2));
-        self.prio.run(v, &self.order, out);
+        self.rank.serve(v, &self.order, &[], out);
         for &(q, k, _) in &self.keyed {
             if let Some(bytes) = self.thresholds.upper(q) {
                 out.wakeups.push(Wakeup::CoflowSent { coflow: k, bytes });

@@ -21,6 +21,28 @@ impl Engine<'_> {
                 load[l as usize] += r;
             }
         }
+        if self.d.coflow_sums {
+            // Coflow sums kept in path mode equal their flows' sums.
+            for g in &self.d.groups {
+                let k = g.coflow as usize;
+                let first = self.d.first_flow[k] as usize;
+                let flows = first..first + self.d.width[k] as usize;
+                let sent: f64 = flows.clone().map(|f| self.d.sent_at(f, self.now)).sum();
+                let rate: f64 = flows.map(|f| Rates::rate_of(&self.d, f)).sum();
+                let kept = self.d.coflow_base[k]
+                    + self.d.coflow_rate[k] * (self.now - self.d.coflow_since[k]);
+                let size = self.w.coflows[k].size_bytes.max(1.0);
+                let cap = caps.iter().copied().fold(0.0, f64::max);
+                if (kept - sent).abs() > 1e-9 * size
+                    || (self.d.coflow_rate[k] - rate).abs() > 1e-9 * cap
+                {
+                    return Err(fail(format!(
+                        "invariant violated at t={}: coflow {} keeps {kept} B at {} B/s, its flows {sent} B at {rate} B/s",
+                        self.now, self.w.coflows[k].id, self.d.coflow_rate[k]
+                    )));
+                }
+            }
+        }
         for (l, (&x, &c)) in load.iter().zip(caps).enumerate() {
             if x > c * (1.0 + 1e-9) {
                 return Err(fail(format!(

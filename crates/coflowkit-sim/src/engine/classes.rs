@@ -287,6 +287,7 @@ impl Engine<'_> {
                 self.rates.leave_counter(&mut self.d, f, now);
             }
         }
+        self.rates.stop_coflow_sums(&mut self.d);
         for k in 0..self.d.width.len() {
             let first = self.d.first_flow[k] as usize;
             let sent: f64 = (first..first + self.d.width[k] as usize)
