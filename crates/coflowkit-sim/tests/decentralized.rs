@@ -184,6 +184,17 @@ fn bursty_baraat_trace() -> String {
     s
 }
 
+/// Every coflow of run `r` finishes when it does in `rates` (1e-9 relative).
+fn same_finish_times(rates: &coflowkit_sim::SimResult, r: &coflowkit_sim::SimResult, ctx: &str) {
+    let pairs = rates.coflow_finish_s.iter().zip(&r.coflow_finish_s);
+    for (k, (a, b)) in pairs.enumerate() {
+        assert!(
+            (a - b).abs() <= 1e-9 * a.abs().max(1e-3),
+            "{ctx}: coflow {k} finishes at {b}, by rates at {a}"
+        );
+    }
+}
+
 #[test]
 fn baraat_by_classes_equals_baraat_by_rates_and_switches_between_them() {
     use coflowkit_policy::policies::baraat::Baraat;
@@ -226,17 +237,7 @@ fn baraat_by_classes_equals_baraat_by_rates_and_switches_between_them() {
             ] {
                 let r = sim(limit, true, form);
                 let ctx = format!("{fabric:?}, {realloc:?}, limit {limit}, {form:?}");
-                for (k, (a, b)) in rates
-                    .coflow_finish_s
-                    .iter()
-                    .zip(&r.coflow_finish_s)
-                    .enumerate()
-                {
-                    assert!(
-                        (a - b).abs() <= 1e-9 * a.abs().max(1e-3),
-                        "{ctx}: coflow {k} finishes at {b}, by rates at {a}"
-                    );
-                }
+                same_finish_times(&rates, &r, &ctx);
                 if form == ClassForm::Groups && realloc == Realloc::Event {
                     // Classes served by group at some calls; with limit 1 also
                     // by rates at others (two light coflows at once), and back.
@@ -303,17 +304,7 @@ fn coflow_orders_by_classes_equal_their_rates() {
                 for form in [ClassForm::Groups, ClassForm::Flows] {
                     let r = sim(true, form);
                     let ctx = format!("{name}, {fabric:?}, {realloc:?}, {form:?}");
-                    for (k, (a, b)) in rates
-                        .coflow_finish_s
-                        .iter()
-                        .zip(&r.coflow_finish_s)
-                        .enumerate()
-                    {
-                        assert!(
-                            (a - b).abs() <= 1e-9 * a.abs().max(1e-3),
-                            "{ctx}: coflow {k} finishes at {b}, by rates at {a}"
-                        );
-                    }
+                    same_finish_times(&rates, &r, &ctx);
                     if form == ClassForm::Groups && realloc == Realloc::Event {
                         assert_eq!(r.class_group_calls, r.policy_calls, "{ctx}");
                     }
