@@ -257,7 +257,7 @@ fn baraat_by_classes_equals_baraat_by_rates_and_switches_between_them() {
 #[test]
 fn coflow_orders_by_classes_equal_their_rates() {
     use coflowkit_sim::{ClassForm, Realloc};
-    // Under a delta driver `fifo`, `scf`, `ncf`, `tcf` and `aalo` tell their
+    // Under a delta driver `fifo`, `scf`, `ncf`, `tcf` and `aalo:form=classes` tell their
     // order as one class per coflow (`RankClasses`), served by group or per
     // flow; `aalo` also asks to be woken at its coflows' thresholds, so the
     // engine keeps coflow sums in the group form (checked against the flows'
@@ -267,6 +267,7 @@ fn coflow_orders_by_classes_equal_their_rates() {
         ("queues", "4"),
         ("first_threshold_bytes", "1048576"),
         ("multiplier", "2"),
+        ("form", "classes"),
     ];
     let cases: [(&str, &[(&str, &str)]); 5] = [
         ("fifo", &[]),

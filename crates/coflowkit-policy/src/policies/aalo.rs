@@ -41,6 +41,9 @@ pub struct Aalo {
     thresholds: Thresholds,
     /// The order, told as classes or rates (`support::rankclasses`).
     rank: RankClasses,
+    /// `form=classes`: the order goes to a driver that takes delta
+    /// decisions as classes (else always rates, from `rank.prio`).
+    classes: bool,
     keyed: Vec<(usize, u32, usize)>,
     order: Vec<usize>,
 }
@@ -50,9 +53,17 @@ impl Aalo {
         Aalo {
             thresholds: Thresholds::new(queues, first_threshold_bytes, multiplier),
             rank: RankClasses::default(),
+            classes: false,
             keyed: Vec::new(),
             order: Vec::new(),
         }
+    }
+
+    /// Tells the order as classes to a driver that takes them
+    /// (`form=classes`; see docs/policies/aalo.md, Notes).
+    pub fn with_classes(mut self, on: bool) -> Self {
+        self.classes = on;
+        self
     }
 
     /// The queue of a coflow that has sent `sent` bytes.
@@ -71,7 +82,11 @@ impl NonClairvoyantPolicy for Aalo {
         self.keyed.sort_unstable();
         self.order.clear();
         self.order.extend(self.keyed.iter().map(|x| x.2));
-        self.rank.serve(v, &self.order, &[], out);
+        if self.classes {
+            self.rank.serve(v, &self.order, &[], out);
+        } else {
+            self.rank.prio.run(v, &self.order, out);
+        }
         for &(q, k, _) in &self.keyed {
             if let Some(bytes) = self.thresholds.upper(q) {
                 out.wakeups.push(Wakeup::CoflowSent { coflow: k, bytes });
@@ -260,6 +275,11 @@ pub const PARAMS: &[ParamSpec] = &[
         default: "fifo",
         help: "variant=dclas: inside a queue, fifo (Aalo: coflows one after another, max-min inside each) or fair (switch queues: every flow of the queue shares max-min, as TCP in one priority queue)",
     },
+    ParamSpec {
+        name: "form",
+        default: "rates",
+        help: "within=fifo: how the engine is told the order, rates or classes (one class per coflow, kept as bottleneck groups; the same finish times, faster on steady traces, far more memory under bursts: docs/policies/aalo.md)",
+    },
 ];
 
 fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
@@ -273,8 +293,24 @@ fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
             format!("aalo: within={within} is not one of fifo, fair"),
         ));
     }
+    let classes = match p.text("form") {
+        "rates" => false,
+        "classes" => true,
+        other => {
+            return Err(ModelError::param(
+                "param",
+                format!("aalo: form={other} is not one of rates, classes"),
+            ))
+        }
+    };
+    if classes && (within != "fifo" || p.text("variant") != "dclas") {
+        return Err(ModelError::param(
+            "param",
+            "aalo: form=classes is a form of variant=dclas with within=fifo",
+        ));
+    }
     match (p.text("variant"), within) {
-        ("dclas", "fifo") => non_clairvoyant(Aalo::new(k, t0, e)),
+        ("dclas", "fifo") => non_clairvoyant(Aalo::new(k, t0, e).with_classes(classes)),
         ("dclas", _) => non_clairvoyant(SharedQueues::new(k, t0, e)),
         ("coflowsim", "fifo") => non_clairvoyant(Dark::new(k, t0, e)),
         ("coflowsim", _) => Err(ModelError::param(
@@ -443,6 +479,23 @@ mod tests {
         assert!(e.to_string().contains("within=lifo"), "{e}");
         p.insert("within".to_string(), "fair".to_string());
         assert!(crate::build("aalo", &p).is_ok());
+        p.insert("variant".to_string(), "coflowsim".to_string());
+        let e = crate::build("aalo", &p).err().expect("refused");
+        assert!(e.to_string().contains("variant=dclas"), "{e}");
+    }
+
+    #[test]
+    fn form_takes_rates_or_classes_and_classes_only_with_dclas_fifo() {
+        let mut p = std::collections::BTreeMap::new();
+        p.insert("form".to_string(), "groups".to_string());
+        let e = crate::build("aalo", &p).err().expect("refused");
+        assert!(e.to_string().contains("form=groups"), "{e}");
+        p.insert("form".to_string(), "classes".to_string());
+        assert!(crate::build("aalo", &p).is_ok());
+        p.insert("within".to_string(), "fair".to_string());
+        let e = crate::build("aalo", &p).err().expect("refused");
+        assert!(e.to_string().contains("within=fifo"), "{e}");
+        p.remove("within");
         p.insert("variant".to_string(), "coflowsim".to_string());
         let e = crate::build("aalo", &p).err().expect("refused");
         assert!(e.to_string().contains("variant=dclas"), "{e}");
