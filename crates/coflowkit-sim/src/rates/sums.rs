@@ -133,7 +133,9 @@ impl Rates {
         now: f64,
     ) {
         let g = d.path_group[p];
-        if let Some(cf) = self.ctr_cf.get(p) {
+        // A counter with no flows moves no coflow (and its old group may
+        // have no list).
+        if let Some(cf) = self.ctr_cf.get(p).filter(|cf| !cf.is_empty()) {
             if old != NO_GROUP {
                 let list = &mut self.grp_cf[old as usize];
                 for &(k, n) in cf {
