@@ -185,6 +185,25 @@ fn bursty_baraat_trace() -> String {
     s
 }
 
+/// `w` under `p` with the invariants checked (coflow sums included), delta
+/// decisions or not, in class form `form`, deciding at `realloc`.
+fn checked(
+    w: &coflowkit_model::Workload,
+    p: &mut coflowkit_policy::policy::AnyPolicy,
+    delta: bool,
+    form: coflowkit_sim::ClassForm,
+    realloc: coflowkit_sim::Realloc,
+) -> coflowkit_sim::SimResult {
+    let opts = SimOptions {
+        check_invariants: true,
+        delta_decisions: delta,
+        class_form: form,
+        realloc,
+        ..Default::default()
+    };
+    simulate(w, p, &opts, None).unwrap()
+}
+
 /// Every coflow of run `r` finishes when it does in `rates` (1e-9 relative).
 fn same_finish_times(rates: &coflowkit_sim::SimResult, r: &coflowkit_sim::SimResult, ctx: &str) {
     let pairs = rates.coflow_finish_s.iter().zip(&r.coflow_finish_s);
@@ -219,14 +238,7 @@ fn baraat_by_classes_equals_baraat_by_rates_and_switches_between_them() {
                 let mut p = AnyPolicy::NonClairvoyant(Box::new(
                     Baraat::new(2.0 * MIB).with_class_limit(limit),
                 ));
-                let opts = SimOptions {
-                    check_invariants: true,
-                    delta_decisions: delta,
-                    class_form: form,
-                    realloc,
-                    ..Default::default()
-                };
-                simulate(&w, &mut p, &opts, None).unwrap()
+                checked(&w, &mut p, delta, form, realloc)
             };
             let rates = sim(253, false, ClassForm::Auto);
             assert_eq!(rates.class_group_calls, 0);
@@ -292,14 +304,7 @@ fn coflow_orders_by_classes_equal_their_rates() {
                     .collect();
                 let sim = |delta: bool, form: ClassForm| {
                     let mut p = build(name, &params).unwrap();
-                    let opts = SimOptions {
-                        check_invariants: true,
-                        delta_decisions: delta,
-                        class_form: form,
-                        realloc,
-                        ..Default::default()
-                    };
-                    simulate(&w, &mut p, &opts, None).unwrap()
+                    checked(&w, &mut p, delta, form, realloc)
                 };
                 let rates = sim(false, ClassForm::Auto);
                 assert_eq!(rates.class_group_calls, 0);
@@ -343,12 +348,8 @@ fn coflow_sums_hold_on_the_fb_trace_on_a_small_fattree() {
             .collect();
         let sim = |delta: bool| {
             let mut p = build(name, &params).unwrap();
-            let opts = SimOptions {
-                check_invariants: true,
-                delta_decisions: delta,
-                ..Default::default()
-            };
-            simulate(&w, &mut p, &opts, None).unwrap()
+            let form = coflowkit_sim::ClassForm::Auto;
+            checked(&w, &mut p, delta, form, coflowkit_sim::Realloc::Event)
         };
         let (rates, classes) = (sim(false), sim(true));
         assert!(classes.class_group_calls > 0, "{name} {params:?}");
