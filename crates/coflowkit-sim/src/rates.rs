@@ -225,6 +225,14 @@ impl Rates {
         }
     }
 
+    /// Whether counter `p` holds no flow (its heaps are empty: each flow that
+    /// left or finished was dropped from their tops, and none is left below).
+    pub fn counter_is_idle(&self, p: u32) -> bool {
+        let p = p as usize;
+        self.path_f.get(p).is_none_or(|h| h.is_empty())
+            && self.path_d.get(p).is_none_or(|h| h.is_empty())
+    }
+
     /// Makes room for groups `0..ng` (links).
     fn grow_groups(&mut self, d: &mut ViewData, ng: usize) {
         if self.gver.len() < ng {

@@ -19,8 +19,13 @@
 //!   what class `q` leaves: its input less the load the solve froze on each
 //!   link), and the links where it moved since the class was last solved;
 //! * the ids of class paths and groups: class path `(q, p)` gets a dense id
-//!   the first time it is used (ids are never reused), group `(q, l)` is
-//!   `q·L + l`.
+//!   when it gains its first flow, group `(q, l)` is `q·L + l`. A class path
+//!   left with no flows gives its id back at the next
+//!   [`LevelClasses::begin`] (by then its driver has moved every flow off
+//!   it), and the id serves the next class path that needs one: a driver's
+//!   counters stay as many as the class paths with flows, not every class
+//!   path ever used (as coflows move through classes, those grow toward
+//!   classes × paths).
 //!
 //! A class is solved again only when its counts changed or its input moved on
 //! a link its flows cross; a moved input elsewhere passes through. A class
@@ -58,6 +63,12 @@ pub struct LevelClasses {
     /// Per class, per path: the class path's id.
     ids: Vec<Vec<u32>>,
     next_id: u32,
+    /// Ids given back, to hand out again (last in, first out); the class
+    /// paths left with no flows since the last [`LevelClasses::begin`]
+    /// (may repeat); the ids given back at the last one.
+    free_ids: Vec<u32>,
+    emptied: Vec<(u32, PathId)>,
+    released: Vec<u32>,
     /// Links on this fabric, and the capacities the chain was built from.
     links: usize,
     caps_at: usize,
@@ -77,9 +88,33 @@ impl LevelClasses {
         Self::default()
     }
 
-    /// Starts a call: the list of moved flows is emptied.
+    /// Starts a call: the list of moved flows is emptied, and the class
+    /// paths still without flows since the last call give their ids back
+    /// (listed in [`LevelClasses::released`]).
     pub fn begin(&mut self) {
         self.moved.clear();
+        self.released.clear();
+        for (q, p) in std::mem::take(&mut self.emptied) {
+            let q = q as usize;
+            if self.levels[q].count(p) != 0 {
+                continue;
+            }
+            let Some(slot) = self.ids[q].get_mut(p as usize) else {
+                continue;
+            };
+            let id = std::mem::replace(slot, NONE);
+            if id != NONE {
+                self.free_ids.push(id);
+                self.released.push(id);
+            }
+        }
+    }
+
+    /// The class path ids given back at the last [`LevelClasses::begin`]: no
+    /// flow is on them, and each may name another class path from this call
+    /// on.
+    pub fn released(&self) -> &[u32] {
+        &self.released
     }
 
     /// The flows that joined or changed class since [`LevelClasses::begin`]
@@ -96,7 +131,9 @@ impl LevelClasses {
         }
     }
 
-    /// Class path ids handed out so far (ids are `0..num_ids()`).
+    /// Bound on the class path ids handed out so far (ids are
+    /// `0..num_ids()`; the most class paths with flows at once, and those
+    /// given back in the same call).
     pub fn num_ids(&self) -> usize {
         self.next_id as usize
     }
@@ -106,7 +143,8 @@ impl LevelClasses {
         self.levels.len() * self.links
     }
 
-    /// The id of class path `(q, p)`, made on first use.
+    /// The id of class path `(q, p)`, made on first use (one given back if
+    /// any).
     pub fn id(&mut self, q: usize, p: PathId) -> u32 {
         let ids = &mut self.ids[q];
         if ids.len() <= p as usize {
@@ -114,8 +152,14 @@ impl LevelClasses {
         }
         let id = &mut ids[p as usize];
         if *id == NONE {
-            *id = self.next_id;
-            self.next_id = self.next_id.checked_add(1).expect("class path ids fit u32");
+            *id = match self.free_ids.pop() {
+                Some(x) => x,
+                None => {
+                    let x = self.next_id;
+                    self.next_id = x.checked_add(1).expect("class path ids fit u32");
+                    x
+                }
+            };
         }
         *id
     }
@@ -155,6 +199,9 @@ impl LevelClasses {
             u32::try_from(n).expect("a path's count stays ≥ 0"),
         );
         self.told[q].push(p);
+        if n == 0 {
+            self.emptied.push((q as u32, p));
+        }
     }
 
     /// Puts flow `f` (on path `p`) in class `q`: tracked if new, moved if in
@@ -463,7 +510,9 @@ mod tests {
         // only on slack links included), every tracked flow's rate as a driver
         // serves it from the answers alone (its class path's group's level)
         // must equal a fresh strict-priority solve, to 1e-9 relative; and a
-        // step that changes nothing names nothing.
+        // step that changes nothing names nothing. Class path ids are given
+        // back and handed out again, and no two class paths with flows ever
+        // share one.
         let mut f = Fabric::from_spec("fattree:k=4", 16).unwrap();
         let mut rng = Xorshift(0x2545_f491_4f6c_dd1d);
         let n = 80;
@@ -472,8 +521,10 @@ mod tests {
         let mut sv = Served::default();
         let mut on: Vec<Option<usize>> = vec![None; n];
         let (mut restarted, mut whole) = (0, 0);
+        let (mut used, mut released) = (std::collections::HashSet::new(), 0);
         for step in 0..300 {
             lc.begin();
+            released += lc.released().len();
             for _ in 0..1 + rng.below(6) {
                 let i = rng.below(n as u64) as usize;
                 match (on[i], rng.below(3)) {
@@ -494,6 +545,13 @@ mod tests {
                 .filter_map(|i| on[i].map(|q| (i as u32, path[i], q)))
                 .collect();
             let want = fresh(&f, &flows, n);
+            let mut owner = HashMap::new();
+            for &(x, p, q) in &flows {
+                used.insert((q, p));
+                let id = lc.id(q, p);
+                let o = *owner.entry(id).or_insert((q, p));
+                assert_eq!(o, (q, p), "step {step}: id {id} names two class paths");
+            }
             for &(x, p, _) in &flows {
                 let got = sv.rate(&mut lc, x, p);
                 let w = want[x as usize];
@@ -504,6 +562,7 @@ mod tests {
             }
             let (mut g, mut l) = (Vec::new(), Vec::new());
             lc.begin();
+            released += lc.released().len();
             lc.solve(&f, &mut g, &mut l);
             assert!(g.is_empty() && l.is_empty(), "step {step}: {g:?} {l:?}");
         }
@@ -515,6 +574,13 @@ mod tests {
         // class above one that did not change moves its input only where it
         // is slack at times: some classes must have been passed over.
         assert!(restarted > 0, "restarted {restarted}, whole {whole}");
+        assert!(released > 0, "no id given back");
+        assert!(
+            lc.num_ids() < used.len(),
+            "ids {} for {} class paths used",
+            lc.num_ids(),
+            used.len()
+        );
         assert!(lc.replays > 0, "no class passed over as slack");
     }
 }

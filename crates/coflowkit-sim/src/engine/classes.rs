@@ -175,6 +175,9 @@ impl Engine<'_> {
         let lc = &mut self.level_classes;
         let path = &self.d.flow_path;
         lc.begin();
+        // Class paths left with no flows gave their ids back: their counters
+        // hold no flow (each left or finished, and was taken off its heaps).
+        debug_assert!(lc.released().iter().all(|&c| self.rates.counter_is_idle(c)));
         for &f in &self.d.finished {
             lc.remove(fabric, f, path[f as usize]);
         }
