@@ -188,6 +188,11 @@ impl LevelMaxMin {
         (self.ents.len() - self.free.len(), self.on.len())
     }
 
+    /// Flows over every path.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
     /// Path `p`'s flow count.
     pub fn count(&self, p: PathId) -> u32 {
         self.count.get(p as usize).copied().unwrap_or(0)

@@ -77,6 +77,14 @@ pub struct Decision {
     /// flow)` instead of `wake_groups`. Costs the driver `O(listed)`.
     pub class_delta: bool,
     pub class_moves: Vec<(u32, u8)>,
+    /// Class renames of a class delta decision, applied before
+    /// `class_moves`: `(a, b)` puts every flow of class `a` in class `b`,
+    /// all pairs at once (each class at most once as `a` and once as `b`); a
+    /// class named as `b` and not as `a` must hold no flow then (the driver
+    /// refuses the decision otherwise). A coflow alone in its class that moves
+    /// to another class costs the driver one entry, not one per flow: the
+    /// engine keeps the class's solution and counters under its new number.
+    pub class_renames: Vec<(u8, u8)>,
     pub wake_flows: Vec<(u32, u32)>,
     /// Set by a driver that keeps proportional groups (kept by
     /// [`Decision::reset`]): the engine with per-flow rates and delta decisions.
@@ -141,6 +149,7 @@ impl Decision {
         self.flow_rates.clear();
         self.class_delta = false;
         self.class_moves.clear();
+        self.class_renames.clear();
         self.wake_flows.clear();
         self.by_speed = false;
         self.coflow_speeds.clear();

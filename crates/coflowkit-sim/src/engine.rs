@@ -309,6 +309,8 @@ struct Engine<'w> {
     carried: Vec<(u32, u8)>,
     /// A new flow a class delta decision left without a class (an error).
     unclassified: Option<u32>,
+    /// Why the last class decision's renames were refused.
+    bad_rename: Option<String>,
 }
 
 impl<'w> Engine<'w> {
@@ -392,6 +394,7 @@ impl<'w> Engine<'w> {
             class_moved: Vec::new(),
             carried: Vec::new(),
             unclassified: None,
+            bad_rename: None,
         }
     }
 
@@ -1038,6 +1041,17 @@ impl<'w> Engine<'w> {
             return Err(fail(format!(
                 "{policy_name} answered class limits, which this run does not take \
                  (they need delta decisions and decisions at events, not at intervals)"
+            )));
+        }
+        if !self.decision.class_renames.is_empty() && !self.decision.class_limits.is_empty() {
+            return Err(fail(format!(
+                "{policy_name} answered class renames with class limits: a renamed class would keep \
+                 its old limit"
+            )));
+        }
+        if let Some(e) = self.bad_rename.take() {
+            return Err(fail(format!(
+                "{policy_name} answered a bad class rename: {e}"
             )));
         }
         if let Some(f) = self.unclassified.take() {

@@ -186,8 +186,9 @@ mod tests {
         (c, b, d.classes)
     }
 
-    /// The class moves of a delta call (duplicates dropped), sorted.
-    fn moves(b: &mut Baraat, c: &Case) -> Vec<(u32, u8)> {
+    /// The class moves of a delta call (duplicates dropped), sorted, and its
+    /// class renames.
+    fn moves_and_renames(b: &mut Baraat, c: &Case) -> (Vec<(u32, u8)>, Vec<(u8, u8)>) {
         let mut d = Decision::default();
         d.reset(c.active.len());
         d.delta_ok = true;
@@ -196,6 +197,13 @@ mod tests {
         let mut m = d.class_moves.clone();
         m.sort_unstable();
         m.dedup();
+        (m, d.class_renames)
+    }
+
+    /// The class moves of a delta call that renames no class.
+    fn moves(b: &mut Baraat, c: &Case) -> Vec<(u32, u8)> {
+        let (m, r) = moves_and_renames(b, c);
+        assert!(r.is_empty(), "renames {r:?}");
         m
     }
 
@@ -238,7 +246,9 @@ mod tests {
         // As above, but the three light coflows were told the last light
         // classes (250, 251, 252) under the largest heavy class (253): coflow
         // 4 finds no class left and the heavy class cannot move, so every
-        // light coflow is renumbered by its FIFO rank.
+        // light coflow is renumbered by its FIFO rank: coflows 1-3, each alone
+        // in its class, by renames into classes that are free; coflow 4, new,
+        // by its flow.
         let (mut c, mut b, _) = first_call(5, &[1, 2, 3]);
         {
             let v = c.non_clairvoyant();
@@ -247,7 +257,10 @@ mod tests {
         }
         c.set_active(&[1, 2, 3, 4]);
         c.started = vec![4];
-        assert_eq!(moves(&mut b, &c), vec![(1, 0), (2, 1), (3, 2), (4, 3)]);
+        assert_eq!(
+            moves_and_renames(&mut b, &c),
+            (vec![(4, 3)], vec![(250, 0), (251, 1), (252, 2)])
+        );
     }
 
     #[test]

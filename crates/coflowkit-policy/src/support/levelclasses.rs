@@ -27,8 +27,13 @@
 //!   path ever used (as coflows move through classes, those grow toward
 //!   classes × paths).
 //!
-//! A class is solved again only when its counts changed or its input moved on
-//! a link its flows cross; a moved input elsewhere passes through. A class
+//! A class's solution, counts and ids live in a *slot*; classes name slots
+//! through a permutation, so that a rename ([`LevelClasses::rename`]: every
+//! flow of class `a` now in class `b`) moves no flow and keeps the slot's
+//! class path ids and groups (`s·L + l` for slot `s`): the driver's counters
+//! stay as they are, and the renamed classes are solved again in their new
+//! places. A class is solved again only when its counts changed, it was
+//! renamed, or its input moved on a link its flows cross; a moved input elsewhere passes through. A class
 //! whose input did not move where its flows are restarts from the lowest level
 //! a departure reaches ([`LevelMaxMin::solve_kept`]); one whose input moved
 //! there is solved whole.
@@ -47,10 +52,15 @@ const SLACK_MARGIN: f64 = 1e-9;
 /// Classes kept as bottleneck groups (see the module docs).
 #[derive(Default)]
 pub struct LevelClasses {
+    /// Per slot: its solver; the paths whose count changed since its last
+    /// solve (may repeat).
     levels: Vec<LevelMaxMin>,
-    /// Per class: the paths whose count changed since its last solve (may
-    /// repeat).
     told: Vec<Vec<PathId>>,
+    /// Per class its slot, per slot its class (a permutation).
+    slot_at: Vec<u32>,
+    pos_of: Vec<u32>,
+    /// Per class: renamed since its last solve (solved whole on its input).
+    renamed: Vec<bool>,
     /// Per class: its input (`chain[q]`) and output (`chain[q + 1]`); the
     /// links where its output differs from its input at its last solve; the
     /// links where its input moved since (`all_in`: every link).
@@ -58,9 +68,9 @@ pub struct LevelClasses {
     out_on: Vec<Vec<LinkId>>,
     moved_in: Vec<Vec<LinkId>>,
     all_in: Vec<bool>,
-    /// Per flow: its class.
+    /// Per flow: its slot.
     class: Vec<u32>,
-    /// Per class, per path: the class path's id.
+    /// Per slot, per path: the class path's id.
     ids: Vec<Vec<u32>>,
     next_id: u32,
     /// Ids given back, to hand out again (last in, first out); the class
@@ -94,12 +104,12 @@ impl LevelClasses {
     pub fn begin(&mut self) {
         self.moved.clear();
         self.released.clear();
-        for (q, p) in std::mem::take(&mut self.emptied) {
-            let q = q as usize;
-            if self.levels[q].count(p) != 0 {
+        for (s, p) in std::mem::take(&mut self.emptied) {
+            let s = s as usize;
+            if self.levels[s].count(p) != 0 {
                 continue;
             }
-            let Some(slot) = self.ids[q].get_mut(p as usize) else {
+            let Some(slot) = self.ids[s].get_mut(p as usize) else {
                 continue;
             };
             let id = std::mem::replace(slot, NONE);
@@ -125,8 +135,13 @@ impl LevelClasses {
 
     /// Flow `f`'s class, if tracked.
     pub fn class_of(&self, f: u32) -> Option<usize> {
+        self.slot_of(f).map(|s| self.pos_of[s] as usize)
+    }
+
+    /// Flow `f`'s slot, if tracked.
+    fn slot_of(&self, f: u32) -> Option<usize> {
         match self.class.get(f as usize) {
-            Some(&q) if q != NONE => Some(q as usize),
+            Some(&s) if s != NONE => Some(s as usize),
             _ => None,
         }
     }
@@ -146,7 +161,13 @@ impl LevelClasses {
     /// The id of class path `(q, p)`, made on first use (one given back if
     /// any).
     pub fn id(&mut self, q: usize, p: PathId) -> u32 {
-        let ids = &mut self.ids[q];
+        self.slot_id(self.slot_at[q] as usize, p)
+    }
+
+    /// The id of the class path of slot `s` on path `p` (see
+    /// [`LevelClasses::id`]).
+    fn slot_id(&mut self, s: usize, p: PathId) -> u32 {
+        let ids = &mut self.ids[s];
         if ids.len() <= p as usize {
             ids.resize(p as usize + 1, NONE);
         }
@@ -180,6 +201,10 @@ impl LevelClasses {
             self.caps_at = fabric.capacities.as_ptr() as usize;
         }
         while self.levels.len() <= q {
+            let n = self.levels.len() as u32;
+            self.slot_at.push(n);
+            self.pos_of.push(n);
+            self.renamed.push(false);
             self.levels.push(LevelMaxMin::new());
             self.told.push(Vec::new());
             self.chain.push(vec![0.0; nl]);
@@ -190,17 +215,18 @@ impl LevelClasses {
         }
     }
 
-    fn add(&mut self, fabric: &Fabric, q: usize, p: PathId, dn: i32) {
-        let lm = &mut self.levels[q];
+    /// Flows of slot `s` on path `p` change by `dn`.
+    fn add(&mut self, fabric: &Fabric, s: usize, p: PathId, dn: i32) {
+        let lm = &mut self.levels[s];
         let n = lm.count(p) as i64 + dn as i64;
         lm.set_count(
             fabric,
             p,
             u32::try_from(n).expect("a path's count stays ≥ 0"),
         );
-        self.told[q].push(p);
+        self.told[s].push(p);
         if n == 0 {
-            self.emptied.push((q as u32, p));
+            self.emptied.push((s as u32, p));
         }
     }
 
@@ -209,7 +235,7 @@ impl LevelClasses {
     #[inline]
     pub fn assign(&mut self, fabric: &Fabric, f: u32, p: PathId, q: usize) -> bool {
         match self.class.get(f as usize) {
-            Some(&old) if old as usize == q => false,
+            Some(&old) if self.pos_of.get(old as usize) == Some(&(q as u32)) => false,
             _ => self.reassign(fabric, f, p, q),
         }
     }
@@ -222,21 +248,22 @@ impl LevelClasses {
         }
         let old = self.class[fi];
         self.ensure(fabric, q);
+        let s = self.slot_at[q] as usize;
         if old != NONE {
             self.add(fabric, old as usize, p, -1);
         }
-        self.add(fabric, q, p, 1);
-        self.class[fi] = q as u32;
+        self.add(fabric, s, p, 1);
+        self.class[fi] = s as u32;
         self.moved.push(f);
         true
     }
 
     /// Stops tracking flow `f` (on path `p`), if tracked.
     pub fn remove(&mut self, fabric: &Fabric, f: u32, p: PathId) {
-        let Some(q) = self.class_of(f) else {
+        let Some(s) = self.slot_of(f) else {
             return;
         };
-        self.add(fabric, q, p, -1);
+        self.add(fabric, s, p, -1);
         self.class[f as usize] = NONE;
     }
 
@@ -261,43 +288,51 @@ impl LevelClasses {
         );
         let nl = self.links;
         for q in 0..self.levels.len() {
+            let s = self.slot_at[q] as usize;
+            let renamed = std::mem::take(&mut self.renamed[q]);
             let crossed = self.all_in[q]
+                || renamed
                 || self.moved_in[q]
                     .iter()
-                    .any(|&l| self.levels[q].flows_on(l) > 0);
-            if !crossed && self.told[q].is_empty() {
+                    .any(|&l| self.levels[s].flows_on(l) > 0);
+            if !crossed && self.told[s].is_empty() {
                 if !self.moved_in[q].is_empty() {
                     self.pass_through(q);
                 }
                 continue;
             }
-            if crossed && self.told[q].is_empty() && !self.all_in[q] && self.slack(fabric, q) {
+            if crossed
+                && self.told[s].is_empty()
+                && !self.all_in[q]
+                && !renamed
+                && self.slack(fabric, q)
+            {
                 // Its levels stand: only its output moves, where its input did.
                 self.replays += 1;
                 self.write_output(q);
                 continue;
             }
-            let lm = &mut self.levels[q];
+            let lm = &mut self.levels[s];
             if crossed {
                 lm.solve(fabric, &self.chain[q]);
             } else {
                 lm.solve_kept(fabric, &self.chain[q]);
             }
-            let base = (q * nl) as u32;
+            let base = (s * nl) as u32;
             for &g in &lm.changed_groups {
                 levels.push((base + g, lm.level_of(g)));
             }
-            let told = std::mem::take(&mut self.told[q]);
-            let switched = std::mem::take(&mut self.levels[q].switched);
+            let told = std::mem::take(&mut self.told[s]);
+            let switched = std::mem::take(&mut self.levels[s].switched);
             for &p in switched.iter().chain(&told) {
-                if let Some(g) = self.levels[q].group_of(p) {
-                    let id = self.id(q, p);
+                if let Some(g) = self.levels[s].group_of(p) {
+                    let id = self.slot_id(s, p);
                     groups.push((id, base + g));
                 }
             }
-            self.levels[q].switched = switched;
-            self.told[q] = told;
-            self.told[q].clear();
+            self.levels[s].switched = switched;
+            self.told[s] = told;
+            self.told[s].clear();
             // Its output: input less the frozen loads where it has flows.
             self.write_output(q);
         }
@@ -311,7 +346,7 @@ impl LevelClasses {
     /// equality a fresh solve could saturate the link in a tie, and only
     /// solving again keeps the float sums in the order a solve makes them.
     fn slack(&self, fabric: &Fabric, q: usize) -> bool {
-        let lm = &self.levels[q];
+        let lm = &self.levels[self.slot_at[q] as usize];
         let (_, load) = lm.loads();
         let input = &self.chain[q];
         self.moved_in[q].iter().all(|&l| {
@@ -337,7 +372,7 @@ impl LevelClasses {
         moved_out.clear();
         let (before, after) = self.chain.split_at_mut(q + 1);
         let (input, output) = (&before[q], &mut after[0]);
-        let (on, fl) = self.levels[q].loads();
+        let (on, fl) = self.levels[self.slot_at[q] as usize].loads();
         for &l in on {
             let li = l as usize;
             self.mark[li] = st;
@@ -404,8 +439,60 @@ impl LevelClasses {
     /// Flow `f`'s rate in the last solve (its class path's level), if
     /// tracked (`p` is its path).
     pub fn rate_of(&self, f: u32, p: PathId) -> Option<f64> {
-        let q = self.class_of(f)?;
-        Some(self.levels[q].rate_of(p))
+        let s = self.slot_of(f)?;
+        Some(self.levels[s].rate_of(p))
+    }
+
+    /// Renames classes: for each `(a, b)` every flow of class `a` is in class
+    /// `b` from now on, all at once (see
+    /// [`crate::decision::Decision::class_renames`]). No flow moves: class
+    /// `b` takes class `a`'s slot (its solution, class path ids and groups),
+    /// and a class named as `a` and not as `b` takes the slot left by one
+    /// named as `b` and not as `a` (in increasing order of both), which must
+    /// hold no flow. Each renamed class is solved whole, on its input, at the
+    /// next [`LevelClasses::solve`]. Nothing changes on an error.
+    pub fn rename(&mut self, fabric: &Fabric, pairs: &[(u8, u8)]) -> Result<(), String> {
+        let Some(top) = pairs.iter().map(|&(a, b)| a.max(b) as usize).max() else {
+            return Ok(());
+        };
+        self.ensure(fabric, top);
+        let n = self.slot_at.len();
+        let (mut from, mut to) = (vec![false; n], vec![false; n]);
+        for &(a, b) in pairs {
+            let (a, b) = (a as usize, b as usize);
+            if from[a] || to[b] {
+                return Err(format!(
+                    "class {} renamed twice in one decision",
+                    if from[a] { a } else { b }
+                ));
+            }
+            from[a] = true;
+            to[b] = true;
+        }
+        let vacated: Vec<usize> = (0..n).filter(|&q| from[q] && !to[q]).collect();
+        let displaced: Vec<usize> = (0..n).filter(|&q| to[q] && !from[q]).collect();
+        if let Some(&q) = displaced
+            .iter()
+            .find(|&&q| self.levels[self.slot_at[q] as usize].total() > 0)
+        {
+            return Err(format!(
+                "class {q} is renamed into while it holds flows and is not renamed itself"
+            ));
+        }
+        let old = self.slot_at.clone();
+        for &(a, b) in pairs {
+            self.slot_at[b as usize] = old[a as usize];
+        }
+        for (&q, &d) in vacated.iter().zip(&displaced) {
+            self.slot_at[q] = old[d];
+        }
+        for q in 0..n {
+            if self.slot_at[q] != old[q] {
+                self.pos_of[self.slot_at[q] as usize] = q as u32;
+                self.renamed[q] = true;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -512,7 +599,9 @@ mod tests {
         // must equal a fresh strict-priority solve, to 1e-9 relative; and a
         // step that changes nothing names nothing. Class path ids are given
         // back and handed out again, and no two class paths with flows ever
-        // share one.
+        // share one. One step in four first renames classes by a random
+        // permutation of 0..6, or tries to rename into a class that holds
+        // flows, which must be refused with nothing changed.
         let mut f = Fabric::from_spec("fattree:k=4", 16).unwrap();
         let mut rng = Xorshift(0x2545_f491_4f6c_dd1d);
         let n = 80;
@@ -522,9 +611,50 @@ mod tests {
         let mut on: Vec<Option<usize>> = vec![None; n];
         let (mut restarted, mut whole) = (0, 0);
         let (mut used, mut released) = (std::collections::HashSet::new(), 0);
+        let (mut renames, mut refused) = (0, 0);
         for step in 0..300 {
             lc.begin();
             released += lc.released().len();
+            if rng.below(4) == 0 {
+                let mut perm: Vec<u8> = (0..6).collect();
+                for i in (1..6).rev() {
+                    perm.swap(i, rng.below(i as u64 + 1) as usize);
+                }
+                let held: Vec<usize> = on.iter().flatten().copied().collect();
+                let pairs: Vec<(u8, u8)> = if rng.below(3) == 0 && held.len() >= 2 {
+                    // a → b with b holding flows and not renamed: refused.
+                    let (a, b) = (held[0] as u8, held[held.len() - 1] as u8);
+                    if a == b {
+                        vec![]
+                    } else {
+                        vec![(a, b)]
+                    }
+                } else {
+                    (0..6u8)
+                        .zip(perm.iter().copied())
+                        .filter(|(a, b)| a != b)
+                        .collect()
+                };
+                let before: Vec<Option<usize>> = (0..n as u32).map(|x| lc.class_of(x)).collect();
+                if pairs.len() == 1 {
+                    assert!(lc.rename(&f, &pairs).is_err(), "step {step}: {pairs:?}");
+                    let after: Vec<Option<usize>> = (0..n as u32).map(|x| lc.class_of(x)).collect();
+                    assert_eq!(
+                        before, after,
+                        "step {step}: a refused rename changed classes"
+                    );
+                    refused += 1;
+                } else if !pairs.is_empty() {
+                    lc.rename(&f, &pairs).unwrap();
+                    renames += 1;
+                    for q in on.iter_mut().flatten() {
+                        *q = perm[*q] as usize;
+                    }
+                    for (x, q) in on.iter().enumerate() {
+                        assert_eq!(lc.class_of(x as u32), *q, "step {step}: flow {x}");
+                    }
+                }
+            }
             for _ in 0..1 + rng.below(6) {
                 let i = rng.below(n as u64) as usize;
                 match (on[i], rng.below(3)) {
@@ -575,6 +705,10 @@ mod tests {
         // is slack at times: some classes must have been passed over.
         assert!(restarted > 0, "restarted {restarted}, whole {whole}");
         assert!(released > 0, "no id given back");
+        assert!(
+            renames > 10 && refused > 3,
+            "renames {renames}, refused {refused}"
+        );
         assert!(
             lc.num_ids() < used.len(),
             "ids {} for {} class paths used",

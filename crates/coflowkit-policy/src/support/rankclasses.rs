@@ -23,6 +23,14 @@
 //! ranked ones and moves further down (a larger number; its flows named) when
 //! the ranked coflows fill half of the classes above it; if the classes still
 //! run out, the ranked coflows are renumbered by rank (each moved once).
+//!
+//! A coflow alone in its class that moves to a class free by then is told as
+//! a rename of its class ([`Decision::class_renames`]: one entry, and the
+//! driver keeps the class's solution and counters under the new number).
+//! New flows, and coflows moving out of or into a shared class (the tail),
+//! are told flow by flow; so is a coflow whose new class is held by one that
+//! moves flow by flow (that class is not free while the renames apply), until
+//! no such rename is left.
 
 use crate::decision::Decision;
 use crate::support::priority::CoflowPriority;
@@ -54,6 +62,9 @@ pub struct RankClasses {
     /// Most ranked coflows a class decision orders ([`MAX_RANKED`]; lower in
     /// tests, to exercise the switch to rates and back).
     limit: usize,
+    /// Scratch: `(group, old class, new class, renamed)` per coflow whose
+    /// class changes.
+    changes: Vec<(usize, u8, u8, bool)>,
 }
 
 impl Default for RankClasses {
@@ -65,6 +76,7 @@ impl Default for RankClasses {
             held: false,
             want: Vec::new(),
             limit: MAX_RANKED,
+            changes: Vec::new(),
         }
     }
 }
@@ -175,21 +187,61 @@ impl RankClasses {
         out.class_delta = true;
         self.ranked_classes(c, order);
         let tail_class = self.tail_class;
+        // How many active coflows each class holds before this decision.
+        let mut held = [0u32; 256];
+        for &gi in order.iter().chain(tail) {
+            held[self.told[c.groups[gi].coflow as usize] as usize] += 1;
+        }
+        held[UNTOLD as usize] = 0;
         let classed = order
             .iter()
             .zip(&self.want)
             .map(|(&gi, &q)| (gi, q))
             .chain(tail.iter().map(|&gi| (gi, tail_class)));
+        let mut changes = std::mem::take(&mut self.changes);
+        changes.clear();
+        // A rename leaves a class the coflow holds alone, into one no other
+        // rename takes.
+        let (mut source, mut taken) = ([false; 256], [false; 256]);
         for (gi, q) in classed {
+            let old = self.told[c.groups[gi].coflow as usize];
+            if old != q {
+                let alone = old != UNTOLD && held[old as usize] == 1 && !taken[q as usize];
+                if alone {
+                    source[old as usize] = true;
+                    taken[q as usize] = true;
+                }
+                changes.push((gi, old, q, alone));
+            }
+        }
+        // The class a rename takes must be free while the renames apply:
+        // empty, or left by a rename itself.
+        loop {
+            let mut again = false;
+            for ch in changes.iter_mut().filter(|ch| ch.3) {
+                let q = ch.2 as usize;
+                if held[q] > 0 && !source[q] {
+                    ch.3 = false;
+                    source[ch.1 as usize] = false;
+                    again = true;
+                }
+            }
+            if !again {
+                break;
+            }
+        }
+        for &(gi, old, q, renamed) in &changes {
             let g = &c.groups[gi];
-            let told = &mut self.told[g.coflow as usize];
-            if *told != q {
-                *told = q;
+            self.told[g.coflow as usize] = q;
+            if renamed {
+                out.class_renames.push((old, q));
+            } else {
                 for &f in &c.active[g.range()] {
                     out.class_moves.push((f, q));
                 }
             }
         }
+        self.changes = changes;
         // Flows that started since the last call (repeats are harmless; one
         // that already finished is ignored by the driver). Every active
         // coflow's class was told above.
@@ -274,7 +326,8 @@ mod tests {
         assert_eq!(d.classes, vec![0, 1]);
         // Coflows 1 and 3 arrive; the order is 0, 1, 2, 3 (coflow 1 goes
         // between 0 and 2, as scf puts a shorter coflow). 0 keeps class 0; 1
-        // takes 1; 2 (told 1, not above 1) moves to 2; 3 takes 3.
+        // takes 1; 2 (told 1, not above 1, alone there) moves to class 2,
+        // free: a rename; 3 takes 3.
         c.set_active(&[0, 1, 2, 3]);
         c.started = vec![1, 3];
         let d = decide(&mut r, &c, &[0, 1, 2, 3], true);
@@ -282,12 +335,62 @@ mod tests {
         let mut m = d.class_moves.clone();
         m.sort_unstable();
         m.dedup();
-        assert_eq!(m, vec![(1, 1), (2, 2), (3, 3)]);
+        assert_eq!(m, vec![(1, 1), (3, 3)]);
+        assert_eq!(d.class_renames, vec![(1, 2)]);
         // Coflow 1 leaves: nobody moves.
         c.set_active(&[0, 2, 3]);
         c.started = vec![];
         let d = decide(&mut r, &c, &[0, 1, 2], true);
+        assert!(d.class_moves.is_empty() && d.class_renames.is_empty());
+        // Coflow 0 drops to the end (order: groups 1, 2, 0 = coflows 2, 3,
+        // 0, told 2, 3, 0): 2 and 3 keep their classes, 0 takes 4, free and
+        // above the tail's class (8 since four coflows were ranked): one
+        // rename, no flow named.
+        let d = decide(&mut r, &c, &[1, 2, 0], true);
+        assert_eq!(r.tail_class(), 8);
         assert!(d.class_moves.is_empty());
+        assert_eq!(d.class_renames, vec![(0, 4)]);
+    }
+
+    /// One class decision on `order` then `tail` (group indices).
+    fn decide_tail(r: &mut RankClasses, c: &Case, order: &[usize], tail: &[usize]) -> Decision {
+        let mut d = Decision::default();
+        d.reset(c.active.len());
+        d.delta_ok = true;
+        r.serve(&c.non_clairvoyant(), order, tail, &mut d);
+        d
+    }
+
+    #[test]
+    fn renames_take_only_classes_free_while_they_apply() {
+        // Four coflows, one flow each (flow k of coflow k). First call:
+        // coflows 0, 1, 2 ranked, 3 in the tail (class 4).
+        let mut c = case(4);
+        c.set_active(&[0, 1, 2, 3]);
+        let mut r = RankClasses::default();
+        let d = decide_tail(&mut r, &c, &[0, 1, 2], &[3]);
+        assert_eq!(d.classes, vec![0, 1, 2, 4]);
+        // Ranked 2, 1; tail 3, 0. Coflow 2 keeps 2; coflow 1 (told 1, not
+        // above 2) takes 3, free: a rename. Coflow 0 is alone in class 0,
+        // but the tail's class 4 holds coflow 3, which stays: flow by flow.
+        let d = decide_tail(&mut r, &c, &[2, 1], &[3, 0]);
+        assert_eq!(d.class_renames, vec![(1, 3)]);
+        assert_eq!(d.class_moves, vec![(0, 4)]);
+        // Coflow 1 finishes (groups: coflows 0, 2, 3). Ranked 3, 2; tail 0.
+        // Coflow 3 (told 4, not below the tail) takes 0, but it shares class
+        // 4 with coflow 0: flow by flow. Coflow 2 keeps 2, coflow 0 stays in
+        // the tail.
+        c.set_active(&[0, 2, 3]);
+        let d = decide_tail(&mut r, &c, &[2, 1], &[0]);
+        assert!(d.class_renames.is_empty());
+        assert_eq!(d.class_moves, vec![(3, 0)]);
+        // Ranked 2, 0; tail 3. Coflow 2 keeps 2; coflow 0 (told 4, now alone
+        // there) takes 3, free; coflow 3 (alone in class 0) takes the tail's
+        // class 4, which coflow 0 leaves by a rename: two renames, no flow
+        // named.
+        let d = decide_tail(&mut r, &c, &[1, 0], &[2]);
+        assert!(d.class_moves.is_empty());
+        assert_eq!(d.class_renames, vec![(4, 3), (0, 4)]);
     }
 
     #[test]
