@@ -65,7 +65,8 @@ pub struct Mcs {
     unknown: Vec<bool>,
     /// Per coflow: largest bytes sent by one of its flows, finished flows included.
     length_sent: Vec<f64>,
-    /// Active flows at the previous call (to see which finished since).
+    /// Active flows at the previous call (to see which finished since, for a
+    /// driver that does not list them).
     prev_active: Vec<u32>,
     /// Per coflow: whether the previous call gave one of its flows a positive
     /// rate, and its bytes sent then (bits). Its flows can have sent more since
@@ -116,22 +117,17 @@ impl Mcs {
     /// (their final bytes are in `sent`) and the active ones of the coflows that
     /// had a rate or sent bytes since (the others' bytes are as they were).
     /// `integrated`: the driver's bytes sent are its rates integrated (the
-    /// engine, which takes delta decisions), not observations.
+    /// engine, which takes delta decisions), not observations; such a driver
+    /// lists the flows that finished (`v.finished`), others are found by
+    /// comparing the active flows with the last call's.
     fn update_lengths(&mut self, v: &NonClairvoyantView, integrated: bool) {
-        let (mut i, mut j) = (0, 0);
-        let (prev, cur) = (&self.prev_active, v.active);
-        while i < prev.len() {
-            if j < cur.len() && cur[j] < prev[i] {
-                j += 1;
-            } else if j < cur.len() && cur[j] == prev[i] {
-                i += 1;
-                j += 1;
-            } else {
-                let f = prev[i] as usize;
-                let k = v.flow_coflow[f] as usize;
-                self.length_sent[k] = self.length_sent[k].max(v.sent(f as u32));
-                i += 1;
+        if integrated {
+            for &f in v.finished {
+                let k = v.flow_coflow[f as usize] as usize;
+                self.length_sent[k] = self.length_sent[k].max(v.sent(f));
             }
+        } else {
+            self.finished_since(v);
         }
         for g in v.groups {
             let k = g.coflow as usize;
@@ -149,6 +145,27 @@ impl Mcs {
                         self.length_sent[k] = self.length_sent[k].max(v.sent(f));
                     }
                 }
+            }
+        }
+    }
+
+    /// `length_sent` of the flows active at the last call and not now (a
+    /// driver that does not list the flows that finished); keeps this call's
+    /// active flows for the next.
+    fn finished_since(&mut self, v: &NonClairvoyantView) {
+        let (mut i, mut j) = (0, 0);
+        let (prev, cur) = (&self.prev_active, v.active);
+        while i < prev.len() {
+            if j < cur.len() && cur[j] < prev[i] {
+                j += 1;
+            } else if j < cur.len() && cur[j] == prev[i] {
+                i += 1;
+                j += 1;
+            } else {
+                let f = prev[i] as usize;
+                let k = v.flow_coflow[f] as usize;
+                self.length_sent[k] = self.length_sent[k].max(v.sent(f as u32));
+                i += 1;
             }
         }
         self.prev_active.clear();
