@@ -241,6 +241,9 @@ PREFACE = [
     "exactness-aalo-classes is aalo's order by classes with the engine's",
     "coflow sums in the group form (working tree on 1745832), side by side",
     "with the build of 228ef90, the Python suite running on the other core.",
+    "exactness-renames (2026-12-07) is class path ids given back and class",
+    "renames (the binary of 14d854d; no old build beside it, old times are",
+    "the fixture runs'); class-renames.md has the bursty measurements.",
     "",
 ]
 
