@@ -25,10 +25,15 @@ impl NonClairvoyantPolicy for ByIndex {
     }
 }
 
-fn run(forget: bool, form: ClassForm) -> Result<Vec<f64>, String> {
-    // Port 0 sends 1 C·s to port 1 (flow 0) and 3 C·s to port 2 (flow 1).
-    let w = read_benchmark("t", "4 1\n1 0 1 0 2 1:128 2:384\n").unwrap();
-    let mut p = AnyPolicy::NonClairvoyant(Box::new(ByIndex { forget }));
+/// The flows' finish times of `policy` on the benchmark trace `trace`, with
+/// invariants checked, in class form `form`.
+fn finish_times(
+    trace: &str,
+    policy: impl NonClairvoyantPolicy + 'static,
+    form: ClassForm,
+) -> Result<Vec<f64>, String> {
+    let w = read_benchmark("t", trace).unwrap();
+    let mut p = AnyPolicy::NonClairvoyant(Box::new(policy));
     let opts = SimOptions {
         check_invariants: true,
         class_form: form,
@@ -37,6 +42,11 @@ fn run(forget: bool, form: ClassForm) -> Result<Vec<f64>, String> {
     simulate(&w, &mut p, &opts, None)
         .map(|r| r.flow_finish_s)
         .map_err(|e| e.to_string())
+}
+
+fn run(forget: bool, form: ClassForm) -> Result<Vec<f64>, String> {
+    // Port 0 sends 1 C·s to port 1 (flow 0) and 3 C·s to port 2 (flow 1).
+    finish_times("4 1\n1 0 1 0 2 1:128 2:384\n", ByIndex { forget }, form)
 }
 
 #[test]
@@ -91,16 +101,8 @@ impl NonClairvoyantPolicy for Swap {
 fn run_swap(bad: bool, form: ClassForm) -> Result<Vec<f64>, String> {
     // Port 0 sends 1 C·s to port 1 (flow 0) and 3 C·s to port 2 (flow 1) at
     // t = 0; port 3 sends 1 C·s to port 1 (flow 2) at t = 0.5 s.
-    let w = read_benchmark("t", "4 2\n1 0 1 0 2 1:128 2:384\n2 500 1 3 1 1:128\n").unwrap();
-    let mut p = AnyPolicy::NonClairvoyant(Box::new(Swap { bad }));
-    let opts = SimOptions {
-        check_invariants: true,
-        class_form: form,
-        ..Default::default()
-    };
-    simulate(&w, &mut p, &opts, None)
-        .map(|r| r.flow_finish_s)
-        .map_err(|e| e.to_string())
+    let trace = "4 2\n1 0 1 0 2 1:128 2:384\n2 500 1 3 1 1:128\n";
+    finish_times(trace, Swap { bad }, form)
 }
 
 #[test]
