@@ -186,9 +186,12 @@ mod tests {
         (c, b, d.classes)
     }
 
+    /// A delta call's class moves (duplicates dropped, sorted) and renames.
+    type Told = (Vec<(u32, u8)>, Vec<(u8, u8)>);
+
     /// The class moves of a delta call (duplicates dropped), sorted, and its
     /// class renames.
-    fn moves_and_renames(b: &mut Baraat, c: &Case) -> (Vec<(u32, u8)>, Vec<(u8, u8)>) {
+    fn moves_and_renames(b: &mut Baraat, c: &Case) -> Told {
         let mut d = Decision::default();
         d.reset(c.active.len());
         d.delta_ok = true;

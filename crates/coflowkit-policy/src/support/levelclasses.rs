@@ -486,9 +486,9 @@ impl LevelClasses {
         for (&q, &d) in vacated.iter().zip(&displaced) {
             self.slot_at[q] = old[d];
         }
-        for q in 0..n {
-            if self.slot_at[q] != old[q] {
-                self.pos_of[self.slot_at[q] as usize] = q as u32;
+        for (q, (&s, &was)) in self.slot_at.iter().zip(&old).enumerate() {
+            if s != was {
+                self.pos_of[s as usize] = q as u32;
                 self.renamed[q] = true;
             }
         }
@@ -676,7 +676,7 @@ mod tests {
                 .collect();
             let want = fresh(&f, &flows, n);
             let mut owner = HashMap::new();
-            for &(x, p, q) in &flows {
+            for &(_, p, q) in &flows {
                 used.insert((q, p));
                 let id = lc.id(q, p);
                 let o = *owner.entry(id).or_insert((q, p));
