@@ -40,6 +40,9 @@ pub struct KeptClasses {
     slot: Vec<u32>,
     /// Per path: its tracked flows, whatever their class.
     on_path: Vec<Vec<u32>>,
+    /// Per class: its tracked flows; per flow its slot there.
+    in_class: Vec<Vec<u32>>,
+    cslot: Vec<u32>,
     /// Flows that joined or changed class since [`KeptClasses::begin`].
     moved: Vec<u32>,
     /// Per class its input residual, and one more for the last class's
@@ -64,6 +67,7 @@ impl KeptClasses {
         if self.class.len() < flows {
             self.class.resize(flows, NONE);
             self.slot.resize(flows, 0);
+            self.cslot.resize(flows, 0);
         }
         if self.on_path.len() < paths {
             self.on_path.resize_with(paths, Vec::new);
@@ -80,6 +84,21 @@ impl KeptClasses {
         match self.class.get(f as usize) {
             None | Some(&NONE) => None,
             Some(&q) => Some(q as usize),
+        }
+    }
+
+    /// The flows tracked in class `q` (in no particular order).
+    pub fn flows_of(&self, q: usize) -> &[u32] {
+        self.in_class.get(q).map_or(&[], |v| &v[..])
+    }
+
+    /// Takes flow `f` out of class `q`'s list.
+    fn leave_class(&mut self, f: u32, q: usize) {
+        let list = &mut self.in_class[q];
+        let at = self.cslot[f as usize] as usize;
+        list.swap_remove(at);
+        if let Some(&g) = list.get(at) {
+            self.cslot[g as usize] = at as u32;
         }
     }
 
@@ -107,6 +126,7 @@ impl KeptClasses {
             self.levels.resize_with(q + 1, TailMaxMin::new);
             self.members.resize(q + 1, 0);
             self.deltas.resize_with(q + 1, Vec::new);
+            self.in_class.resize_with(q + 1, Vec::new);
         }
         if old == NONE {
             let list = &mut self.on_path[p as usize];
@@ -115,7 +135,10 @@ impl KeptClasses {
         } else {
             self.members[old as usize] -= 1;
             self.deltas[old as usize].push((p, -1));
+            self.leave_class(f, old as usize);
         }
+        self.cslot[fi] = self.in_class[q].len() as u32;
+        self.in_class[q].push(f);
         self.class[fi] = q as u16;
         self.members[q] += 1;
         self.deltas[q].push((p, 1));
@@ -131,6 +154,7 @@ impl KeptClasses {
         }
         self.members[q as usize] -= 1;
         self.deltas[q as usize].push((p, -1));
+        self.leave_class(f, q as usize);
         let list = &mut self.on_path[p as usize];
         let at = self.slot[fi] as usize;
         list.swap_remove(at);
@@ -371,6 +395,13 @@ pub(crate) mod tests {
                     rate[i],
                     want[i]
                 );
+            }
+            // Each class lists exactly its tracked flows.
+            for &q in classes {
+                let mut got = kc.flows_of(q).to_vec();
+                got.sort_unstable();
+                let want: Vec<u32> = flows.iter().filter(|x| x.2 == q).map(|x| x.0).collect();
+                assert_eq!(got, want, "step {step}, class {q}");
             }
         }
     }

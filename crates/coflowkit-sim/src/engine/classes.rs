@@ -39,23 +39,22 @@ impl Engine<'_> {
         self.carried.clear();
         if self.decision.class_delta {
             if !self.decision.class_renames.is_empty() {
-                // Per flow: each active flow of a renamed class is moved.
-                match rename_map(&self.decision.class_renames) {
+                // Per flow: each flow of a renamed class is moved.
+                let map = rename_map(&self.decision.class_renames).and_then(|map| {
+                    match (0..map.len())
+                        .find(|&q| map[q] == RENAMED_INTO && !kc.flows_of(q).is_empty())
+                    {
+                        Some(q) => Err(held_target(q)),
+                        None => Ok(map),
+                    }
+                });
+                match map {
                     Err(e) => self.bad_rename = Some(e),
                     Ok(map) => {
                         let mut moves = std::mem::take(&mut self.class_moved);
                         moves.clear();
-                        for &f in &self.d.active {
-                            match kc.class_of(f).map(|q| map.get(q).copied().unwrap_or(KEEP)) {
-                                Some(RENAMED_INTO) => {
-                                    let q = kc.class_of(f).unwrap_or_default();
-                                    self.bad_rename = Some(held_target(q));
-                                    moves.clear();
-                                    break;
-                                }
-                                Some(b) if b != KEEP => moves.push(f),
-                                _ => {}
-                            }
+                        for &(a, _) in &self.decision.class_renames {
+                            moves.extend_from_slice(kc.flows_of(a as usize));
                         }
                         for &f in &moves {
                             let q = kc.class_of(f).expect("a renamed flow is tracked");
