@@ -244,6 +244,8 @@ PREFACE = [
     "exactness-renames (2026-12-07) is class path ids given back and class",
     "renames (the binary of 14d854d; no old build beside it, old times are",
     "the fixture runs'); class-renames.md has the bursty measurements.",
+    "exactness-lcof-classes (2026-12-07) is lcof told as classes (working tree",
+    "on e40e237), old time the build of e40e237 (lcof by rates) right after it.",
     "",
 ]
 

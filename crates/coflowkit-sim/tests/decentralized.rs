@@ -270,9 +270,10 @@ fn baraat_by_classes_equals_baraat_by_rates_and_switches_between_them() {
 #[test]
 fn coflow_orders_by_classes_equal_their_rates() {
     use coflowkit_sim::{ClassForm, Realloc};
-    // Under a delta driver `fifo`, `scf`, `ncf`, `tcf` and `aalo:form=classes` tell their
-    // order as one class per coflow (`RankClasses`), served by group or per
-    // flow; `aalo` also asks to be woken at its coflows' thresholds, so the
+    // Under a delta driver `fifo`, `scf`, `ncf`, `tcf`, `lcof` and
+    // `aalo:form=classes` tell their order as one class per coflow
+    // (`RankClasses`; coflows that move alone as class renames), served by
+    // group or per flow; `aalo` also asks to be woken at its coflows' thresholds, so the
     // engine keeps coflow sums in the group form (checked against the flows'
     // sums at every call by `check_invariants`). Every form must give the
     // finish times of the plain priority max-min (no delta decisions: rates).
@@ -282,11 +283,12 @@ fn coflow_orders_by_classes_equal_their_rates() {
         ("multiplier", "2"),
         ("form", "classes"),
     ];
-    let cases: [(&str, &[(&str, &str)]); 5] = [
+    let cases: [(&str, &[(&str, &str)]); 6] = [
         ("fifo", &[]),
         ("scf", &[]),
         ("ncf", &[]),
         ("tcf", &[]),
+        ("lcof", &[]),
         ("aalo", &aalo),
     ];
     for fabric in [None, Some("fattree:k=4")] {

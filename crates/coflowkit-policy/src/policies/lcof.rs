@@ -2,18 +2,20 @@
 //! the number of other active coflows that share a port with it (a sender's first
 //! link or a receiver's last link: on the big switch, an uplink or a downlink);
 //! coflows are served by priority max-min in ascending contention, ties by arrival
-//! and id. Recomputed whenever the active coflows or their ports change.
+//! and id. Recomputed whenever the active coflows or their ports change. Told
+//! to the engine as one strict-priority class per coflow (`RankClasses`), as
+//! rates to other drivers.
 //! See docs/policies/lcof.md.
 
 use crate::decision::Decision;
 use crate::policy::{Info, NonClairvoyantPolicy};
 use crate::spec::{non_clairvoyant, PolicySpec};
 use crate::support::loads::LinkCounts;
-use crate::support::priority::CoflowPriority;
+use crate::support::rankclasses::RankClasses;
 use crate::view::{ActiveCoflow, Common, NonClairvoyantView};
 
 pub struct Lcof {
-    prio: CoflowPriority,
+    rank: RankClasses,
     /// The active coflows, with their active flow counts, when `order` was made.
     seen: Vec<(u32, u32, u32)>,
     order: Vec<usize>,
@@ -30,7 +32,7 @@ pub struct Lcof {
 impl Default for Lcof {
     fn default() -> Self {
         Lcof {
-            prio: CoflowPriority::default(),
+            rank: RankClasses::default(),
             seen: Vec::new(),
             order: Vec::new(),
             contention: Vec::new(),
@@ -93,7 +95,7 @@ impl NonClairvoyantPolicy for Lcof {
             let k = &self.contention;
             self.order.sort_by_key(|&g| (k[g], v.groups[g].coflow));
         }
-        self.prio.run(v, &self.order, out);
+        self.rank.serve(v, &self.order, &[], out);
     }
 }
 
