@@ -157,6 +157,17 @@ fn stream_worked_example() {
     );
 }
 
+/// [`bursty_baraat_trace`] on its big switch, or on the fabric `spec`.
+fn bursty_workload(spec: Option<&str>) -> coflowkit_model::Workload {
+    let w = read_text("bursty.csv", &bursty_baraat_trace(), None).unwrap();
+    match spec {
+        Some(spec) => w
+            .with_fabric(Fabric::from_spec(spec, w.fabric.ports()).unwrap())
+            .unwrap(),
+        None => w,
+    }
+}
+
 /// A bursty workload where the number of light coflows under `baraat` with
 /// `heavy_mb = 2` moves between none and several: 60 coflows in bursts of
 /// 1-6 every 40 ms, 1-10 flows each of 0.25-6 MiB on 8 ports (LCG, fixed seed).
@@ -227,12 +238,7 @@ fn baraat_by_classes_equals_baraat_by_rates_and_switches_between_them() {
     // delta decisions gets rates only), at every event and under the
     // engine's coarser decision times too.
     for fabric in [None, Some("fattree:k=4")] {
-        let mut w = read_text("bursty.csv", &bursty_baraat_trace(), None).unwrap();
-        if let Some(spec) = fabric {
-            w = w
-                .with_fabric(Fabric::from_spec(spec, w.fabric.ports()).unwrap())
-                .unwrap();
-        }
+        let w = bursty_workload(fabric);
         for realloc in [Realloc::Event, Realloc::Coflow, Realloc::Interval(0.05)] {
             let sim = |limit: usize, delta: bool, form: ClassForm| {
                 let mut p = AnyPolicy::NonClairvoyant(Box::new(
@@ -292,12 +298,7 @@ fn coflow_orders_by_classes_equal_their_rates() {
         ("aalo", &aalo),
     ];
     for fabric in [None, Some("fattree:k=4")] {
-        let mut w = read_text("bursty.csv", &bursty_baraat_trace(), None).unwrap();
-        if let Some(spec) = fabric {
-            w = w
-                .with_fabric(Fabric::from_spec(spec, w.fabric.ports()).unwrap())
-                .unwrap();
-        }
+        let w = bursty_workload(fabric);
         for realloc in [Realloc::Event, Realloc::Interval(0.05)] {
             for (name, params) in cases {
                 let params: BTreeMap<String, String> = params
