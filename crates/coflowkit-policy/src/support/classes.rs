@@ -21,6 +21,7 @@
 //!
 //! [`class_rates`]: crate::drive::class_rates
 
+use crate::support::levelclasses::check_renames;
 use coflowkit_alloc::TailMaxMin;
 use coflowkit_model::{Fabric, PathId};
 
@@ -100,6 +101,26 @@ impl KeptClasses {
         if let Some(&g) = list.get(at) {
             self.cslot[g as usize] = at as u32;
         }
+    }
+
+    /// Renames classes: for each `(a, b)` every flow of class `a` moves to
+    /// class `b`, all at once (see
+    /// [`crate::decision::Decision::class_renames`]; the flows are told as
+    /// moved, `path[f]` is flow `f`'s path). Nothing changes on an error.
+    pub fn rename(&mut self, path: &[PathId], pairs: &[(u8, u8)]) -> Result<(), String> {
+        if pairs.is_empty() {
+            return Ok(());
+        }
+        let n = u8::MAX as usize + 1;
+        check_renames(pairs, n, |q| !self.flows_of(q).is_empty())?;
+        let mut moves: Vec<(u32, usize)> = Vec::new();
+        for &(a, b) in pairs {
+            moves.extend(self.flows_of(a as usize).iter().map(|&f| (f, b as usize)));
+        }
+        for (f, b) in moves {
+            self.assign(f, path[f as usize], b);
+        }
+        Ok(())
     }
 
     /// Whether any flow is tracked.
@@ -368,6 +389,22 @@ pub(crate) mod tests {
         let mut rate = vec![0.0; n];
         for step in 0..200 {
             kc.begin();
+            if step % 5 == 4 {
+                // Rename the classes by a random permutation of them.
+                let mut perm = classes.to_vec();
+                for i in (1..perm.len()).rev() {
+                    perm.swap(i, rng.below(i as u64 + 1) as usize);
+                }
+                let pairs: Vec<(u8, u8)> = classes
+                    .iter()
+                    .zip(&perm)
+                    .map(|(&a, &b)| (a as u8, b as u8))
+                    .collect();
+                kc.rename(&path, &pairs).unwrap();
+                for q in on.iter_mut().flatten() {
+                    *q = perm[classes.iter().position(|c| c == q).unwrap()];
+                }
+            }
             for _ in 0..1 + rng.below(6) {
                 let i = rng.below(n as u64) as usize;
                 match (on[i], rng.below(3)) {
@@ -396,7 +433,7 @@ pub(crate) mod tests {
                     want[i]
                 );
             }
-            // Each class lists exactly its tracked flows.
+            // Each class lists exactly its tracked flows (renames included).
             for &q in classes {
                 let mut got = kc.flows_of(q).to_vec();
                 got.sort_unstable();

@@ -457,28 +457,11 @@ impl LevelClasses {
         };
         self.ensure(fabric, top);
         let n = self.slot_at.len();
-        let (mut from, mut to) = (vec![false; n], vec![false; n]);
-        for &(a, b) in pairs {
-            let (a, b) = (a as usize, b as usize);
-            if from[a] || to[b] {
-                return Err(format!(
-                    "class {} renamed twice in one decision",
-                    if from[a] { a } else { b }
-                ));
-            }
-            from[a] = true;
-            to[b] = true;
-        }
+        let (from, to) = check_renames(pairs, n, |q| {
+            self.levels[self.slot_at[q] as usize].total() > 0
+        })?;
         let vacated: Vec<usize> = (0..n).filter(|&q| from[q] && !to[q]).collect();
         let displaced: Vec<usize> = (0..n).filter(|&q| to[q] && !from[q]).collect();
-        if let Some(&q) = displaced
-            .iter()
-            .find(|&&q| self.levels[self.slot_at[q] as usize].total() > 0)
-        {
-            return Err(format!(
-                "class {q} is renamed into while it holds flows and is not renamed itself"
-            ));
-        }
         let old = self.slot_at.clone();
         for &(a, b) in pairs {
             self.slot_at[b as usize] = old[a as usize];
@@ -494,6 +477,34 @@ impl LevelClasses {
         }
         Ok(())
     }
+}
+
+/// Checks a decision's class renames
+/// ([`crate::decision::Decision::class_renames`]) over classes `0..n` (each
+/// named class below `n`): each class at most once as `a` and once as `b`,
+/// and a class named only as `b` holds no flow (`holds(q)`). Returns which
+/// classes are named as `a` (`from`) and as `b` (`to`).
+pub(crate) fn check_renames(
+    pairs: &[(u8, u8)],
+    n: usize,
+    holds: impl Fn(usize) -> bool,
+) -> Result<(Vec<bool>, Vec<bool>), String> {
+    let (mut from, mut to) = (vec![false; n], vec![false; n]);
+    for &(a, b) in pairs {
+        let (a, b) = (a as usize, b as usize);
+        if from[a] || to[b] {
+            let q = if from[a] { a } else { b };
+            return Err(format!("class {q} renamed twice in one decision"));
+        }
+        from[a] = true;
+        to[b] = true;
+    }
+    if let Some(q) = (0..n).find(|&q| to[q] && !from[q] && holds(q)) {
+        return Err(format!(
+            "class {q} is renamed into while it holds flows and is not renamed itself"
+        ));
+    }
+    Ok((from, to))
 }
 
 #[cfg(test)]

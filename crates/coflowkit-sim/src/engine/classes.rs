@@ -38,31 +38,9 @@ impl Engine<'_> {
         }
         self.carried.clear();
         if self.decision.class_delta {
-            if !self.decision.class_renames.is_empty() {
-                // Per flow: each flow of a renamed class is moved.
-                let map = rename_map(&self.decision.class_renames).and_then(|map| {
-                    match (0..map.len())
-                        .find(|&q| map[q] == RENAMED_INTO && !kc.flows_of(q).is_empty())
-                    {
-                        Some(q) => Err(held_target(q)),
-                        None => Ok(map),
-                    }
-                });
-                match map {
-                    Err(e) => self.bad_rename = Some(e),
-                    Ok(map) => {
-                        let mut moves = std::mem::take(&mut self.class_moved);
-                        moves.clear();
-                        for &(a, _) in &self.decision.class_renames {
-                            moves.extend_from_slice(kc.flows_of(a as usize));
-                        }
-                        for &f in &moves {
-                            let q = kc.class_of(f).expect("a renamed flow is tracked");
-                            kc.assign(f, path[f as usize], map[q] as usize);
-                        }
-                        self.class_moved = moves;
-                    }
-                }
+            // Per flow: each flow of a renamed class moves.
+            if let Err(e) = kc.rename(path, &self.decision.class_renames) {
+                self.bad_rename = Some(e);
             }
             let done = &self.result.flow_finish_s;
             for &(f, c) in &self.decision.class_moves {
@@ -334,36 +312,4 @@ impl Engine<'_> {
         self.d.path_mode = false;
         self.result.class_form_switches += 1;
     }
-}
-
-/// [`rename_map`]: a class that keeps its flows, and one that is renamed into
-/// without being renamed itself (it must hold no flow).
-const KEEP: u16 = u16::MAX;
-const RENAMED_INTO: u16 = u16::MAX - 1;
-
-/// A class delta decision's renames as a map from each class to its new one
-/// ([`KEEP`] or [`RENAMED_INTO`] otherwise), for classes kept per flow.
-fn rename_map(pairs: &[(u8, u8)]) -> Result<Vec<u16>, String> {
-    let mut map = vec![KEEP; 256];
-    let mut into = [false; 256];
-    for &(a, b) in pairs {
-        let (a, b) = (a as usize, b as usize);
-        if map[a] < RENAMED_INTO || into[b] {
-            let q = if map[a] < RENAMED_INTO { a } else { b };
-            return Err(format!("class {q} renamed twice in one decision"));
-        }
-        map[a] = b as u16;
-        into[b] = true;
-    }
-    for q in 0..256 {
-        if into[q] && map[q] == KEEP {
-            map[q] = RENAMED_INTO;
-        }
-    }
-    Ok(map)
-}
-
-/// The error for a rename into class `q` while it holds flows.
-fn held_target(q: usize) -> String {
-    format!("class {q} is renamed into while it holds flows and is not renamed itself")
 }
