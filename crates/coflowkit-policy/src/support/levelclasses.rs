@@ -38,6 +38,7 @@
 //! a departure reaches ([`LevelMaxMin::solve_kept`]); one whose input moved
 //! there is solved whole.
 
+use crate::support::classes::check_renames;
 use coflowkit_alloc::{avail, LevelMaxMin};
 use coflowkit_model::{Fabric, LinkId, PathId};
 
@@ -477,34 +478,6 @@ impl LevelClasses {
         }
         Ok(())
     }
-}
-
-/// Checks a decision's class renames
-/// ([`crate::decision::Decision::class_renames`]) over classes `0..n` (each
-/// named class below `n`): each class at most once as `a` and once as `b`,
-/// and a class named only as `b` holds no flow (`holds(q)`). Returns which
-/// classes are named as `a` (`from`) and as `b` (`to`).
-pub(crate) fn check_renames(
-    pairs: &[(u8, u8)],
-    n: usize,
-    holds: impl Fn(usize) -> bool,
-) -> Result<(Vec<bool>, Vec<bool>), String> {
-    let (mut from, mut to) = (vec![false; n], vec![false; n]);
-    for &(a, b) in pairs {
-        let (a, b) = (a as usize, b as usize);
-        if from[a] || to[b] {
-            let q = if from[a] { a } else { b };
-            return Err(format!("class {q} renamed twice in one decision"));
-        }
-        from[a] = true;
-        to[b] = true;
-    }
-    if let Some(q) = (0..n).find(|&q| to[q] && !from[q] && holds(q)) {
-        return Err(format!(
-            "class {q} is renamed into while it holds flows and is not renamed itself"
-        ));
-    }
-    Ok((from, to))
 }
 
 #[cfg(test)]
