@@ -246,6 +246,9 @@ PREFACE = [
     "the fixture runs'); class-renames.md has the bursty measurements.",
     "exactness-lcof-classes (2026-12-07) is lcof told as classes (working tree",
     "on e40e237), old time the build of e40e237 (lcof by rates) right after it.",
+    "stream-whole-bursty-dag.md (2026-12-08) is what Stream's bursty and Tao",
+    "DAG runs cost on the whole trace (issue 24's budget), and a restart for",
+    "classes whose input moved, counted and not built.",
     "",
 ]
 
