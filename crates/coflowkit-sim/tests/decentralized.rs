@@ -277,7 +277,8 @@ fn baraat_by_classes_equals_baraat_by_rates_and_switches_between_them() {
 fn coflow_orders_by_classes_equal_their_rates() {
     use coflowkit_sim::{ClassForm, Realloc};
     // Under a delta driver `fifo`, `scf`, `ncf`, `tcf`, `lcof` and
-    // `aalo:form=classes` tell their order as one class per coflow
+    // `aalo` (its default `form=auto`, and `form=classes`) tell their order
+    // as one class per coflow
     // (`RankClasses`; coflows that move alone as class renames), served by
     // group or per flow; `aalo` also asks to be woken at its coflows' thresholds, so the
     // engine keeps coflow sums in the group form (checked against the flows'
@@ -289,13 +290,14 @@ fn coflow_orders_by_classes_equal_their_rates() {
         ("multiplier", "2"),
         ("form", "classes"),
     ];
-    let cases: [(&str, &[(&str, &str)]); 6] = [
+    let cases: [(&str, &[(&str, &str)]); 7] = [
         ("fifo", &[]),
         ("scf", &[]),
         ("ncf", &[]),
         ("tcf", &[]),
         ("lcof", &[]),
         ("aalo", &aalo),
+        ("aalo", &aalo[..3]),
     ];
     for fabric in [None, Some("fattree:k=4")] {
         let w = bursty_workload(fabric);
@@ -313,13 +315,29 @@ fn coflow_orders_by_classes_equal_their_rates() {
                 assert_eq!(rates.class_group_calls, 0);
                 for form in [ClassForm::Groups, ClassForm::Flows] {
                     let r = sim(true, form);
-                    let ctx = format!("{name}, {fabric:?}, {realloc:?}, {form:?}");
+                    let ctx = format!("{name} {params:?}, {fabric:?}, {realloc:?}, {form:?}");
                     same_finish_times(&rates, &r, &ctx);
                     if form == ClassForm::Groups && realloc == Realloc::Event {
                         assert_eq!(r.class_group_calls, r.policy_calls, "{ctx}");
                     }
                 }
             }
+            // `aalo:form=rates` stays by rates under a delta driver (at
+            // events, where the default above is served by class groups).
+            if realloc != Realloc::Event {
+                continue;
+            }
+            let params: BTreeMap<String, String> = aalo[..3]
+                .iter()
+                .chain(&[("form", "rates")])
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let mut p = build("aalo", &params).unwrap();
+            let r = checked(&w, &mut p, true, ClassForm::Groups, realloc);
+            assert_eq!(
+                r.class_group_calls, 0,
+                "aalo:form=rates, {fabric:?}, {realloc:?}"
+            );
         }
     }
 }

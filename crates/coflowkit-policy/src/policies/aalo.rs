@@ -277,8 +277,8 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "form",
-        default: "rates",
-        help: "within=fifo: how the engine is told the order, rates or classes (one class per coflow, kept as bottleneck groups; the same finish times, faster on steady traces, far more memory under bursts: docs/policies/aalo.md)",
+        default: "auto",
+        help: "how the engine is told the order: classes (one class per coflow, kept as bottleneck groups; variant=dclas with within=fifo only), rates, or auto (classes where they apply, else rates); the same finish times, classes faster on steady traces and slower when every coflow arrives at once: docs/policies/aalo.md",
     },
 ];
 
@@ -293,22 +293,24 @@ fn build(p: &Params) -> Result<AnyPolicy, ModelError> {
             format!("aalo: within={within} is not one of fifo, fair"),
         ));
     }
+    let applies = within == "fifo" && p.text("variant") == "dclas";
     let classes = match p.text("form") {
+        "auto" => applies,
         "rates" => false,
-        "classes" => true,
+        "classes" if applies => true,
+        "classes" => {
+            return Err(ModelError::param(
+                "param",
+                "aalo: form=classes is a form of variant=dclas with within=fifo",
+            ))
+        }
         other => {
             return Err(ModelError::param(
                 "param",
-                format!("aalo: form={other} is not one of rates, classes"),
+                format!("aalo: form={other} is not one of auto, rates, classes"),
             ))
         }
     };
-    if classes && (within != "fifo" || p.text("variant") != "dclas") {
-        return Err(ModelError::param(
-            "param",
-            "aalo: form=classes is a form of variant=dclas with within=fifo",
-        ));
-    }
     match (p.text("variant"), within) {
         ("dclas", "fifo") => non_clairvoyant(Aalo::new(k, t0, e).with_classes(classes)),
         ("dclas", _) => non_clairvoyant(SharedQueues::new(k, t0, e)),
@@ -485,11 +487,20 @@ mod tests {
     }
 
     #[test]
-    fn form_takes_rates_or_classes_and_classes_only_with_dclas_fifo() {
+    fn form_takes_auto_rates_or_classes_and_classes_only_with_dclas_fifo() {
         let mut p = std::collections::BTreeMap::new();
         p.insert("form".to_string(), "groups".to_string());
         let e = crate::build("aalo", &p).err().expect("refused");
         assert!(e.to_string().contains("form=groups"), "{e}");
+        // The default (auto) builds with every variant and sharing: classes
+        // where they apply, rates elsewhere.
+        p.remove("form");
+        for (variant, within) in [("dclas", "fifo"), ("dclas", "fair"), ("coflowsim", "fifo")] {
+            p.insert("variant".to_string(), variant.to_string());
+            p.insert("within".to_string(), within.to_string());
+            assert!(crate::build("aalo", &p).is_ok(), "{variant} {within}");
+        }
+        p.clear();
         p.insert("form".to_string(), "classes".to_string());
         assert!(crate::build("aalo", &p).is_ok());
         p.insert("within".to_string(), "fair".to_string());
