@@ -249,6 +249,13 @@ PREFACE = [
     "stream-whole-bursty-dag.md (2026-12-08) is what Stream's bursty and Tao",
     "DAG runs cost on the whole trace (issue 24's budget), and a restart for",
     "classes whose input moved, counted and not built.",
+    "exactness-aalo-auto (2026-12-08) is aalo's default form=auto (classes",
+    "where they apply; working tree on b7d01bb) side by side with the build",
+    "of b7d01bb, whose default was rates, a FatTree bench on the other core;",
+    "aalo-rates-fattree.md has form=rates on the whole trace on FatTrees,",
+    "bench-fb-17.md the whole bench at 230152f (a slow hour: see the README),",
+    "aalo-auto-fattree.md the new default on the big switch and FatTrees, and",
+    "growth-9.md stream's growth on fattree:k=8 at 8f6d365.",
     "",
 ]
 
