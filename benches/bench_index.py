@@ -256,6 +256,9 @@ PREFACE = [
     "bench-fb-17.md the whole bench at 230152f (a slow hour: see the README),",
     "aalo-auto-fattree.md the new default on the big switch and FatTrees, and",
     "growth-9.md stream's growth on fattree:k=8 at 8f6d365.",
+    "exactness-form-retry (2026-12-08) is FormChoice's hand-over of 1024",
+    "calls instead of 4096 (pfp, sincronia; working tree on 25dce5a) side by",
+    "side with the build of b7d01bb; form-choice-retry.md has the variants.",
     "",
 ]
 

@@ -7,7 +7,12 @@ pub const WINDOW: u64 = 64;
 /// Calls the from-scratch form runs after a window in which the incremental form
 /// did too much, before the incremental one is tried again; doubled after each
 /// such window in a row (up to [`RETRY_MAX`]), back to `RETRY` after a good one.
-pub const RETRY: u64 = 4096;
+/// On the FB big switch a bad window is an isolated burst of arrivals, and a
+/// long hand-over then runs the dearer form long after it: 1024 rather than
+/// 4096 makes `pfp` 1.27x and `sincronia` 1.13x faster there, at par on
+/// `fattree:k=8`, where every window is bad and the doubling soon makes the
+/// hand-overs long (docs/results/bench/form-choice-retry.md).
+pub const RETRY: u64 = 1024;
 pub const RETRY_MAX: u64 = 1 << 20;
 
 /// The incremental form visits an entry in a few hundred ns, the from-scratch form
